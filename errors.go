@@ -1,0 +1,160 @@
+package fence
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors. Every error returned by a Locker, a Resource or the guard
+// for one of these conditions matches the sentinel with errors.Is, and most
+// are also a typed error carrying the details, reachable with errors.As.
+var (
+	// ErrHeld: the lock is held by another owner (Acquire). See HeldError.
+	ErrHeld = errors.New("fence: lock held by another owner")
+	// ErrNotHeld: the caller's lease is no longer held: it expired, was
+	// released, broken or taken over (Renew, Release).
+	ErrNotHeld = errors.New("fence: lease not held")
+	// ErrLeaseLost: the guard lost its lease while work was running; it is
+	// the cause of the cancelled work context. See LeaseLostError.
+	ErrLeaseLost = errors.New("fence: lease lost")
+	// ErrStaleToken: a resource refused a write whose token is lower than
+	// the highest it has seen. See StaleTokenError.
+	ErrStaleToken = errors.New("fence: stale token")
+	// ErrInvalid: a key, name, TTL, token or option is out of range. See
+	// InvalidError.
+	ErrInvalid = errors.New("fence: invalid input")
+	// ErrCorrupt: a record in the store cannot be parsed or breaks an
+	// invariant (for example a token that is not a number). Nothing is
+	// written over it. See CorruptError.
+	ErrCorrupt = errors.New("fence: corrupted record")
+	// ErrNotFound: Resource.Get found no value (never written, or deleted).
+	ErrNotFound = errors.New("fence: not found")
+)
+
+// HeldError reports that Acquire found the key held by another owner.
+type HeldError struct {
+	Key string
+	// Holder is the current owner id, where the backend knows it.
+	Holder string
+	// Token is the holder's token, where known.
+	Token Token
+	// ValidUntil is when the holder's lease expires on the caller's clock,
+	// where the backend knows it; zero otherwise.
+	ValidUntil time.Time
+}
+
+func (e *HeldError) Error() string {
+	msg := fmt.Sprintf("fence: lock %q held by another owner", e.Key)
+	if e.Token != 0 {
+		msg += fmt.Sprintf(" (token %d)", e.Token)
+	}
+	if !e.ValidUntil.IsZero() {
+		msg += " until " + e.ValidUntil.UTC().Format(time.RFC3339Nano)
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrHeld) true.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// StaleTokenError reports a write refused because its token is lower than
+// the highest token the resource has accepted.
+type StaleTokenError struct {
+	// Resource names what was written (a key, row, object or item).
+	Resource string
+	// Token is the refused token.
+	Token Token
+	// Highest is the highest token the resource had accepted, where the
+	// backend could read it back; 0 when unknown.
+	Highest Token
+}
+
+func (e *StaleTokenError) Error() string {
+	if e.Highest == 0 {
+		return fmt.Sprintf("fence: stale token %d for %q", e.Token, e.Resource)
+	}
+	return fmt.Sprintf("fence: stale token %d for %q (highest seen %d)", e.Token, e.Resource, e.Highest)
+}
+
+// Is makes errors.Is(err, ErrStaleToken) true.
+func (e *StaleTokenError) Is(target error) bool { return target == ErrStaleToken }
+
+// LeaseLostError reports that a lease was lost while work ran under it.
+type LeaseLostError struct {
+	Key   string
+	Token Token
+	// Err is why: a renewal that failed definitively (matching ErrNotHeld),
+	// or the last transient error when the local safety deadline passed.
+	Err error
+}
+
+func (e *LeaseLostError) Error() string {
+	msg := fmt.Sprintf("fence: lease on %q (token %d) lost", e.Key, e.Token)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrLeaseLost) true.
+func (e *LeaseLostError) Is(target error) bool { return target == ErrLeaseLost }
+
+// Unwrap returns the reason.
+func (e *LeaseLostError) Unwrap() error { return e.Err }
+
+// InvalidError reports bad input: what was wrong and why.
+type InvalidError struct {
+	// Field names the input: "key", "ttl", "token", "name", an option.
+	Field string
+	// Reason says what is wrong, in words.
+	Reason string
+}
+
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("fence: invalid %s: %s", e.Field, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+// CorruptError reports a stored record that cannot be trusted.
+type CorruptError struct {
+	// Key is the lock key or resource name of the record.
+	Key string
+	// Reason says what is wrong.
+	Reason string
+	// Err is the underlying parse error, if any.
+	Err error
+}
+
+func (e *CorruptError) Error() string {
+	msg := fmt.Sprintf("fence: corrupted record %q: %s", e.Key, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Unwrap returns the underlying parse error.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// NotFoundError reports that Resource.Get found no value under Name.
+type NotFoundError struct {
+	Name string
+	// Tombstone is true when the name was deleted (its token is kept).
+	Tombstone bool
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Tombstone {
+		return fmt.Sprintf("fence: %q not found (deleted)", e.Name)
+	}
+	return fmt.Sprintf("fence: %q not found", e.Name)
+}
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }

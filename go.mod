@@ -1,0 +1,3 @@
+module github.com/fencekit/fence
+
+go 1.26
