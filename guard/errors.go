@@ -1,0 +1,77 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fencekit/fence"
+)
+
+// ErrDeadlinePassed: the local safety deadline of a lease passed before a
+// renewal succeeded. See DeadlineError.
+var ErrDeadlinePassed = errors.New("guard: lease safety deadline passed")
+
+// DeadlineError is the reason (LeaseLostError.Err) of a lease lost because
+// its local safety deadline passed while renewals failed transiently or
+// hung. It matches ErrDeadlinePassed and unwraps to the last renewal error.
+type DeadlineError struct {
+	// Deadline is the safety deadline on the guard's Clock.
+	Deadline time.Time
+	// Err is the last transient renewal error; nil when the only renewal
+	// attempted was still in flight.
+	Err error
+}
+
+func (e *DeadlineError) Error() string {
+	msg := "guard: lease safety deadline passed"
+	if e.Err != nil {
+		msg += " after renewal failed: " + e.Err.Error()
+	} else {
+		msg += " while a renewal was in flight"
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrDeadlinePassed) true.
+func (e *DeadlineError) Is(target error) bool { return target == ErrDeadlinePassed }
+
+// Unwrap returns the last renewal error.
+func (e *DeadlineError) Unwrap() error { return e.Err }
+
+// ReconcileError is the reason (LeaseLostError.Err) of a lease found lost
+// when the guard re-read the record after a renewal with an ambiguous
+// outcome: the record showed the key free, or held by another owner or
+// token. It matches fence.ErrNotHeld.
+type ReconcileError struct {
+	// Lease is the guard's lease.
+	Lease fence.Lease
+	// Found is what Locker.Inspect returned.
+	Found fence.LockInfo
+	// RenewErr is the error of the ambiguous renewal.
+	RenewErr error
+}
+
+func (e *ReconcileError) Error() string {
+	state := "free"
+	if e.Found.Held {
+		state = fmt.Sprintf("held by owner %q with token %d", e.Found.Owner, e.Found.Token)
+	}
+	return fmt.Sprintf("guard: after an ambiguous renewal (%v) the lock %q is %s, not ours (token %d)",
+		e.RenewErr, e.Lease.Key, state, e.Lease.Token)
+}
+
+// Is makes errors.Is(err, fence.ErrNotHeld) true.
+func (e *ReconcileError) Is(target error) bool { return target == fence.ErrNotHeld }
+
+// definitive reports whether err from Renew or Inspect settles the
+// question: the lease is gone (ErrNotHeld) or can never be renewed
+// (ErrInvalid, ErrCorrupt). Other errors are transient or ambiguous.
+func definitive(err error) bool {
+	return errors.Is(err, fence.ErrNotHeld) || errors.Is(err, fence.ErrInvalid) || errors.Is(err, fence.ErrCorrupt)
+}
+
+// ours reports whether info shows lease still held.
+func ours(info fence.LockInfo, lease fence.Lease) bool {
+	return info.Held && info.Owner == lease.Owner && info.Token == lease.Token
+}
