@@ -2,6 +2,10 @@
 // passes in its portable form, fence.Resource. A backend's test is a small
 // Harness and one call to Run; third-party backends can import it the same
 // way.
+//
+// The package also holds History, a recorder and checker of concurrent
+// writes that fault-injection tests reuse: it fails when a resource accepted
+// a token lower than one it had accepted before.
 package resourcetest
 
 import (
@@ -18,4 +22,46 @@ type Harness struct {
 	New func(t *testing.T) fence.Resource
 	// MaxNameLen is the longest name the backend accepts, in bytes.
 	MaxNameLen int
+
+	// The fields below are optional.
+
+	// MaxValueLen is the largest value the backend stores, in bytes. The
+	// suite's large value is DefaultLargeValueLen bytes, or MaxValueLen
+	// when that is smaller. Default: no limit below DefaultLargeValueLen.
+	MaxValueLen int
+	// Writers is the number of concurrent writers in the concurrency case,
+	// each with its own Resource from New. Default: 8.
+	Writers int
+	// WritesPerWriter is the number of writes each of them attempts.
+	// Default: 25. Lower both for stores that rate-limit writes to one
+	// object.
+	WritesPerWriter int
+}
+
+// DefaultLargeValueLen is the size of the suite's large value, in bytes.
+const DefaultLargeValueLen = 300_000
+
+// MinNameLen is the smallest MaxNameLen the suite can run with: its unique
+// names need that much room.
+const MinNameLen = 64
+
+func (h Harness) largeValueLen() int {
+	if h.MaxValueLen > 0 && h.MaxValueLen < DefaultLargeValueLen {
+		return h.MaxValueLen
+	}
+	return DefaultLargeValueLen
+}
+
+func (h Harness) writers() int {
+	if h.Writers > 0 {
+		return h.Writers
+	}
+	return 8
+}
+
+func (h Harness) writesPerWriter() int {
+	if h.WritesPerWriter > 0 {
+		return h.WritesPerWriter
+	}
+	return 25
 }

@@ -1,0 +1,81 @@
+package memory_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/resources/memory"
+	"github.com/fencekit/fence/resources/resourcetest"
+)
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	store := memory.New(nil)
+	resourcetest.Run(t, resourcetest.Harness{
+		New:        func(*testing.T) fence.Resource { return store },
+		MaxNameLen: memory.MaxNameLen,
+	})
+}
+
+func TestNotFoundTellsTombstones(t *testing.T) {
+	t.Parallel()
+	r := memory.New(nil)
+	ctx := t.Context()
+	if err := r.Put(ctx, "deleted", 1, []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Delete(ctx, "deleted", 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		tombstone bool
+	}{
+		{"never-written", false},
+		{"deleted", true},
+	} {
+		_, _, err := r.Get(ctx, tc.name)
+		var nf *fence.NotFoundError
+		if !errors.As(err, &nf) {
+			t.Fatalf("Get(%q) = %v; want a *fence.NotFoundError", tc.name, err)
+		}
+		if nf.Name != tc.name || nf.Tombstone != tc.tombstone {
+			t.Errorf("Get(%q) error = %+v; want Name %q, Tombstone %v", tc.name, nf, tc.name, tc.tombstone)
+		}
+	}
+}
+
+// TestUnfencedFailsTheChecker is the control run: without the token check
+// the history checker must see a violation, otherwise it proves nothing
+// about the fenced runs.
+func TestUnfencedFailsTheChecker(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		desc      string
+		unfenced  bool
+		wantFault bool
+	}{
+		{"fenced", false, false},
+		{"unfenced", true, true},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Parallel()
+			r := memory.New(&memory.Options{Unfenced: tc.unfenced})
+			var h resourcetest.History
+			// A new holder (5) writes, then a paused old holder (3) wakes
+			// up and writes, then deletes.
+			for _, tok := range []fence.Token{2, 5, 3} {
+				_ = h.Write("ledger", tok, func() error { return r.Put(t.Context(), "ledger", tok, []byte("x")) })
+			}
+			_ = h.Write("ledger", 4, func() error { return r.Delete(t.Context(), "ledger", 4) })
+			err := h.Check()
+			if (err != nil) != tc.wantFault {
+				t.Fatalf("Check() = %v; want a violation: %v", err, tc.wantFault)
+			}
+			if err != nil {
+				t.Logf("checker reports, as it should:\n%v", err)
+			}
+		})
+	}
+}
