@@ -1,0 +1,76 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/fencekit/fence"
+)
+
+// Acquire implements fence.Locker. It runs one statement that takes the key
+// if it is free, expired or new, incrementing its token, and otherwise
+// writes nothing and reports the holder in a *fence.HeldError, whose
+// ValidUntil is the holder's remaining time on the server added to the
+// send time on l's clock.
+//
+// In the rare case where the statement loses a race it cannot see (another
+// session took the key between this statement's snapshot and its write),
+// Acquire runs the statement once more to learn the new holder; if that
+// loses a race too, the HeldError carries only the key.
+func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
+	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
+		return fence.Lease{}, err
+	}
+	if err := fence.ValidateTTL(ttl, MinTTL, MaxTTL); err != nil {
+		return fence.Lease{}, err
+	}
+	owner := opts.OwnerOrNew()
+	if err := fence.ValidateKey("owner", owner, MaxOwnerLen); err != nil {
+		return fence.Lease{}, err
+	}
+	for range 2 {
+		lease, raced, err := l.tryAcquire(ctx, key, owner, ttl)
+		if !raced {
+			return lease, err
+		}
+	}
+	return fence.Lease{}, &fence.HeldError{Key: key}
+}
+
+// tryAcquire runs the acquire statement once. raced reports a lost race
+// that left no information about the winner.
+func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, raced bool, err error) {
+	var (
+		won       pgtype.Int8
+		present   bool
+		curOwner  pgtype.Text
+		curToken  pgtype.Int8
+		curExpiry pgtype.Timestamptz
+		serverNow time.Time
+	)
+	sent := l.clock.Now()
+	err = l.db.QueryRow(ctx, l.q.acquire, key, owner, micros(ttl)).
+		Scan(&won, &present, &curOwner, &curToken, &curExpiry, &serverNow)
+	if err != nil {
+		return fence.Lease{}, false, wrap(ctx, "acquire "+quote(key), err)
+	}
+	if won.Valid {
+		if won.Int64 <= 0 {
+			return fence.Lease{}, false, &fence.CorruptError{Key: key, Reason: "the server issued a token that is not positive"}
+		}
+		return fence.Lease{Key: key, Owner: owner, Token: fence.Token(won.Int64), TTL: ttl, ValidUntil: sent.Add(ttl)}, false, nil
+	}
+	if !present {
+		return fence.Lease{}, true, nil // a concurrent first acquire won
+	}
+	r, err := checkRow(key, curOwner, curToken, curExpiry)
+	if err != nil {
+		return fence.Lease{}, false, err
+	}
+	if !r.heldAt(serverNow) {
+		return fence.Lease{}, true, nil // free in the snapshot, taken since
+	}
+	return fence.Lease{}, false, &fence.HeldError{Key: key, Holder: r.owner, Token: r.token, ValidUntil: localTime(sent, r.expires, serverNow)}
+}

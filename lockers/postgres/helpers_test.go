@@ -1,0 +1,135 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fencekit/fence/internal/testenv"
+)
+
+// newPool connects to the test server with a small pool. If rt is not nil
+// it counts the pool's round trips.
+func newPool(t testing.TB, maxConns int32, rt *roundTrips) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatalf("parse FENCE_POSTGRES_URL: %v", err)
+	}
+	cfg.MaxConns = maxConns
+	if rt != nil {
+		cfg.ConnConfig.DialFunc = rt.dial
+		// No liveness pings on acquire: they would be round trips that
+		// the locker did not make.
+		cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// uniqueName returns prefix followed by random hex, a table or schema name
+// no other test run uses.
+func uniqueName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// newTable creates a lease table of a unique name with a Locker on pool,
+// dropped when the test ends.
+func newTable(t testing.TB, pool *pgxpool.Pool) *Locker {
+	t.Helper()
+	return newLockerOn(t, pool, uniqueName("fence_test_"))
+}
+
+// newLockerOn creates the table name and a Locker on it, and drops the
+// table when the test ends.
+func newLockerOn(t testing.TB, pool *pgxpool.Pool, name string) *Locker {
+	t.Helper()
+	l, err := New(pool, &Options{Table: name})
+	if err != nil {
+		t.Fatalf("New(table %q): %v", name, err)
+	}
+	if err := l.CreateTable(t.Context()); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	t.Cleanup(func() { dropTable(t, pool, l.Table()) })
+	return l
+}
+
+// dropTable drops a quoted table name after the test (t.Context is done by
+// then, so it uses its own bounded context).
+func dropTable(t testing.TB, pool *pgxpool.Pool, quoted string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := pool.Exec(ctx, "DROP TABLE IF EXISTS "+quoted); err != nil {
+		t.Errorf("drop %s: %v", quoted, err)
+	}
+}
+
+// roundTrips counts round trips on the connections it dials: a write that
+// follows a read which returned data starts a new round trip.
+type roundTrips struct {
+	mu      sync.Mutex
+	n       int
+	writing bool
+}
+
+func (r *roundTrips) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, rt: r}, nil
+}
+
+// count returns the round trips so far.
+func (r *roundTrips) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+type countingConn struct {
+	net.Conn
+	rt *roundTrips
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.rt.mu.Lock()
+	if !c.rt.writing {
+		c.rt.n++
+		c.rt.writing = true
+	}
+	c.rt.mu.Unlock()
+	return c.Conn.Write(b)
+}
+
+func (c *countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.rt.mu.Lock()
+		c.rt.writing = false
+		c.rt.mu.Unlock()
+	}
+	return n, err
+}
+
+// mustExec runs one SQL statement of a test's setup on pool.
+func mustExec(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) {
+	t.Helper()
+	if _, err := pool.Exec(t.Context(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}

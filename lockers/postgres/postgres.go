@@ -1,0 +1,119 @@
+// Package postgres is a fence.Locker on PostgreSQL, driven through pgx.
+//
+// Each key is one row of a lease table (see SchemaSQL): the key, the owner
+// of the last lease, the fencing token (a counter that only grows) and the
+// expiry, NULL while the key is free. Rows are never deleted: releasing or
+// breaking a lease clears the expiry and keeps the counter, so the next
+// token continues the sequence. Do not delete rows by hand; that restarts
+// a key's tokens at 1.
+//
+// Every method is one SQL statement, one round trip once pgx has prepared
+// it (pgx's default mode caches prepared statements per connection). Expiry
+// is measured by the server's clock, never compared with the caller's:
+// durations are sent to the server and remaining lease times come back, so
+// clock skew between machines does not matter, only clock rates do.
+//
+// A failed Acquire writes nothing: it is a conditional UPDATE that matches
+// no row, so it takes no row lock, gets no transaction id and commits no
+// WAL. Many contenders on a held key therefore cost the server only reads.
+//
+// For work that lives inside one PostgreSQL transaction, TryXactLock takes
+// a transaction-scoped advisory lock instead; the transaction is then the
+// fence and no lease outlives it.
+//
+// Holding a lease is not a safety guarantee, only its token is: pass
+// Lease.Token to a fenced resource (see package fence).
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fencekit/fence"
+)
+
+// Limits of the PostgreSQL locker.
+const (
+	// MaxKeyLen is the longest key accepted, in bytes of UTF-8.
+	MaxKeyLen = 1024
+	// MaxOwnerLen is the longest owner id accepted, in bytes.
+	MaxOwnerLen = 1024
+	// MinTTL and MaxTTL bound the lease duration. The server stores
+	// expiries in microseconds; a TTL is rounded up to a whole microsecond
+	// there, so the server's lease is never shorter than the caller's.
+	MinTTL = time.Millisecond
+	MaxTTL = 24 * time.Hour
+	// DefaultTable is the lease table used when Options.Table is empty.
+	DefaultTable = "fence_locks"
+)
+
+// DB is the part of pgx the Locker uses. *pgxpool.Pool and *pgx.Conn
+// satisfy it. Use a pool (or a connection) in autocommit mode: a pgx.Tx
+// satisfies DB too, but its leases would be invisible to other sessions
+// until it commits.
+type DB interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// Options configure a Locker. A nil *Options means all defaults.
+type Options struct {
+	// Table names the lease table, optionally schema-qualified as
+	// "schema.table". Each part is quoted as given, so "Locks" is
+	// case-sensitive and may hold any character except NUL and '.';
+	// each part is at most 63 bytes (PostgreSQL's identifier limit).
+	// Default: DefaultTable, in the connection's search_path.
+	Table string
+	// Clock supplies the send times from which Lease.ValidUntil and
+	// HeldError.ValidUntil are computed. Expiry itself is measured by the
+	// server. Default: fence.SystemClock.
+	Clock fence.Clock
+}
+
+// Locker is a fence.Locker on a PostgreSQL lease table. Create it with New;
+// it is safe for concurrent use.
+type Locker struct {
+	db    DB
+	clock fence.Clock
+	table pgx.Identifier
+	q     queries
+}
+
+var _ fence.Locker = (*Locker)(nil)
+
+// New returns a Locker that keeps its leases in the table named by opts
+// (see Options) through db. It checks the options but does not touch the
+// server; create the table with CreateTable or with the statement from
+// SchemaSQL.
+func New(db DB, opts *Options) (*Locker, error) {
+	if db == nil {
+		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	id, err := parseTable(o.Table)
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{db: db, clock: fence.ClockOrSystem(o.Clock), table: id, q: buildQueries(id.Sanitize())}, nil
+}
+
+// Table returns the quoted, possibly schema-qualified name of the lease
+// table, ready to put in SQL.
+func (l *Locker) Table() string { return l.table.Sanitize() }
+
+// CreateTable creates the lease table if it does not exist yet (the
+// statement of SchemaSQL). It is idempotent, but two sessions creating the
+// same table at the same moment may make one of them fail; run it once at
+// start-up or in a migration.
+func (l *Locker) CreateTable(ctx context.Context) error {
+	if _, err := l.db.Exec(ctx, schemaSQL(l.table.Sanitize())); err != nil {
+		return wrap(ctx, "create table "+l.table.Sanitize(), err)
+	}
+	return nil
+}

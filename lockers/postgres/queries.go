@@ -1,0 +1,85 @@
+package postgres
+
+// The statements, built once per Locker around the quoted table name.
+//
+// Time on the server is statement_timestamp(): the time the server
+// received the statement. It is one value for the whole statement, so
+// every part of the acquire statement judges expiry at the same instant
+// (clock_timestamp() would move while the statement runs, for example
+// while it waits for a row lock). Unlike now(), the start of the
+// transaction, it does not go stale when DB is a pgx.Tx. And it is never
+// earlier than the moment the caller sent the statement, so an expiry of
+// statement_timestamp() + ttl is never earlier than the caller's estimate
+// of send time + ttl (Lease.ValidUntil): the caller's view is conservative.
+//
+// TTLs travel as whole microseconds ($ttl_us, rounded up) and remaining
+// times come back as server expiry and server time, which the caller turns
+// into its own clock's time (see heldUntil).
+type queries struct {
+	acquire, renew, release, brk, inspect string
+}
+
+func buildQueries(table string) queries {
+	return queries{
+		// acquire takes the key in one statement, writing only if it wins.
+		//
+		//   - cur reads the row as of the statement's snapshot.
+		//   - upd takes a free or expired (and well-formed) row: a
+		//     conditional UPDATE locks and writes only a row that matches,
+		//     so a held key costs a read and nothing else. If another
+		//     session changes the row first, PostgreSQL waits for it and
+		//     re-checks the condition on the new version (READ COMMITTED),
+		//     so two contenders never both win.
+		//   - ins creates the row (token 1) only when the snapshot has none.
+		//     A concurrent first acquire of the same key makes ON CONFLICT
+		//     DO NOTHING return nothing: that contender lost.
+		//
+		// The outer SELECT always returns one row: the new token (from upd
+		// or ins), or the row as the snapshot saw it. When neither wrote
+		// and the snapshot shows a free key, the statement lost a race it
+		// could not see (all parts share one snapshot); Acquire then runs
+		// it once more with a fresh snapshot.
+		// Parameters: $1 key, $2 owner, $3 ttl in microseconds.
+		acquire: `WITH cur AS (
+	SELECT key, owner, token, expires_at FROM ` + table + ` WHERE key = $1
+), upd AS (
+	UPDATE ` + table + ` SET owner = $2, token = token + 1,
+		expires_at = statement_timestamp() + $3::bigint * interval '1 microsecond'
+	WHERE key = $1 AND owner IS NOT NULL AND token > 0
+		AND (expires_at IS NULL OR (isfinite(expires_at) AND expires_at <= statement_timestamp()))
+	RETURNING token
+), ins AS (
+	INSERT INTO ` + table + ` (key, owner, token, expires_at)
+	SELECT $1, $2, 1, statement_timestamp() + $3::bigint * interval '1 microsecond'
+	WHERE NOT EXISTS (SELECT FROM cur)
+	ON CONFLICT (key) DO NOTHING
+	RETURNING token
+)
+SELECT coalesce((SELECT token FROM upd), (SELECT token FROM ins)),
+	cur.key IS NOT NULL,
+	cur.owner, cur.token, cur.expires_at, statement_timestamp()
+FROM (VALUES (1)) AS one (x) LEFT JOIN cur ON true`,
+
+		// renew extends the caller's own unexpired lease, keeping the token.
+		// Parameters: $1 key, $2 owner, $3 token, $4 ttl in microseconds.
+		renew: `UPDATE ` + table + `
+SET expires_at = statement_timestamp() + $4::bigint * interval '1 microsecond'
+WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()`,
+
+		// release frees the caller's own unexpired lease (compare and free);
+		// the row and its counter stay.
+		// Parameters: $1 key, $2 owner, $3 token.
+		release: `UPDATE ` + table + ` SET expires_at = NULL
+WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()`,
+
+		// brk frees the key whoever holds it; the counter stays, so the
+		// next token is higher than the broken holder's. A free key is
+		// left untouched (nothing is written).
+		// Parameter: $1 key.
+		brk: `UPDATE ` + table + ` SET expires_at = NULL WHERE key = $1 AND expires_at IS NOT NULL`,
+
+		// inspect reads the row and the server's time.
+		// Parameter: $1 key.
+		inspect: `SELECT owner, token, expires_at, statement_timestamp() FROM ` + table + ` WHERE key = $1`,
+	}
+}
