@@ -92,6 +92,7 @@ func testConcurrentWriters(t *testing.T, s *suite) {
 			rejected++
 		}
 	}
+	t.Logf("%d writes accepted, %d rejected as stale", len(values), rejected)
 	if rejected == 0 {
 		t.Errorf("no write was rejected, but every write with token 1 after the first accepted write is stale")
 	}

@@ -9,8 +9,11 @@ import (
 )
 
 // Run runs the conformance suite against the backend h drives: one subtest
-// per sentence of the fence.Resource contract, grouped by method. The
-// subtests run in parallel, each on names of its own.
+// per sentence of the fence.Resource contract, grouped by method (Put, Get,
+// Delete, Highest) and by topic (Names, Input, Concurrent). The subtests run
+// in parallel, each on names of its own that start with "rt-" and a random
+// run id, so runs on a shared, persistent store never meet. Run fails at
+// once when h.New is nil or h.MaxNameLen is below MinNameLen.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	if h.New == nil {
