@@ -67,6 +67,7 @@ type Op struct {
 	Highest fence.Token
 }
 
+// String describes op for a violation report.
 func (op Op) String() string {
 	s := fmt.Sprintf("write of %q with token %d %s", op.Name, op.Token, op.Outcome)
 	if op.Outcome == Rejected && op.Highest != 0 {
