@@ -162,6 +162,14 @@ func NewOwnerID() string {
 // changes nothing. The check and the write are one conditional operation or
 // one transaction. The high-water mark outlives the data: Delete leaves a
 // tombstone carrying its token.
+//
+// Names are checked with ValidateKey (non-empty, at most the backend's limit
+// in bytes, valid UTF-8, no NUL); a bad name, token 0 or a token above what
+// the backend can store gets an error matching ErrInvalid and changes
+// nothing. An empty value is a value, not an absence. All methods honour
+// ctx: when ctx is done before the store answers, the method returns an
+// error wrapping ctx.Err(); such an error is ambiguous (the write may have
+// been applied), and a retry with the same token and value is harmless.
 type Resource interface {
 	// Put stores value under name if token >= highest(name).
 	Put(ctx context.Context, name string, token Token, value []byte) error

@@ -9,6 +9,7 @@
 package resourcetest
 
 import (
+	"math"
 	"testing"
 
 	"github.com/fencekit/fence"
@@ -36,6 +37,12 @@ type Harness struct {
 	// Default: 25. Lower both for stores that rate-limit writes to one
 	// object.
 	WritesPerWriter int
+	// MaxToken is the largest token the backend can store. Tokens above it
+	// must be refused with an error matching fence.ErrInvalid and change
+	// nothing. Default: math.MaxUint64 (every token). SQL backends that
+	// keep tokens in a signed BIGINT set math.MaxInt64; lockers issue
+	// tokens counting up from 1, so no real token comes near it.
+	MaxToken fence.Token
 }
 
 // DefaultLargeValueLen is the size of the suite's large value, in bytes.
@@ -50,6 +57,13 @@ func (h Harness) largeValueLen() int {
 		return h.MaxValueLen
 	}
 	return DefaultLargeValueLen
+}
+
+func (h Harness) maxToken() fence.Token {
+	if h.MaxToken > 0 {
+		return h.MaxToken
+	}
+	return math.MaxUint64
 }
 
 func (h Harness) writers() int {

@@ -1,6 +1,7 @@
 package resourcetest
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -37,7 +38,7 @@ var putCases = []testCase{
 		}{
 			{"one below", 10, 9},
 			{"far below", 10, 1},
-			{"below a top token", math.MaxUint64, math.MaxUint64 - 1},
+			{"below the top token", s.h.maxToken(), s.h.maxToken() - 1},
 		} {
 			t.Run(tc.desc, func(t *testing.T) {
 				t.Parallel()
@@ -65,6 +66,9 @@ var putCases = []testCase{
 			{"top bit set", math.MaxInt64, math.MaxInt64 + 1},
 			{"largest token", math.MaxInt64 + 1, math.MaxUint64},
 		} {
+			if tc.high > s.h.maxToken() {
+				continue // covered by TokensAboveMaxTokenAreInvalid
+			}
 			t.Run(tc.desc, func(t *testing.T) {
 				t.Parallel()
 				r, name := s.h.New(t), s.name("put-numeric")
@@ -77,5 +81,23 @@ var putCases = []testCase{
 				wantValue(t, r, name, []byte("high"), tc.high)
 			})
 		}
+	}},
+	{"TokensAboveMaxTokenAreInvalid", func(t *testing.T, s *suite) {
+		top := s.h.maxToken()
+		if top == math.MaxUint64 {
+			t.Skip("the backend stores every token")
+		}
+		r, name := s.h.New(t), s.name("put-over")
+		mustPut(t, r, name, top, []byte("top"))
+		for _, tok := range []fence.Token{top + 1, math.MaxUint64} {
+			if err := r.Put(t.Context(), name, tok, []byte("over")); !errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("Put with token %d above MaxToken %d: got %v; want ErrInvalid", tok, top, err)
+			}
+			if err := r.Delete(t.Context(), name, tok); !errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("Delete with token %d above MaxToken %d: got %v; want ErrInvalid", tok, top, err)
+			}
+		}
+		wantValue(t, r, name, []byte("top"), top)
+		wantHighest(t, r, name, top)
 	}},
 }
