@@ -1,0 +1,217 @@
+package guard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/guard"
+)
+
+func TestTryOnceBusy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	holder, err := e.mem.Acquire(t.Context(), "job", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.guard(t, guard.Options{})
+	ran := false
+	err = g.Do(t.Context(), "job", func(context.Context, fence.Lease) error { ran = true; return nil })
+	if !errors.Is(err, fence.ErrHeld) {
+		t.Fatalf("Do on a busy key: %v, want ErrHeld", err)
+	}
+	var held *fence.HeldError
+	if !errors.As(err, &held) || held.Holder != holder.Owner || held.Token != holder.Token {
+		t.Errorf("HeldError = %+v, want holder %q token %d", held, holder.Owner, holder.Token)
+	}
+	if ran {
+		t.Error("fn ran on a busy key")
+	}
+	if got, want := e.obs.list(), []string{"attempt 1 busy"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if n := e.clk.Timers(); n != 0 {
+		t.Errorf("%d timers armed after a try-once miss", n)
+	}
+}
+
+func TestWaitAcquiresAfterRelease(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	holder, err := e.mem.Acquire(t.Context(), "job", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.guard(t, guard.Options{AcquireTimeout: time.Minute, BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second})
+	done := make(chan error, 1)
+	var got fence.Lease
+	go func() {
+		done <- g.Do(t.Context(), "job", func(_ context.Context, l fence.Lease) error { got = l; return nil })
+	}()
+	// Let a few attempts find the key busy.
+	for range 3 {
+		if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Advance(time.Second)
+	}
+	if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.mem.Release(t.Context(), holder); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(time.Second)
+	if err := <-done; err != nil {
+		t.Fatalf("Do after the holder released: %v", err)
+	}
+	if got.Token != holder.Token+1 {
+		t.Errorf("token %d, want %d", got.Token, holder.Token+1)
+	}
+	events := e.obs.list()
+	want := []string{"attempt 1 busy", "attempt 2 busy", "attempt 3 busy", "attempt 4 busy", "attempt 5 acquired",
+		fmt.Sprintf("acquired token=%d attempts=5 latency=4s", got.Token)}
+	if !slices.Equal(events[:len(want)], want) {
+		t.Errorf("events %q, want prefix %q", events, want)
+	}
+}
+
+func TestWaitTimesOut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.mem.Acquire(t.Context(), "job", time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	const timeout, step = 10 * time.Second, time.Second
+	g := e.guard(t, guard.Options{AcquireTimeout: timeout, BackoffMax: step})
+	done := make(chan error, 1)
+	go func() {
+		done <- g.Do(t.Context(), "job", func(context.Context, fence.Lease) error {
+			t.Error("fn ran although the key stayed busy")
+			return nil
+		})
+	}()
+	for {
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			select {
+			case err := <-done:
+				done <- err
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		waitErr := e.clk.WaitTimers(ctx, 1)
+		cancel()
+		if waitErr != nil {
+			break
+		}
+		e.clk.Advance(step)
+	}
+	err := <-done
+	if !errors.Is(err, fence.ErrHeld) {
+		t.Fatalf("Do after the timeout: %v, want ErrHeld", err)
+	}
+	if el := e.elapsed(); el < timeout || el >= timeout+step {
+		t.Errorf("gave up after %v of clock time, want [%v, %v)", el, timeout, timeout+step)
+	}
+}
+
+func TestAcquireErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		key     string
+		wait    bool
+		faults  int // failing acquire calls before the real ones
+		wantErr error
+		attempt []string
+	}{
+		{name: "invalid key, try once", key: "", wantErr: fence.ErrInvalid, attempt: []string{"attempt 1 failed"}},
+		{name: "invalid key, wait", key: "", wait: true, wantErr: fence.ErrInvalid, attempt: []string{"attempt 1 failed"}},
+		{name: "transient, try once", key: "k", faults: 1, wantErr: errTransient, attempt: []string{"attempt 1 failed"}},
+		{name: "transient, wait", key: "k", wait: true, faults: 2,
+			attempt: []string{"attempt 1 failed", "attempt 2 failed", "attempt 3 acquired"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			for range tc.faults {
+				e.locker.queueAcquire(func(context.Context, string, time.Duration, *fence.AcquireOptions, func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
+					return fence.Lease{}, errTransient
+				})
+			}
+			opts := guard.Options{}
+			if tc.wait {
+				opts.AcquireTimeout = time.Minute
+			}
+			g := e.guard(t, opts)
+			done := make(chan error, 1)
+			go func() { done <- g.Do(t.Context(), tc.key, func(context.Context, fence.Lease) error { return nil }) }()
+			for range tc.faults {
+				if !tc.wait {
+					break
+				}
+				if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
+					t.Fatal(err)
+				}
+				e.clk.Advance(guard.DefaultBackoffMax)
+			}
+			err := <-done
+			if tc.wantErr == nil && err != nil || !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Do: %v, want %v", err, tc.wantErr)
+			}
+			var attempts []string
+			for _, ev := range e.obs.list() {
+				if len(ev) > 7 && ev[:7] == "attempt" {
+					attempts = append(attempts, ev)
+				}
+			}
+			if !slices.Equal(attempts, tc.attempt) {
+				t.Errorf("attempts %q, want %q", attempts, tc.attempt)
+			}
+		})
+	}
+}
+
+// An Acquire that reached the store but whose answer was lost leaves the
+// key held by the guard's owner id; the guard finds it with Inspect and
+// uses it instead of failing or waiting for its own lease to expire.
+func TestAmbiguousAcquireReconciled(t *testing.T) {
+	t.Parallel()
+	for _, wait := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.locker.queueAcquire(func(ctx context.Context, key string, ttl time.Duration, o *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
+				if _, err := real(ctx, key, ttl, o); err != nil {
+					return fence.Lease{}, err
+				}
+				return fence.Lease{}, fmt.Errorf("acquire: %w", context.DeadlineExceeded)
+			})
+			opts := guard.Options{}
+			if wait {
+				opts.AcquireTimeout = time.Minute
+			}
+			g := e.guard(t, opts)
+			var got fence.Lease
+			err := g.Do(t.Context(), "job", func(_ context.Context, l fence.Lease) error { got = l; return nil })
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			if got.Token != 1 {
+				t.Errorf("fn got token %d, want the token of the ambiguous acquire, 1", got.Token)
+			}
+			info, err := e.mem.Inspect(t.Context(), "job")
+			if err != nil || info.Held {
+				t.Errorf("after Do: %+v, %v; want the key released", info, err)
+			}
+		})
+	}
+}
