@@ -63,7 +63,7 @@ func newLockerOn(t testing.TB, pool *pgxpool.Pool, name string) *Locker {
 	if err := l.CreateTable(t.Context()); err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
-	t.Cleanup(func() { dropTable(t, pool, l.Table()) })
+	t.Cleanup(func() { dropTable(t, pool, l.QuotedTable()) })
 	return l
 }
 

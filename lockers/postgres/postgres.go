@@ -103,9 +103,9 @@ func New(db DB, opts *Options) (*Locker, error) {
 	return &Locker{db: db, clock: fence.ClockOrSystem(o.Clock), table: id, q: buildQueries(id.Sanitize())}, nil
 }
 
-// Table returns the quoted, possibly schema-qualified name of the lease
-// table, ready to put in SQL.
-func (l *Locker) Table() string { return l.table.Sanitize() }
+// QuotedTable returns the name of the lease table quoted for SQL, with its
+// schema if Options.Table had one: "fence_locks" becomes `"fence_locks"`.
+func (l *Locker) QuotedTable() string { return l.table.Sanitize() }
 
 // CreateTable creates the lease table if it does not exist yet (the
 // statement of SchemaSQL). It is idempotent, but two sessions creating the

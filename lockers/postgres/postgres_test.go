@@ -17,7 +17,8 @@ const shortTTL = 300 * time.Millisecond
 // harness drives the conformance suite on one lease table of a unique name.
 func harness(t *testing.T) lockertest.Harness {
 	pool := newPool(t, 4, nil)
-	table := newTable(t, pool).Table()
+	table := uniqueName("fence_test_")
+	newLockerOn(t, pool, table)
 	return lockertest.Harness{
 		New: func(t *testing.T) fence.Locker {
 			l, err := New(pool, &Options{Table: table})

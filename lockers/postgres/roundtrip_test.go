@@ -1,0 +1,61 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fencekit/fence"
+)
+
+// TestOneRoundTripPerCall counts the bytes-on-the-wire round trips of each
+// method on a one-connection pool, after a first call of each has let pgx
+// prepare and cache the statement.
+func TestOneRoundTripPerCall(t *testing.T) {
+	t.Parallel()
+	var rt roundTrips
+	pool := newPool(t, 1, &rt)
+	l := newTable(t, pool)
+	var lease fence.Lease
+	calls := []struct {
+		name string
+		call func(ctx context.Context) error
+	}{
+		{"Acquire new key", func(ctx context.Context) (err error) {
+			lease, err = l.Acquire(ctx, uniqueName("new-"), time.Minute, nil)
+			return err
+		}},
+		{"Acquire", func(ctx context.Context) (err error) {
+			lease, err = l.Acquire(ctx, "k", time.Minute, nil)
+			return err
+		}},
+		{"Acquire held key", func(ctx context.Context) error {
+			if _, err := l.Acquire(ctx, "k", time.Minute, nil); !errors.Is(err, fence.ErrHeld) {
+				return err
+			}
+			return nil
+		}},
+		{"Inspect", func(ctx context.Context) error { _, err := l.Inspect(ctx, "k"); return err }},
+		{"Renew", func(ctx context.Context) (err error) { lease, err = l.Renew(ctx, lease); return err }},
+		{"Release", func(ctx context.Context) error { return l.Release(ctx, lease) }},
+		{"Release not held", func(ctx context.Context) error {
+			if err := l.Release(ctx, lease); !errors.Is(err, fence.ErrNotHeld) {
+				return err
+			}
+			return nil
+		}},
+		{"Break", func(ctx context.Context) error { return l.Break(ctx, "k") }},
+	}
+	for pass := range 2 { // pass 0 prepares the statements
+		for _, c := range calls {
+			before := rt.count()
+			if err := c.call(t.Context()); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if n := rt.count() - before; pass == 1 && n != 1 {
+				t.Errorf("%s took %d round trips, want 1", c.name, n)
+			}
+		}
+	}
+}
