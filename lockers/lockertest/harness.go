@@ -28,4 +28,51 @@ type Harness struct {
 	// BadTTLs are durations the backend must refuse with fence.ErrInvalid
 	// (at least 0 and a negative one; the suite adds them if missing).
 	BadTTLs []time.Duration
+
+	// The fields below are optional.
+
+	// Now reads the clock that every Locker from New uses for the times
+	// it reports (Options.Clock of most backends): the fake clock that
+	// Expire advances, or time.Now. With it the suite also checks those
+	// times: Lease.ValidUntil is the send time of the request plus TTL,
+	// and the expiry in a HeldError or in LockInfo of a held key lies
+	// after the request and at most TTL after its answer. Default: nil,
+	// the times are only checked for being set and ordered.
+	Now func() time.Time
+	// Contenders is the number of goroutines, each with its own Locker
+	// from New, that race for one key in the one-winner cases. Default:
+	// DefaultContenders.
+	Contenders int
+}
+
+// DefaultContenders is the number of racing goroutines when
+// Harness.Contenders is 0.
+const DefaultContenders = 16
+
+// MinKeyLen is the smallest MaxKeyLen the suite can run with: its unique
+// keys need that much room.
+const MinKeyLen = 64
+
+func (h Harness) contenders() int {
+	if h.Contenders > 0 {
+		return h.Contenders
+	}
+	return DefaultContenders
+}
+
+// badTTLs returns h.BadTTLs plus 0 and a negative duration when missing.
+func (h Harness) badTTLs() []time.Duration {
+	ttls := append([]time.Duration(nil), h.BadTTLs...)
+	var zero, negative bool
+	for _, d := range ttls {
+		zero = zero || d == 0
+		negative = negative || d < 0
+	}
+	if !zero {
+		ttls = append(ttls, 0)
+	}
+	if !negative {
+		ttls = append(ttls, -time.Second)
+	}
+	return ttls
 }

@@ -1,0 +1,63 @@
+package memory_test
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/lockers/lockertest"
+	"github.com/fencekit/fence/lockers/memory"
+)
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	clock := clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	store := memory.New(&memory.Options{Clock: clock})
+	const shortTTL = time.Second
+	lockertest.Run(t, lockertest.Harness{
+		// One Locker is one store: every Locker from New is the same.
+		New: func(*testing.T) fence.Locker { return store },
+		// Cases run in parallel on the one fake clock, so every case's
+		// Expire moves time for all of them: TTL is far longer than the
+		// sum of all Expires of a run.
+		TTL:       time.Hour,
+		ShortTTL:  shortTTL,
+		Expire:    func(*testing.T) { clock.Advance(shortTTL + time.Millisecond) },
+		MaxKeyLen: memory.MaxKeyLen,
+		BadTTLs:   []time.Duration{0, -time.Millisecond, memory.MinTTL - time.Nanosecond, memory.MaxTTL + time.Nanosecond},
+		Now:       clock.Now,
+	})
+}
+
+// TestMain fails the package when goroutines outlive its tests, such as a
+// racing contender of the conformance suite left behind.
+func TestMain(m *testing.M) {
+	before := runtime.NumGoroutine()
+	code := m.Run()
+	if code == 0 {
+		if leaked := waitGoroutines(before, 5*time.Second); leaked != "" {
+			fmt.Fprintf(os.Stderr, "goroutines left after the tests:\n%s\n", leaked)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// waitGoroutines waits up to limit for the number of goroutines to fall
+// back to n and returns the stacks of the others if it does not.
+func waitGoroutines(n int, limit time.Duration) string {
+	deadline := time.Now().Add(limit)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			return strings.TrimSpace(string(buf[:runtime.Stack(buf, true)]))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return ""
+}
