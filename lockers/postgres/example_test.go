@@ -1,0 +1,94 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/lockers/postgres"
+)
+
+// The lease table is created once; each job then takes the key, does its
+// work with the lease's token (pass it to a fenced resource), and releases.
+// It needs a server, so it only compiles here.
+func ExampleNew() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+
+	locker, err := postgres.New(pool, &postgres.Options{Table: "app.fence_locks"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := locker.CreateTable(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	lease, err := locker.Acquire(ctx, "nightly-report", 30*time.Second, nil)
+	var held *fence.HeldError
+	if errors.As(err, &held) {
+		fmt.Printf("busy: %s holds token %d until %v\n", held.Holder, held.Token, held.ValidUntil)
+		return
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("writing with token", lease.Token)
+	if err := locker.Release(ctx, lease); err != nil && !errors.Is(err, fence.ErrNotHeld) {
+		log.Fatal(err)
+	}
+}
+
+// SchemaSQL gives the table's DDL to a migration tool.
+func ExampleSchemaSQL() {
+	ddl, err := postgres.SchemaSQL("fence_locks")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ddl)
+	// Output:
+	// CREATE TABLE IF NOT EXISTS "fence_locks" (
+	// 	key        text        PRIMARY KEY,
+	// 	owner      text        NOT NULL,
+	// 	token      bigint      NOT NULL,
+	// 	expires_at timestamptz
+	// )
+}
+
+// Work done inside one transaction can be fenced by the transaction
+// itself: the advisory lock ends with it.
+func ExampleTryXactLock() {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	ok, err := postgres.TryXactLock(ctx, tx, "ledger/rebalance")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if !ok {
+		fmt.Println("another transaction is rebalancing")
+		return
+	}
+	// ... the work, in tx ...
+	if err := tx.Commit(ctx); err != nil {
+		log.Fatal(err)
+	}
+}
