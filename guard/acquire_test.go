@@ -215,3 +215,52 @@ func TestAmbiguousAcquireReconciled(t *testing.T) {
 		})
 	}
 }
+
+func TestCancelWhileWaiting(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.mem.Acquire(t.Context(), "job", time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	g := e.guard(t, guard.Options{AcquireTimeout: time.Hour})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- g.Do(ctx, "job", func(context.Context, fence.Lease) error { return nil }) }()
+	if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	err := <-done
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Do: %v, want context.Canceled", err)
+	}
+	if n := e.clk.Timers(); n != 0 {
+		t.Errorf("%d timers left armed", n)
+	}
+}
+
+// An Acquire whose answer is lost because the caller gave up still took
+// the key: the guard finds it and releases it instead of running fn.
+func TestAmbiguousAcquireAfterCancel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	e.locker.queueAcquire(func(_ context.Context, key string, ttl time.Duration, o *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
+		if _, err := real(context.WithoutCancel(ctx), key, ttl, o); err != nil {
+			return fence.Lease{}, err
+		}
+		cancel()
+		return fence.Lease{}, ctx.Err()
+	})
+	err := e.guard(t, guard.Options{}).Do(ctx, "job", func(context.Context, fence.Lease) error {
+		t.Error("fn ran after the caller cancelled")
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Do: %v, want context.Canceled", err)
+	}
+	info, err := e.mem.Inspect(t.Context(), "job")
+	if err != nil || info.Held || info.Token != 1 {
+		t.Errorf("after Do: %+v, %v; want the lease the guard won released", info, err)
+	}
+}

@@ -127,7 +127,8 @@ func TestTransientFailuresCancelAtDeadline(t *testing.T) {
 // A renewal call that hangs cannot hold back the deadline; the release
 // waits for the hung call to return.
 func TestHungRenewalCancelsAtDeadline(t *testing.T) {
-	t.Parallel()
+	// Not parallel: waitForFrame looks at every goroutine, and parallel
+	// tests would have their own Do calls waiting in the same frame.
 	e := newEnv(t)
 	entered, unblock := make(chan struct{}, 1), make(chan struct{})
 	e.locker.setRenew(hangRenew(entered, unblock))
@@ -224,7 +225,8 @@ func TestAmbiguousRenewal(t *testing.T) {
 
 // waitForFrame waits until some goroutine's stack contains frame: a way
 // to know that a goroutine is blocked where the test expects, without
-// sleeping for a guessed time.
+// sleeping for a guessed time. Tests that use it do not run in parallel
+// with others.
 func waitForFrame(t *testing.T, frame string) {
 	t.Helper()
 	buf := make([]byte, 1<<20)
@@ -237,5 +239,71 @@ func waitForFrame(t *testing.T, frame string) {
 			t.Fatalf("no goroutine reached %s", frame)
 		case <-time.After(time.Millisecond):
 		}
+	}
+}
+
+// When fn returns while a renewal hangs, Do waits for the renewal to
+// return, then releases; the hang is not a loss.
+func TestReturnDuringHungRenewal(t *testing.T) {
+	// Not parallel: waitForFrame looks at every goroutine, and parallel
+	// tests would have their own Do calls waiting in the same frame.
+	e := newEnv(t)
+	entered, unblock := make(chan struct{}, 1), make(chan struct{})
+	e.locker.queueRenew(hangRenew(entered, unblock))
+	j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl, CallTimeout: time.Hour}), "job")
+	e.waitIdle(t, j)
+	e.clk.Advance(interval)
+	<-entered
+	done := make(chan error, 1)
+	go func() { done <- j.end(t, func() error { return nil }) }()
+	waitForFrame(t, "guard.(*keeper).halt")
+	close(unblock)
+	if err := <-done; err != nil {
+		t.Fatalf("Do: %v, want nil", err)
+	}
+	if got := e.locker.calls(); !slices.Equal(got, []string{"acquire err=<nil>", "renew err=" + errTransient.Error(), "release err=<nil>"}) {
+		t.Errorf("calls %q", got)
+	}
+}
+
+func TestErrorMessages(t *testing.T) {
+	t.Parallel()
+	lease := fence.Lease{Key: "job", Owner: "me", Token: 7}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&guard.DeadlineError{Err: errTransient}, "guard: lease safety deadline passed after renewal failed: " + errTransient.Error()},
+		{&guard.DeadlineError{}, "guard: lease safety deadline passed while a renewal was in flight"},
+		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Held: true, Owner: "you", Token: 8}, RenewErr: context.DeadlineExceeded},
+			`guard: after an ambiguous renewal (context deadline exceeded) the lock "job" is held by owner "you" with token 8, not ours (token 7)`},
+		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Token: 7}, RenewErr: errTransient},
+			`guard: after an ambiguous renewal (` + errTransient.Error() + `) the lock "job" is free, not ours (token 7)`},
+	}
+	for _, tc := range tests {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// A renewal that answers with another token breaks the contract: the guard
+// trusts neither and stops the work.
+func TestRenewalChangingTokenIsCorrupt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.locker.queueRenew(func(ctx context.Context, l fence.Lease, real func(context.Context, fence.Lease) (fence.Lease, error)) (fence.Lease, error) {
+		nl, err := real(ctx, l)
+		nl.Token++
+		return nl, err
+	})
+	j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
+	e.waitIdle(t, j)
+	e.clk.Advance(interval)
+	if cause := waitLost(t, j); !errors.Is(cause, fence.ErrCorrupt) || !errors.Is(cause, fence.ErrLeaseLost) {
+		t.Fatalf("cause %v, want ErrCorrupt", cause)
+	}
+	if err := j.end(t, func() error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
+		t.Fatalf("Do: %v, want ErrLeaseLost", err)
 	}
 }
