@@ -16,7 +16,7 @@ const shortTTL = 300 * time.Millisecond
 
 // harness drives the conformance suite on one lease table of a unique name.
 func harness(t *testing.T) lockertest.Harness {
-	pool := newPool(t, 4, nil)
+	pool := newPool(t, contenders+2, nil)
 	table := uniqueName("fence_test_")
 	newLockerOn(t, pool, table)
 	return lockertest.Harness{
@@ -35,5 +35,17 @@ func harness(t *testing.T) lockertest.Harness {
 		Expire:    func(*testing.T) { time.Sleep(shortTTL + 20*time.Millisecond) },
 		MaxKeyLen: MaxKeyLen,
 		BadTTLs:   []time.Duration{0, -time.Second, MinTTL - time.Microsecond, MaxTTL + time.Millisecond},
+		// The lockers use the system clock for the times they report.
+		Now:        time.Now,
+		Contenders: contenders,
 	}
+}
+
+// contenders is the number of goroutines racing for one key in the
+// suite's one-winner cases, each with a connection of its own.
+const contenders = 8
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	lockertest.Run(t, harness(t))
 }
