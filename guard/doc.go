@@ -10,6 +10,18 @@
 //		return nil // another replica runs it
 //	}
 //
+// # Acquiring
+//
+// By default the guard tries once: a busy key returns an error matching
+// fence.ErrHeld at once, so a duplicate job skips its turn. With
+// Options.AcquireTimeout it waits, retrying with jittered exponential
+// backoff, for at most that long; the caller's context can end the wait
+// sooner but never extends it. Invalid input and corrupted records end the
+// attempt at once; other errors are retried in wait mode. An attempt whose
+// outcome is unknown is reconciled by reading the record: each Do call
+// acquires under its own fresh owner id, so a lease won by a call whose
+// answer was lost is recognised and used (or released).
+//
 // # An efficiency device, not a safety guarantee
 //
 // The guard keeps two workers from doing the same job most of the time. It
@@ -48,11 +60,13 @@
 //
 // # Releasing
 //
-// When fn returns or panics, the guard stops renewing, waits for a renewal
-// in flight to return (never assuming that a cancelled call did not
-// happen), then releases the lease with its own bounded context derived
-// with context.WithoutCancel, so the release also runs when the caller's
-// context is done.
+// When fn returns or panics, the guard stops renewing and waits for a
+// renewal in flight to return: it does not cancel the call and assume it
+// did not happen, since a store may still apply a call its client gave up
+// on (Options.CallTimeout bounds the wait). Then it releases the lease with
+// its own bounded context derived with context.WithoutCancel, so the
+// release also runs when the caller's context is done. A panic continues
+// after the release.
 //
 // # Metrics
 //

@@ -60,7 +60,7 @@ func Run(ctx context.Context, locker fence.Locker, key string, fn Func, opts *Op
 // successful renewal.
 //
 // When fn returns or panics, Do stops the renewals, waits for any renewal
-// in flight to finish, and releases the lease with its own context (see
+// in flight to finish (at most Options.CallTimeout), and releases the lease with its own context (see
 // Options.ReleaseTimeout), even when ctx is done. A panic continues after
 // the release.
 //
