@@ -17,12 +17,26 @@
 // no row, so it takes no row lock, gets no transaction id and commits no
 // WAL. Many contenders on a held key therefore cost the server only reads.
 //
+// Holding a lease is not a safety guarantee, only its token is: pass
+// Lease.Token to a fenced resource (see package fence).
+//
+// # Ambiguous outcomes
+//
+// When ctx ends while a statement is in flight, pgx interrupts the call
+// (it cancels the query or closes the connection) and the method returns
+// an error wrapping ctx.Err(), but the server may still have run and
+// committed the statement. Never assume it
+// did not: after an ambiguous Acquire, Inspect the key (an Acquire with
+// AcquireOptions.Owner set shows whether that owner got it) or wait for the
+// lease to expire; after an ambiguous Release or Renew, repeat it with a
+// fresh context (both are idempotent: a Release that had landed answers
+// fence.ErrNotHeld).
+//
+// # Advisory locks
+//
 // For work that lives inside one PostgreSQL transaction, TryXactLock takes
 // a transaction-scoped advisory lock instead; the transaction is then the
 // fence and no lease outlives it.
-//
-// Holding a lease is not a safety guarantee, only its token is: pass
-// Lease.Token to a fenced resource (see package fence).
 package postgres
 
 import (

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -77,7 +78,13 @@ func TestOddTableNames(t *testing.T) {
 	pool := newPool(t, 2, nil)
 	schema := uniqueName("fence_schema_")
 	mustExec(t, pool, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-	t.Cleanup(func() { dropTable(t, pool, pgx.Identifier{schema}.Sanitize()+" CASCADE") })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
 	suffix := uniqueName("")
 	for _, tt := range []struct {
 		name  string
