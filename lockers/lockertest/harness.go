@@ -1,6 +1,33 @@
 // Package lockertest is the conformance suite every fence.Locker passes. A
 // backend's test is a small Harness and one call to Run; third-party
-// backends can import it the same way.
+// backends can import it the same way:
+//
+//	func TestConformance(t *testing.T) {
+//		clock := clocktest.New(time.Now())
+//		store := memory.New(&memory.Options{Clock: clock})
+//		lockertest.Run(t, lockertest.Harness{
+//			New:       func(*testing.T) fence.Locker { return store },
+//			TTL:       time.Hour,
+//			ShortTTL:  time.Second,
+//			Expire:    func(*testing.T) { clock.Advance(time.Second + time.Millisecond) },
+//			MaxKeyLen: memory.MaxKeyLen,
+//			Now:       clock.Now,
+//		})
+//	}
+//
+// Run has one subtest per sentence of the fence.Locker contract, named
+// Group/Sentence (for example Release/StaleAfterTakeoverLeavesTheNewHolder),
+// so a failure names the promise that was broken. The cases run in
+// parallel on keys of their own and make no assumption about time beyond
+// the Harness: only Expire lets time pass, and no case measures how long
+// anything took. Two consequences for a harness:
+//
+//   - Expire of one case may expire the short leases of every other case,
+//     so the suite never relies on a lease of ShortTTL being still held;
+//     with a shared fake clock, TTL must be far longer than all the calls
+//     of Expire in one run together (about twenty).
+//   - On a store that measures expiry itself, Expire sleeps; keep ShortTTL
+//     short (a second or less) and the run stays within seconds.
 package lockertest
 
 import (

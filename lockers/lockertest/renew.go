@@ -16,6 +16,21 @@ var renewCases = []testCase{
 		s.wantHolder(t, other, renewed)
 		s.wantHolder(t, other, s.renew(t, l, renewed))
 	}},
+	{"ExtendsFromTheRenewal", func(t *testing.T, s *suite) {
+		// Time passes (Expire moves it by at least ShortTTL); the
+		// renewed lease runs TTL from the renewal, so it ends later
+		// than the lease it renewed.
+		l, other := s.locker(t), s.locker(t)
+		lease := s.acquire(t, l, s.key(t), s.h.TTL, nil)
+		s.h.Expire(t)
+		s.wantHolder(t, other, lease) // a lease of TTL outlives Expire
+		renewed := s.renew(t, l, lease)
+		if !renewed.ValidUntil.After(lease.ValidUntil) {
+			t.Fatalf("Renew(%q) after time passed returned ValidUntil %v; want later than the renewed lease's %v",
+				lease.Key, renewed.ValidUntil, lease.ValidUntil)
+		}
+		s.wantHolder(t, other, renewed)
+	}},
 	{"TwiceIsHarmless", func(t *testing.T, s *suite) {
 		l, other := s.locker(t), s.locker(t)
 		lease := s.acquire(t, l, s.key(t), s.h.TTL, nil)
