@@ -70,6 +70,12 @@ type Harness struct {
 	// from New, that race for one key in the one-winner cases. Default:
 	// DefaultContenders.
 	Contenders int
+	// Restart restarts the store, or closes and reopens every connection
+	// to it, keeping what it stored; Lockers from New before it may stop
+	// working. The suite calls it in a case of its own, which runs before
+	// its other cases start, and checks that tokens increase across it.
+	// Default: nil, that case is skipped.
+	Restart func(t *testing.T)
 }
 
 // DefaultContenders is the number of racing goroutines when

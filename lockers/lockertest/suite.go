@@ -33,6 +33,11 @@ func Run(t *testing.T, h Harness) {
 	}
 	s := &suite{h: h, run: strings.ToLower(rand.Text()[:10])}
 	t.Logf("lockertest: keys of this run start with %q", "lt-"+s.run)
+	// Restarting the store would disturb the other cases: it runs alone,
+	// before them.
+	t.Run("Restart", func(t *testing.T) {
+		t.Run("TokensIncreaseAcrossIt", func(t *testing.T) { restartCase(t, s) })
+	})
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
 			t.Parallel()
