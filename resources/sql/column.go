@@ -1,0 +1,139 @@
+package sql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fencekit/fence"
+)
+
+// Column fences writes with a token column on the protected rows
+// themselves (fenced-column mode): each row records the highest token that
+// wrote it. Declare the column as ColumnDefinition says. Create a Column with
+// NewColumn; it is safe for concurrent use and holds no connection.
+//
+// Deleting a row with a plain DELETE loses its token, so a stale writer
+// could re-create it. Delete such rows softly, with an Update that sets a
+// deleted flag, or fence them with a fence row (Fences), which a delete
+// leaves in place.
+type Column struct {
+	table, key, fence string // quoted
+	name              string // table as given, for messages
+}
+
+// NewColumn returns the fenced-column writer for table, whose rows are
+// identified by keyColumn (unique: a primary key) and carry their token in
+// fenceColumn. Names are quoted and used exactly as written.
+func NewColumn(table, keyColumn, fenceColumn string) (*Column, error) {
+	t, err := quoteTable("table", table)
+	if err != nil {
+		return nil, err
+	}
+	k, err := quoteIdent("key column", keyColumn)
+	if err != nil {
+		return nil, err
+	}
+	f, err := quoteIdent("fence column", fenceColumn)
+	if err != nil {
+		return nil, err
+	}
+	return &Column{table: t, key: k, fence: f, name: table}, nil
+}
+
+// UpdateSQL returns the statement Update runs for a SET clause with nargs
+// arguments: the caller's arguments are $1..$nargs, the key is $nargs+1
+// and the token $nargs+2.
+//
+//	UPDATE t SET <set>, fence = $nargs+2
+//	WHERE key = $nargs+1 AND fence >= 0 AND fence <= $nargs+2
+func (c *Column) UpdateSQL(set string, nargs int) (string, error) {
+	if nargs < 0 {
+		return "", &fence.InvalidError{Field: "args", Reason: "negative count"}
+	}
+	if err := checkSet(set, nargs); err != nil {
+		return "", err
+	}
+	k, t := "$"+strconv.Itoa(nargs+1), "$"+strconv.Itoa(nargs+2)
+	assign := c.fence + " = " + t
+	if set != "" {
+		assign = set + "\n, " + assign
+	}
+	return "UPDATE " + c.table + " SET " + assign +
+		"\nWHERE " + c.key + " = " + k + " AND " + c.fence + " >= 0 AND " + c.fence + " <= " + t, nil
+}
+
+// Update applies, in the database/sql transaction tx, the assignments in
+// set to the row whose key is key, if token is at least the row's fence
+// token, and records token there, in one conditional statement. set is a
+// comma-separated list of assignments ("balance = balance + $1, note =
+// $2") that refers to args as $1, $2, ...; it must not touch the fence
+// column, and it is refused with a *fence.InvalidError if it could reach
+// beyond the assignments (a semicolon, a comment, a WHERE, a placeholder
+// other than $1..$len(args)). An empty set only advances the token.
+//
+// A lower token gets a *fence.StaleTokenError with the row's token; a
+// missing row a *fence.NotFoundError; a fence column holding NULL or a
+// negative value a *fence.CorruptError. On any error, roll tx back.
+func (c *Column) Update(ctx context.Context, tx *sql.Tx, key any, token fence.Token, set string, args ...any) error {
+	if tx == nil {
+		return errNilTx
+	}
+	return c.update(ctx, sqlTx{tx}, key, token, set, args)
+}
+
+// UpdatePgx is Update for a native pgx transaction.
+func (c *Column) UpdatePgx(ctx context.Context, tx pgx.Tx, key any, token fence.Token, set string, args ...any) error {
+	if tx == nil {
+		return errNilTx
+	}
+	return c.update(ctx, pgxTx{tx}, key, token, set, args)
+}
+
+// attempts bounds the re-tries of Update when its row appeared between the
+// update and the re-read (a concurrent insert under READ COMMITTED).
+const attempts = 3
+
+func (c *Column) update(ctx context.Context, q querier, key any, token fence.Token, set string, args []any) error {
+	if key == nil {
+		return &fence.InvalidError{Field: "key", Reason: "nil"}
+	}
+	if err := validToken(token); err != nil {
+		return err
+	}
+	stmt, err := c.UpdateSQL(set, len(args))
+	if err != nil {
+		return err
+	}
+	resource := c.name + "/" + fmt.Sprint(key)
+	all := append(append(make([]any, 0, len(args)+2), args...), key, int64(token))
+	for range attempts {
+		n, err := q.exec(ctx, stmt, all...)
+		if err != nil {
+			return fmt.Errorf("fencesql: update %s: %w", resource, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		// Nothing matched: no such row, or its token is higher (or corrupt).
+		var stored any
+		err = q.queryRow(ctx, "SELECT "+c.fence+" FROM "+c.table+" WHERE "+c.key+" = $1", key).Scan(&stored)
+		if isNoRows(err) {
+			return &fence.NotFoundError{Name: resource}
+		}
+		if err != nil {
+			return fmt.Errorf("fencesql: read token of %s: %w", resource, err)
+		}
+		if h, ok := asInt64(stored); ok && h >= 0 && h <= int64(token) {
+			continue // the row appeared after the update looked: try again
+		}
+		if h, ok := asInt64(stored); ok && h > int64(token) {
+			return &fence.StaleTokenError{Resource: resource, Token: token, Highest: fence.Token(h)}
+		}
+		return &fence.CorruptError{Key: resource, Reason: "fence column holds " + describe(stored) + ", not a token"}
+	}
+	return fmt.Errorf("fencesql: update %s: the row kept changing under the update; retry the transaction", resource)
+}

@@ -1,0 +1,74 @@
+// Package sql fences writes to SQL databases: a write carrying token t is
+// applied only if t is at least the highest token seen for its resource,
+// and the check and the write commit or roll back together, in the
+// caller's own transaction. It works with database/sql (PostgreSQL through
+// github.com/jackc/pgx/v5/stdlib, SQLite through modernc.org/sqlite) and
+// with native pgx transactions.
+//
+// Its name clashes with database/sql; import it under an alias:
+//
+//	import fencesql "github.com/fencekit/fence/resources/sql"
+//
+// # Fence rows
+//
+// A fence table holds one row per resource name with the highest token
+// accepted for it (see Tables and CreateTables). Fences.Check, called in
+// the transaction that does the write, upserts that row in one conditional
+// statement: it raises the token when the caller's is not lower and
+// otherwise returns a *fence.StaleTokenError. The row stays locked until
+// the transaction ends, so a concurrent writer of the same name waits and
+// then sees the committed token. Deleting the protected data leaves the
+// fence row, so the high-water mark outlives it.
+//
+// Two rules make this safe, and the package cannot enforce them for you:
+//
+//   - Call Check in the same transaction as the write it protects, before
+//     the write, never in a transaction of its own.
+//   - When Check returns an error, roll the transaction back. RunTx and
+//     RunPgxTx do both: they roll back whenever the function returns an
+//     error, and retry the whole transaction on serialization failures,
+//     deadlocks and SQLITE_BUSY.
+//
+// Under READ COMMITTED (PostgreSQL's default) a writer that waited on the
+// row lock re-evaluates the condition against the committed row. Under
+// REPEATABLE READ and SERIALIZABLE it fails with SQLSTATE 40001 instead,
+// and the whole transaction must run again: use RunTx or RunPgxTx.
+//
+// # Pipelined fence (pgx)
+//
+// Fences.QueueCheck puts the fence first in the caller's pgx.Batch. When the
+// token is stale the statement raises an error, so the server skips every
+// later statement of the batch and the transaction can only roll back; the
+// fence costs no round trip of its own.
+//
+// # Fenced columns
+//
+// Column keeps the token on the protected row itself, in a column declared
+// as
+//
+//	fence bigint NOT NULL DEFAULT 0 CHECK (fence >= 0)
+//
+// (see ColumnDefinition), and Column.Update runs
+// UPDATE t SET <your assignments>, fence = $t WHERE key = $k AND fence <= $t,
+// telling a stale token from a missing row. A hard DELETE of such a row
+// loses its mark: a stale writer could then re-create the row. Soft-delete
+// such rows with an Update (a deleted flag), or keep a fence row for them
+// with Fences, which survives the delete.
+//
+// # Portable form
+//
+// Store is a fence.Resource over a value table and a fence table, one
+// transaction per call. It passes resources/resourcetest on PostgreSQL
+// and SQLite.
+//
+// # Tokens and SQLite
+//
+// Tokens are stored as signed 64-bit integers (bigint), so a token above
+// math.MaxInt64 is refused with fence.ErrInvalid. With SQLite, open the
+// database in WAL mode with a busy timeout, for example
+//
+//	file:/path/db.sqlite?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate
+//
+// so that writers wait for each other instead of failing with SQLITE_BUSY
+// (RunTx retries the ones that still do).
+package sql

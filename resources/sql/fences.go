@@ -1,0 +1,108 @@
+package sql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fencekit/fence"
+)
+
+// Fences checks and advances tokens in a fence table (fence-row mode),
+// inside the caller's transaction. Create it with NewFences; it is safe for
+// concurrent use and holds no connection.
+type Fences struct {
+	table  string // as given, for messages
+	quoted string // quoted, for statements
+	upsert string // check-and-advance, returns the stored token
+	raise  string // the same, raising an error unless the token passed
+}
+
+// NewFences returns the fence-row checker for the fence table named table
+// (see Tables.Fence; "" means DefaultFenceTable). The table must exist:
+// see SchemaSQL and CreateTables.
+func NewFences(table string) (*Fences, error) {
+	if table == "" {
+		table = DefaultFenceTable
+	}
+	q, err := quoteTable("fence table", table)
+	if err != nil {
+		return nil, err
+	}
+	// The update always happens and keeps the higher token, so RETURNING
+	// always yields the row's token after the statement: the caller's when
+	// it was admitted, the (fresh, locked) higher one when it was stale,
+	// and a corrupt value unchanged. "f.token > 0" keeps a hand-corrupted
+	// negative token from being silently overwritten.
+	upsert := `INSERT INTO ` + q + ` AS f (name, token) VALUES ($1, $2)
+ON CONFLICT (name) DO UPDATE SET token =
+	CASE WHEN f.token > 0 AND f.token <= excluded.token THEN excluded.token ELSE f.token END
+RETURNING token`
+	return &Fences{
+		table:  table,
+		quoted: q,
+		upsert: upsert,
+		raise: raiseTag + `WITH up AS (` + upsert + `)
+SELECT CASE WHEN up.token = $2 THEN up.token
+	ELSE ('` + raiseMarker + `' || coalesce(up.token::text, 'null'))::bigint END
+FROM up`,
+	}, nil
+}
+
+// Table returns the fence table's name as given to NewFences.
+func (f *Fences) Table() string { return f.table }
+
+// Check admits a write carrying token on the resource called name, in the
+// database/sql transaction tx that does the write (PostgreSQL or SQLite):
+// if token is at least the highest token recorded for name, it records
+// token and returns nil; the row stays locked until tx ends, so
+// concurrent writers of name queue behind tx.
+//
+// A lower token gets a *fence.StaleTokenError (matching
+// fence.ErrStaleToken) carrying the highest; a fence row that holds no
+// valid token gets a *fence.CorruptError; an empty or over-long name, or
+// token 0, gets a *fence.InvalidError. On any error, roll tx back.
+func (f *Fences) Check(ctx context.Context, tx *sql.Tx, name string, token fence.Token) error {
+	if tx == nil {
+		return errNilTx
+	}
+	return f.check(ctx, sqlTx{tx}, name, token)
+}
+
+// CheckPgx is Check for a native pgx transaction.
+func (f *Fences) CheckPgx(ctx context.Context, tx pgx.Tx, name string, token fence.Token) error {
+	if tx == nil {
+		return errNilTx
+	}
+	return f.check(ctx, pgxTx{tx}, name, token)
+}
+
+func (f *Fences) check(ctx context.Context, q querier, name string, token fence.Token) error {
+	if err := validWrite(name, token); err != nil {
+		return err
+	}
+	var stored any
+	if err := q.queryRow(ctx, f.upsert, name, int64(token)).Scan(&stored); err != nil {
+		return fmt.Errorf("fencesql: check %q in %s: %w", name, f.table, err)
+	}
+	return judge(name, token, stored)
+}
+
+// highest returns the token recorded for name, 0 if none.
+func (f *Fences) highest(ctx context.Context, q querier, name string) (fence.Token, error) {
+	var stored any
+	err := q.queryRow(ctx, `SELECT token FROM `+f.quoted+` WHERE name = $1`, name).Scan(&stored)
+	if isNoRows(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("fencesql: read highest of %q: %w", name, err)
+	}
+	h, ok := asInt64(stored)
+	if !ok || h <= 0 {
+		return 0, &fence.CorruptError{Key: name, Reason: "stored token is " + describe(stored) + ", not a positive integer"}
+	}
+	return fence.Token(h), nil
+}

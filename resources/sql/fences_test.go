@@ -1,0 +1,168 @@
+package sql_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/fencekit/fence"
+	fencesql "github.com/fencekit/fence/resources/sql"
+)
+
+// wantStale fails unless err is a *fence.StaleTokenError for token with
+// highest.
+func wantStale(t *testing.T, err error, token, highest fence.Token) {
+	t.Helper()
+	var se *fence.StaleTokenError
+	if !errors.As(err, &se) || !errors.Is(err, fence.ErrStaleToken) {
+		t.Fatalf("err = %v; want a *fence.StaleTokenError", err)
+	}
+	if se.Token != token || se.Highest != highest {
+		t.Fatalf("stale error has token %d, highest %d; want %d, %d", se.Token, se.Highest, token, highest)
+	}
+}
+
+// storedToken reads the fence row of name; nil if there is none.
+func storedToken(t *testing.T, b *backend, table, name string) any {
+	t.Helper()
+	var v any
+	b.do(t, func(x txn) error {
+		var err error
+		v, err = x.scalar(fmt.Sprintf(`SELECT token FROM %q WHERE name = $1`, table), name)
+		if err != nil && strings.Contains(err.Error(), "no rows") {
+			v, err = nil, nil
+		}
+		return err
+	})
+	return v
+}
+
+func TestCheckAdmitsEqualAndHigherRefusesLower(t *testing.T) {
+	t.Parallel()
+	onEachBackend(t, 4, func(t *testing.T, b *backend) {
+		tb := b.tables(t)
+		f, err := fencesql.NewFences(tb.Fence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := uniqueName("log")
+		b.exec(t, fmt.Sprintf(`CREATE TABLE %q (token bigint NOT NULL)`, log))
+		b.dropLater(t, log)
+		name := "account/42"
+		steps := []struct {
+			token   fence.Token
+			stale   bool
+			highest fence.Token // after the step
+		}{
+			{5, false, 5},
+			{5, false, 5}, // equal passes
+			{7, false, 7}, // higher passes
+			{6, true, 7},  // lower is stale
+			{1, true, 7},
+			{7, false, 7},
+			{math.MaxInt64, false, math.MaxInt64},
+			{8, true, math.MaxInt64},
+		}
+		admitted := 0
+		for i, s := range steps {
+			err := b.inTx(t.Context(), false, func(x txn) error {
+				if err := x.check(f, name, s.token); err != nil {
+					return err
+				}
+				return x.exec(fmt.Sprintf(`INSERT INTO %q (token) VALUES ($1)`, log), int64(s.token))
+			})
+			if s.stale {
+				wantStale(t, err, s.token, s.highest)
+			} else if err != nil {
+				t.Fatalf("step %d: token %d: %v", i, s.token, err)
+			} else {
+				admitted++
+			}
+			if got := storedToken(t, b, tb.Fence, name); got != int64(s.highest) {
+				t.Fatalf("step %d: fence row holds %v; want %d", i, got, s.highest)
+			}
+		}
+		// Only the admitted transactions wrote.
+		var n any
+		b.do(t, func(x txn) (err error) {
+			n, err = x.scalar(fmt.Sprintf(`SELECT count(*) FROM %q`, log))
+			return err
+		})
+		if n != int64(admitted) {
+			t.Fatalf("%v writes in the log; want %d", n, admitted)
+		}
+		// Names are independent.
+		b.do(t, func(x txn) error { return x.check(f, "account/43", 1) })
+	})
+}
+
+func TestCheckRefusesBadInput(t *testing.T) {
+	t.Parallel()
+	onEachBackend(t, 2, func(t *testing.T, b *backend) {
+		tb := b.tables(t)
+		f, err := fencesql.NewFences(tb.Fence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			desc  string
+			name  string
+			token fence.Token
+		}{
+			{"empty name", "", 1},
+			{"token 0", "n", 0},
+			{"token above bigint", "n", math.MaxInt64 + 1},
+			{"max token", "n", math.MaxUint64},
+			{"NUL in name", "a\x00b", 1},
+			{"invalid UTF-8", "a\xff", 1},
+			{"name too long", strings.Repeat("x", fencesql.MaxNameLen+1), 1},
+		} {
+			err := b.inTx(t.Context(), false, func(x txn) error { return x.check(f, tc.name, tc.token) })
+			if !errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("%s: err = %v; want ErrInvalid", tc.desc, err)
+			}
+		}
+		if got := storedToken(t, b, tb.Fence, "n"); got != nil {
+			t.Errorf("a refused check wrote token %v", got)
+		}
+	})
+}
+
+func TestNewFencesRefusesBadTableNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"a.b.c", ".x", "x.", strings.Repeat("t", fencesql.MaxIdentLen+1), "a\x00", "\xff"} {
+		if _, err := fencesql.NewFences(name); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("NewFences(%q) err = %v; want ErrInvalid", name, err)
+		}
+	}
+}
+
+func TestTableNamesAreQuoted(t *testing.T) {
+	t.Parallel()
+	onEachBackend(t, 2, func(t *testing.T, b *backend) {
+		// A name that would be an injection if it were not quoted, and
+		// one that differs from another only in case.
+		odd := uniqueName(`we"ird; DROP TABLE x; --`)
+		tb := fencesql.Tables{Fence: odd, Value: strings.ToUpper(uniqueName("value"))}
+		if err := b.createTables(t.Context(), tb); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if b.dialect == fencesql.PostgreSQL {
+				b.exec(t, `DROP TABLE "`+strings.ReplaceAll(odd, `"`, `""`)+`"`, `DROP TABLE "`+tb.Value+`"`)
+			}
+		})
+		s, err := b.newStore(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(t.Context(), "n", 3, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if h, err := s.Highest(t.Context(), "n"); err != nil || h != 3 {
+			t.Fatalf("Highest = %d, %v; want 3", h, err)
+		}
+	})
+}

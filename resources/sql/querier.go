@@ -1,0 +1,54 @@
+package sql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// querier is a transaction of either driver family, as the fence code
+// uses it.
+type querier interface {
+	queryRow(ctx context.Context, query string, args ...any) interface{ Scan(dest ...any) error }
+	exec(ctx context.Context, query string, args ...any) (rowsAffected int64, err error)
+}
+
+// sqlTx adapts a database/sql transaction.
+type sqlTx struct{ tx *sql.Tx }
+
+func (q sqlTx) queryRow(ctx context.Context, query string, args ...any) interface{ Scan(dest ...any) error } {
+	return q.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (q sqlTx) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// pgxTx adapts a pgx transaction.
+type pgxTx struct{ tx pgx.Tx }
+
+func (q pgxTx) queryRow(ctx context.Context, query string, args ...any) interface{ Scan(dest ...any) error } {
+	return q.tx.QueryRow(ctx, query, args...)
+}
+
+func (q pgxTx) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := q.tx.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+// isNoRows reports whether err says a query returned no row.
+func isNoRows(err error) bool {
+	return errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows)
+}
+
+// errNilTx is returned for a nil transaction.
+var errNilTx = errors.New("fencesql: nil transaction")

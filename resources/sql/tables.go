@@ -1,0 +1,144 @@
+package sql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Default table names.
+const (
+	DefaultFenceTable = "fence_tokens"
+	DefaultValueTable = "fence_values"
+)
+
+// Tables names the tables of this package in one database. A name is a
+// table ("fence_tokens") or a schema-qualified table ("app.fence_tokens");
+// each part is at most MaxIdentLen bytes and is quoted, so it is used
+// exactly as written (case included). Zero fields take the defaults.
+type Tables struct {
+	// Fence is the fence table: one row per resource name with the highest
+	// token accepted. Default: DefaultFenceTable.
+	Fence string
+	// Value is the value table of Store. Default: DefaultValueTable.
+	Value string
+}
+
+// quoted returns the quoted fence and value table names.
+func (t Tables) quoted() (fenceTable, valueTable string, err error) {
+	if t.Fence == "" {
+		t.Fence = DefaultFenceTable
+	}
+	if t.Value == "" {
+		t.Value = DefaultValueTable
+	}
+	if fenceTable, err = quoteTable("fence table", t.Fence); err != nil {
+		return "", "", err
+	}
+	if valueTable, err = quoteTable("value table", t.Value); err != nil {
+		return "", "", err
+	}
+	return fenceTable, valueTable, nil
+}
+
+// SchemaSQL returns the statements that create the tables named by t in
+// dialect d (CREATE TABLE IF NOT EXISTS, one statement per string), for
+// users who run their own migrations. The CHECK constraints (a positive
+// token, a non-empty name) and, in SQLite, STRICT typing keep a hand-made
+// corruption out; the package still reports any it meets with
+// fence.ErrCorrupt.
+//
+// The value table is needed only by Store; Fences and Column use only the
+// fence table and the caller's own tables.
+func SchemaSQL(d Dialect, t Tables) ([]string, error) {
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	ft, vt, err := t.quoted()
+	if err != nil {
+		return nil, err
+	}
+	if d == SQLite {
+		return []string{
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
+	token INTEGER NOT NULL CHECK (token > 0)
+) STRICT, WITHOUT ROWID`, ft),
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
+	value BLOB NOT NULL,
+	token INTEGER NOT NULL CHECK (token > 0)
+) STRICT, WITHOUT ROWID`, vt),
+		}, nil
+	}
+	return []string{
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	name text PRIMARY KEY CHECK (name <> ''),
+	token bigint NOT NULL CHECK (token > 0)
+)`, ft),
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	name text PRIMARY KEY CHECK (name <> ''),
+	value bytea NOT NULL,
+	token bigint NOT NULL CHECK (token > 0)
+)`, vt),
+	}, nil
+}
+
+// ColumnDefinition returns the definition of a fenced column called name
+// (see Column), for PostgreSQL and SQLite alike:
+//
+//	"fence" bigint NOT NULL DEFAULT 0 CHECK ("fence" >= 0)
+//
+// for use in CREATE TABLE or ALTER TABLE ... ADD COLUMN. 0 means "never
+// written under a token"; every valid token passes it.
+func ColumnDefinition(name string) (string, error) {
+	q, err := quoteIdent("fence column", name)
+	if err != nil {
+		return "", err
+	}
+	return q + " bigint NOT NULL DEFAULT 0 CHECK (" + q + " >= 0)", nil
+}
+
+// SQLExecer is the part of *sql.DB, *sql.Conn and *sql.Tx that
+// CreateTables uses.
+type SQLExecer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// PgxExecer is the part of *pgx.Conn, *pgxpool.Pool and pgx.Tx that
+// CreateTablesPgx uses.
+type PgxExecer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// CreateTables runs SchemaSQL(d, t) on db. It leaves existing tables as
+// they are. Two CreateTables racing on a new PostgreSQL table can fail with
+// a unique violation; run it once, at start-up or in a migration.
+func CreateTables(ctx context.Context, db SQLExecer, d Dialect, t Tables) error {
+	stmts, err := SchemaSQL(d, t)
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("fencesql: create tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// CreateTablesPgx runs SchemaSQL(PostgreSQL, t) on db, like CreateTables.
+func CreateTablesPgx(ctx context.Context, db PgxExecer, t Tables) error {
+	stmts, err := SchemaSQL(PostgreSQL, t)
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := db.Exec(ctx, s); err != nil {
+			return fmt.Errorf("fencesql: create tables: %w", err)
+		}
+	}
+	return nil
+}

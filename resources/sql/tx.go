@@ -1,0 +1,168 @@
+package sql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// MaxTxAttempts bounds the attempts RunTx and RunPgxTx make at one
+// transaction, besides the context.
+const MaxTxAttempts = 50
+
+// Backoff between attempts: from minBackoff, doubling up to maxBackoff,
+// each delay drawn at random from its upper half.
+const (
+	minBackoff = 2 * time.Millisecond
+	maxBackoff = 250 * time.Millisecond
+	// rollbackTimeout bounds a rollback, which runs even when ctx is done.
+	rollbackTimeout = 5 * time.Second
+)
+
+// ConflictError reports that RunTx or RunPgxTx gave up on a transaction
+// that kept failing with a conflict (a serialization failure, a deadlock,
+// SQLITE_BUSY) because ctx ended or MaxTxAttempts attempts failed. Nothing
+// it ran was committed. It unwraps to the last conflict and to the
+// context's error.
+type ConflictError struct {
+	// Attempts is the number of attempts made.
+	Attempts int
+	// Err is the last conflict.
+	Err error
+	// Cause is why retrying stopped: the context's cause, or nil when the
+	// attempts ran out.
+	Cause error
+}
+
+func (e *ConflictError) Error() string {
+	msg := fmt.Sprintf("fencesql: transaction failed with a conflict %d times", e.Attempts)
+	if e.Cause != nil {
+		msg += " (stopped: " + e.Cause.Error() + ")"
+	}
+	return msg + ": " + e.Err.Error()
+}
+
+// Unwrap returns the last conflict and the cause.
+func (e *ConflictError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
+}
+
+// Retryable reports whether err is a conflict that running the whole
+// transaction again can resolve: PostgreSQL's serialization_failure
+// (40001) and deadlock_detected (40P01), and SQLite's SQLITE_BUSY and
+// SQLITE_LOCKED (with any extended code). A stale token is not.
+func Retryable(err error) bool {
+	var state interface{ SQLState() string }
+	if errors.As(err, &state) {
+		s := state.SQLState()
+		return s == "40001" || s == "40P01"
+	}
+	var code interface{ Code() int }
+	if errors.As(err, &code) {
+		c := code.Code() & 0xff
+		return c == 5 || c == 6
+	}
+	return false
+}
+
+// RunTx runs fn in a database/sql transaction begun with opts (nil for the
+// driver's defaults) and commits it if fn returns nil. If fn returns an
+// error or panics, it rolls the transaction back and returns that error
+// unchanged (a *fence.StaleTokenError stays one) or panics again. A
+// transaction that fails with a conflict (see Retryable), in fn or in the
+// commit, runs again from the start after a jittered backoff, so fn must
+// do nothing outside tx that cannot be repeated; after MaxTxAttempts, or
+// once ctx is done, RunTx returns a *ConflictError.
+//
+// A commit that fails for another reason (a broken connection) may or may
+// not have been applied; RunTx returns that error and does not retry.
+func RunTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return retry(ctx, func() error {
+		tx, err := db.BeginTx(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("fencesql: begin: %w", err)
+		}
+		if err := callRollingBack(ctx, tx, fn, func() { _ = tx.Rollback() }); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("fencesql: commit: %w", err)
+		}
+		return nil
+	})
+}
+
+// PgxBeginner is the part of *pgx.Conn and *pgxpool.Pool that RunPgxTx and
+// NewPgxStore use.
+type PgxBeginner interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+}
+
+// RunPgxTx is RunTx for pgx: it runs fn in a transaction begun on db with
+// opts, retrying conflicts the same way.
+func RunPgxTx(ctx context.Context, db PgxBeginner, opts pgx.TxOptions, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	return retry(ctx, func() error {
+		tx, err := db.BeginTx(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("fencesql: begin: %w", err)
+		}
+		rollback := func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+			defer cancel()
+			_ = tx.Rollback(rctx)
+		}
+		if err := callRollingBack(ctx, tx, fn, rollback); err != nil {
+			return err
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return fmt.Errorf("fencesql: commit: %w", err)
+		}
+		return nil
+	})
+}
+
+// callRollingBack calls fn and rolls back when it fails or panics.
+func callRollingBack[T any](ctx context.Context, tx T, fn func(context.Context, T) error, rollback func()) (err error) {
+	ok := false
+	defer func() {
+		if !ok {
+			rollback()
+		}
+	}()
+	if err := fn(ctx, tx); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+// retry calls attempt until it succeeds, fails with an error that is not
+// Retryable, ctx is done or MaxTxAttempts attempts failed.
+func retry(ctx context.Context, attempt func() error) error {
+	delay := minBackoff
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil || !Retryable(err) {
+			return err
+		}
+		if n >= MaxTxAttempts {
+			return &ConflictError{Attempts: n, Err: err}
+		}
+		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &ConflictError{Attempts: n, Err: err, Cause: context.Cause(ctx)}
+		case <-t.C:
+		}
+		delay = min(2*delay, maxBackoff)
+	}
+}
