@@ -84,8 +84,12 @@ func (e *StaleTokenError) Is(target error) bool { return target == ErrStaleToken
 type LeaseLostError struct {
 	Key   string
 	Token Token
-	// Err is why: a renewal that failed definitively (matching ErrNotHeld),
-	// or the last transient error when the local safety deadline passed.
+	// Err is why: a renewal that failed definitively (matching ErrNotHeld,
+	// ErrInvalid or ErrCorrupt); a *guard.ReconcileError (matching
+	// ErrNotHeld) when re-reading the record after an ambiguous renewal
+	// showed it free or held by another; or a *guard.DeadlineError when
+	// the local safety deadline passed while renewals failed transiently,
+	// which wraps the last of those errors.
 	Err error
 }
 

@@ -71,18 +71,21 @@ type LockInfo struct {
 	// Held is true while an owner holds an unexpired lease, as far as the
 	// backend can tell.
 	Held bool
-	// Owner is the current (or, when free, the last) holder; empty if the
-	// key was never acquired.
+	// Owner is the current (or, when free, the last) holder. It is empty
+	// exactly when Token is 0 (the key was never acquired).
 	Owner string
 	// Token is the last token issued for the key; 0 if none was.
 	Token Token
 	// ValidUntil is when the current lease expires, on the caller's clock,
-	// where the backend knows it; zero otherwise.
+	// where the backend knows it; zero otherwise, and always zero when
+	// Held is false.
 	ValidUntil time.Time
 }
 
 // Locker issues leases with fencing tokens. Each backend implements it and
 // passes the conformance suite in lockers/lockertest.
+//
+// When a method returns an error, its other results are zero values.
 //
 // All methods honour ctx: when ctx is done before the store answers, the
 // method returns an error wrapping ctx.Err(). Such an error is ambiguous:
@@ -92,7 +95,8 @@ type Locker interface {
 	// Acquire tries once to take key for ttl and never waits for the lock.
 	// When another owner holds an unexpired lease it returns an error that
 	// matches ErrHeld (a *HeldError with the holder and expiry where
-	// known). An empty or over-long key, or a ttl outside the backend's
+	// known); so does an Acquire by the owner that already holds the key.
+	// An empty or over-long key, or a ttl outside the backend's
 	// range, gets an error matching ErrInvalid. Acquire is one atomic
 	// conditional operation in the store, never a check followed by a
 	// write. opts may be nil.
@@ -101,7 +105,8 @@ type Locker interface {
 	// Renew extends lease by its TTL, keeping its token. It succeeds only
 	// if the caller still holds the lease: if the lease expired, was
 	// released, broken or taken over, Renew returns an error matching
-	// ErrNotHeld. Renewing the same lease twice is harmless.
+	// ErrNotHeld. Renewing the same lease twice is harmless. A lease whose
+	// TTL is outside the backend's range gets an error matching ErrInvalid.
 	Renew(ctx context.Context, lease Lease) (Lease, error)
 
 	// Release frees lease if and only if the caller still holds it
