@@ -64,8 +64,8 @@
 // # Tokens and SQLite
 //
 // Tokens are stored as signed 64-bit integers (bigint), so a token above
-// math.MaxInt64 is refused with fence.ErrInvalid. With SQLite, open the
-// database in WAL mode with a busy timeout, for example
+// MaxToken (math.MaxInt64) is refused with fence.ErrInvalid. With SQLite,
+// open the database in WAL mode with a busy timeout, for example
 //
 //	file:/path/db.sqlite?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate
 //

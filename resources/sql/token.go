@@ -11,13 +11,18 @@ import (
 // bytes.
 const MaxNameLen = 1024
 
+// MaxToken is the largest token accepted: tokens are stored in signed
+// 64-bit (bigint) columns. Lockers count tokens up from 1, so no real
+// token comes near it; a larger one gets a *fence.InvalidError.
+const MaxToken fence.Token = math.MaxInt64
+
 // validToken checks that token can be stored in a bigint.
 func validToken(token fence.Token) error {
 	if err := fence.ValidateToken(token); err != nil {
 		return err
 	}
-	if uint64(token) > math.MaxInt64 {
-		return &fence.InvalidError{Field: "token", Reason: fmt.Sprintf("%d does not fit a bigint column (at most %d)", token, int64(math.MaxInt64))}
+	if token > MaxToken {
+		return &fence.InvalidError{Field: "token", Reason: fmt.Sprintf("%d does not fit a bigint column (at most %d)", token, MaxToken)}
 	}
 	return nil
 }
