@@ -1,0 +1,71 @@
+package testenv
+
+import "testing"
+
+// The storage emulators started by scripts/emulators.sh (sourced by
+// scripts/test.sh). Each function returns what a backend's test needs to
+// reach one emulator; like Endpoint, it fails the test under scripts/test.sh
+// and skips it otherwise when the emulator is not running.
+//
+// The script also points the AWS SDK's defaults at the emulators
+// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+// AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, no profile files, no
+// instance metadata) and the GCS SDK through STORAGE_EMULATOR_HOST, so a
+// client built with default settings cannot reach a real cloud.
+
+// AzuriteBlobURL returns the base URL of Azurite's blob service for the
+// emulator account, like http://127.0.0.1:PORT/devstoreaccount1; container
+// URLs are this URL + "/" + container.
+func AzuriteBlobURL(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_AZURITE_BLOB_URL", "Azurite")
+}
+
+// AzuriteAccount returns the account name and base64 shared key that
+// Azurite accepts (the published emulator account, devstoreaccount1).
+func AzuriteAccount(t testing.TB) (name, key string) {
+	t.Helper()
+	return Endpoint(t, "FENCE_AZURITE_ACCOUNT", "Azurite"), Endpoint(t, "FENCE_AZURITE_KEY", "Azurite")
+}
+
+// AzuriteConnectionString returns an Azure Storage connection string with
+// the emulator account, its key and the blob endpoint.
+func AzuriteConnectionString(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_AZURITE_CONNECTION_STRING", "Azurite")
+}
+
+// DynamoEndpoint returns the base URL of dynalite, a DynamoDB emulator,
+// like http://127.0.0.1:PORT. It accepts any credentials and region.
+// dynalite has no transactions (TransactWriteItems, TransactGetItems) and
+// no TTL expiry, and its tables go ACTIVE at once.
+func DynamoEndpoint(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_DYNAMO_ENDPOINT", "dynalite (DynamoDB)")
+}
+
+// GCSEndpoint returns the base URL of fake-gcs-server, like
+// http://127.0.0.1:PORT: the JSON API is under /storage/v1/, uploads under
+// /upload/storage/v1/. It needs no credentials. It honours
+// ifGenerationMatch and ifGenerationNotMatch on uploads but not on deletes
+// or metadata patches, ignores metageneration preconditions and never
+// rate-limits (no 429).
+func GCSEndpoint(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_GCS_ENDPOINT", "fake-gcs-server (GCS)")
+}
+
+// S3Endpoint returns the base URL of MinIO, an S3 server, like
+// http://127.0.0.1:PORT. Clients must use path-style addressing and region
+// us-east-1, with the keys from S3Credentials.
+func S3Endpoint(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_S3_ENDPOINT", "MinIO (S3)")
+}
+
+// S3Credentials returns the access key and secret key of MinIO's root
+// user; the same pair is in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+func S3Credentials(t testing.TB) (accessKey, secretKey string) {
+	t.Helper()
+	return Endpoint(t, "FENCE_S3_ACCESS_KEY", "MinIO (S3)"), Endpoint(t, "FENCE_S3_SECRET_KEY", "MinIO (S3)")
+}

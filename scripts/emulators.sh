@@ -1,0 +1,259 @@
+# shellcheck shell=bash
+# Starts the storage emulators the cloud backends' tests need on loopback and
+# exports their endpoints: Azurite (Azure Blob), dynalite (DynamoDB),
+# fake-gcs-server (Google Cloud Storage) and MinIO (S3). Sourced by
+# scripts/services.sh after its helpers (free_port) and $FENCE_RUN_DIR are
+# defined; `emulators_up` starts them all, `emulators_down` stops them.
+#
+# Installs what is missing: the npm packages pinned in package-lock.json go
+# into the repo's node_modules (npm ci, redone when the lock file changes);
+# the Go servers are built with `go install` from the module proxy into
+# $FENCE_CACHE_DIR/bin/<name>-<version>/, outside the repo, so the slow MinIO
+# build (about 6 minutes on 2 cores) happens once per machine and version.
+
+FENCE_FAKE_GCS_VERSION=v1.56.1
+FENCE_MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c # main of 2026-02-12; MinIO tags no semver releases
+FENCE_CACHE_DIR=${FENCE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fence}
+FENCE_EMULATOR_TIMEOUT=${FENCE_EMULATOR_TIMEOUT:-90} # seconds each emulator gets to answer
+FENCE_REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# The emulator account that Azurite (and Microsoft's older emulator) always
+# accepts; its key is published in Azure's documentation and guards nothing.
+FENCE_AZURITE_ACCOUNT=devstoreaccount1
+FENCE_AZURITE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
+# MinIO's root credentials, also handed to the AWS SDK for both S3 and
+# dynalite (which accepts any signature).
+FENCE_S3_ACCESS_KEY=fence-test
+FENCE_S3_SECRET_KEY=fence-test-secret
+
+emu_log() { printf '[emulators] %s\n' "$*" >&2; }
+
+emu_go() { # the go command, also where PATH lacks it
+	if command -v go >/dev/null; then go "$@"; else /usr/local/go/bin/go "$@"; fi
+}
+
+emu_ms() { date +%s%3N; }
+
+# npm_install runs `npm ci` when node_modules is missing or was installed
+# from another package-lock.json than the one checked out.
+npm_install() {
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		emu_log "installing Node.js and npm from Debian's packages"
+		if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }; then
+			emu_log "Node.js is not installed and could not be"
+			return 1
+		fi
+	fi
+	local stamp=$FENCE_REPO_DIR/node_modules/.fence-lock.sha256 want t0
+	want=$(sha256sum "$FENCE_REPO_DIR/package-lock.json" | cut -d' ' -f1)
+	[ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+	emu_log "installing the npm packages (npm ci)"
+	t0=$(emu_ms)
+	# --ignore-scripts: the packages run nothing at install time that they
+	# need (classic-level ships prebuilt binaries), and npm versions differ
+	# on whether such scripts run at all.
+	(cd "$FENCE_REPO_DIR" && npm ci --include=dev --ignore-scripts --no-audit --no-fund --loglevel=error) >&2 ||
+		{ emu_log "npm ci failed"; return 1; }
+	echo "$want" >"$stamp"
+	emu_log "npm packages installed in $(($(emu_ms) - t0)) ms"
+}
+
+# go_tool NAME MODULE VERSION prints the path of the binary NAME built from
+# MODULE@VERSION, building it into the cache first when it is not there.
+go_tool() {
+	local name=$1 module=$2 version=$3 dir t0
+	dir=$FENCE_CACHE_DIR/bin/$name-$version
+	if [ ! -x "$dir/$name" ]; then
+		mkdir -p "$FENCE_CACHE_DIR/bin"
+		# One build at a time per machine; the binary appears only when whole.
+		(
+			flock 9
+			[ -x "$dir/$name" ] && exit 0
+			emu_log "building $module@$version into $dir (once per machine)"
+			t0=$(emu_ms)
+			rm -rf "$dir.tmp"
+			GOBIN=$dir.tmp GOFLAGS=-buildvcs=false emu_go install "$module@$version" >&2 || exit 1
+			rm -rf "$dir" && mv "$dir.tmp" "$dir"
+			emu_log "built $name in $(($(emu_ms) - t0)) ms"
+		) 9>"$FENCE_CACHE_DIR/bin/.$name.lock" || { emu_log "could not build $module@$version"; return 1; }
+	fi
+	echo "$dir/$name"
+}
+
+emu_dir() { echo "$FENCE_RUN_DIR/emulators"; }
+
+# emu_start NAME COMMAND... runs COMMAND in a new process group with its
+# output in $FENCE_RUN_DIR/emulators/NAME.log and records the group's id.
+emu_start() {
+	local name=$1 dir
+	shift
+	dir=$(emu_dir)
+	mkdir -p "$dir"
+	rm -f "$dir/$name.pgid"
+	# The shell that setsid starts leads the new group; it records its pid
+	# (the group id) and becomes the emulator, working in $dir so that any
+	# file an emulator writes lands there.
+	# shellcheck disable=SC2016 # expanded by that shell
+	setsid bash -c 'echo $$ >"$0" && cd "${0%/*}" && exec "$@"' "$dir/$name.pgid" "$@" >"$dir/$name.log" 2>&1 </dev/null &
+	for _ in $(seq 50); do
+		[ -s "$dir/$name.pgid" ] && return 0
+		sleep 0.1
+	done
+	emu_log "$name did not start"
+	return 1
+}
+
+emu_alive() { # emu_alive NAME: the emulator's process is still running
+	local f
+	f=$(emu_dir)/$1.pgid
+	[ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# emu_stop NAME kills the emulator's whole process group.
+emu_stop() {
+	local f pgid
+	f=$(emu_dir)/$1.pgid
+	[ -s "$f" ] || return 0
+	pgid=$(cat "$f")
+	kill -TERM -- "-$pgid" 2>/dev/null || { rm -f "$f"; return 0; }
+	for _ in $(seq 50); do
+		kill -0 -- "-$pgid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL -- "-$pgid" 2>/dev/null || true
+	rm -f "$f"
+}
+
+# emu_wait NAME CHECK... polls CHECK until it succeeds (0), the emulator
+# exits (1) or $FENCE_EMULATOR_TIMEOUT passes (2).
+emu_wait() {
+	local name=$1 deadline
+	shift
+	deadline=$((SECONDS + FENCE_EMULATOR_TIMEOUT))
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		"$@" && return 0
+		emu_alive "$name" || return 1
+		sleep 0.2
+	done
+	return 2
+}
+
+emu_failed() { # emu_failed NAME WHY: print the log, stop the emulator
+	local name=$1
+	emu_log "$name $2; its log ($(emu_dir)/$name.log):"
+	sed 's/^/    /' "$(emu_dir)/$name.log" >&2
+	emu_stop "$name"
+	return 1
+}
+
+http_ok() { curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; }
+
+# emu_start_on_port NAME PORT URL COMMAND... starts an emulator with every
+# %s in URL and COMMAND replaced by PORT, waits until URL answers 2xx and
+# leaves the port in $emu_port. When the port was taken between free_port
+# and the bind, the emulator exits and is started again on another.
+emu_start_on_port() {
+	local name=$1 port=$2 url=$3 rc
+	shift 3
+	for _ in 1 2 3; do
+		emu_start "$name" "${@//%s/$port}" || return 1
+		emu_wait "$name" http_ok "${url//%s/$port}"
+		rc=$?
+		if [ "$rc" = 0 ]; then
+			emu_port=$port
+			return 0
+		fi
+		[ "$rc" = 2 ] && { emu_failed "$name" "did not answer at ${url//%s/$port} within ${FENCE_EMULATOR_TIMEOUT}s"; return 1; }
+		grep -qiE 'EADDRINUSE|address already in use' "$(emu_dir)/$name.log" || break
+		emu_log "$name lost port $port to another process, retrying on another"
+		port=$(free_port)
+	done
+	emu_failed "$name" "exited"
+}
+
+azurite_listening() { # the port Azurite logged, into $emu_port
+	emu_port=$(sed -n 's|.*successfully listens on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$(emu_dir)/azurite.log")
+	[ -n "$emu_port" ]
+}
+
+azurite_up() {
+	local bin=$FENCE_REPO_DIR/node_modules/.bin/azurite-blob
+	# Port 0: Azurite binds a free port itself and logs which.
+	emu_start azurite "$bin" --blobHost 127.0.0.1 --blobPort 0 \
+		--skipApiVersionCheck --disableTelemetry --inMemoryPersistence --extentMemoryLimit 1024 || return 1
+	emu_wait azurite azurite_listening
+	case $? in
+	0) ;;
+	1) emu_failed azurite "exited"; return 1 ;;
+	*) emu_failed azurite "did not start listening within ${FENCE_EMULATOR_TIMEOUT}s"; return 1 ;;
+	esac
+	export FENCE_AZURITE_ACCOUNT FENCE_AZURITE_KEY
+	export FENCE_AZURITE_BLOB_URL="http://127.0.0.1:$emu_port/$FENCE_AZURITE_ACCOUNT"
+	export FENCE_AZURITE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$FENCE_AZURITE_ACCOUNT;AccountKey=$FENCE_AZURITE_KEY;BlobEndpoint=$FENCE_AZURITE_BLOB_URL;"
+	emu_log "Azurite $(node -p 'require(process.argv[1]).version' "$FENCE_REPO_DIR/node_modules/azurite/package.json") blob on $FENCE_AZURITE_BLOB_URL"
+}
+
+dynalite_up() {
+	emu_start_on_port dynalite "$(free_port)" "http://127.0.0.1:%s/" \
+		"$FENCE_REPO_DIR/node_modules/.bin/dynalite" --host 127.0.0.1 --port %s \
+		--createTableMs 0 --deleteTableMs 0 --updateTableMs 0 || return 1
+	aws_env
+	export FENCE_DYNAMO_ENDPOINT="http://127.0.0.1:$emu_port"
+	export AWS_ENDPOINT_URL_DYNAMODB=$FENCE_DYNAMO_ENDPOINT
+	emu_log "dynalite $(node -p 'require(process.argv[1]).version' "$FENCE_REPO_DIR/node_modules/dynalite/package.json") on $FENCE_DYNAMO_ENDPOINT"
+}
+
+fake_gcs_up() {
+	local bin
+	bin=$(go_tool fake-gcs-server github.com/fsouza/fake-gcs-server "$FENCE_FAKE_GCS_VERSION") || return 1
+	# -public-host must be this address: the Go SDK reads objects with
+	# GET /BUCKET/OBJECT, which the server routes by that host; resumable
+	# uploads come back to -external-url.
+	emu_start_on_port fake-gcs "$(free_port)" "http://127.0.0.1:%s/_internal/healthcheck" \
+		"$bin" -scheme http -host 127.0.0.1 -port %s -backend memory \
+		-public-host 127.0.0.1:%s -external-url http://127.0.0.1:%s -log-level warn || return 1
+	export FENCE_GCS_ENDPOINT="http://127.0.0.1:$emu_port"
+	export STORAGE_EMULATOR_HOST=$FENCE_GCS_ENDPOINT
+	emu_log "fake-gcs-server $FENCE_FAKE_GCS_VERSION on $FENCE_GCS_ENDPOINT"
+}
+
+minio_up() {
+	local bin dir
+	bin=$(go_tool minio github.com/minio/minio "$FENCE_MINIO_VERSION") || return 1
+	dir=$(emu_dir)/minio
+	mkdir -p "$dir/data" "$dir/certs"
+	emu_start_on_port minio "$(free_port)" "http://127.0.0.1:%s/minio/health/ready" \
+		env MINIO_ROOT_USER="$FENCE_S3_ACCESS_KEY" MINIO_ROOT_PASSWORD="$FENCE_S3_SECRET_KEY" \
+		MINIO_BROWSER=off MINIO_UPDATE=off "$bin" server "$dir/data" --address 127.0.0.1:%s --certs-dir "$dir/certs" --quiet || return 1
+	aws_env
+	export FENCE_S3_ACCESS_KEY FENCE_S3_SECRET_KEY
+	export FENCE_S3_ENDPOINT="http://127.0.0.1:$emu_port"
+	export AWS_ENDPOINT_URL_S3=$FENCE_S3_ENDPOINT
+	emu_log "MinIO $FENCE_MINIO_VERSION on $FENCE_S3_ENDPOINT"
+}
+
+# aws_env points the AWS SDK's default configuration at the emulators'
+# credentials and keeps it off the network: no profile files, no instance
+# metadata lookups.
+aws_env() {
+	export AWS_ACCESS_KEY_ID=$FENCE_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$FENCE_S3_SECRET_KEY
+	export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+	export AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+	unset AWS_SESSION_TOKEN AWS_PROFILE
+}
+
+emulators_up() {
+	declare -F free_port >/dev/null || { emu_log "source scripts/services.sh first"; return 1; }
+	local t0
+	t0=$(emu_ms)
+	npm_install || return 1
+	azurite_up && dynalite_up && fake_gcs_up && minio_up || return 1
+	emu_log "all emulators up in $(($(emu_ms) - t0)) ms"
+}
+
+emulators_down() {
+	local name
+	for name in minio fake-gcs dynalite azurite; do
+		emu_stop "$name"
+	done
+}
