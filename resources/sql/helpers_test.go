@@ -12,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
-	_ "modernc.org/sqlite"              // the "sqlite" database/sql driver
+	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
 
 	"github.com/fencekit/fence"
-	fencesql "github.com/fencekit/fence/resources/sql"
 	"github.com/fencekit/fence/internal/testenv"
+	fencesql "github.com/fencekit/fence/resources/sql"
 )
 
 // uniqueName returns a table name no other test uses: prefix and a random

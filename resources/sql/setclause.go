@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fencekit/fence"
 )
@@ -18,6 +19,9 @@ import (
 func checkSet(set string, nargs int) error {
 	bad := func(format string, a ...any) error {
 		return &fence.InvalidError{Field: "set clause", Reason: fmt.Sprintf(format, a...)}
+	}
+	if !utf8.ValidString(set) {
+		return bad("not valid UTF-8")
 	}
 	depth := 0
 	for i := 0; i < len(set); {
@@ -60,7 +64,9 @@ func checkSet(set string, nargs int) error {
 			continue
 		case isIdentStart(c):
 			j := i + 1
-			for j < len(set) && (isIdentStart(set[j]) || set[j] >= '0' && set[j] <= '9' || set[j] == '$') {
+			// A $ inside an identifier (PostgreSQL allows one) is read as
+			// a placeholder here, which can only refuse more.
+			for j < len(set) && (isIdentStart(set[j]) || set[j] >= '0' && set[j] <= '9') {
 				j++
 			}
 			if w := strings.ToUpper(set[i:j]); depth == 0 && (w == "WHERE" || w == "FROM" || w == "RETURNING") {

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
-	fencesql "github.com/fencekit/fence/resources/sql"
 	"github.com/fencekit/fence/resources/resourcetest"
+	fencesql "github.com/fencekit/fence/resources/sql"
 )
 
 func TestConformance(t *testing.T) {
