@@ -35,10 +35,12 @@ func NewFences(table string) (*Fences, error) {
 	// always yields the row's token after the statement: the caller's when
 	// it was admitted, the (fresh, locked) higher one when it was stale,
 	// and a corrupt value unchanged. "f.token > 0" keeps a hand-corrupted
-	// negative token from being silently overwritten.
+	// negative token from being silently overwritten, and the CAST a
+	// fraction or text in an SQLite table that is not STRICT.
 	upsert := `INSERT INTO ` + q + ` AS f (name, token) VALUES ($1, $2)
 ON CONFLICT (name) DO UPDATE SET token =
-	CASE WHEN f.token > 0 AND f.token <= excluded.token THEN excluded.token ELSE f.token END
+	CASE WHEN f.token > 0 AND f.token <= excluded.token AND CAST(f.token AS bigint) = f.token
+	THEN excluded.token ELSE f.token END
 RETURNING token`
 	return &Fences{
 		table:  table,

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
-	fencesql "github.com/fencekit/fence/resources/sql"
 	"github.com/fencekit/fence/internal/testenv"
+	fencesql "github.com/fencekit/fence/resources/sql"
 )
 
 // ledger is a small ledger on PostgreSQL: accounts with balances (and a
