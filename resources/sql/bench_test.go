@@ -1,0 +1,148 @@
+package sql_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fencekit/fence"
+	fencesql "github.com/fencekit/fence/resources/sql"
+)
+
+// variant is one way of doing the same ledger write.
+type variant struct {
+	name  string
+	write func(ctx context.Context) error
+	total time.Duration
+}
+
+// runVariants runs every variant once per iteration, interleaved so that
+// they share the machine's noise, and reports each one's time per write
+// and its ratio to the variant named in base.
+func runVariants(b *testing.B, vs []*variant, base map[string]string) {
+	ctx := context.Background()
+	for _, v := range vs { // warm the statement caches
+		if err := v.write(ctx); err != nil {
+			b.Fatal(v.name, err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, v := range vs {
+			start := time.Now()
+			if err := v.write(ctx); err != nil {
+				b.Fatal(v.name, err)
+			}
+			v.total += time.Since(start)
+		}
+	}
+	per := map[string]float64{}
+	for _, v := range vs {
+		per[v.name] = float64(v.total.Nanoseconds()) / float64(b.N)
+		b.ReportMetric(per[v.name], "ns/"+v.name)
+	}
+	for v, against := range base {
+		b.ReportMetric(per[v]/per[against], v+"/"+against)
+	}
+}
+
+// BenchmarkLedgerPostgres measures a ledger write (credit an account,
+// record the entry, commit) on PostgreSQL through native pgx, without a
+// fence and with each kind of fence, in one run:
+//
+//	go test -run XX -bench Ledger -benchtime 2000x ./resources/sql
+func BenchmarkLedgerPostgres(b *testing.B) {
+	conn, _, _ := connect(b)
+	l := newLedger(b, conn)
+	const token fence.Token = 5
+	inTx := func(ctx context.Context, fn func(pgx.Tx) error) error {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	}
+	update := fmt.Sprintf(`UPDATE %q SET balance = balance + $1 WHERE id = $2`, l.accounts)
+	insert := fmt.Sprintf(`INSERT INTO %q (account, amount) VALUES ($1, $2)`, l.entries)
+	runVariants(b, []*variant{
+		{name: "batch", write: func(ctx context.Context) error { return l.write(ctx, conn, 1, 1, 0) }},
+		{name: "batch-fenced", write: func(ctx context.Context) error { return l.write(ctx, conn, 2, 1, token) }},
+		{name: "tx", write: func(ctx context.Context) error {
+			return inTx(ctx, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, update, 1, 3); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, insert, 3, 1)
+				return err
+			})
+		}},
+		{name: "tx-fence-row", write: func(ctx context.Context) error {
+			return inTx(ctx, func(tx pgx.Tx) error {
+				if err := l.fences.CheckPgx(ctx, tx, "account/4", token); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, update, 1, 4); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, insert, 4, 1)
+				return err
+			})
+		}},
+		{name: "tx-fence-column", write: func(ctx context.Context) error {
+			return inTx(ctx, func(tx pgx.Tx) error {
+				if err := l.column.UpdatePgx(ctx, tx, int64(5), token, "balance = balance + $1", int64(1)); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, insert, 5, 1)
+				return err
+			})
+		}},
+	}, map[string]string{"batch-fenced": "batch", "tx-fence-row": "tx", "tx-fence-column": "tx"})
+}
+
+// BenchmarkLedgerSQLite measures the same write on SQLite through
+// database/sql and RunTx, without and with a fence row.
+func BenchmarkLedgerSQLite(b *testing.B) {
+	db := openSQLite(b)
+	ctx := context.Background()
+	if err := fencesql.CreateTables(ctx, db, fencesql.SQLite, fencesql.Tables{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL);
+		CREATE TABLE entries (id INTEGER PRIMARY KEY, account INTEGER NOT NULL, amount INTEGER NOT NULL);
+		INSERT INTO accounts VALUES (1, 0), (2, 0)`); err != nil {
+		b.Fatal(err)
+	}
+	fences, err := fencesql.NewFences("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	write := func(account int64, fenced bool) func(context.Context) error {
+		return func(ctx context.Context) error {
+			return fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
+				if fenced {
+					if err := fences.Check(ctx, tx, "account", 5); err != nil {
+						return err
+					}
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + 1 WHERE id = $1`, account); err != nil {
+					return err
+				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO entries (account, amount) VALUES ($1, 1)`, account)
+				return err
+			})
+		}
+	}
+	runVariants(b, []*variant{
+		{name: "tx", write: write(1, false)},
+		{name: "tx-fence-row", write: write(2, true)},
+	}, map[string]string{"tx-fence-row": "tx"})
+}
