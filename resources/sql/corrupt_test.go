@@ -37,9 +37,11 @@ func TestCorruptFenceRow(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		tb := fencesql.Tables{Fence: uniqueName("handmade"), Value: uniqueName("value")}
-		if err := b.createTables(t.Context(), fencesql.Tables{Fence: uniqueName("unused"), Value: tb.Value}); err != nil {
+		unused := uniqueName("unused")
+		if err := b.createTables(t.Context(), fencesql.Tables{Fence: unused, Value: tb.Value}); err != nil {
 			t.Fatal(err)
 		}
+		b.dropLater(t, unused)
 		typ := "bigint"
 		if b.dialect == fencesql.SQLite {
 			typ = "" // no type: SQLite stores whatever it is given

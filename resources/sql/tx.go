@@ -39,6 +39,8 @@ type ConflictError struct {
 	Cause error
 }
 
+// Error says how many attempts failed, why retrying stopped and the last
+// conflict.
 func (e *ConflictError) Error() string {
 	msg := fmt.Sprintf("fencesql: transaction failed with a conflict %d times", e.Attempts)
 	if e.Cause != nil {
