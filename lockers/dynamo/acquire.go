@@ -1,0 +1,121 @@
+package dynamo
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/fencekit/fence"
+)
+
+// Acquire implements fence.Locker: one conditional UpdateItem that sets
+// the owner, a new version, the lease duration and expiry, marks the item
+// held and increments the token with ADD, if the item is absent, free or
+// expired (in clock-free mode: its version is one this Locker has seen
+// unchanged for the lease stored with it). A failed Acquire writes nothing;
+// it reads the item (from the error where DynamoDB returns it, otherwise
+// with one consistent GetItem) and reports the holder in a
+// *fence.HeldError, and in clock-free mode starts the wait for a takeover.
+//
+// If the item changed between the failed update and the read so that it
+// looks free or expired, Acquire tries the update once more.
+func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
+	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
+		return fence.Lease{}, err
+	}
+	if err := fence.ValidateTTL(ttl, MinTTL, MaxTTL); err != nil {
+		return fence.Lease{}, err
+	}
+	owner := opts.OwnerOrNew()
+	if err := fence.ValidateKey("owner", owner, MaxOwnerLen); err != nil {
+		return fence.Lease{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return fence.Lease{}, wrap(ctx, "acquire", key, err)
+	}
+	for range 2 {
+		lease, again, err := l.tryAcquire(ctx, key, owner, ttl)
+		if !again {
+			return lease, err
+		}
+	}
+	return fence.Lease{}, &fence.HeldError{Key: key}
+}
+
+// tryAcquire sends the acquiring update once. again reports that the item
+// looked takeable after the update failed: another try may succeed.
+func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, again bool, err error) {
+	version := newVersion()
+	sent := l.clock.Now()
+	cond, values := l.takeable(key, sent)
+	values[":o"] = &types.AttributeValueMemberS{Value: owner}
+	values[":v"] = &types.AttributeValueMemberS{Value: version}
+	values[":l"] = millis(ttl)
+	values[":e"] = expiry(sent, ttl)
+	values[":true"] = &types.AttributeValueMemberBOOL{Value: true}
+	values[":one"] = &types.AttributeValueMemberN{Value: "1"}
+	out, err := l.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(l.table),
+		Key:                                 l.itemKey(key),
+		UpdateExpression:                    aws.String("SET #o = :o, #v = :v, #l = :l, #e = :e, #h = :true ADD #t :one"),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            l.names(),
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if err == nil {
+		r, ok, perr := parseItem(key, out.Attributes)
+		switch {
+		case perr != nil:
+			return fence.Lease{}, false, perr
+		case !ok || r.version != version || r.owner != owner:
+			return fence.Lease{}, false, &fence.CorruptError{Key: key, Reason: "the acquiring update returned an item it did not write"}
+		}
+		return l.won(key, owner, r.token, ttl, sent), false, nil
+	}
+	o, err := l.settle(ctx, "acquire", key, version, err)
+	switch {
+	case err != nil:
+		return fence.Lease{}, false, err
+	case o.applied: // a lost answer to our own update, which the SDK retried
+		return l.won(key, owner, o.rec.token, ttl, sent), false, nil
+	case !o.condFailed:
+		return fence.Lease{}, false, o.err
+	case !o.found:
+		return fence.Lease{}, true, nil // deleted by hand in between
+	}
+	held, until := l.holding(key, o.rec, o.at)
+	if !held {
+		return fence.Lease{}, true, nil // changed since the update, or expired now
+	}
+	return fence.Lease{}, false, &fence.HeldError{Key: key, Holder: o.rec.owner, Token: o.rec.token, ValidUntil: until}
+}
+
+// won returns the lease of a successful Acquire and forgets what was seen
+// of key.
+func (l *Locker) won(key, owner string, token fence.Token, ttl time.Duration, sent time.Time) fence.Lease {
+	l.obs.forget(l.table, key)
+	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl, ValidUntil: sent.Add(ttl)}
+}
+
+// takeable returns the condition under which Acquire may take key at now,
+// and the expression values it uses.
+func (l *Locker) takeable(key string, now time.Time) (string, map[string]types.AttributeValue) {
+	cond := "attribute_not_exists(#k) OR #h = :false"
+	values := map[string]types.AttributeValue{":false": &types.AttributeValueMemberBOOL{Value: false}}
+	if l.trusted {
+		// expires + skew < now, in whole milliseconds rounded towards
+		// the later takeover.
+		cut := now.UnixMilli() - int64((l.skew+time.Millisecond-1)/time.Millisecond)
+		cond += " OR #e < :cut"
+		values[":cut"] = &types.AttributeValueMemberN{Value: itoa(cut)}
+	} else if seen, ok := l.obs.expired(l.table, key, now); ok {
+		cond += " OR #v = :seen"
+		values[":seen"] = &types.AttributeValueMemberS{Value: seen}
+	}
+	return cond, values
+}

@@ -1,0 +1,124 @@
+package dynamo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/fencekit/fence/internal/testenv"
+)
+
+// newClient returns a DynamoDB client for the emulator whose requests go
+// through rt (a fresh http.Transport when nil). optFns adjust its options.
+func newClient(t testing.TB, rt http.RoundTripper, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	t.Helper()
+	endpoint := testenv.DynamoEndpoint(t)
+	if rt == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		t.Cleanup(tr.CloseIdleConnections)
+		rt = tr
+	}
+	opts := dynamodb.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "fence-test", SecretAccessKey: "fence-test-secret", Source: "test"}, nil
+		}),
+		HTTPClient: &http.Client{Transport: rt},
+	}
+	for _, f := range optFns {
+		f(&opts)
+	}
+	return dynamodb.New(opts)
+}
+
+// uniqueName returns prefix followed by random hex, a table name no other
+// test run uses.
+func uniqueName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// newTable creates a lease table of a unique name with CreateTable and
+// deletes it when the test ends. It returns the table's name.
+func newTable(t testing.TB, client *dynamodb.Client, opts *TableOptions) string {
+	t.Helper()
+	table := uniqueName("fence-test-")
+	if err := CreateTable(t.Context(), client, table, opts); err != nil {
+		t.Fatalf("CreateTable(%q): %v", table, err)
+	}
+	t.Cleanup(func() { deleteTable(t, client, table) })
+	return table
+}
+
+// deleteTable deletes table after the test (t.Context is done by then, so
+// it uses its own bounded context).
+func deleteTable(t testing.TB, client *dynamodb.Client, table string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)}); err != nil {
+		t.Errorf("delete table %q: %v", table, err)
+	}
+}
+
+// newLocker returns a Locker on table, failing the test on an error.
+func newLocker(t testing.TB, api DynamoDBAPI, table string, opts *Options) *Locker {
+	t.Helper()
+	l, err := New(api, table, opts)
+	if err != nil {
+		t.Fatalf("New(%q): %v", table, err)
+	}
+	return l
+}
+
+// putItem writes item to table as is, bypassing the Locker: a record
+// edited by hand.
+func putItem(t testing.TB, client *dynamodb.Client, table string, item map[string]types.AttributeValue) {
+	t.Helper()
+	if _, err := client.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+		t.Fatalf("PutItem: %v", err)
+	}
+}
+
+// getItem reads key's item from table as is, with a consistent read.
+func getItem(t testing.TB, client *dynamodb.Client, table, key string) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := client.GetItem(t.Context(), &dynamodb.GetItemInput{
+		TableName:      aws.String(table),
+		Key:            map[string]types.AttributeValue{DefaultKeyAttribute: &types.AttributeValueMemberS{Value: key}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		t.Fatalf("GetItem(%q): %v", key, err)
+	}
+	return out.Item
+}
+
+// operation returns the DynamoDB operation a request calls, from its
+// X-Amz-Target header ("DynamoDB_20120810.UpdateItem" → "UpdateItem").
+func operation(r *http.Request) string {
+	target := r.Header.Get("X-Amz-Target")
+	return target[strings.LastIndexByte(target, '.')+1:]
+}
+
+// counter is an http.RoundTripper that counts the requests it forwards,
+// by operation. Each is one round trip to the store.
+type counter struct {
+	next  http.RoundTripper
+	total atomic.Int64
+}
+
+func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.total.Add(1)
+	return c.next.RoundTrip(r)
+}

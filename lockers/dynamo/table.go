@@ -1,0 +1,115 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/fencekit/fence"
+)
+
+// DefaultTableWait is how long CreateTable waits for the table to become
+// ACTIVE when TableOptions.Wait is 0.
+const DefaultTableWait = 5 * time.Minute
+
+// TableOptions configure CreateTable. A nil *TableOptions means all
+// defaults.
+type TableOptions struct {
+	// KeyAttribute names the partition key attribute; use the same value
+	// as Options.KeyAttribute. Default: DefaultKeyAttribute.
+	KeyAttribute string
+	// Wait bounds the wait for the table to become ACTIVE (ctx bounds it
+	// too). Default: DefaultTableWait.
+	Wait time.Duration
+}
+
+// KeySchema returns the key schema and attribute definitions of a lease
+// table whose partition key is keyAttribute ("" for DefaultKeyAttribute):
+// one HASH key of type S and no sort key. Tables created with other tools
+// need exactly this; any billing mode works. Do not enable DynamoDB's Time
+// to Live on the table: items must never be deleted (that restarts a key's
+// tokens at 1), and expires_ms is not a TTL attribute.
+func KeySchema(keyAttribute string) ([]types.KeySchemaElement, []types.AttributeDefinition) {
+	if keyAttribute == "" {
+		keyAttribute = DefaultKeyAttribute
+	}
+	return []types.KeySchemaElement{{AttributeName: aws.String(keyAttribute), KeyType: types.KeyTypeHash}},
+		[]types.AttributeDefinition{{AttributeName: aws.String(keyAttribute), AttributeType: types.ScalarAttributeTypeS}}
+}
+
+// CreateTable creates the lease table with on-demand billing
+// (PAY_PER_REQUEST) and the key schema of KeySchema, and waits until it is
+// ACTIVE. If the table exists already it only waits, and checks that its
+// key schema is the one a Locker needs (an error matching fence.ErrInvalid
+// otherwise). Run it once at start-up or in a deployment step.
+func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOptions) error {
+	if api == nil {
+		return &fence.InvalidError{Field: "api", Reason: "nil"}
+	}
+	if err := checkTable(table); err != nil {
+		return err
+	}
+	var o TableOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.KeyAttribute == "" {
+		o.KeyAttribute = DefaultKeyAttribute
+	}
+	if err := checkKeyAttribute(o.KeyAttribute); err != nil {
+		return err
+	}
+	if o.Wait < 0 {
+		return &fence.InvalidError{Field: "Wait", Reason: fmt.Sprintf("%v is negative", o.Wait)}
+	}
+	if o.Wait == 0 {
+		o.Wait = DefaultTableWait
+	}
+	schema, attrs := KeySchema(o.KeyAttribute)
+	_, err := api.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(table),
+		KeySchema:            schema,
+		AttributeDefinitions: attrs,
+		BillingMode:          types.BillingModePayPerRequest,
+	})
+	if _, exists := errors.AsType[*types.ResourceInUseException](err); err != nil && !exists {
+		return fmt.Errorf("fence/dynamo: create table %q: %w", table, err)
+	}
+	w := dynamodb.NewTableExistsWaiter(api, func(w *dynamodb.TableExistsWaiterOptions) {
+		w.MinDelay, w.MaxDelay = 500*time.Millisecond, 5*time.Second
+	})
+	out, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, o.Wait)
+	if err != nil {
+		return fmt.Errorf("fence/dynamo: wait for table %q: %w", table, err)
+	}
+	return checkSchema(table, o.KeyAttribute, out.Table)
+}
+
+// checkSchema checks that desc has a single string partition key named
+// keyAttr.
+func checkSchema(table, keyAttr string, desc *types.TableDescription) error {
+	bad := func(reason string) error {
+		return &fence.InvalidError{Field: "table", Reason: fmt.Sprintf("%q exists and %s; a lease table has only a partition key %q of type S", table, reason, keyAttr)}
+	}
+	if desc == nil {
+		return bad("has no description")
+	}
+	if len(desc.KeySchema) != 1 {
+		return bad(fmt.Sprintf("has %d key attributes", len(desc.KeySchema)))
+	}
+	k := desc.KeySchema[0]
+	if aws.ToString(k.AttributeName) != keyAttr || k.KeyType != types.KeyTypeHash {
+		return bad(fmt.Sprintf("its key is %q (%s)", aws.ToString(k.AttributeName), k.KeyType))
+	}
+	for _, a := range desc.AttributeDefinitions {
+		if aws.ToString(a.AttributeName) == keyAttr && a.AttributeType != types.ScalarAttributeTypeS {
+			return bad(fmt.Sprintf("its key is of type %s", a.AttributeType))
+		}
+	}
+	return nil
+}
