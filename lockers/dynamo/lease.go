@@ -154,4 +154,3 @@ func checkLease(lease fence.Lease) error {
 	}
 	return fence.ValidateKey("owner", lease.Owner, MaxOwnerLen)
 }
-
