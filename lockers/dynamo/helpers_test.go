@@ -122,3 +122,13 @@ func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.total.Add(1)
 	return c.next.RoundTrip(r)
 }
+
+// versionOf returns the version attribute of a lease item.
+func versionOf(t testing.TB, item map[string]types.AttributeValue) string {
+	t.Helper()
+	v, ok := item[attrVersion].(*types.AttributeValueMemberS)
+	if !ok {
+		t.Fatalf("item has no string version: %v", item)
+	}
+	return v.Value
+}
