@@ -1,0 +1,51 @@
+package azblob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+)
+
+// notHeldCodes are the service's answers to a lease operation (or a write
+// under a lease id) that mean the lease is not, or no longer, the caller's.
+var notHeldCodes = []bloberror.Code{
+	bloberror.LeaseIDMismatchWithLeaseOperation,
+	bloberror.LeaseIDMismatchWithBlobOperation,
+	bloberror.LeaseNotPresentWithLeaseOperation,
+	bloberror.LeaseNotPresentWithBlobOperation,
+	bloberror.LeaseIsBrokenAndCannotBeRenewed,
+	bloberror.LeaseIsBreakingAndCannotBeAcquired,
+	bloberror.LeaseIsBreakingAndCannotBeChanged,
+	bloberror.LeaseLost,
+	bloberror.LeaseIDMissing,
+	bloberror.BlobNotFound,
+}
+
+// isNotHeld reports whether err is one of notHeldCodes.
+func isNotHeld(err error) bool { return bloberror.HasCode(err, notHeldCodes...) }
+
+// answered reports whether err is an answer of the service (an HTTP
+// response with an error status), after which the request is known to
+// have been refused. Any other error (a transport failure, ctx ending)
+// leaves it unknown whether the service applied the request.
+func answered(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re)
+}
+
+// wrap adds what the locker was doing to an SDK error, and ctx's error
+// when ctx is done, so that errors.Is(err, ctx.Err()) holds as the
+// contract requires.
+func wrap(ctx context.Context, what string, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("fence/azblob: %s: %w (%w)", what, err, cerr)
+	}
+	return fmt.Errorf("fence/azblob: %s: %w", what, err)
+}
+
+// quote quotes a key for error messages.
+func quote(key string) string { return strconv.Quote(key) }

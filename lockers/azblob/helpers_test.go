@@ -1,0 +1,95 @@
+package azblob
+
+import (
+	"context"
+	"crypto/rand"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testenv"
+)
+
+// newContainer creates a container of a unique name on Azurite, deleted
+// when t ends, and returns a client for it that sends its requests through
+// transport (http.DefaultClient when nil). The SDK's retries are off
+// unless retries is set, so that a test sees each answer.
+func newContainer(t testing.TB, transport policy.Transporter, retries bool) *container.Client {
+	t.Helper()
+	c := containerClient(t, "fence-"+strings.ToLower(rand.Text()[:16]), transport, retries)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Create(ctx, nil); err != nil {
+		t.Fatalf("create container: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := c.Delete(ctx, nil); err != nil {
+			t.Logf("delete container: %v", err)
+		}
+	})
+	return c
+}
+
+// containerClient returns a client of the container name on Azurite.
+func containerClient(t testing.TB, name string, transport policy.Transporter, retries bool) *container.Client {
+	t.Helper()
+	url := testenv.AzuriteBlobURL(t)
+	account, key := testenv.AzuriteAccount(t)
+	cred, err := container.NewSharedKeyCredential(account, key)
+	if err != nil {
+		t.Fatalf("shared key: %v", err)
+	}
+	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: transport}}
+	if retries {
+		opts.Retry = policy.RetryOptions{MaxRetries: 3, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: 50 * time.Millisecond}
+	} else {
+		opts.Retry = policy.RetryOptions{MaxRetries: -1}
+	}
+	c, err := container.NewClientWithSharedKeyCredential(url+"/"+name, cred, opts)
+	if err != nil {
+		t.Fatalf("container client: %v", err)
+	}
+	return c
+}
+
+// newLocker returns a Locker on c, failing t on error.
+func newLocker(t testing.TB, c *container.Client, opts *Options) *Locker {
+	t.Helper()
+	l, err := New(c, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return l
+}
+
+// counter is an http transport that counts the requests it forwards.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) Do(req *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultClient.Do(req)
+}
+
+// key returns a key unique to t.
+func key(t testing.TB) string {
+	return "k-" + strings.ToLower(rand.Text()[:12])
+}
+
+// mustAcquire takes key with l for ttl, failing t on error.
+func mustAcquire(t testing.TB, l fence.Locker, key string, ttl time.Duration, opts *fence.AcquireOptions) fence.Lease {
+	t.Helper()
+	lease, err := l.Acquire(context.Background(), key, ttl, opts)
+	if err != nil {
+		t.Fatalf("Acquire(%q): %v", key, err)
+	}
+	return lease
+}

@@ -1,0 +1,104 @@
+package azblob
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/fencekit/fence"
+)
+
+// ValidateKey checks that key can be a blob name that Azure stores as
+// given. Keys are used verbatim as blob names (readable in Azure's tools),
+// so names that the service or HTTP would change, and two keys would then
+// share one blob, are refused with a *fence.InvalidError instead:
+//
+//   - what fence.ValidateKey refuses: empty, more than MaxKeyLen bytes,
+//     invalid UTF-8, NUL;
+//   - control characters (U+0001–U+001F, U+007F–U+009F) and the
+//     non-characters U+FFFE and U+FFFF, which Azure advises against;
+//   - a backslash, which Azure treats as a '/';
+//   - an empty path segment (a leading or trailing '/', or "//"), a
+//     segment "." or "..", or a segment ending in '.', which URL handling
+//     removes or folds (Azure: "no path segments should end with a dot");
+//   - more than MaxSegments segments.
+//
+// Everything else, including '%', spaces, '?' and '#', is escaped on the
+// wire by the SDK and names a blob of its own.
+func ValidateKey(key string) error {
+	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
+		return err
+	}
+	for _, r := range key {
+		switch {
+		case r == '\\':
+			return &fence.InvalidError{Field: "key", Reason: "contains a backslash, which Azure reads as '/'"}
+		case unicode.IsControl(r):
+			return &fence.InvalidError{Field: "key", Reason: fmt.Sprintf("contains the control character %U, which Azure blob names must not hold", r)}
+		case r == '\uFFFE' || r == '\uFFFF':
+			return &fence.InvalidError{Field: "key", Reason: fmt.Sprintf("contains the non-character %U", r)}
+		}
+	}
+	segments := strings.Split(key, "/")
+	if len(segments) > MaxSegments {
+		return &fence.InvalidError{Field: "key", Reason: fmt.Sprintf("%d path segments, more than Azure's limit of %d", len(segments), MaxSegments)}
+	}
+	for _, s := range segments {
+		switch {
+		case s == "":
+			return &fence.InvalidError{Field: "key", Reason: "has an empty path segment (a leading or trailing '/', or \"//\"), which Azure folds"}
+		case s == "." || s == "..":
+			return &fence.InvalidError{Field: "key", Reason: fmt.Sprintf("has the path segment %q, which URL handling removes", s)}
+		case strings.HasSuffix(s, "."):
+			return &fence.InvalidError{Field: "key", Reason: "has a path segment ending in '.', which Azure may strip"}
+		}
+	}
+	return nil
+}
+
+// validateOwner checks an owner id: 1 to MaxOwnerLen bytes of printable
+// ASCII without leading or trailing spaces, the values an HTTP header (and
+// so Azure metadata) carries unchanged.
+func validateOwner(owner string) error {
+	if owner == "" {
+		return &fence.InvalidError{Field: "owner", Reason: "empty"}
+	}
+	if len(owner) > MaxOwnerLen {
+		return &fence.InvalidError{Field: "owner", Reason: fmt.Sprintf("%d bytes, more than the limit of %d", len(owner), MaxOwnerLen)}
+	}
+	for i := 0; i < len(owner); i++ {
+		if c := owner[i]; c < 0x20 || c > 0x7e {
+			return &fence.InvalidError{Field: "owner", Reason: fmt.Sprintf("byte %#x at %d is not printable ASCII, which Azure metadata cannot hold", c, i)}
+		}
+	}
+	if owner[0] == ' ' || owner[len(owner)-1] == ' ' {
+		return &fence.InvalidError{Field: "owner", Reason: "starts or ends with a space, which HTTP drops"}
+	}
+	return nil
+}
+
+// validateTTL checks a lease duration: MinTTL to MaxTTL, whole seconds.
+func validateTTL(ttl time.Duration) error {
+	if err := fence.ValidateTTL(ttl, MinTTL, MaxTTL); err != nil {
+		return err
+	}
+	if ttl%time.Second != 0 {
+		return &fence.InvalidError{Field: "ttl", Reason: fmt.Sprintf("%v is not a whole number of seconds, as Azure leases are", ttl)}
+	}
+	return nil
+}
+
+// validateLease checks a lease handed to Renew or Release.
+func validateLease(lease fence.Lease) error {
+	if err := fence.ValidateLease(lease, MaxKeyLen); err != nil {
+		return err
+	}
+	if err := ValidateKey(lease.Key); err != nil {
+		return err
+	}
+	if err := validateOwner(lease.Owner); err != nil {
+		return err
+	}
+	return validateTTL(lease.TTL)
+}

@@ -1,0 +1,127 @@
+package azblob
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
+	"github.com/fencekit/fence"
+)
+
+// Metadata names on a lock blob. Azure metadata names are
+// case-insensitive; the SDK returns them capitalised, so they are looked
+// up without regard to case.
+const (
+	// MetaToken holds the last token issued, in decimal; "0" until the
+	// first acquisition.
+	MetaToken = "fencetoken"
+	// MetaOwner holds the owner of the last lease.
+	MetaOwner = "fenceowner"
+	// MetaTTL holds the duration of the last lease in whole seconds.
+	MetaTTL = "fencettl"
+)
+
+// record is what a lock blob says: the last token issued, its owner and
+// lease duration, the lease state, and the ETag and metadata it was read
+// with.
+type record struct {
+	token  fence.Token
+	owner  string
+	ttl    time.Duration // 0 when token is 0
+	leased bool          // a lease is active (leased or breaking)
+	etag   azcore.ETag
+	meta   map[string]*string // all metadata, kept on rewrite
+}
+
+// parseRecord parses the metadata of the lock blob of key. A missing or
+// malformed field, or fields that contradict each other, give a
+// *fence.CorruptError.
+func parseRecord(key string, meta map[string]*string) (record, error) {
+	r := record{meta: meta}
+	corrupt := func(reason string, err error) (record, error) {
+		return record{}, &fence.CorruptError{Key: key, Reason: reason, Err: err}
+	}
+	tok, ok := lookup(meta, MetaToken)
+	if !ok {
+		return corrupt("the blob has no "+MetaToken+" metadata", nil)
+	}
+	if tok != "0" {
+		t, err := fence.ParseToken(tok)
+		if err != nil {
+			return corrupt(MetaToken+" is not a token", err)
+		}
+		r.token = t
+	}
+	r.owner, _ = lookup(meta, MetaOwner)
+	ttl, hasTTL := lookup(meta, MetaTTL)
+	switch {
+	case r.token == 0 && (r.owner != "" || hasTTL):
+		return corrupt("token 0 with an owner or a TTL", nil)
+	case r.token == 0:
+		return r, nil
+	case r.owner == "":
+		return corrupt(fmt.Sprintf("token %d without an owner", r.token), nil)
+	case !hasTTL:
+		return corrupt(fmt.Sprintf("token %d without a TTL", r.token), nil)
+	}
+	secs, err := strconv.ParseUint(ttl, 10, 8)
+	if err != nil || len(ttl) > 2 || ttl[0] == '0' {
+		return corrupt(fmt.Sprintf("%s %q is not a number of seconds", MetaTTL, ttl), err)
+	}
+	r.ttl = time.Duration(secs) * time.Second
+	if validateTTL(r.ttl) != nil {
+		return corrupt(fmt.Sprintf("%s %q is out of range", MetaTTL, ttl), nil)
+	}
+	if validateOwner(r.owner) != nil {
+		return corrupt(fmt.Sprintf("%s %q is not a valid owner id", MetaOwner, r.owner), nil)
+	}
+	return r, nil
+}
+
+// next returns the metadata that issues the next token to owner for ttl:
+// every other entry of r.meta is kept (SetMetadata replaces all of it).
+// It fails when the counter cannot grow.
+func (r record) next(key, owner string, ttl time.Duration) (fence.Token, map[string]*string, error) {
+	if r.token == math.MaxUint64 {
+		return 0, nil, &fence.CorruptError{Key: key, Reason: "the token counter is at its maximum"}
+	}
+	t := r.token + 1
+	meta := make(map[string]*string, len(r.meta)+3)
+	for k, v := range r.meta {
+		switch strings.ToLower(k) {
+		case MetaToken, MetaOwner, MetaTTL:
+		default:
+			meta[k] = v
+		}
+	}
+	meta[MetaToken] = ptr(t.String())
+	meta[MetaOwner] = ptr(owner)
+	meta[MetaTTL] = ptr(strconv.Itoa(int(ttl / time.Second)))
+	return t, meta, nil
+}
+
+// info describes r as LockInfo. A leased blob whose token is 0 is being
+// taken for the first time and shows as never acquired until the token is
+// written.
+func (r record) info(key string) fence.LockInfo {
+	if r.token == 0 {
+		return fence.LockInfo{Key: key}
+	}
+	return fence.LockInfo{Key: key, Held: r.leased, Owner: r.owner, Token: r.token}
+}
+
+// lookup finds the metadata value named name, ignoring case.
+func lookup(meta map[string]*string, name string) (string, bool) {
+	for k, v := range meta {
+		if strings.EqualFold(k, name) && v != nil {
+			return *v, true
+		}
+	}
+	return "", false
+}
+
+func ptr[T any](v T) *T { return &v }
