@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -87,6 +88,8 @@ func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Dur
 		return fence.Lease{}, false, o.err
 	case !o.found:
 		return fence.Lease{}, true, nil // deleted by hand in between
+	case o.rec.token == math.MaxUint64:
+		return fence.Lease{}, false, &fence.CorruptError{Key: key, Reason: "the token is the largest there is; no higher one can be issued"}
 	}
 	held, until := l.holding(key, o.rec, o.at)
 	if !held {
@@ -105,17 +108,30 @@ func (l *Locker) won(key, owner string, token fence.Token, ttl time.Duration, se
 // takeable returns the condition under which Acquire may take key at now,
 // and the expression values it uses.
 func (l *Locker) takeable(key string, now time.Time) (string, map[string]types.AttributeValue) {
-	cond := "attribute_not_exists(#k) OR #h = :false"
-	values := map[string]types.AttributeValue{":false": &types.AttributeValueMemberBOOL{Value: false}}
+	free := "#h = :false"
+	values := map[string]types.AttributeValue{
+		":false": &types.AttributeValueMemberBOOL{Value: false},
+		":max":   &types.AttributeValueMemberN{Value: belowMax},
+	}
 	if l.trusted {
 		// expires + skew < now, in whole milliseconds rounded towards
 		// the later takeover.
 		cut := now.UnixMilli() - int64((l.skew+time.Millisecond-1)/time.Millisecond)
-		cond += " OR #e < :cut"
+		free += " OR #e < :cut"
 		values[":cut"] = &types.AttributeValueMemberN{Value: itoa(cut)}
 	} else if seen, ok := l.obs.expired(l.table, key, now); ok {
-		cond += " OR #v = :seen"
+		free += " OR #v = :seen"
 		values[":seen"] = &types.AttributeValueMemberS{Value: seen}
 	}
-	return cond, values
+	// An existing item must also have a numeric token from 1 to one
+	// below the largest: a corrupted one fails the condition and is
+	// reported, not written over.
+	return "attribute_not_exists(#k) OR (#t BETWEEN :one AND :max AND (" + free + "))", values
 }
+
+// maxToken is the largest token, as a DynamoDB number; belowMax is the
+// largest an Acquire can increment.
+var (
+	maxToken = fence.Token(math.MaxUint64).String()
+	belowMax = fence.Token(math.MaxUint64 - 1).String()
+)
