@@ -1,0 +1,77 @@
+// Package dynamo fences writes to Amazon DynamoDB items, driven through the
+// AWS SDK for Go v2: a write carrying token t is applied only if t is at
+// least the highest token the item has seen, and in the same conditional
+// write the item's fence attribute becomes t.
+//
+// # Fenced writes
+//
+// Table.PutItem, Table.UpdateItem and Table.DeleteItem take the SDK's own
+// input structs, so existing code keeps its expressions, and return the
+// SDK's outputs. Each is one conditional PutItem or UpdateItem whose
+// condition is
+//
+//	(attribute_not_exists(#f) OR #f BETWEEN :1 AND :t) AND (your condition)
+//
+// where #f is the fence attribute (Options.FenceAttribute) and :t the
+// token. (BETWEEN 1 AND t is "#f <= t" that also refuses a fence attribute
+// someone set by hand to 0, a negative number or a string.) Your
+// ConditionExpression, ExpressionAttributeNames and
+// ExpressionAttributeValues are kept; the package's own placeholders all
+// start with "#fencekit" and ":fencekit", which your names and values may
+// not use (fence.ErrInvalid). The same write sets the fence attribute to t:
+// in the item of a PutItem, and in the SET clause of an UpdateItem's
+// UpdateExpression (added when the expression has none). Nothing uses
+// transactions. The legacy parameters (Expected, AttributeUpdates,
+// ConditionalOperator) are refused: DynamoDB does not mix them with
+// expressions.
+//
+// # Telling failures apart
+//
+// When the condition fails, the package looks at the item as it was
+// (ReturnValuesOnConditionCheckFailure ALL_OLD; where the service returns
+// no item, a consistent GetItem). A fence above t gives a
+// *fence.StaleTokenError with the highest token seen; a fence attribute
+// that is not a positive integer gives a *fence.CorruptError and nothing
+// is written; otherwise your own condition failed, and the error is a
+// *ConditionFailedError wrapping the SDK's
+// *types.ConditionalCheckFailedException.
+//
+// # Tombstones
+//
+// A fenced DeleteItem does not delete: it replaces the item with a
+// tombstone holding only the key, the fence attribute (the token) and a
+// marker attribute (Options.TombstoneAttribute), so that a stale writer
+// cannot re-create the item with an old token. Table.GetItem and the
+// portable Resource report a tombstone as absent. Your condition
+// expressions, though, are evaluated by DynamoDB against the stored item,
+// tombstones included: after a delete, attribute_exists(pk) is true and
+// attribute_not_exists(pk) false. To test whether an item is live, test an
+// attribute your items always have, or the marker attribute through a
+// placeholder of your own. A fenced UpdateItem on a tombstone re-creates
+// the item (the marker is removed), as UpdateItem on an absent item creates
+// it. Reclaim tombstones only when no writer with an old token can still
+// come back.
+//
+// # Ambiguous outcomes
+//
+// Every fenced write also stores a fresh random write id
+// (Options.WriteIDAttribute). When a write fails in a way that leaves its
+// outcome unknown (a network error or server fault after the request was
+// sent, or a condition failure of an SDK retry whose first attempt was
+// applied), the package reads the item back with a consistent read: if it
+// carries the token and this write's id, the write was applied and the
+// method succeeds. Otherwise the error is returned, and it may still be
+// ambiguous: a retry with the same token is harmless for the fence. When
+// ctx is done, nothing is read back.
+//
+// # Portable form
+//
+// Resource is a fence.Resource on a table with a string partition key:
+// the value of a name is stored in a binary attribute.
+//
+// # Emulator
+//
+// The package is tested on dynalite, which has no
+// ReturnValuesOnConditionCheckFailure (the fallback consistent GetItem is
+// what runs there) and no transactions (which nothing here uses).
+package dynamo
