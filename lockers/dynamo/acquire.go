@@ -114,11 +114,8 @@ func (l *Locker) takeable(key string, now time.Time) (string, map[string]types.A
 		":max":   &types.AttributeValueMemberN{Value: belowMax},
 	}
 	if l.trusted {
-		// expires + skew < now, in whole milliseconds rounded towards
-		// the later takeover.
-		cut := now.UnixMilli() - int64((l.skew+time.Millisecond-1)/time.Millisecond)
 		free += " OR #e < :cut"
-		values[":cut"] = &types.AttributeValueMemberN{Value: itoa(cut)}
+		values[":cut"] = &types.AttributeValueMemberN{Value: itoa(l.cut(now))}
 	} else if seen, ok := l.obs.expired(l.table, key, now); ok {
 		free += " OR #v = :seen"
 		values[":seen"] = &types.AttributeValueMemberS{Value: seen}

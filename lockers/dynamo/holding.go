@@ -17,7 +17,7 @@ func (l *Locker) holding(key string, r record, now time.Time) (held bool, until 
 		return false, time.Time{}
 	}
 	if l.trusted {
-		if !now.Before(r.expires.Add(l.skew)) {
+		if r.expires.UnixMilli() < l.cut(now) {
 			return false, time.Time{}
 		}
 		// The stored expiry is on the writer's clock; the lease cannot
@@ -37,6 +37,13 @@ func (l *Locker) holding(key string, r record, now time.Time) (held bool, until 
 		return false, time.Time{}
 	}
 	return true, until
+}
+
+// cut returns the stored expiry, in Unix milliseconds, before which a
+// lease has expired at now in trusted-clock mode: expires + skew < now,
+// in whole milliseconds rounded towards the later takeover.
+func (l *Locker) cut(now time.Time) int64 {
+	return now.UnixMilli() - int64((l.skew+time.Millisecond-1)/time.Millisecond)
 }
 
 // newVersion returns a fresh random record version.
