@@ -28,6 +28,7 @@ type faulty struct {
 	drop   map[string]int // operation → answers still to lose
 	unsent bool
 	calls  map[string]int
+	all    int // requests ever made
 }
 
 func newFaulty(t testing.TB) *faulty {
@@ -51,10 +52,18 @@ func (f *faulty) count(op string) int {
 	return f.calls[op]
 }
 
+// total returns the number of requests ever made.
+func (f *faulty) total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.all
+}
+
 func (f *faulty) RoundTrip(r *http.Request) (*http.Response, error) {
 	op := operation(r)
 	f.mu.Lock()
 	f.calls[op]++
+	f.all++
 	lost := f.drop[op] > 0
 	if lost {
 		f.drop[op]--
