@@ -1,0 +1,87 @@
+// Package s3 fences writes to objects in Amazon S3 and S3-compatible
+// stores (MinIO): a write carrying token t is applied to an object only if
+// t is at least the highest token the object has seen, and the check and
+// the write are one conditional PUT.
+//
+// Its name clashes with the AWS SDK's package; import it under an alias:
+//
+//	import fences3 "github.com/fencekit/fence/resources/s3"
+//
+// # How a write is fenced
+//
+// The token travels in the object's user metadata (x-amz-meta-fence-token),
+// next to a random id of the write (x-amz-meta-fence-write). A fenced
+// write (Bucket.PutObject, Bucket.DeleteObject) first reads the object's
+// metadata and ETag with HeadObject, refuses a lower token with a
+// *fence.StaleTokenError carrying the highest token, and then writes with
+// If-Match on that ETag, or If-None-Match: * when there is no object. If
+// another writer got in between, S3 answers 412 Precondition Failed (or
+// 409 ConditionalRequestConflict, which S3 returns to writers racing on
+// one key); the write reads the object again and retries, with jittered
+// backoff, for as long as its context allows. The PUT cannot succeed
+// unless the object is still the one whose token was checked, so the
+// check and the write are one step.
+//
+// # Deletes leave tombstones
+//
+// S3 has no conditional delete that every implementation honours, and a
+// deleted object would forget its token: a stale writer could then create
+// it again. Bucket.DeleteObject therefore replaces the object, through the
+// same conditional PUT, with a tombstone: a small object whose metadata
+// carries the token and x-amz-meta-fence-tombstone: true. GetObject and
+// Get report a tombstone as not found (a *fence.NotFoundError with
+// Tombstone set); Highest still returns its token. A tombstone's body is
+// its random write id rather than nothing, so that two tombstones never
+// share an ETag (see "ETags name contents" below). Lifecycle rules that
+// expire objects, and anyone deleting objects with the plain SDK, erase
+// the high-water mark; do not apply them to fenced keys.
+//
+// # Bodies
+//
+// A body that is an io.ReadSeeker (an *os.File, a *bytes.Reader, an
+// io.SectionReader) is streamed and never held in memory whole: every
+// attempt seeks back to where it started (the SDK itself may read it more
+// than once, to sign it and to checksum it). Any other io.Reader is read
+// into memory first, up to Options.MaxBufferedBody bytes (default 16 MiB),
+// so that a retry can send it again; a longer one is refused with an error
+// matching fence.ErrInvalid after that many bytes were consumed. Upload
+// larger streams from a seekable source.
+//
+// # Lost answers
+//
+// When a PUT fails without an answer from S3 (a dropped connection, a
+// timeout after sending) or with a 5xx, it may have been applied. The write
+// then reads the object back: if it carries this write's token and write
+// id, and its ETag differs from the one the PUT was conditioned on, the
+// write was applied and PutObject reports success (PutResult.Reconciled);
+// otherwise it goes round the loop again, so a retry neither duplicates a
+// write nor reports a false stale token. When the context ends before the
+// answer is known, the error wraps ctx.Err() and the outcome is unknown; a
+// retry with the same token and body is harmless.
+//
+// # ETags name contents
+//
+// If-Match compares ETags, and S3 derives the ETag of an unencrypted or
+// SSE-S3 object from its bytes alone, not its metadata. A write of the very
+// bytes the object already holds therefore leaves the ETag unchanged, and
+// a slower writer that read the object before that write still passes
+// If-Match with its lower token (the ABA problem). Tombstones avoid it with
+// unique bodies. Puts of byte-identical content racing a lower-token
+// writer are not protected; buckets with SSE-KMS or SSE-C, whose ETags are
+// not content hashes, are.
+//
+// # Objects written without fencing
+//
+// An object without the token metadata (written before fencing was
+// adopted, or with the plain SDK) counts as token 0: any fenced write may
+// replace it, and Get returns it with token 0. A token that is not a
+// decimal number, is 0, or a tombstone marker or write id without a token,
+// is corrupt: every method returns an error matching fence.ErrCorrupt and
+// writes nothing over the object.
+//
+// # Portable form
+//
+// Bucket also implements fence.Resource (Put, Get, Delete, Highest with
+// []byte values), as thin wrappers over the native methods; it passes
+// resources/resourcetest on MinIO.
+package s3

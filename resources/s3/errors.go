@@ -1,0 +1,63 @@
+package s3
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/smithy-go"
+)
+
+// statusOf returns the HTTP status of S3's answer in err, or 0 when err
+// carries no answer (the request failed in transport or was never sent).
+func statusOf(err error) int {
+	var re interface{ HTTPStatusCode() int }
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+// isNotFound reports a 404 answer: no such key.
+func isNotFound(err error) bool { return statusOf(err) == 404 }
+
+// lostRace reports that a conditional PUT failed because the object
+// changed since it was read: 412 Precondition Failed, or 409
+// ConditionalRequestConflict (S3's answer to concurrent conditional writes
+// on one key).
+func lostRace(err error) bool {
+	switch statusOf(err) {
+	case 412:
+		return true
+	case 409:
+		var ae smithy.APIError
+		return errors.As(err, &ae) && ae.ErrorCode() == "ConditionalRequestConflict"
+	}
+	return false
+}
+
+// ambiguous reports an error after which the PUT may have been applied: no
+// answer at all, or a server error.
+func ambiguous(err error) bool {
+	s := statusOf(err)
+	return s == 0 || s >= 500
+}
+
+// ctxErr returns ctx's error with its cause, or nil while ctx is live.
+func ctxErr(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if c := context.Cause(ctx); c != nil && c != ctx.Err() {
+		return errors.Join(ctx.Err(), c)
+	}
+	return ctx.Err()
+}
+
+// withCtx returns err, joined with ctx's error when err does not match it
+// already, so that errors.Is(err, context.Canceled) holds after a cancel.
+func withCtx(ctx context.Context, err error) error {
+	if ce := ctx.Err(); ce != nil && !errors.Is(err, ce) {
+		return errors.Join(err, ce)
+	}
+	return err
+}

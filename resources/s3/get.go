@@ -1,0 +1,70 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/fencekit/fence"
+)
+
+// Object is an object read with GetObject. The caller closes Body.
+type Object struct {
+	// Body is the object's content.
+	Body io.ReadCloser
+	// Token is the token of the write that stored it; 0 for an object
+	// written without fencing.
+	Token fence.Token
+	// WriteID is the random id of that write; empty when unfenced.
+	WriteID string
+	// ETag, ContentType, ContentLength and VersionID are as S3 reports
+	// them.
+	ETag          string
+	ContentType   string
+	ContentLength int64
+	VersionID     string
+	// Metadata is the user metadata without the package's keys.
+	Metadata map[string]string
+}
+
+// GetObject reads key in one request, so the body and the token belong to
+// the same write. A missing key or a tombstone gets a *fence.NotFoundError
+// (Tombstone set for the latter); corrupt fence metadata gets an error
+// matching fence.ErrCorrupt; a bad key, fence.ErrInvalid.
+func (b *Bucket) GetObject(ctx context.Context, key string) (*Object, error) {
+	if err := b.checkKey(key); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxErr(ctx)
+	}
+	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)})
+	if err != nil {
+		if isNotFound(err) {
+			return nil, &fence.NotFoundError{Name: key}
+		}
+		return nil, fmt.Errorf("fence/s3: get %q: %w", key, withCtx(ctx, err))
+	}
+	m, err := parseMeta(key, out.Metadata)
+	if err != nil {
+		out.Body.Close()
+		return nil, err
+	}
+	if m.tombstone {
+		out.Body.Close()
+		return nil, &fence.NotFoundError{Name: key, Tombstone: true}
+	}
+	return &Object{
+		Body:          out.Body,
+		Token:         m.token,
+		WriteID:       m.writeID,
+		ETag:          aws.ToString(out.ETag),
+		ContentType:   aws.ToString(out.ContentType),
+		ContentLength: aws.ToInt64(out.ContentLength),
+		VersionID:     aws.ToString(out.VersionId),
+		Metadata:      userMeta(out.Metadata),
+	}, nil
+}

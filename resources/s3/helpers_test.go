@@ -1,0 +1,287 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/fencekit/fence/internal/testenv"
+)
+
+// newClient returns an S3 client for MinIO whose requests go through rt (a
+// fresh http.Transport when nil). optFns adjust its options.
+func newClient(t testing.TB, rt http.RoundTripper, optFns ...func(*s3.Options)) *s3.Client {
+	t.Helper()
+	endpoint := testenv.S3Endpoint(t)
+	ak, sk := testenv.S3Credentials(t)
+	if rt == nil {
+		rt = newTransport(t)
+	}
+	opts := s3.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		UsePathStyle: true,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, Source: "test"}, nil
+		}),
+		HTTPClient: &http.Client{Transport: rt},
+	}
+	for _, f := range optFns {
+		f(&opts)
+	}
+	return s3.New(opts)
+}
+
+// noRetries turns the SDK's own retries off, so that the package's loop
+// sees every failure.
+func noRetries(o *s3.Options) { o.RetryMaxAttempts = 1 }
+
+func newTransport(t testing.TB) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// uniqueName returns prefix followed by random hex.
+func uniqueName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// newS3Bucket creates a bucket of a unique name and removes it, with all
+// its objects, when the test ends.
+func newS3Bucket(t testing.TB, client *s3.Client) string {
+	t.Helper()
+	name := uniqueName("fence-s3-")
+	if _, err := client.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
+		t.Fatalf("CreateBucket(%q): %v", name, err)
+	}
+	t.Cleanup(func() { removeBucket(t, client, name) })
+	return name
+}
+
+// removeBucket deletes every object of bucket and then the bucket (after
+// the test: t.Context is done by then). It lists again after deleting:
+// MinIO lists an object "x/child" only once "x" is gone.
+func removeBucket(t testing.TB, client *s3.Client, bucket string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for range 5 {
+		n, err := deleteObjects(ctx, client, bucket)
+		if err != nil {
+			t.Errorf("empty bucket %q: %v", bucket, err)
+			return
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Errorf("delete bucket %q: %v", bucket, err)
+	}
+}
+
+// deleteObjects deletes the objects bucket lists and returns how many.
+func deleteObjects(ctx context.Context, client *s3.Client, bucket string) (int, error) {
+	n := 0
+	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return n, err
+		}
+		if len(page.Contents) == 0 {
+			continue
+		}
+		ids := make([]types.ObjectIdentifier, 0, len(page.Contents))
+		for _, o := range page.Contents {
+			ids = append(ids, types.ObjectIdentifier{Key: o.Key})
+		}
+		out, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
+		if err != nil {
+			return n, err
+		}
+		for _, e := range out.Errors {
+			return n, fmt.Errorf("delete %q: %s %s", aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message))
+		}
+		n += len(ids)
+	}
+	return n, nil
+}
+
+// newBucket returns a fence Bucket on bucket, failing the test on error.
+func newBucket(t testing.TB, client API, bucket string, opts *Options) *Bucket {
+	t.Helper()
+	b, err := New(client, bucket, opts)
+	if err != nil {
+		t.Fatalf("New(%q): %v", bucket, err)
+	}
+	return b
+}
+
+// env is one test's MinIO client, bucket and fence Bucket.
+type env struct {
+	client *s3.Client
+	bucket string
+	b      *Bucket
+}
+
+// newEnv returns a fresh bucket with a fence Bucket on it.
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	c := newClient(t, nil)
+	name := newS3Bucket(t, c)
+	return &env{client: c, bucket: name, b: newBucket(t, c, name, &minioOptions)}
+}
+
+// rawPut writes an object with the plain SDK, no fence, no condition.
+func (e *env) rawPut(t testing.TB, key string, body []byte, md map[string]string) string {
+	t.Helper()
+	out, err := e.client.PutObject(t.Context(), &s3.PutObjectInput{
+		Bucket: aws.String(e.bucket), Key: aws.String(key), Body: bytes.NewReader(body), Metadata: md,
+	})
+	if err != nil {
+		t.Fatalf("raw PutObject(%q): %v", key, err)
+	}
+	return aws.ToString(out.ETag)
+}
+
+// raw is an object as the plain SDK reads it.
+type raw struct {
+	body []byte
+	etag string
+	md   map[string]string
+}
+
+// rawGet reads an object with the plain SDK.
+func (e *env) rawGet(t testing.TB, key string) raw {
+	t.Helper()
+	out, err := e.client.GetObject(t.Context(), &s3.GetObjectInput{Bucket: aws.String(e.bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("raw GetObject(%q): %v", key, err)
+	}
+	defer out.Body.Close()
+	body, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatalf("raw GetObject(%q) body: %v", key, err)
+	}
+	return raw{body: body, etag: aws.ToString(out.ETag), md: out.Metadata}
+}
+
+// errDropped is what faulty returns instead of an answer.
+var errDropped = errors.New("fence test: answer dropped")
+
+// fault is what faulty does to one request.
+type fault int
+
+const (
+	pass    fault = iota
+	drop          // forward the request, then lose the answer
+	unsent        // fail without forwarding
+	respond       // answer with a canned response, without forwarding
+)
+
+// rule applies a fault to the next n requests with method whose path
+// contains path.
+type rule struct {
+	method, path string
+	n            int
+	fault        fault
+	before       func() // run before forwarding, e.g. a competing write
+	status       int    // for respond
+	code         string // for respond: the S3 error code
+}
+
+// faulty is an http.RoundTripper in front of MinIO that injects faults by
+// rule and counts requests by method.
+type faulty struct {
+	next  http.RoundTripper
+	mu    sync.Mutex
+	rules []*rule
+	calls map[string]int
+}
+
+func newFaulty(t testing.TB) *faulty {
+	return &faulty{next: newTransport(t), calls: map[string]int{}}
+}
+
+// add installs r.
+func (f *faulty) add(r rule) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rules = append(f.rules, &r)
+}
+
+// count returns the number of requests with method so far.
+func (f *faulty) count(method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[method]
+}
+
+func (f *faulty) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	f.calls[r.Method]++
+	var hit *rule
+	for _, ru := range f.rules {
+		if ru.n > 0 && ru.method == r.Method && strings.Contains(r.URL.Path, ru.path) {
+			ru.n--
+			hit = ru
+			break
+		}
+	}
+	f.mu.Unlock()
+	if hit == nil {
+		return f.next.RoundTrip(r)
+	}
+	if hit.before != nil {
+		hit.before()
+	}
+	switch hit.fault {
+	case drop:
+		resp, err := f.next.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return nil, errDropped
+	case unsent:
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, errDropped
+	case respond:
+		if r.Body != nil {
+			_, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		xml := `<?xml version="1.0" encoding="UTF-8"?><Error><Code>` + hit.code + `</Code><Message>injected by the test</Message></Error>`
+		return &http.Response{
+			StatusCode:    hit.status,
+			Status:        http.StatusText(hit.status),
+			Proto:         "HTTP/1.1",
+			ProtoMajor:    1,
+			ProtoMinor:    1,
+			Header:        http.Header{"Content-Type": {"application/xml"}},
+			Body:          io.NopCloser(strings.NewReader(xml)),
+			ContentLength: int64(len(xml)),
+			Request:       r,
+		}, nil
+	}
+	return f.next.RoundTrip(r)
+}

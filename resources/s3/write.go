@@ -1,0 +1,143 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/fencekit/fence"
+)
+
+// maxLost is how many PUTs in a row may fail without an answer (or with a
+// 5xx) before a write gives up and reports an unknown outcome.
+const maxLost = 5
+
+// PutResult describes an applied write.
+type PutResult struct {
+	// ETag is the ETag of the object written.
+	ETag string
+	// VersionID is its version id in a versioned bucket; empty otherwise
+	// and when the write was reconciled.
+	VersionID string
+	// WriteID is the random id recorded in the object's MetaWrite
+	// metadata.
+	WriteID string
+	// Attempts is the number of conditional PUTs the package sent (the
+	// SDK's own retries of one PUT count once).
+	Attempts int
+	// Reconciled is true when a PUT lost its answer and reading the object
+	// back showed it had been applied.
+	Reconciled bool
+}
+
+// write is one fenced PUT: of a value, or of a tombstone.
+type write struct {
+	key         string
+	token       fence.Token
+	body        *body
+	contentType string
+	meta        map[string]string
+	input       func(*s3.PutObjectInput)
+	tombstone   bool
+}
+
+// write runs the fenced write loop: read the object's token and ETag,
+// refuse a lower token, PUT on condition that the object is still the one
+// read; on a lost race or a lost answer, read again and retry.
+func (b *Bucket) write(ctx context.Context, w *write) (*PutResult, error) {
+	id := newWriteID()
+	if w.tombstone {
+		// A unique body gives every tombstone its own ETag.
+		w.body = &body{r: bytes.NewReader([]byte(id)), size: int64(len(id))}
+	}
+	res := &PutResult{WriteID: id}
+	var (
+		sent        bool   // a PUT of this write may have been applied
+		conditioned string // the ETag the last PUT was conditioned on
+		lost        int    // PUTs in a row without an answer
+	)
+	for n := 0; ; n++ {
+		if n > 0 {
+			if err := b.pause(ctx, n); err != nil {
+				return nil, b.unknown(w.key, sent, err)
+			}
+		}
+		st, err := b.head(ctx, w.key)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, b.unknown(w.key, sent, withCtx(ctx, err))
+			}
+			return nil, err
+		}
+		if sent && st.exists && st.writeID == id && st.token == w.token && st.etag != conditioned {
+			res.ETag, res.Reconciled = st.etag, true
+			return res, nil
+		}
+		if !b.unfenced && w.token < st.token {
+			return nil, &fence.StaleTokenError{Resource: w.key, Token: w.token, Highest: st.token}
+		}
+		if w.tombstone && !b.unfenced && st.tombstone && st.token == w.token {
+			res.ETag = st.etag // already deleted with this token: nothing to write
+			return res, nil
+		}
+		out, err := b.putOnce(ctx, w, id, st)
+		res.Attempts++
+		if err == nil {
+			res.ETag, res.VersionID = aws.ToString(out.ETag), aws.ToString(out.VersionId)
+			return res, nil
+		}
+		sent, conditioned = true, st.etag
+		switch {
+		case ctx.Err() != nil:
+			return nil, b.unknown(w.key, true, withCtx(ctx, err))
+		case lostRace(err), st.exists && isNotFound(err):
+			// 404: the object read was deleted since (If-Match on a
+			// missing key).
+			lost = 0
+		case ambiguous(err):
+			if lost++; lost >= maxLost {
+				return nil, b.unknown(w.key, true, err)
+			}
+		default:
+			return nil, fmt.Errorf("fence/s3: put %q: %w", w.key, err)
+		}
+	}
+}
+
+// putOnce sends one PUT of w conditioned on the object being st.
+func (b *Bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s3.PutObjectOutput, error) {
+	if err := w.body.rewind(); err != nil {
+		return nil, err
+	}
+	in := &s3.PutObjectInput{}
+	if w.input != nil {
+		w.input(in)
+	}
+	in.Bucket, in.Key = aws.String(b.bucket), aws.String(w.key)
+	in.Body, in.ContentLength = w.body.r, aws.Int64(w.body.size)
+	if w.contentType != "" {
+		in.ContentType = aws.String(w.contentType)
+	}
+	in.Metadata = formatMeta(w.meta, meta{token: w.token, writeID: id, tombstone: w.tombstone})
+	in.IfMatch, in.IfNoneMatch = nil, nil
+	if !b.unfenced {
+		if st.exists {
+			in.IfMatch = aws.String(st.etag)
+		} else {
+			in.IfNoneMatch = aws.String("*")
+		}
+	}
+	return b.client.PutObject(ctx, in)
+}
+
+// unknown wraps err for a write that ended without knowing whether it was
+// applied (sent) or knowing that it was not.
+func (b *Bucket) unknown(key string, sent bool, err error) error {
+	if !sent {
+		return fmt.Errorf("fence/s3: put %q: %w", key, err)
+	}
+	return fmt.Errorf("fence/s3: put %q: outcome unknown, it may have been applied: %w", key, err)
+}
