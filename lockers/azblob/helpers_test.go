@@ -3,7 +3,9 @@ package azblob
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"net/http"
+	"path"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,6 +71,41 @@ func newLocker(t testing.TB, c *container.Client, opts *Options) *Locker {
 		t.Fatalf("New: %v", err)
 	}
 	return l
+}
+
+// plainLocker returns a Locker on l's container through a client of its
+// own, without faults or retries.
+func plainLocker(t testing.TB, l *Locker) *Locker {
+	t.Helper()
+	return newLocker(t, containerClient(t, path.Base(l.c.URL()), nil, false), nil)
+}
+
+// wantHeld fails t unless lease holds its key: Inspect through l shows
+// it, and an Acquire by another owner loses to it.
+func wantHeld(t testing.TB, l *Locker, lease fence.Lease) {
+	t.Helper()
+	info, err := l.Inspect(context.Background(), lease.Key)
+	if err != nil {
+		t.Fatalf("Inspect(%q): %v", lease.Key, err)
+	}
+	if !info.Held || info.Owner != lease.Owner || info.Token != lease.Token {
+		t.Fatalf("Inspect(%q) = %+v; want held by %q with token %d", lease.Key, info, lease.Owner, lease.Token)
+	}
+	if _, err := l.Acquire(context.Background(), lease.Key, MinTTL, nil); !errors.Is(err, fence.ErrHeld) {
+		t.Fatalf("Acquire(%q) of a held key: %v; want an error matching fence.ErrHeld", lease.Key, err)
+	}
+}
+
+// wantFree fails t unless key is free with last token and owner kept.
+func wantFree(t testing.TB, l *Locker, key, owner string, token fence.Token) {
+	t.Helper()
+	info, err := l.Inspect(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Inspect(%q): %v", key, err)
+	}
+	if info.Held || info.Owner != owner || info.Token != token {
+		t.Fatalf("Inspect(%q) = %+v; want free, last owner %q, token %d", key, info, owner, token)
+	}
 }
 
 // counter is an http transport that counts the requests it forwards.

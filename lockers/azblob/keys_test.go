@@ -1,0 +1,137 @@
+package azblob
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fencekit/fence"
+)
+
+func TestValidateKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		key  string
+		ok   bool
+	}{
+		{"plain", "jobs-nightly", true},
+		{"path", "jobs/nightly/report", true},
+		{"percent and spaces", "a %2F b", true},
+		{"query and fragment characters", "a?b#c", true},
+		{"dot inside", "report.v2/x", true},
+		{"unicode", "é名😀", true},
+		{"longest", strings.Repeat("a", MaxKeyLen), true},
+		{"longest of wide runes", strings.Repeat("名", MaxKeyLen/3), true},
+		{"most segments", strings.Repeat("a/", MaxSegments-1) + "a", true},
+		{"empty", "", false},
+		{"too long", strings.Repeat("a", MaxKeyLen+1), false},
+		{"too long in bytes", strings.Repeat("名", MaxKeyLen/3+1), false},
+		{"invalid UTF-8", "a\xff", false},
+		{"NUL", "a\x00b", false},
+		{"tab", "a\tb", false},
+		{"newline", "a\n", false},
+		{"DEL", "a\x7f", false},
+		{"C1 control", "a\u0085", false},
+		{"non-character", "a\uFFFE", false},
+		{"backslash", `a\b`, false},
+		{"leading slash", "/a", false},
+		{"trailing slash", "a/", false},
+		{"double slash", "a//b", false},
+		{"dot segment", "a/./b", false},
+		{"dot-dot segment", "a/../b", false},
+		{"lone dot", ".", false},
+		{"trailing dot", "a.", false},
+		{"segment ending in a dot", "a./b", false},
+		{"too many segments", strings.Repeat("a/", MaxSegments) + "a", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := ValidateKey(tt.key)
+			if tt.ok && err != nil {
+				t.Fatalf("ValidateKey(%q) = %v; want nil", tt.key, err)
+			}
+			if !tt.ok {
+				if _, ok := errors.AsType[*fence.InvalidError](err); !ok {
+					t.Fatalf("ValidateKey(%q) = %v; want a *fence.InvalidError", tt.key, err)
+				}
+			}
+		})
+	}
+}
+
+// FuzzValidateKey checks that ValidateKey never panics and accepts only
+// keys that Azure stores unchanged as blob names.
+func FuzzValidateKey(f *testing.F) {
+	for _, s := range []string{"a", "a/b", "a/../b", "a.", `a\b`, "é名", "a\x00", "/", strings.Repeat("a/", 300)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		if ValidateKey(key) != nil {
+			return
+		}
+		if key == "" || len(key) > MaxKeyLen || !utf8.ValidString(key) || strings.ContainsAny(key, "\x00\\\t\n\r") {
+			t.Fatalf("ValidateKey(%q) accepted a key it must refuse", key)
+		}
+		segs := strings.Split(key, "/")
+		if len(segs) > MaxSegments {
+			t.Fatalf("ValidateKey(%q) accepted %d segments", key, len(segs))
+		}
+		for _, s := range segs {
+			if s == "" || strings.HasSuffix(s, ".") {
+				t.Fatalf("ValidateKey(%q) accepted the segment %q", key, s)
+			}
+		}
+	})
+}
+
+func TestValidateOwner(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		owner string
+		ok    bool
+	}{
+		{fence.NewOwnerID(), true},
+		{"worker 7 on host-a", true},
+		{strings.Repeat("o", MaxOwnerLen), true},
+		{"", false},
+		{strings.Repeat("o", MaxOwnerLen+1), false},
+		{"é", false},
+		{"a\nb", false},
+		{" a", false},
+		{"a ", false},
+	}
+	for _, tt := range tests {
+		err := validateOwner(tt.owner)
+		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, fence.ErrInvalid)) {
+			t.Errorf("validateOwner(%q) = %v; want ok %v", tt.owner, err, tt.ok)
+		}
+	}
+}
+
+func TestValidateTTL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		ttl time.Duration
+		ok  bool
+	}{
+		{MinTTL, true},
+		{30 * time.Second, true},
+		{MaxTTL, true},
+		{0, false},
+		{-MinTTL, false},
+		{MinTTL - time.Second, false},
+		{MaxTTL + time.Second, false},
+		{MinTTL + time.Millisecond, false},
+		{-1, false}, // Azure's infinite lease is not offered
+	}
+	for _, tt := range tests {
+		err := validateTTL(tt.ttl)
+		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, fence.ErrInvalid)) {
+			t.Errorf("validateTTL(%v) = %v; want ok %v", tt.ttl, err, tt.ok)
+		}
+	}
+}
