@@ -13,8 +13,20 @@
 // new version and increments the token with ADD in the same update, on the
 // condition that the item is absent, free, or expired (below); a failed
 // Acquire writes nothing and reads the item once to report the holder.
-// Renew and Release are conditional on the owner and token of the lease.
-// Nothing uses transactions.
+// Renew and Release are conditional on the owner and token of the lease
+// (the pair names one acquisition: every Acquire increments the token), and
+// write a new version too. Nothing uses transactions. Each method is one
+// request; a failed Acquire is two on stores that do not return the item
+// with a failed condition (ReturnValuesOnConditionCheckFailure).
+//
+// An item someone edited by hand so that it breaks these rules (a token
+// that is not a whole number from 1 to 2^64-1, a missing or mistyped
+// attribute) gets an error matching fence.ErrCorrupt from every method that
+// reads it. Acquire's condition requires a numeric token from 1 to one
+// below the largest, so it never increments a broken one; the one
+// exception is a fractional token, which no condition can detect: Acquire
+// then increments it and reports the item corrupt. Break does not read the
+// item and frees it whatever it holds.
 //
 // Holding a lease is not a safety guarantee, only its token is: pass
 // Lease.Token to a fenced resource (see package fence).
@@ -42,6 +54,14 @@
 // Options.MaxClockSkew has passed on its own wall clock. A takeover can
 // come right away, without a previous look, but its safety rests on every
 // machine's wall clock staying within MaxClockSkew of the others.
+//
+// The trade-off: clock-free takeovers are late (a full lease after the
+// first look, so up to two leases after the holder's last write, and
+// again after a restart of the contender) but need no agreement between
+// clocks; trusted-clock takeovers come on time, but a clock off by more
+// than MaxClockSkew lets two owners hold the key at once. In either case
+// the tokens still increase, and a fenced resource refuses the older
+// holder's writes.
 //
 // In both modes a holder counts its lease from the time it sent the
 // request, on its own clock (Lease.ValidUntil); Renew and Release of a
