@@ -130,7 +130,7 @@ func typeName(av types.AttributeValue) string {
 	case *types.AttributeValueMemberM:
 		return "M"
 	case nil:
-		return "nil"
+		return "absent"
 	}
 	return fmt.Sprintf("%T", av)
 }

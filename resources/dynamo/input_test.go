@@ -1,0 +1,161 @@
+package dynamo_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/resources/dynamo"
+)
+
+// TestBadInputIsInvalid: every bad input gets an error matching
+// fence.ErrInvalid before anything is sent, and nothing is written.
+func TestBadInputIsInvalid(t *testing.T) {
+	t.Parallel()
+	c := client(t, nil)
+	tb := itemTable(t, c)
+	longPK := map[string]types.AttributeValue{"pk": s(strings.Repeat("é", dynamo.MaxPartitionKeyLen/2) + "x"), "sk": s("v")}
+	longSK := map[string]types.AttributeValue{"pk": s("long-sk"), "sk": s(strings.Repeat("a", dynamo.MaxSortKeyLen+1))}
+	longBin := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberB{Value: make([]byte, dynamo.MaxPartitionKeyLen+1)}, "sk": s("v")}
+	put := func(tok fence.Token, in *dynamodb.PutItemInput) func() error {
+		return func() error { _, err := tb.PutItem(t.Context(), tok, in); return err }
+	}
+	update := func(tok fence.Token, in *dynamodb.UpdateItemInput) func() error {
+		return func() error { _, err := tb.UpdateItem(t.Context(), tok, in); return err }
+	}
+	del := func(tok fence.Token, in *dynamodb.DeleteItemInput) func() error {
+		return func() error { _, err := tb.DeleteItem(t.Context(), tok, in); return err }
+	}
+	for _, tc := range []struct {
+		desc string
+		key  map[string]types.AttributeValue // checked to be still absent
+		call func() error
+	}{
+		{"PutItem token 0", key("zero"), put(0, &dynamodb.PutItemInput{Item: key("zero")})},
+		{"UpdateItem token 0", key("zero"), update(0, &dynamodb.UpdateItemInput{Key: key("zero")})},
+		{"DeleteItem token 0", key("zero"), del(0, &dynamodb.DeleteItemInput{Key: key("zero")})},
+		{"PutItem nil input", nil, put(1, nil)},
+		{"UpdateItem nil input", nil, update(1, nil)},
+		{"DeleteItem nil input", nil, del(1, nil)},
+		{"partition key one byte too long", nil, put(1, &dynamodb.PutItemInput{Item: longPK})},
+		{"binary partition key one byte too long", nil, update(1, &dynamodb.UpdateItemInput{Key: longBin})},
+		{"sort key one byte too long", nil, del(1, &dynamodb.DeleteItemInput{Key: longSK})},
+		{"missing sort key", nil, put(1, &dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"pk": s("nosk")}})},
+		{"empty partition key", nil, put(1, &dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"pk": s(""), "sk": s("v")}})},
+		{"key of type BOOL", nil, put(1, &dynamodb.PutItemInput{Item: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberBOOL{Value: true}, "sk": s("v")}})},
+		{"Key with a non-key attribute", key("extra"), update(1, &dynamodb.UpdateItemInput{Key: withKey("extra", map[string]types.AttributeValue{"v": s("x")})})},
+		{"item sets the fence attribute", key("sets"), put(1, &dynamodb.PutItemInput{Item: withKey("sets", map[string]types.AttributeValue{dynamo.DefaultFenceAttribute: n("99")})})},
+		{"item sets the tombstone marker", key("sets"), put(1, &dynamodb.PutItemInput{Item: withKey("sets", map[string]types.AttributeValue{dynamo.DefaultTombstoneAttribute: s("x")})})},
+		{"reserved name", key("res"), put(1, &dynamodb.PutItemInput{Item: key("res"), ConditionExpression: aws.String("attribute_not_exists(#fencekit_f)"),
+			ExpressionAttributeNames: map[string]string{"#fencekit_f": "v"}})},
+		{"reserved name in other case", key("res"), update(1, &dynamodb.UpdateItemInput{Key: key("res"), UpdateExpression: aws.String("SET #FenceKitX = :v"),
+			ExpressionAttributeNames: map[string]string{"#FenceKitX": "v"}, ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("x")}})},
+		{"reserved value", key("res"), del(1, &dynamodb.DeleteItemInput{Key: key("res"), ConditionExpression: aws.String("v = :fencekit_t"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":fencekit_t": s("x")}})},
+		{"legacy Expected", key("legacy"), put(1, &dynamodb.PutItemInput{Item: key("legacy"), Expected: map[string]types.ExpectedAttributeValue{"v": {Exists: aws.Bool(false)}}})},
+		{"legacy ConditionalOperator", key("legacy"), del(1, &dynamodb.DeleteItemInput{Key: key("legacy"), ConditionalOperator: types.ConditionalOperatorAnd})},
+		{"legacy AttributeUpdates", key("legacy"), update(1, &dynamodb.UpdateItemInput{Key: key("legacy"), AttributeUpdates: map[string]types.AttributeValueUpdate{"v": {Value: s("x")}}})},
+		{"another table", key("other"), put(1, &dynamodb.PutItemInput{TableName: aws.String("someone-else"), Item: key("other")})},
+		{"update expression without a keyword", key("expr"), update(1, &dynamodb.UpdateItemInput{Key: key("expr"), UpdateExpression: aws.String("v = :v"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("x")}})},
+		{"update expression with SET twice", key("expr"), update(1, &dynamodb.UpdateItemInput{Key: key("expr"), UpdateExpression: aws.String("SET v = :v set w = :v"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("x")}})},
+		{"update expression with an empty clause", key("expr"), update(1, &dynamodb.UpdateItemInput{Key: key("expr"), UpdateExpression: aws.String("REMOVE SET v = :v"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("x")}})},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Parallel()
+			err := tc.call()
+			var ie *fence.InvalidError
+			if !errors.Is(err, fence.ErrInvalid) || !errors.As(err, &ie) {
+				t.Fatalf("err = %v; want a *fence.InvalidError", err)
+			}
+			if tc.key != nil {
+				if item := raw(t, c, tb, tc.key); item != nil {
+					t.Errorf("an invalid call wrote %v", item)
+				}
+			}
+		})
+	}
+}
+
+// TestLongestKeysWork: a partition key of MaxPartitionKeyLen bytes and a
+// sort key of MaxSortKeyLen bytes are accepted, by the package and by
+// the emulator.
+func TestLongestKeysWork(t *testing.T) {
+	t.Parallel()
+	c := client(t, nil)
+	tb := itemTable(t, c)
+	k := map[string]types.AttributeValue{"pk": s(strings.Repeat("名", dynamo.MaxPartitionKeyLen/3) + "ab"), "sk": s(strings.Repeat("z", dynamo.MaxSortKeyLen))}
+	if _, err := tb.PutItem(t.Context(), 3, &dynamodb.PutItemInput{Item: k}); err != nil {
+		t.Fatalf("PutItem with the longest keys: %v", err)
+	}
+	if _, err := tb.DeleteItem(t.Context(), 3, &dynamodb.DeleteItemInput{Key: k}); err != nil {
+		t.Fatalf("DeleteItem with the longest keys: %v", err)
+	}
+	_, err := tb.UpdateItem(t.Context(), 2, &dynamodb.UpdateItemInput{Key: k})
+	wantKind(t, "UpdateItem(2) with the longest keys", err, "stale", 3)
+}
+
+// TestNewRefusesBadOptions checks the constructors' validation.
+func TestNewRefusesBadOptions(t *testing.T) {
+	t.Parallel()
+	var api dynamo.API = &dynamodb.Client{}
+	for _, tc := range []struct {
+		desc string
+		opts dynamo.Options
+		api  dynamo.API
+	}{
+		{"nil api", dynamo.Options{Table: "items", PartitionKey: "pk"}, nil},
+		{"short table name", dynamo.Options{Table: "ab", PartitionKey: "pk"}, api},
+		{"bad table name", dynamo.Options{Table: "items/x", PartitionKey: "pk"}, api},
+		{"no partition key", dynamo.Options{Table: "items"}, api},
+		{"sort key equals partition key", dynamo.Options{Table: "items", PartitionKey: "pk", SortKey: "pk"}, api},
+		{"fence attribute is the key", dynamo.Options{Table: "items", PartitionKey: "pk", FenceAttribute: "pk"}, api},
+		{"tombstone is the fence", dynamo.Options{Table: "items", PartitionKey: "pk", TombstoneAttribute: dynamo.DefaultFenceAttribute}, api},
+		{"write id with NUL", dynamo.Options{Table: "items", PartitionKey: "pk", WriteIDAttribute: "a\x00"}, api},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Parallel()
+			if _, err := dynamo.New(tc.api, tc.opts); !errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("New(%+v) = %v; want an error matching fence.ErrInvalid", tc.opts, err)
+			}
+		})
+	}
+	if _, err := dynamo.NewResource(api, "items", &dynamo.ResourceOptions{ValueAttribute: dynamo.DefaultFenceAttribute}); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("NewResource with the value in the fence attribute = %v; want ErrInvalid", err)
+	}
+	for _, opts := range []*dynamo.TableOptions{
+		{PartitionKeyType: "BOOL"}, {SortKey: "name"}, {Wait: -1}, {PartitionKey: "a\xff"},
+	} {
+		if err := dynamo.CreateTable(t.Context(), &dynamodb.Client{}, "items", opts); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("CreateTable(%+v) = %v; want ErrInvalid", opts, err)
+		}
+	}
+}
+
+// TestCreateTableTwice: creating an existing table only waits for it.
+func TestCreateTableTwice(t *testing.T) {
+	t.Parallel()
+	c := client(t, nil)
+	name := createTable(t, c, &dynamo.TableOptions{PartitionKey: "id", PartitionKeyType: types.ScalarAttributeTypeN})
+	if err := dynamo.CreateTable(t.Context(), c, name, &dynamo.TableOptions{PartitionKey: "id", PartitionKeyType: types.ScalarAttributeTypeN}); err != nil {
+		t.Fatalf("second CreateTable: %v", err)
+	}
+	tb, err := dynamo.New(c, dynamo.Options{Table: name, PartitionKey: "id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := map[string]types.AttributeValue{"id": n("42")}
+	if _, err := tb.PutItem(t.Context(), 1, &dynamodb.PutItemInput{Item: k}); err != nil {
+		t.Fatalf("PutItem with a number key: %v", err)
+	}
+	if h, err := tb.Highest(t.Context(), k); err != nil || h != 1 {
+		t.Errorf("Highest = %d, %v; want 1", h, err)
+	}
+}
