@@ -133,7 +133,9 @@ var fencedWrites = []fencedWrite{
 	{"DeleteItem", "PutItem", func(t *testing.T, tb *dynamo.Table, tok fence.Token, id string) error {
 		_, err := tb.DeleteItem(t.Context(), tok, &dynamodb.DeleteItemInput{Key: key(id)})
 		return err
-	}, func(item map[string]types.AttributeValue) bool { return attr(item, dynamo.DefaultTombstoneAttribute) == "true" }},
+	}, func(item map[string]types.AttributeValue) bool {
+		return attr(item, dynamo.DefaultTombstoneAttribute) == "true"
+	}},
 }
 
 // TestLostResponseIsReconciled: the write is applied but its response is
