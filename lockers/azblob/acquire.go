@@ -182,6 +182,9 @@ func (l *Locker) readOrCreate(ctx context.Context, key string) (record, error) {
 	if err == nil {
 		return r, nil
 	}
+	if bloberror.HasCode(err, bloberror.ContainerNotFound) {
+		return record{}, wrap(ctx, "read "+quote(key)+": no container (see CreateContainer)", err)
+	}
 	if !bloberror.HasCode(err, bloberror.BlobNotFound) {
 		return record{}, wrap(ctx, "read "+quote(key), err)
 	}
@@ -190,7 +193,7 @@ func (l *Locker) readOrCreate(ctx context.Context, key string) (record, error) {
 		return r, nil
 	}
 	if bloberror.HasCode(err, bloberror.ContainerNotFound) {
-		return record{}, wrap(ctx, "create "+quote(key)+" (create the container first, see CreateContainer)", err)
+		return record{}, wrap(ctx, "create "+quote(key)+": no container (see CreateContainer)", err)
 	}
 	if answered(err) && !bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet) || ctx.Err() != nil {
 		return record{}, wrap(ctx, "create "+quote(key), err)

@@ -1,0 +1,60 @@
+package azblob
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/fencekit/fence"
+)
+
+// TestCorruptMetadata checks records corrupted by hand through the SDK:
+// Acquire and Inspect answer ErrCorrupt, Acquire writes nothing and takes
+// no lease, and Break still works.
+func TestCorruptMetadata(t *testing.T) {
+	t.Parallel()
+	l := newLocker(t, newContainer(t, nil, false), nil)
+	owner := fence.NewOwnerID()
+	tests := []struct {
+		name string
+		meta map[string]*string
+	}{
+		{"token not a number", metaOf(MetaToken, "seven", MetaOwner, owner, MetaTTL, "15")},
+		{"negative token", metaOf(MetaToken, "-3", MetaOwner, owner, MetaTTL, "15")},
+		{"no token", metaOf(MetaOwner, owner, MetaTTL, "15")},
+		{"no metadata", metaOf()},
+		{"token without an owner", metaOf(MetaToken, "3", MetaTTL, "15")},
+		{"TTL out of range", metaOf(MetaToken, "3", MetaOwner, owner, MetaTTL, "600")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			first := mustAcquire(t, l, key(t), MinTTL, nil)
+			if err := l.Release(t.Context(), first); err != nil {
+				t.Fatalf("Release: %v", err)
+			}
+			b := l.c.NewBlobClient(first.Key)
+			set, err := b.SetMetadata(t.Context(), tt.meta, nil)
+			if err != nil {
+				t.Fatalf("SetMetadata: %v", err)
+			}
+			_, err = l.Acquire(t.Context(), first.Key, MinTTL, nil)
+			if _, ok := errors.AsType[*fence.CorruptError](err); !ok {
+				t.Fatalf("Acquire: %v; want a *fence.CorruptError", err)
+			}
+			if _, err := l.Inspect(t.Context(), first.Key); !errors.Is(err, fence.ErrCorrupt) {
+				t.Fatalf("Inspect: %v; want an error matching fence.ErrCorrupt", err)
+			}
+			resp, err := b.GetProperties(t.Context(), nil)
+			if err != nil {
+				t.Fatalf("GetProperties: %v", err)
+			}
+			if *resp.ETag != *set.ETag || *resp.LeaseState != "available" {
+				t.Fatalf("after a refused Acquire the blob has ETag %s and lease state %s; want %s and available (nothing written)",
+					*resp.ETag, *resp.LeaseState, *set.ETag)
+			}
+			if err := l.Break(t.Context(), first.Key); err != nil {
+				t.Fatalf("Break of a corrupted key: %v", err)
+			}
+		})
+	}
+}
