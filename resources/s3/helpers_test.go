@@ -202,6 +202,7 @@ type rule struct {
 	n            int
 	fault        fault
 	before       func() // run before forwarding, e.g. a competing write
+	after        func() // run after forwarding, before the answer is lost
 	status       int    // for respond
 	code         string // for respond: the S3 error code
 }
@@ -259,6 +260,9 @@ func (f *faulty) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		if hit.after != nil {
+			hit.after()
+		}
 		return nil, errDropped
 	case unsent:
 		if r.Body != nil {
