@@ -1,0 +1,62 @@
+package azblob
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/fencekit/fence"
+)
+
+// The benchmarks run on Azurite: latency and requests per operation of
+// the Locker's main paths. Run them with
+//
+//	go test -run '^$' -bench . -benchtime 200x ./lockers/azblob/
+//
+// with the emulator's environment (scripts/emulators.sh).
+
+// BenchmarkAcquireRelease takes and frees one key in a loop.
+func BenchmarkAcquireRelease(b *testing.B) {
+	n := &counter{}
+	l := newLocker(b, newContainer(b, n, false), nil)
+	k := key(b)
+	n.n.Store(0)
+	for b.Loop() {
+		lease, err := l.Acquire(b.Context(), k, MinTTL, nil)
+		if err != nil {
+			b.Fatalf("Acquire: %v", err)
+		}
+		if err := l.Release(b.Context(), lease); err != nil {
+			b.Fatalf("Release: %v", err)
+		}
+	}
+	b.ReportMetric(float64(n.n.Load())/float64(b.N), "requests/op")
+}
+
+// BenchmarkAcquireHeld is a lost try on a held key.
+func BenchmarkAcquireHeld(b *testing.B) {
+	n := &counter{}
+	l := newLocker(b, newContainer(b, n, false), nil)
+	holder := mustAcquire(b, l, key(b), MaxTTL, nil)
+	n.n.Store(0)
+	for b.Loop() {
+		if _, err := l.Acquire(b.Context(), holder.Key, MinTTL, nil); !errors.Is(err, fence.ErrHeld) {
+			b.Fatalf("Acquire of a held key: %v", err)
+		}
+	}
+	b.ReportMetric(float64(n.n.Load())/float64(b.N), "requests/op")
+}
+
+// BenchmarkRenew renews one lease in a loop.
+func BenchmarkRenew(b *testing.B) {
+	n := &counter{}
+	l := newLocker(b, newContainer(b, n, false), nil)
+	lease := mustAcquire(b, l, key(b), MaxTTL, nil)
+	n.n.Store(0)
+	for b.Loop() {
+		var err error
+		if lease, err = l.Renew(b.Context(), lease); err != nil {
+			b.Fatalf("Renew: %v", err)
+		}
+	}
+	b.ReportMetric(float64(n.n.Load())/float64(b.N), "requests/op")
+}
