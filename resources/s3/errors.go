@@ -17,8 +17,13 @@ func statusOf(err error) int {
 	return 0
 }
 
-// isNotFound reports a 404 answer: no such key.
-func isNotFound(err error) bool { return statusOf(err) == 404 }
+// isNotFound reports a 404 answer: no such key. A missing bucket is not a
+// missing key (GetObject and PutObject say NoSuchBucket; HeadObject, which
+// has no body, cannot).
+func isNotFound(err error) bool {
+	var ae smithy.APIError
+	return statusOf(err) == 404 && !(errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket")
+}
 
 // lostRace reports that a conditional PUT failed because the object
 // changed since it was read: 412 Precondition Failed, or 409

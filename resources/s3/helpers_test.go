@@ -289,3 +289,9 @@ func (f *faulty) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return f.next.RoundTrip(r)
 }
+
+// newClientNoEnv returns a client for tests that must fail before sending
+// anything: its endpoint is a closed port.
+func newClientNoEnv() *s3.Client {
+	return s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String("http://127.0.0.1:1"), UsePathStyle: true})
+}

@@ -1,0 +1,110 @@
+package s3
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/fencekit/fence"
+)
+
+// TestNewValidates checks that New refuses impossible settings.
+func TestNewValidates(t *testing.T) {
+	t.Parallel()
+	var api API = newClientNoEnv()
+	for _, tc := range []struct {
+		desc   string
+		client API
+		bucket string
+		opts   *Options
+	}{
+		{"nil client", nil, "b", nil},
+		{"empty bucket", api, "", nil},
+		{"negative MaxBufferedBody", api, "b", &Options{MaxBufferedBody: -1}},
+		{"negative backoff", api, "b", &Options{MinBackoff: -1}},
+		{"MinBackoff above MaxBackoff", api, "b", &Options{MinBackoff: 2e9, MaxBackoff: 1e9}},
+		{"negative MaxKeySegmentLen", api, "b", &Options{MaxKeySegmentLen: -1}},
+	} {
+		if _, err := New(tc.client, tc.bucket, tc.opts); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("New with %s: %v; want ErrInvalid", tc.desc, err)
+		}
+	}
+	if _, err := New(api, "b", &Options{MaxBufferedBody: 1, MinBackoff: 1, MaxBackoff: 1, MaxKeySegmentLen: 255}); err != nil {
+		t.Errorf("New with valid options: %v", err)
+	}
+}
+
+// TestKeyLimits checks S3's key limit of 1024 bytes of UTF-8 on MinIO with
+// keys made of segments MinIO can store, and that bad keys never reach the
+// server.
+func TestKeyLimits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// keyOf returns a key of n bytes: segments of 200 bytes between
+	// slashes, in two-byte runes when wide.
+	keyOf := func(n int, wide bool) string {
+		var b strings.Builder
+		b.WriteString(uniqueName("limit-"))
+		for b.Len() < n {
+			switch {
+			case b.Len()%200 == 0:
+				b.WriteByte('/')
+			case wide && n-b.Len() >= 2 && b.Len()%200 != 199:
+				b.WriteString("é")
+			default:
+				b.WriteByte('k')
+			}
+		}
+		return b.String()
+	}
+	for _, wide := range []bool{false, true} {
+		key := keyOf(MaxKeyLen, wide)
+		if len(key) != MaxKeyLen {
+			t.Fatalf("test key of %d bytes, want %d", len(key), MaxKeyLen)
+		}
+		if err := e.b.Put(t.Context(), key, 1, []byte("longest")); err != nil {
+			t.Errorf("Put of a %d-byte key (wide %v): %v", len(key), wide, err)
+		}
+		if got, tok, err := e.b.Get(t.Context(), key); err != nil || string(got) != "longest" || tok != 1 {
+			t.Errorf("Get of a %d-byte key = %q, %d, %v", len(key), got, tok, err)
+		}
+		long := keyOf(MaxKeyLen+1, wide)
+		_, errPut := e.b.PutObject(t.Context(), long, 1, strings.NewReader("x"), nil)
+		_, errGet := e.b.GetObject(t.Context(), long)
+		_, errDel := e.b.DeleteObject(t.Context(), long, 1)
+		_, errHi := e.b.Highest(t.Context(), long)
+		for _, err := range []error{errPut, errGet, errDel, errHi} {
+			if !errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("a %d-byte key: %v; want ErrInvalid", len(long), err)
+			}
+		}
+	}
+	// MinIO's own limit, set in minioOptions: a segment over 255 bytes.
+	seg := uniqueName("seg-") + "/" + strings.Repeat("s", 256)
+	if err := e.b.Put(t.Context(), seg, 1, nil); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("Put of a key with a 256-byte segment under MaxKeySegmentLen 255: %v; want ErrInvalid", err)
+	}
+}
+
+// TestUserMetadataIsChecked: reserved keys, in any case, and metadata over
+// S3's 2 KB are refused before anything is sent.
+func TestUserMetadataIsChecked(t *testing.T) {
+	t.Parallel()
+	b, err := New(newClientNoEnv(), "no-such-bucket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, md := range []map[string]string{
+		{MetaToken: "5"},
+		{"FENCE-TOKEN": "5"},
+		{"Fence-Write": "w"},
+		{MetaTombstone: "true"},
+		{"": "empty key"},
+		{"big": strings.Repeat("v", 2000)},
+	} {
+		_, err := b.PutObject(t.Context(), "k", 1, strings.NewReader("x"), &PutOptions{Metadata: md})
+		if !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("PutObject with metadata %.40v: %v; want ErrInvalid", md, err)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package s3
+
+import (
+	"errors"
+	"io"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/resources/resourcetest"
+)
+
+// TestPutObjectOptions: content type, user metadata and the Input hook
+// reach the object; GetObject returns them without the fence's keys.
+func TestPutObjectOptions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	md := map[string]string{"customer": "acme", "report-date": "2026-02-12"}
+	res, err := e.b.PutObject(t.Context(), "report.csv", 7, strings.NewReader("a,b\n1,2\n"), &PutOptions{
+		ContentType: "text/csv",
+		Metadata:    md,
+		Input: func(in *s3.PutObjectInput) {
+			in.CacheControl = aws.String("no-store")
+			in.IfMatch = aws.String(`"the hook cannot set this"`)
+			in.Metadata = map[string]string{MetaToken: "1"} // nor this
+		},
+	})
+	if err != nil {
+		t.Fatalf("PutObject: %v", err)
+	}
+	obj, err := e.b.GetObject(t.Context(), "report.csv")
+	if err != nil {
+		t.Fatalf("GetObject: %v", err)
+	}
+	defer obj.Body.Close()
+	body, _ := io.ReadAll(obj.Body)
+	if string(body) != "a,b\n1,2\n" || obj.Token != 7 || obj.ContentType != "text/csv" ||
+		!maps.Equal(obj.Metadata, md) || obj.ETag != res.ETag || obj.WriteID != res.WriteID || obj.ContentLength != 8 {
+		t.Errorf("GetObject = %+v, body %q; want what PutObject wrote (%+v)", obj, body, res)
+	}
+	head, err := e.client.HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(e.bucket), Key: aws.String("report.csv")})
+	if err != nil || aws.ToString(head.CacheControl) != "no-store" {
+		t.Errorf("Cache-Control set by the Input hook: %v, %v", head, err)
+	}
+}
+
+// TestUnfencedObjectCountsAsTokenZero: an object written with the plain SDK
+// reads with token 0 and any fenced write replaces it.
+func TestUnfencedObjectCountsAsTokenZero(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.rawPut(t, "legacy", []byte("before fencing"), map[string]string{"owner": "batch"})
+	if v, tok, err := e.b.Get(t.Context(), "legacy"); err != nil || tok != 0 || string(v) != "before fencing" {
+		t.Errorf("Get of an unfenced object = %q, %d, %v; want its value with token 0", v, tok, err)
+	}
+	if h, err := e.b.Highest(t.Context(), "legacy"); err != nil || h != 0 {
+		t.Errorf("Highest of an unfenced object = %d, %v; want 0", h, err)
+	}
+	if err := e.b.Put(t.Context(), "legacy", 1, []byte("fenced")); err != nil {
+		t.Fatalf("Put over an unfenced object: %v", err)
+	}
+	if err := e.b.Put(t.Context(), "legacy", 0, []byte("zero")); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("Put with token 0: %v; want ErrInvalid", err)
+	}
+}
+
+// TestTombstonesHaveTheirOwnETags: two tombstones never share an ETag, so a
+// delete racing a delete cannot pass If-Match on the other's tombstone.
+// (Zero-length tombstones would all have the ETag of the empty string.)
+func TestTombstonesHaveTheirOwnETags(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	etags := map[string]bool{}
+	for tok := range fence.Token(4) {
+		res, err := e.b.DeleteObject(t.Context(), "gone", tok+1)
+		if err != nil {
+			t.Fatalf("DeleteObject(token %d): %v", tok+1, err)
+		}
+		if etags[res.ETag] {
+			t.Errorf("tombstone of token %d has the ETag %s of an earlier one", tok+1, res.ETag)
+		}
+		etags[res.ETag] = true
+	}
+	again, err := e.b.DeleteObject(t.Context(), "gone", 4)
+	if err != nil || again.Attempts != 0 {
+		t.Errorf("DeleteObject of a tombstone with its own token = %+v, %v; want no write", again, err)
+	}
+}
+
+// TestGapIdenticalBytesKeepTheETag names the gap of If-Match on S3: an
+// object's ETag is a hash of its bytes, so a write of the same bytes with a
+// higher token leaves it unchanged, and a slower writer conditioned on the
+// old ETag is not stopped by the server. The test checks the premise on
+// MinIO (same bytes, same ETag); if it ever fails, the gap is closed there.
+// See "ETags name contents" in the package doc.
+func TestGapIdenticalBytesKeepTheETag(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a, err := e.b.PutObject(t.Context(), "same", 1, strings.NewReader("report"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.b.PutObject(t.Context(), "same", 2, strings.NewReader("report"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ETag != b.ETag {
+		t.Skipf("MinIO gave identical bytes different ETags (%s, %s): the gap does not arise here", a.ETag, b.ETag)
+	}
+	t.Logf("GAP: tokens 1 and 2 wrote the same bytes and both got ETag %s; If-Match cannot tell them apart", a.ETag)
+}
+
+// TestUnfencedControlRunFailsTheChecker is the control for the History
+// checker: with fencing off, a stale write is accepted and Check reports
+// it; with fencing on, the same writes pass.
+func TestUnfencedControlRunFailsTheChecker(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, unfenced := range []bool{false, true} {
+		o := minioOptions
+		o.Unfenced = unfenced
+		b := newBucket(t, e.client, e.bucket, &o)
+		var h resourcetest.History
+		key := uniqueName("control-")
+		for _, tok := range []fence.Token{5, 3, 6, 4} {
+			_ = h.Write(key, tok, func() error { return b.Put(t.Context(), key, tok, []byte(tok.String())) })
+		}
+		err := h.Check()
+		if unfenced && err == nil {
+			t.Errorf("unfenced run: the checker found no violation")
+		}
+		if !unfenced && err != nil {
+			t.Errorf("fenced run: %v", err)
+		}
+	}
+}
+
+// TestMissingBucket: an error from S3 that is neither a lost race nor a
+// lost answer is returned as it is, reachable with errors.As.
+func TestMissingBucket(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, nil)
+	b := newBucket(t, c, uniqueName("fence-missing-"), &minioOptions)
+	err := b.Put(t.Context(), "k", 1, []byte("v"))
+	noBucket := func(err error) bool {
+		var ae smithy.APIError
+		return errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket"
+	}
+	if !noBucket(err) {
+		t.Errorf("Put into a missing bucket: %v; want S3's NoSuchBucket", err)
+	}
+	if _, _, err := b.Get(t.Context(), "k"); !noBucket(err) || errors.Is(err, fence.ErrNotFound) {
+		t.Errorf("Get from a missing bucket: %v; want S3's NoSuchBucket, not ErrNotFound", err)
+	}
+}
