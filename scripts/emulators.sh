@@ -157,8 +157,8 @@ emu_start_on_port() {
 	shift 3
 	for _ in 1 2 3; do
 		emu_start "$name" "${@//%s/$port}" || return 1
-		emu_wait "$name" http_ok "${url//%s/$port}"
-		rc=$?
+		# (&& ||: scripts/test.sh runs with errexit)
+		emu_wait "$name" http_ok "${url//%s/$port}" && rc=0 || rc=$?
 		if [ "$rc" = 0 ]; then
 			emu_port=$port
 			return 0
@@ -181,8 +181,9 @@ azurite_up() {
 	# Port 0: Azurite binds a free port itself and logs which.
 	emu_start azurite "$bin" --blobHost 127.0.0.1 --blobPort 0 \
 		--skipApiVersionCheck --disableTelemetry --inMemoryPersistence --extentMemoryLimit 1024 || return 1
-	emu_wait azurite azurite_listening
-	case $? in
+	local rc
+	emu_wait azurite azurite_listening && rc=0 || rc=$?
+	case $rc in
 	0) ;;
 	1) emu_failed azurite "exited"; return 1 ;;
 	*) emu_failed azurite "did not start listening within ${FENCE_EMULATOR_TIMEOUT}s"; return 1 ;;

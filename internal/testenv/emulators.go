@@ -15,7 +15,9 @@ import "testing"
 
 // AzuriteBlobURL returns the base URL of Azurite's blob service for the
 // emulator account, like http://127.0.0.1:PORT/devstoreaccount1; container
-// URLs are this URL + "/" + container.
+// URLs are this URL + "/" + container. Leases are timed by Azurite's own
+// wall clock (15–60 s or infinite, as in Azure), so no fake clock shortens
+// them.
 func AzuriteBlobURL(t testing.TB) string {
 	t.Helper()
 	return Endpoint(t, "FENCE_AZURITE_BLOB_URL", "Azurite")
@@ -37,8 +39,10 @@ func AzuriteConnectionString(t testing.TB) string {
 
 // DynamoEndpoint returns the base URL of dynalite, a DynamoDB emulator,
 // like http://127.0.0.1:PORT. It accepts any credentials and region.
-// dynalite has no transactions (TransactWriteItems, TransactGetItems) and
-// no TTL expiry, and its tables go ACTIVE at once.
+// dynalite answers UnknownOperationException to TransactWriteItems,
+// TransactGetItems, UpdateTimeToLive and ExecuteStatement; it accepts
+// ReturnValuesOnConditionCheckFailure but its ConditionalCheckFailedException
+// carries no Item. Tables report CREATING once, then ACTIVE at once.
 func DynamoEndpoint(t testing.TB) string {
 	t.Helper()
 	return Endpoint(t, "FENCE_DYNAMO_ENDPOINT", "dynalite (DynamoDB)")
@@ -47,9 +51,10 @@ func DynamoEndpoint(t testing.TB) string {
 // GCSEndpoint returns the base URL of fake-gcs-server, like
 // http://127.0.0.1:PORT: the JSON API is under /storage/v1/, uploads under
 // /upload/storage/v1/. It needs no credentials. It honours
-// ifGenerationMatch and ifGenerationNotMatch on uploads but not on deletes
-// or metadata patches, ignores metageneration preconditions and never
-// rate-limits (no 429).
+// ifGenerationMatch (0 included) and ifGenerationNotMatch on media,
+// multipart and resumable uploads, with 412; it ignores them on deletes and
+// metadata patches, ignores metageneration preconditions everywhere, leaves
+// metageneration at 1 after a patch and never answers 429.
 func GCSEndpoint(t testing.TB) string {
 	t.Helper()
 	return Endpoint(t, "FENCE_GCS_ENDPOINT", "fake-gcs-server (GCS)")
@@ -57,7 +62,8 @@ func GCSEndpoint(t testing.TB) string {
 
 // S3Endpoint returns the base URL of MinIO, an S3 server, like
 // http://127.0.0.1:PORT. Clients must use path-style addressing and region
-// us-east-1, with the keys from S3Credentials.
+// us-east-1, with the keys from S3Credentials. PUT honours If-None-Match: *
+// and If-Match with 412; DELETE ignores If-Match.
 func S3Endpoint(t testing.TB) string {
 	t.Helper()
 	return Endpoint(t, "FENCE_S3_ENDPOINT", "MinIO (S3)")
