@@ -22,7 +22,7 @@ func (l *Locker) Break(ctx context.Context, key string) error {
 	}
 	err := l.breakLease(ctx, key)
 	switch {
-	case err == nil:
+	case err == nil, bloberror.HasCode(err, bloberror.LeaseAlreadyBroken):
 	case bloberror.HasCode(err, bloberror.BlobNotFound, bloberror.LeaseNotPresentWithLeaseOperation):
 		return nil
 	default:

@@ -28,13 +28,14 @@ var notHeldCodes = []bloberror.Code{
 // isNotHeld reports whether err is one of notHeldCodes.
 func isNotHeld(err error) bool { return bloberror.HasCode(err, notHeldCodes...) }
 
-// answered reports whether err is an answer of the service (an HTTP
-// response with an error status), after which the request is known to
-// have been refused. Any other error (a transport failure, ctx ending)
-// leaves it unknown whether the service applied the request.
+// answered reports whether err is a refusal by the service: an HTTP
+// response with a 4xx status, after which the request is known not to
+// have been applied. Any other error leaves that unknown: a transport
+// failure, ctx ending, or a 5xx status (Azure's 500 OperationTimedOut
+// says the operation "may or may not have succeeded").
 func answered(err error) bool {
 	var re *azcore.ResponseError
-	return errors.As(err, &re)
+	return errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500
 }
 
 // wrap adds what the locker was doing to an SDK error, and ctx's error

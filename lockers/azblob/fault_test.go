@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
 	"github.com/fencekit/fence"
 )
 
@@ -57,17 +59,20 @@ func header(req *http.Request, name string) string {
 
 // faulty forwards requests to Azurite, except that for the next n
 // requests of kind target it either sends the request and then drops the
-// answer (the request is applied, the client gets an error), or drops the
-// request unsent. It is a wrapper around the real emulator: every answer
+// answer (the request is applied, the client gets an error), drops the
+// request unsent, or runs before first. It is a wrapper around the real emulator: every answer
 // the client gets comes from Azurite.
 type faulty struct {
 	mu      sync.Mutex
 	target  op
 	n       int
-	unsent  bool       // drop the request instead of its answer
-	onFault func()     // called after each fault, if set
-	faults  int        // faults injected
-	seen    map[op]int // requests forwarded or dropped, by kind
+	unsent  bool   // drop the request instead of its answer
+	onFault func() // called after each fault, if set
+	// before, if set, turns each fault into a call made before the
+	// request, which is then forwarded and answered as usual.
+	before func(*http.Request)
+	faults int        // faults injected
+	seen   map[op]int // requests forwarded or dropped, by kind
 }
 
 func (f *faulty) arm(target op, n int, unsent bool) {
@@ -88,8 +93,12 @@ func (f *faulty) Do(req *http.Request) (*http.Response, error) {
 		f.n--
 		f.faults++
 	}
-	unsent, onFault := f.unsent, f.onFault
+	unsent, onFault, before := f.unsent, f.onFault, f.before
 	f.mu.Unlock()
+	if fault && before != nil {
+		before(req)
+		fault = false // the request itself goes through
+	}
 	if fault && unsent {
 		if onFault != nil {
 			onFault()
@@ -264,4 +273,56 @@ func TestLostRenewAnswer(t *testing.T) {
 		t.Fatalf("%d faults, %d renew requests; want 1 and 2", f.faults, f.count(opRenew))
 	}
 	wantHeld(t, plainLocker(t, l), renewed)
+}
+
+// TestTokenWriteFindsTheBlobChanged checks the token write when the blob
+// changed under the lease after it was read: someone holding the lease id
+// rewrote the metadata just before the write (the fault transport does it
+// with the request's own lease id). With the token unchanged, the write is
+// made again on the new ETag; with the token moved, Acquire refuses with
+// ErrCorrupt and gives the lease back.
+func TestTokenWriteFindsTheBlobChanged(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		token   string
+		corrupt bool
+	}{
+		{"token unchanged", "0", false},
+		{"token moved", "5", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := &faulty{}
+			l := newLocker(t, newContainer(t, f, false), nil)
+			other := plainLocker(t, l)
+			k := key(t)
+			f.before = func(req *http.Request) {
+				meta := metaOf(MetaToken, tt.token)
+				if tt.token != "0" {
+					meta = metaOf(MetaToken, tt.token, MetaOwner, "someone", MetaTTL, "15")
+				}
+				if err := other.setMeta(req.Context(), k, header(req, "x-ms-lease-id"), azcore.ETagAny, meta); err != nil {
+					t.Errorf("SetMetadata under the lease: %v", err)
+				}
+			}
+			f.arm(opMetadata, 1, false)
+			lease, err := l.Acquire(t.Context(), k, MinTTL, nil)
+			if tt.corrupt {
+				if !errors.Is(err, fence.ErrCorrupt) {
+					t.Fatalf("Acquire with the token moved under its lease: %v; want an error matching fence.ErrCorrupt", err)
+				}
+				wantFree(t, other, k, "someone", 5)
+				return
+			}
+			if err != nil || lease.Token != 1 {
+				t.Fatalf("Acquire with the blob changed under its lease = %+v, %v; want token 1", lease, err)
+			}
+			if n := f.count(opMetadata); n != 2 {
+				t.Fatalf("%d token writes; want 2", n)
+			}
+			wantHeld(t, other, lease)
+		})
+	}
 }

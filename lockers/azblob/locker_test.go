@@ -260,3 +260,30 @@ func TestKeepsOtherMetadata(t *testing.T) {
 		t.Fatalf("token in metadata %q; want %d", v, second.Token)
 	}
 }
+
+// TestAcquireCompletesACrashedAttempt checks a key left leased by an
+// acquirer that stopped between its lease and its token write (taken here
+// by hand with the lease id it would have used): other owners lose to it,
+// Inspect shows the key as never acquired, and the same owner's retry
+// proposes the same lease id and completes the acquisition.
+func TestAcquireCompletesACrashedAttempt(t *testing.T) {
+	t.Parallel()
+	l := newLocker(t, newContainer(t, nil, false), nil)
+	k, owner := key(t), fence.NewOwnerID()
+	if _, err := l.create(t.Context(), k); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if _, err := l.acquireLease(t.Context(), k, LeaseID(k, owner, 1, MinTTL), MinTTL, ""); err != nil {
+		t.Fatalf("lease by hand: %v", err)
+	}
+	_, err := l.Acquire(t.Context(), k, MinTTL, nil)
+	if he, ok := errors.AsType[*fence.HeldError](err); !ok || he.Holder != "" || he.Token != 0 {
+		t.Fatalf("Acquire by another owner: %v; want a HeldError naming nobody", err)
+	}
+	wantFree(t, l, k, "", 0)
+	lease := mustAcquire(t, l, k, MinTTL, &fence.AcquireOptions{Owner: owner})
+	if lease.Token != 1 {
+		t.Fatalf("the retry got token %d; want 1", lease.Token)
+	}
+	wantHeld(t, l, lease)
+}
