@@ -1,0 +1,46 @@
+package dynamo_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/fencekit/fence/resources/dynamo"
+)
+
+// TestEmulatorGapConditionFailureItem names what dynalite lacks:
+// DynamoDB returns the item with a ConditionalCheckFailedException when
+// asked with ReturnValuesOnConditionCheckFailure ALL_OLD, and the package
+// uses it to tell a stale token without a second request. dynalite
+// ignores the parameter, so on it the package always takes its fallback,
+// a consistent GetItem (which every stale-token test here exercises). The
+// ALL_OLD path is therefore not verified against an emulator. The test
+// fails if dynalite ever returns an item that is not the stored one.
+func TestEmulatorGapConditionFailureItem(t *testing.T) {
+	t.Parallel()
+	c := client(t, nil)
+	tb := itemTable(t, c)
+	if _, err := tb.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("gap", map[string]types.AttributeValue{"v": s("stored")})}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{
+		TableName:                           aws.String(tb.Options().Table),
+		Item:                                key("gap"),
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err)
+	if !ok {
+		t.Fatalf("conditional PutItem = %v; want a ConditionalCheckFailedException", err)
+	}
+	if len(ccf.Item) == 0 {
+		t.Log("emulator gap: dynalite returns no item with ConditionalCheckFailedException (ReturnValuesOnConditionCheckFailure ignored); the GetItem fallback is what runs here")
+		return
+	}
+	if attr(ccf.Item, "v") != "stored" || attr(ccf.Item, dynamo.DefaultFenceAttribute) != "5" {
+		t.Errorf("ConditionalCheckFailedException.Item = %v; want the stored item", ccf.Item)
+	}
+}
