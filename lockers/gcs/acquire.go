@@ -1,0 +1,80 @@
+package gcs
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/fencekit/fence"
+)
+
+// Acquire implements fence.Locker. It decides on the last state of key's
+// object that l knows (read first when it knows none) and writes the
+// next token under a precondition on that generation: the object must not
+// exist, or must still be the free or expired record l saw. When the
+// remembered state was stale, the object is read once and the decision
+// made again; Acquire never waits for a holder. A lost race or a live
+// lease returns a *fence.HeldError with the holder, its token and, where
+// known, when l will consider it expired.
+func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
+	name, err := l.objectName(key)
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	if err := fence.ValidateTTL(ttl, MinTTL, MaxTTL); err != nil {
+		return fence.Lease{}, err
+	}
+	owner := opts.OwnerOrNew()
+	if err := fence.ValidateKey("owner", owner, MaxOwnerLen); err != nil {
+		return fence.Lease{}, err
+	}
+	st, err := l.remembered(ctx, key, name)
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	for {
+		now := l.clock.Now()
+		if held, until := l.holding(st, now); held {
+			if st.cached {
+				// The holder may have let go since: look again.
+				if st, err = l.look(ctx, key, name); err != nil {
+					return fence.Lease{}, err
+				}
+				continue
+			}
+			return fence.Lease{}, &fence.HeldError{Key: key, Holder: st.rec.owner, Token: st.rec.token, ValidUntil: until}
+		}
+		token := fence.Token(1)
+		if st.found {
+			if st.rec.token == math.MaxUint64 {
+				return fence.Lease{}, &fence.CorruptError{Key: key, Reason: "the token is at its largest value; no higher one can be issued"}
+			}
+			token = st.rec.token + 1
+		}
+		rec := l.newRecord(owner, token, ttl, now)
+		gen, err := l.store.write(ctx, name, st.gen, rec.encode())
+		if err == nil {
+			l.wrote(name, gen, rec, now)
+			return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl, ValidUntil: now.Add(ttl)}, nil
+		}
+		if !errors.Is(err, errConflict) {
+			return fence.Lease{}, err
+		}
+		// Another write came first. Read what it left: a decision made on
+		// a stale memory is made again; a lost race is reported.
+		wasCached := st.cached
+		if st, err = l.look(ctx, key, name); err != nil {
+			return fence.Lease{}, err
+		}
+		if wasCached {
+			continue
+		}
+		he := &fence.HeldError{Key: key}
+		if st.found && st.rec.held {
+			he.Holder, he.Token = st.rec.owner, st.rec.token
+			_, he.ValidUntil = l.holding(st, l.clock.Now())
+		}
+		return fence.Lease{}, he
+	}
+}

@@ -1,0 +1,29 @@
+package gcs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
+)
+
+// CreateBucket creates bucket in the Google Cloud project projectID with
+// the settings the Locker needs: object versioning off (every write would
+// otherwise keep the record it replaced). A bucket that exists already is
+// not an error and is left as it is; it must not have a retention policy
+// or hold objects (the Locker overwrites its objects), and its lifecycle
+// rules must never delete them (that restarts a key's tokens at 1).
+func CreateBucket(ctx context.Context, bucket *storage.BucketHandle, projectID string) error {
+	err := bucket.Create(ctx, projectID, &storage.BucketAttrs{VersioningEnabled: false})
+	var ge *googleapi.Error
+	if errors.As(err, &ge) && ge.Code == http.StatusConflict {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("gcs: create bucket %q: %w", bucket.BucketName(), err)
+	}
+	return nil
+}

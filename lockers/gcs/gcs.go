@@ -1,0 +1,218 @@
+// Package gcs is a fence.Locker on Google Cloud Storage, driven through
+// cloud.google.com/go/storage.
+//
+// Each key is one object of a bucket, named Options.Prefix + key, holding
+// a small JSON record: the owner of the last lease, the fencing token (a
+// number that only grows), the lease duration, whether the key is held
+// and a random id of the write that produced it. Every write is a
+// single-request upload with a generation precondition: ifGenerationMatch
+// on the generation the Locker last saw, or ifGenerationMatch=0 (the object
+// must not exist) for a key seen for the first time. Acquire writes the
+// next token under that precondition, so of two Lockers that saw the same
+// generation exactly one succeeds and tokens never repeat. Objects are
+// never deleted: Release and Break write a free record that keeps the
+// token. Do not delete the objects by hand; that restarts a key's tokens
+// at 1.
+//
+// Holding a lease is not a safety guarantee, only its token is: pass
+// Lease.Token to a fenced resource (see package fence).
+//
+// # Who measures expiry
+//
+// Cloud Storage has no clock a precondition can read, so a Locker decides
+// when another owner's lease has expired, in one of two ways chosen with
+// Options.TrustedClock.
+//
+// Clock-free (the default): a Locker takes a key over only after it has
+// itself seen the same object generation, unchanged, for the full lease
+// duration stored in the record, measured on its own monotonic clock.
+// Clock skew between machines does not matter, only clock rates do.
+// Acquire still tries once and never waits: the Locker remembers what it
+// saw (see Observations), so an Acquire or Inspect now starts the wait and
+// a later Acquire takes the key over. A process that starts afresh, or a
+// Locker that never looked at a key, waits a full lease from its first
+// look, even if the holder died long ago. Every Renew writes a new
+// generation, so observers restart their wait. Lockers of one process
+// should share one Observations (and one Clock).
+//
+// Trusted clock: each held record also stores an expiry, the writer's
+// wall clock at sending plus the TTL, and a Locker takes a key over once
+// that expiry plus Options.MaxClockSkew has passed on its own wall clock.
+// A takeover can come at once, without an earlier look, but its safety
+// rests on every machine's wall clock staying within MaxClockSkew of the
+// others. A trusted-clock Locker reading a record without an expiry falls
+// back to watching its generation.
+//
+// In both modes a holder counts its lease from the time it sent the
+// request, on its own clock (Lease.ValidUntil); Renew and Release of a
+// lease past that time fail with fence.ErrNotHeld without writing. Renew
+// and Release therefore need the Lease as Acquire or Renew returned it.
+//
+// # Write rate
+//
+// Cloud Storage accepts about one write per second to one object name and
+// answers 429 (or 503) to more. The Locker backs off with jitter and
+// retries such answers (and transient failures) within the caller's ctx,
+// up to Options.MaxAttempts tries. Renewing more often than MinRenewInterval
+// only earns throttling, so MinTTL is three times that: a guard renewing
+// every TTL/3 stays within the limit. An Acquire and a Release of one key
+// in the same second may be throttled and delayed; that costs latency, not
+// correctness.
+//
+// # Ambiguous outcomes
+//
+// Every write carries a fresh random id. When a write fails without a
+// definite answer (a lost response, a timeout of the connection, a 5xx),
+// the Locker reads the object back: if it holds the bytes just written,
+// the write was applied and the method goes on as if it had been answered;
+// if the generation is still the one the precondition named, the write is
+// retried; otherwise it lost to another writer. When ctx ends first,
+// nothing is read back and the error wraps ctx.Err(): the write may still
+// have been applied, as the fence.Locker contract says.
+//
+// # What the emulator verifies
+//
+// The tests run on fake-gcs-server, which honours ifGenerationMatch and
+// the does-not-exist precondition on uploads (the only preconditions this
+// package uses: no metageneration, no conditional delete, no
+// compose) but never answers 429; throttling is tested by a transport that
+// injects 429 answers in front of the emulator.
+package gcs
+
+import (
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/storage"
+
+	"github.com/fencekit/fence"
+)
+
+// Limits of the Cloud Storage locker.
+const (
+	// MaxNameLen is the longest object name Cloud Storage accepts, in
+	// bytes of UTF-8; a key may be as long as MaxNameLen minus the length
+	// of Options.Prefix (see Locker.MaxKeyLen).
+	MaxNameLen = 1024
+	// MaxOwnerLen is the longest owner id accepted, in bytes.
+	MaxOwnerLen = 1024
+	// MinRenewInterval is the shortest useful interval between two writes
+	// to one object: Cloud Storage throttles faster writes to one name.
+	MinRenewInterval = time.Second
+	// MinTTL and MaxTTL bound the lease duration. MinTTL leaves room for
+	// renewals every TTL/3 at MinRenewInterval. The record keeps the TTL
+	// in nanoseconds.
+	MinTTL = 3 * MinRenewInterval
+	MaxTTL = 24 * time.Hour
+	// MaxClockSkew bounds Options.MaxClockSkew.
+	MaxClockSkew = time.Hour
+	// DefaultMaxAttempts is the number of tries of one request when
+	// Options.MaxAttempts is 0.
+	DefaultMaxAttempts = 8
+	// DefaultBackoff is the first wait after a throttled or failed
+	// request when Options.Backoff is 0.
+	DefaultBackoff = 250 * time.Millisecond
+	// maxBackoff caps the doubling waits between tries.
+	maxBackoff = 8 * time.Second
+)
+
+// Options configure a Locker. A nil *Options means all defaults.
+type Options struct {
+	// Prefix is put before every key to name its object, for example
+	// "locks/". It counts against MaxNameLen and follows the same rules
+	// as object names (valid UTF-8, no carriage return or line feed).
+	// Default: "".
+	Prefix string
+	// Clock times leases and, in clock-free mode, how long a generation
+	// has been seen unchanged; in trusted-clock mode its wall reading
+	// also computes stored expiries. Waits between retries use real time.
+	// Default: fence.SystemClock.
+	Clock fence.Clock
+	// Observations is where a Locker remembers the generations it saw
+	// and wrote. Lockers of one process should share one, so that what
+	// one saw counts for all; they must then share a Clock too. Default:
+	// a new Observations for this Locker alone.
+	Observations *Observations
+	// TrustedClock selects trusted-clock expiry (see the package doc).
+	// Default: false, clock-free expiry.
+	TrustedClock bool
+	// MaxClockSkew is how far apart the wall clocks of the machines using
+	// the bucket may be, in trusted-clock mode only: an expired lease is
+	// taken over this long after its stored expiry. 0 to MaxClockSkew.
+	// Default: 0.
+	MaxClockSkew time.Duration
+	// MaxAttempts is how many times one request is tried when Cloud
+	// Storage throttles it (429), fails transiently (5xx) or the
+	// connection fails, while ctx lasts. 1 means no retry. Default:
+	// DefaultMaxAttempts.
+	MaxAttempts int
+	// Backoff is the first wait before a retry; each further wait
+	// doubles, up to 8 s, and is jittered between half and all of its
+	// length. Default: DefaultBackoff.
+	Backoff time.Duration
+}
+
+// Locker is a fence.Locker on the objects of one Cloud Storage bucket.
+// Create it with New; it is safe for concurrent use.
+type Locker struct {
+	store   *objects
+	prefix  string
+	clock   fence.Clock
+	obs     *Observations
+	trusted bool
+	skew    time.Duration
+}
+
+var _ fence.Locker = (*Locker)(nil)
+
+// New returns a Locker that keeps its records in bucket (from
+// storage.Client.Bucket). It checks the options but does not call Cloud
+// Storage; the bucket must exist (see CreateBucket). The Locker sets its
+// own retry policy on each request (see Options.MaxAttempts), replacing the
+// client's.
+func New(bucket *storage.BucketHandle, opts *Options) (*Locker, error) {
+	if bucket == nil {
+		return nil, &fence.InvalidError{Field: "bucket", Reason: "nil"}
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := checkPrefix(o.Prefix); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.MaxClockSkew < 0 || o.MaxClockSkew > MaxClockSkew:
+		return nil, &fence.InvalidError{Field: "MaxClockSkew", Reason: fmt.Sprintf("%v is outside the range 0 to %v", o.MaxClockSkew, MaxClockSkew)}
+	case o.MaxClockSkew != 0 && !o.TrustedClock:
+		return nil, &fence.InvalidError{Field: "MaxClockSkew", Reason: "set without TrustedClock; clock-free expiry ignores wall clocks"}
+	case o.MaxAttempts < 0:
+		return nil, &fence.InvalidError{Field: "MaxAttempts", Reason: fmt.Sprintf("%d is negative", o.MaxAttempts)}
+	case o.Backoff < 0 || o.Backoff > maxBackoff:
+		return nil, &fence.InvalidError{Field: "Backoff", Reason: fmt.Sprintf("%v is outside the range 0 to %v", o.Backoff, maxBackoff)}
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.Backoff == 0 {
+		o.Backoff = DefaultBackoff
+	}
+	if o.Observations == nil {
+		o.Observations = NewObservations()
+	}
+	return &Locker{
+		store:   &objects{bucket: bucket, attempts: o.MaxAttempts, backoff: o.Backoff},
+		prefix:  o.Prefix,
+		clock:   fence.ClockOrSystem(o.Clock),
+		obs:     o.Observations,
+		trusted: o.TrustedClock,
+		skew:    o.MaxClockSkew,
+	}, nil
+}
+
+// MaxKeyLen returns the longest key l accepts, in bytes: MaxNameLen minus
+// the length of its prefix.
+func (l *Locker) MaxKeyLen() int { return MaxNameLen - len(l.prefix) }
+
+// ObjectName returns the name of the object that holds key's record.
+func (l *Locker) ObjectName(key string) string { return l.prefix + key }

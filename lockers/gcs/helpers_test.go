@@ -1,0 +1,216 @@
+package gcs
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/testenv"
+)
+
+// newClient returns a client of the emulator whose requests go through
+// rt (http.DefaultTransport when nil). It is closed when the test ends.
+func newClient(t testing.TB, rt http.RoundTripper) *storage.Client {
+	t.Helper()
+	endpoint := testenv.GCSEndpoint(t)
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c, err := storage.NewClient(context.Background(),
+		option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/storage/v1/"),
+		option.WithHTTPClient(&http.Client{Transport: rt}))
+	if err != nil {
+		t.Fatalf("storage.NewClient: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// newBucket creates a bucket of a unique name on the emulator through a
+// client of its own; the bucket and its objects are removed when the
+// test ends.
+func newBucket(t testing.TB) string {
+	t.Helper()
+	c := newClient(t, nil)
+	name := "fence-test-" + strings.ToLower(rand.Text()[:16])
+	b := c.Bucket(name)
+	if err := CreateBucket(t.Context(), b, "fence-test"); err != nil {
+		t.Fatalf("CreateBucket: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		it := b.Objects(ctx, nil)
+		for {
+			attrs, err := it.Next()
+			if errors.Is(err, iterator.Done) {
+				break
+			}
+			if err != nil {
+				t.Logf("listing %s: %v", name, err)
+				return
+			}
+			_ = b.Object(attrs.Name).Delete(ctx)
+		}
+		if err := b.Delete(ctx); err != nil {
+			t.Logf("deleting bucket %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// newLocker returns a Locker on bucket through rt (nil: directly).
+func newLocker(t testing.TB, bucket string, rt http.RoundTripper, opts *Options) *Locker {
+	t.Helper()
+	l, err := New(newClient(t, rt).Bucket(bucket), opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return l
+}
+
+// fakeOptions returns options with a fake clock and fast retries.
+func fakeOptions(clock *clocktest.Fake) *Options {
+	return &Options{Clock: clock, Observations: NewObservations(), Backoff: time.Millisecond}
+}
+
+// writeRaw writes data as object name of bucket, unconditionally, as an
+// operator (or a bug) would.
+func writeRaw(t *testing.T, bucket, name string, data []byte) int64 {
+	t.Helper()
+	w := newClient(t, nil).Bucket(bucket).Object(name).NewWriter(t.Context())
+	w.ChunkSize = 0
+	if _, err := w.Write(data); err != nil {
+		t.Fatalf("writing %q: %v", name, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("writing %q: %v", name, err)
+	}
+	return w.Attrs().Generation
+}
+
+// generation returns the generation of object name of bucket, 0 if absent.
+func generation(t *testing.T, bucket, name string) int64 {
+	t.Helper()
+	attrs, err := newClient(t, nil).Bucket(bucket).Object(name).Attrs(t.Context())
+	if errors.Is(err, storage.ErrObjectNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatalf("Attrs(%q): %v", name, err)
+	}
+	return attrs.Generation
+}
+
+// counter counts the requests that pass through it, by kind.
+type counter struct {
+	next          http.RoundTripper
+	reads, writes atomic.Int64
+}
+
+func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if isUpload(req) {
+		c.writes.Add(1)
+	} else {
+		c.reads.Add(1)
+	}
+	return c.next.RoundTrip(req)
+}
+
+func (c *counter) total() int64 { return c.reads.Load() + c.writes.Load() }
+
+// isUpload reports whether req writes an object.
+func isUpload(req *http.Request) bool {
+	return req.Method == http.MethodPost && strings.Contains(req.URL.Path, "/upload/")
+}
+
+// faults answers some requests itself, around the real emulator: each
+// upload first takes a verdict from plan (nil: pass).
+type faults struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	plan func(n int) fault // n counts uploads from 1
+	n    int
+}
+
+type fault int
+
+const (
+	pass     fault = iota
+	throttle       // answer 429 without forwarding: not applied
+	drop           // forward, then lose the response: applied, unknown
+	lose           // fail before forwarding: not applied, unknown
+)
+
+func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !isUpload(req) {
+		return f.next.RoundTrip(req)
+	}
+	f.mu.Lock()
+	f.n++
+	v := pass
+	if f.plan != nil {
+		v = f.plan(f.n)
+	}
+	f.mu.Unlock()
+	switch v {
+	case throttle:
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		body := `{"error":{"code":429,"message":"The object exceeded the rate limit for object mutation operations (injected by the test)."}}`
+		return &http.Response{
+			StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"application/json"}}, Body: nopCloser{strings.NewReader(body)},
+			ContentLength: int64(len(body)), Request: req,
+		}, nil
+	case drop:
+		resp, err := f.next.RoundTrip(req)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		return nil, errors.New("connection reset (response dropped by the test)")
+	case lose:
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, errors.New("connection reset (request dropped by the test)")
+	}
+	return f.next.RoundTrip(req)
+}
+
+type nopCloser struct{ *strings.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+// acquire takes key with l and fails the test on error.
+func acquire(t *testing.T, l *Locker, key string, ttl time.Duration) fence.Lease {
+	t.Helper()
+	lease, err := l.Acquire(t.Context(), key, ttl, nil)
+	if err != nil {
+		t.Fatalf("Acquire(%q): %v", key, err)
+	}
+	return lease
+}
+
+// inspect describes key with l and fails the test on error.
+func inspect(t *testing.T, l *Locker, key string) fence.LockInfo {
+	t.Helper()
+	info, err := l.Inspect(t.Context(), key)
+	if err != nil {
+		t.Fatalf("Inspect(%q): %v", key, err)
+	}
+	return info
+}

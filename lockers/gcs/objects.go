@@ -1,0 +1,204 @@
+package gcs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
+)
+
+// errConflict reports a write refused by its generation precondition
+// (HTTP 412): another write came first.
+var errConflict = errors.New("gcs: generation precondition failed")
+
+// objects reads and writes whole small objects of one bucket, with the
+// retries and reconciliation of the package doc. It is the only code that
+// calls Cloud Storage.
+type objects struct {
+	bucket   *storage.BucketHandle
+	attempts int
+	backoff  time.Duration
+}
+
+// handle returns the handle of object name with the SDK's retries off:
+// objects retries itself, so that it can reconcile each attempt.
+func (s *objects) handle(name string) *storage.ObjectHandle {
+	return s.bucket.Object(name).Retryer(storage.WithPolicy(storage.RetryNever))
+}
+
+// outcome classifies a failed request.
+type outcome int
+
+const (
+	fatal     outcome = iota // a definite refusal: return it
+	throttled                // 429: refused, try again later
+	unknown                  // 408, 5xx, a connection failure: it may have been applied
+)
+
+func classify(err error) outcome {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		switch {
+		case ge.Code == http.StatusTooManyRequests:
+			return throttled
+		case ge.Code == http.StatusRequestTimeout || ge.Code >= 500:
+			return unknown
+		}
+		return fatal
+	}
+	if errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist) {
+		return fatal
+	}
+	return unknown // the transport failed: no answer came back
+}
+
+// read returns the content and generation of object name; found is false
+// when it does not exist. Throttled and failed reads are retried.
+func (s *objects) read(ctx context.Context, name string) (data []byte, gen int64, found bool, err error) {
+	for attempt := 1; ; attempt++ {
+		data, gen, found, err = s.readOnce(ctx, name)
+		if err == nil {
+			return data, gen, found, nil
+		}
+		if err := s.wait(ctx, attempt, "read", name, err); err != nil {
+			return nil, 0, false, err
+		}
+	}
+}
+
+func (s *objects) readOnce(ctx context.Context, name string) ([]byte, int64, bool, error) {
+	r, err := s.handle(name).NewReader(ctx)
+	if errors.Is(err, storage.ErrObjectNotExist) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, maxRecordLen+1))
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return data, r.Attrs.Generation, true, nil
+}
+
+// write uploads data as object name on the condition that its generation
+// is ifGen, or that it does not exist when ifGen is 0, and returns the new
+// generation. A write refused by the condition returns errConflict. A
+// throttled write is retried; a write whose outcome is unknown is
+// reconciled by reading the object back (see the package doc).
+func (s *objects) write(ctx context.Context, name string, ifGen int64, data []byte) (int64, error) {
+	ambiguous := false // an earlier attempt may have been applied
+	for attempt := 1; ; attempt++ {
+		gen, err := s.writeOnce(ctx, name, ifGen, data)
+		if err == nil {
+			return gen, nil
+		}
+		if ctx.Err() != nil {
+			return 0, ctxError(ctx, "write", name, err)
+		}
+		if isConflict(err) {
+			if ambiguous {
+				// Our earlier attempt may be what changed the object.
+				if gen, applied, rerr := s.reconcile(ctx, name, ifGen, data); rerr != nil || applied {
+					return gen, rerr
+				}
+			}
+			return 0, errConflict
+		}
+		if classify(err) == unknown {
+			ambiguous = true
+			gen, applied, rerr := s.reconcile(ctx, name, ifGen, data)
+			if rerr != nil || applied {
+				return gen, rerr
+			}
+		}
+		if err := s.wait(ctx, attempt, "write", name, err); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// reconcile reads object name after a write of data on the condition ifGen
+// whose outcome is unknown. applied is true (with the generation) when the
+// object holds data; errConflict comes back when another write changed it;
+// neither means the write did not land and may be tried again.
+func (s *objects) reconcile(ctx context.Context, name string, ifGen int64, data []byte) (gen int64, applied bool, err error) {
+	got, gen, found, err := s.read(ctx, name)
+	switch {
+	case err != nil:
+		return 0, false, fmt.Errorf("gcs: write of %q had no answer and reading it back failed: %w", name, err)
+	case found && bytes.Equal(got, data):
+		return gen, true, nil
+	case found != (ifGen != 0) || gen != ifGen:
+		return 0, false, errConflict
+	}
+	return 0, false, nil
+}
+
+func (s *objects) writeOnce(ctx context.Context, name string, ifGen int64, data []byte) (int64, error) {
+	cond := storage.Conditions{GenerationMatch: ifGen}
+	if ifGen == 0 {
+		cond = storage.Conditions{DoesNotExist: true}
+	}
+	w := s.handle(name).If(cond).NewWriter(ctx)
+	w.ChunkSize = 0 // one request, no resumable session
+	w.ContentType = "application/json"
+	w.CacheControl = "no-store"
+	if _, err := w.Write(data); err != nil {
+		_ = w.Close()
+		return 0, err
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	return w.Attrs().Generation, nil
+}
+
+func isConflict(err error) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == http.StatusPreconditionFailed
+}
+
+// wait decides what follows the failed attempt number attempt of op on
+// name: nil after a jittered backoff when the request may be tried again,
+// or the error to return.
+func (s *objects) wait(ctx context.Context, attempt int, op, name string, err error) error {
+	if ctx.Err() != nil {
+		return ctxError(ctx, op, name, err)
+	}
+	if classify(err) == fatal {
+		return fmt.Errorf("gcs: %s %q: %w", op, name, err)
+	}
+	if attempt >= s.attempts {
+		return fmt.Errorf("gcs: %s %q: gave up after %d attempts: %w", op, name, attempt, err)
+	}
+	d := s.backoff << min(attempt-1, 16)
+	if d > maxBackoff || d <= 0 {
+		d = maxBackoff
+	}
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctxError(ctx, op, name, err)
+	}
+}
+
+// ctxError wraps ctx.Err() and err, the failure it caused or cut short.
+func ctxError(ctx context.Context, op, name string, err error) error {
+	if errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("gcs: %s %q: %w", op, name, err)
+	}
+	return fmt.Errorf("gcs: %s %q: %w (%w)", op, name, ctx.Err(), err)
+}
