@@ -14,7 +14,9 @@
 //
 // where #f is the fence attribute (Options.FenceAttribute) and :t the
 // token. (BETWEEN 1 AND t is "#f <= t" that also refuses a fence attribute
-// someone set by hand to 0, a negative number or a string.) Your
+// someone set by hand to 0, a negative number or a string; only a
+// fraction between 1 and t gets through, as expressions cannot test for an
+// integer, and reads then report the item as corrupt.) Your
 // ConditionExpression, ExpressionAttributeNames and
 // ExpressionAttributeValues are kept; the package's own placeholders all
 // start with "#fencekit" and ":fencekit", which your names and values may

@@ -24,6 +24,7 @@ type ConditionFailedError struct {
 	Err error
 }
 
+// Error names the item and the SDK's error.
 func (e *ConditionFailedError) Error() string {
 	return fmt.Sprintf("fence/dynamo: condition failed on %q: %v", e.Resource, e.Err)
 }

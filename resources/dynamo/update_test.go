@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -153,5 +154,32 @@ func TestUpdateItemCreates(t *testing.T) {
 	h, err := tb.Highest(t.Context(), key("new"))
 	if err != nil || h != 4 {
 		t.Errorf("Highest = %d, %v; want 4", h, err)
+	}
+}
+
+// TestUpdateItemCannotTouchTheFence: an UpdateExpression that writes the
+// fence attribute itself is refused by DynamoDB (the paths overlap with
+// the fence's own assignment) and changes nothing.
+func TestUpdateItemCannotTouchTheFence(t *testing.T) {
+	t.Parallel()
+	c := client(t, nil)
+	tb := itemTable(t, c)
+	if _, err := tb.PutItem(t.Context(), 3, &dynamodb.PutItemInput{Item: key("touch")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, expr := range []string{"SET fence_token = :big", "REMOVE fence_token", "SET #f = :big", "ADD #f :big"} {
+		in := &dynamodb.UpdateItemInput{Key: key("touch"), UpdateExpression: aws.String(expr)}
+		if strings.Contains(expr, ":big") {
+			in.ExpressionAttributeValues = map[string]types.AttributeValue{":big": n("1000")}
+		}
+		if strings.Contains(expr, "#f") {
+			in.ExpressionAttributeNames = map[string]string{"#f": dynamo.DefaultFenceAttribute}
+		}
+		if _, err := tb.UpdateItem(t.Context(), 3, in); err == nil {
+			t.Errorf("UpdateItem(%q) succeeded", expr)
+		}
+		if h, err := tb.Highest(t.Context(), key("touch")); err != nil || h != 3 {
+			t.Errorf("after UpdateItem(%q): Highest = %d, %v; want 3", expr, h, err)
+		}
 	}
 }
