@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Starts the servers the tests need on loopback and exports their endpoints.
+# Starts the servers the tests need on loopback and exports their endpoints:
+# PostgreSQL here, the storage emulators in scripts/emulators.sh.
 # Sourced by scripts/test.sh (and usable by hand: `source scripts/services.sh`
 # then `services_up`; `services_down` stops them). Installs what is missing.
 
@@ -72,11 +73,15 @@ postgres_down() {
 	as_user "$FENCE_PG_USER" "$FENCE_PG_BIN/pg_ctl" -D "$FENCE_PG_DATA" -m immediate stop >/dev/null 2>&1 || true
 }
 
-services_up() {
-	postgres_up
-}
+# shellcheck source=scripts/emulators.sh
+source "$(dirname "${BASH_SOURCE[0]}")/emulators.sh"
 
+services_up() { postgres_up && emulators_up; }
+
+# emulators_down finds the emulators' process groups under $FENCE_RUN_DIR, so
+# it runs before the directory goes.
 services_down() {
+	emulators_down
 	postgres_down
 	rm -rf "$FENCE_RUN_DIR"
 }
