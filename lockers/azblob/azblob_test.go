@@ -2,6 +2,7 @@ package azblob
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -14,23 +15,30 @@ import (
 // timed by Azurite. No fake clock can move it, so Expire really waits.
 const shortTTL = MinTTL
 
-// expiryMargin is how long after a short lease's send time plus shortTTL
-// Expire still waits: Azurite starts the lease when it receives the
-// request, a little after it was sent, and compares times in
-// milliseconds.
-const expiryMargin = time.Second
+// expiryMargin is how long after a short lease's end, as bounded below,
+// Expire still waits: Azurite keeps times in milliseconds and compares
+// them when it next looks at the blob.
+const expiryMargin = 500 * time.Millisecond
 
-// shortLeases records when the latest request that may have started or
-// extended a lease of shortTTL was sent, for Expire: a wait until then
-// plus shortTTL lets every such lease run out, and cases that call Expire
-// at about the same time share one wait instead of each waiting 15 s.
+// shortLeases records when the latest call that may have started or
+// extended a lease of shortTTL returned: Azurite received the request
+// before that, so the lease ends at most shortTTL later. Expire waits
+// until then plus a margin, so that every such lease has run out, and
+// cases that call Expire at about the same time share one wait instead of
+// each waiting 15 s.
 type shortLeases struct {
 	mu   sync.Mutex
 	last time.Time
 }
 
-func (s *shortLeases) note(ctx context.Context, ttl time.Duration) {
-	if ttl > shortTTL || ctx.Err() != nil { // a done ctx sends nothing
+// call runs f, a call made with ttl and ctx, and notes when it returned
+// if it may have started or extended a short lease: unless ctx was done
+// (nothing is sent) or f's error shows that no lease was taken or
+// extended (fence.ErrInvalid; fence.ErrNotHeld from Renew).
+func (s *shortLeases) call(ctx context.Context, ttl time.Duration, f func() error) {
+	sends := ttl <= shortTTL && ctx.Err() == nil
+	err := f()
+	if !sends || errors.Is(err, fence.ErrInvalid) || errors.Is(err, fence.ErrNotHeld) {
 		return
 	}
 	s.mu.Lock()
@@ -49,21 +57,21 @@ func (s *shortLeases) expire(t *testing.T) {
 	}
 }
 
-// noting is the Locker under test with the calls that can start a short
-// lease noted before they are made; every call goes to the Locker as is.
+// noting is the Locker under test with the calls that can start or extend
+// a short lease noted; every call goes to the Locker as is.
 type noting struct {
 	*Locker
 	s *shortLeases
 }
 
-func (n noting) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
-	n.s.note(ctx, ttl)
-	return n.Locker.Acquire(ctx, key, ttl, opts)
+func (n noting) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (lease fence.Lease, err error) {
+	n.s.call(ctx, ttl, func() error { lease, err = n.Locker.Acquire(ctx, key, ttl, opts); return err })
+	return lease, err
 }
 
-func (n noting) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
-	n.s.note(ctx, lease.TTL)
-	return n.Locker.Renew(ctx, lease)
+func (n noting) Renew(ctx context.Context, old fence.Lease) (lease fence.Lease, err error) {
+	n.s.call(ctx, old.TTL, func() error { lease, err = n.Locker.Renew(ctx, old); return err })
+	return lease, err
 }
 
 // TestConformance runs the locker suite on Azurite, with real 15 s leases
