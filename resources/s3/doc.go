@@ -49,15 +49,21 @@
 //
 // # Lost answers
 //
-// When a PUT fails without an answer from S3 (a dropped connection, a
-// timeout after sending) or with a 5xx, it may have been applied. The write
-// then reads the object back: if it carries this write's token and write
-// id, and its ETag differs from the one the PUT was conditioned on, the
-// write was applied and PutObject reports success (PutResult.Reconciled);
-// otherwise it goes round the loop again, so a retry neither duplicates a
-// write nor reports a false stale token. When the context ends before the
-// answer is known, the error wraps ctx.Err() and the outcome is unknown; a
-// retry with the same token and body is harmless.
+// The package sends each PUT once, with the SDK's retries turned off for it
+// (HeadObject and GetObject keep the client's settings), so that it knows
+// which PUTs lost their answers. When a PUT fails without an answer from S3
+// (a dropped connection, a timeout after sending) or with a 5xx, it may
+// have been applied. The write then reads the object back: if it carries
+// this write's token and write id, and its ETag differs from the one the
+// PUT was conditioned on, the write was applied and PutObject reports
+// success (PutResult.Reconciled); if the object is still the one the PUT
+// was conditioned on, the write goes round the loop again. So a retry
+// neither duplicates a write nor reports a false stale token. When the
+// outcome cannot be settled (the context ends, answers keep being lost, or
+// a write with a higher token replaced the object before it could be read
+// back), the error is an *UnknownOutcomeError, which matches neither
+// success nor fence.ErrStaleToken; a retry with the same token and body is
+// harmless.
 //
 // # ETags name contents
 //

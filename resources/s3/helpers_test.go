@@ -200,6 +200,8 @@ const (
 type rule struct {
 	method, path string
 	n            int
+	every        int // when > 1, only every such matching request counts
+	seen         int
 	fault        fault
 	before       func() // run before forwarding, e.g. a competing write
 	after        func() // run after forwarding, before the answer is lost
@@ -240,6 +242,9 @@ func (f *faulty) RoundTrip(r *http.Request) (*http.Response, error) {
 	var hit *rule
 	for _, ru := range f.rules {
 		if ru.n > 0 && ru.method == r.Method && strings.Contains(r.URL.Path, ru.path) {
+			if ru.seen++; ru.every > 1 && ru.seen%ru.every != 0 {
+				continue
+			}
 			ru.n--
 			hit = ru
 			break

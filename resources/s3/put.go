@@ -40,9 +40,10 @@ type PutOptions struct {
 // longer one is refused with fence.ErrInvalid. A nil body is an empty
 // object. opts may be nil.
 //
-// PutObject retries lost races until ctx is done. When ctx ends after a
-// PUT was sent, or PUTs keep failing without an answer, the error says the
-// outcome is unknown; retrying with the same token and body is harmless.
+// PutObject retries lost races until ctx is done, and reconciles lost
+// answers by reading the object back (see the package doc). When that
+// cannot settle whether the write was applied, the error is an
+// *UnknownOutcomeError; retrying with the same token and body is harmless.
 func (b *Bucket) PutObject(ctx context.Context, key string, token fence.Token, body io.Reader, opts *PutOptions) (*PutResult, error) {
 	if opts == nil {
 		opts = &PutOptions{}

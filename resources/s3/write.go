@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -55,28 +56,40 @@ func (b *Bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 	}
 	res := &PutResult{WriteID: id}
 	var (
-		sent        bool   // a PUT of this write may have been applied
-		conditioned string // the ETag the last PUT was conditioned on
+		maybe       bool   // a PUT of this write may have been applied
+		conditioned string // the ETag that PUT was conditioned on
+		lastErr     error  // the error of that PUT
 		lost        int    // PUTs in a row without an answer
 	)
+	unknown := func(err error, highest fence.Token) error {
+		if !maybe {
+			return fmt.Errorf("fence/s3: put %q: %w", w.key, err)
+		}
+		return &UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
+	}
 	for n := 0; ; n++ {
 		if n > 0 {
 			if err := b.pause(ctx, n); err != nil {
-				return nil, b.unknown(w.key, sent, err)
+				return nil, unknown(errors.Join(err, lastErr), 0)
 			}
 		}
 		st, err := b.head(ctx, w.key)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, b.unknown(w.key, sent, withCtx(ctx, err))
+				return nil, unknown(withCtx(ctx, err), 0)
 			}
 			return nil, err
 		}
-		if sent && st.exists && st.writeID == id && st.token == w.token && st.etag != conditioned {
+		if maybe && st.exists && st.writeID == id && st.token == w.token && st.etag != conditioned {
 			res.ETag, res.Reconciled = st.etag, true
 			return res, nil
 		}
 		if !b.unfenced && w.token < st.token {
+			if maybe {
+				// Ours may have been applied and then overtaken: a stale
+				// token would be a false refusal.
+				return nil, unknown(lastErr, st.token)
+			}
 			return nil, &fence.StaleTokenError{Resource: w.key, Token: w.token, Highest: st.token}
 		}
 		if w.tombstone && !b.unfenced && st.tombstone && st.token == w.token {
@@ -89,17 +102,21 @@ func (b *Bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 			res.ETag, res.VersionID = aws.ToString(out.ETag), aws.ToString(out.VersionId)
 			return res, nil
 		}
-		sent, conditioned = true, st.etag
 		switch {
-		case ctx.Err() != nil:
-			return nil, b.unknown(w.key, true, withCtx(ctx, err))
 		case lostRace(err), st.exists && isNotFound(err):
-			// 404: the object read was deleted since (If-Match on a
-			// missing key).
+			// Not applied. 404: the object read was deleted since
+			// (If-Match on a missing key).
 			lost = 0
-		case ambiguous(err):
+			if ctx.Err() != nil {
+				return nil, unknown(withCtx(ctx, err), 0)
+			}
+		case ctx.Err() != nil || ambiguous(err):
+			maybe, conditioned, lastErr = true, st.etag, err
+			if ctx.Err() != nil {
+				return nil, unknown(withCtx(ctx, err), 0)
+			}
 			if lost++; lost >= maxLost {
-				return nil, b.unknown(w.key, true, err)
+				return nil, unknown(err, 0)
 			}
 		default:
 			return nil, fmt.Errorf("fence/s3: put %q: %w", w.key, err)
@@ -130,14 +147,38 @@ func (b *Bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s
 			in.IfNoneMatch = aws.String("*")
 		}
 	}
-	return b.client.PutObject(ctx, in)
+	// One request per PUT: the SDK's own retries would resend it after a
+	// lost answer and hide that the first may have been applied.
+	return b.client.PutObject(ctx, in, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
 }
 
-// unknown wraps err for a write that ended without knowing whether it was
-// applied (sent) or knowing that it was not.
-func (b *Bucket) unknown(key string, sent bool, err error) error {
-	if !sent {
-		return fmt.Errorf("fence/s3: put %q: %w", key, err)
-	}
-	return fmt.Errorf("fence/s3: put %q: outcome unknown, it may have been applied: %w", key, err)
+// UnknownOutcomeError reports a write that may or may not have been
+// applied: a PUT lost its answer (no answer, a 5xx, or the context ended
+// while it was in flight) and reading the object back could not settle it,
+// because the context ended, the answers kept being lost, or a write with a
+// higher token has replaced the object since. It matches neither
+// fence.ErrStaleToken nor success. Retrying the write with the same token
+// and body is harmless.
+type UnknownOutcomeError struct {
+	Key   string
+	Token fence.Token
+	// Highest is the token of the write that replaced the object, when
+	// that is why the outcome is unknown; 0 otherwise.
+	Highest fence.Token
+	// Err is the last error.
+	Err error
 }
+
+func (e *UnknownOutcomeError) Error() string {
+	msg := fmt.Sprintf("fence/s3: put %q with token %d: outcome unknown, it may have been applied", e.Key, e.Token)
+	if e.Highest != 0 {
+		msg += fmt.Sprintf(" and then replaced by token %d", e.Highest)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the last error.
+func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
