@@ -127,8 +127,13 @@ func (f *faulty) count(kind op) int {
 // lost by asking the store, with the SDK's retries off (Acquire reads the
 // blob itself) and on (the SDK repeats the request): the lease is taken
 // once, with the next token, and holds.
+//
+// Gap: Azure may also answer 500 OperationTimedOut ("may or may not have
+// succeeded"), which the Locker treats like a lost answer; Azurite never
+// sends it, so only the lost answer is tested.
 func TestLostAnswers(t *testing.T) {
 	t.Parallel()
+	t.Log("not verifiable on Azurite: 500 OperationTimedOut answers (treated as lost answers, which are tested)")
 	for _, retries := range []bool{false, true} {
 		for _, target := range []op{opAcquire, opMetadata} {
 			t.Run(fmt.Sprintf("%s/retries=%v", target, retries), func(t *testing.T) {
