@@ -1,0 +1,209 @@
+package gcs
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"cloud.google.com/go/storage"
+
+	"github.com/fencekit/fence"
+)
+
+// maxWriteIDLen is the longest UploadOptions.WriteID accepted.
+const maxWriteIDLen = 128
+
+// UploadOptions are the optional settings of Upload.
+type UploadOptions struct {
+	// ContentType of the object. Default: detected by the SDK from the
+	// first 512 bytes of the body.
+	ContentType string
+	// CacheControl, ContentDisposition, ContentEncoding and
+	// ContentLanguage set the object's headers of those names. Default:
+	// none.
+	CacheControl, ContentDisposition, ContentEncoding, ContentLanguage string
+	// Metadata is the object's custom metadata. Keys starting with
+	// MetaPrefix (in any case) are reserved and get an error matching
+	// fence.ErrInvalid. Default: none.
+	Metadata map[string]string
+	// WriteID identifies this write in the object's metadata (MetaWriteID):
+	// 1 to 128 printable ASCII characters. When the object already carries
+	// this write id with the same token, Upload returns its attributes
+	// without writing: pass the same id when retrying an Upload whose
+	// outcome was ambiguous. Default: a fresh random id.
+	WriteID string
+}
+
+// validate checks the options and returns the write id to use.
+func (o *UploadOptions) validate() (string, error) {
+	if o == nil {
+		return newWriteID(), nil
+	}
+	for k := range o.Metadata {
+		if strings.HasPrefix(strings.ToLower(k), MetaPrefix) {
+			return "", &fence.InvalidError{Field: "metadata", Reason: fmt.Sprintf("key %q starts with the reserved prefix %q", k, MetaPrefix)}
+		}
+	}
+	if o.WriteID == "" {
+		return newWriteID(), nil
+	}
+	if len(o.WriteID) > maxWriteIDLen {
+		return "", &fence.InvalidError{Field: "WriteID", Reason: fmt.Sprintf("%d bytes, more than %d", len(o.WriteID), maxWriteIDLen)}
+	}
+	for _, c := range []byte(o.WriteID) {
+		if c < 0x20 || c > 0x7e {
+			return "", &fence.InvalidError{Field: "WriteID", Reason: "not printable ASCII"}
+		}
+	}
+	return o.WriteID, nil
+}
+
+// newWriteID returns 128 random bits in hex.
+func newWriteID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// Upload stores body under name if token >= highest(name), as one
+// conditional request (see the package documentation), and returns the
+// attributes of the object written. A lower token gets a
+// *fence.StaleTokenError carrying the highest token, and changes nothing.
+// body may be nil (an empty object); an io.Seeker is sought back for a
+// retry, a plain io.Reader is never read twice (ErrBodyConsumed). opts may
+// be nil.
+//
+// When ctx is done first, Upload returns an error wrapping ctx.Err(); the
+// write may have been applied. Retry with the same token, body and
+// opts.WriteID to have it recognised.
+func (r *Resource) Upload(ctx context.Context, name string, token fence.Token, body io.Reader, opts *UploadOptions) (*storage.ObjectAttrs, error) {
+	if err := checkWrite(ctx, name, token); err != nil {
+		return nil, err
+	}
+	id, err := opts.validate()
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		body = bytes.NewReader(nil)
+	}
+	b, err := newBody(body)
+	if err != nil {
+		return nil, err
+	}
+	return r.write(ctx, &writeReq{name: name, token: token, writeID: id, body: b, opts: opts})
+}
+
+// writeReq is one fenced write: an upload or a tombstone.
+type writeReq struct {
+	name      string
+	token     fence.Token
+	writeID   string
+	tombstone bool
+	body      *body
+	opts      *UploadOptions // nil for defaults and for tombstones
+}
+
+// write runs the fenced write loop: read the record, check the token,
+// write under a generation precondition, and on failure read again.
+func (r *Resource) write(ctx context.Context, req *writeReq) (*storage.ObjectAttrs, error) {
+	bo := backoff{opts: &r.opts}
+	var last error // the failure of the previous attempt
+	for attempt := 1; ; attempt++ {
+		rec, err := r.read(ctx, req.name)
+		if err != nil {
+			return nil, withCtx(ctx, err)
+		}
+		switch {
+		case rec.exists && rec.writeID == req.writeID && rec.token == req.token && rec.tombstone == req.tombstone:
+			return rec.attrs, nil // applied already, maybe by an attempt whose answer was lost
+		case req.token < rec.token:
+			return nil, &fence.StaleTokenError{Resource: req.name, Token: req.token, Highest: rec.token}
+		case req.tombstone && rec.tombstone && req.token == rec.token:
+			return rec.attrs, nil // deleted already with this token
+		}
+		if last != nil {
+			if r.opts.MaxAttempts > 0 && attempt > r.opts.MaxAttempts {
+				return nil, fmt.Errorf("fencegcs: writing %q: gave up after %d attempts: %w", req.name, r.opts.MaxAttempts, last)
+			}
+			ok, err := req.body.rewind()
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, &BodyConsumedError{Name: req.name, Err: last}
+			}
+		}
+		attrs, err := r.attempt(ctx, req, rec)
+		if err == nil {
+			return attrs, nil
+		}
+		if req.body.err != nil {
+			return nil, fmt.Errorf("fencegcs: reading the body of %q: %w", req.name, req.body.err)
+		}
+		if ctx.Err() != nil {
+			return nil, withCtx(ctx, fmt.Errorf("fencegcs: writing %q: %w", req.name, err))
+		}
+		o := classify(err)
+		if o == permanent {
+			return nil, fmt.Errorf("fencegcs: writing %q: %w", req.name, err)
+		}
+		last = err
+		if err := sleep(ctx, bo.next(o)); err != nil {
+			return nil, fmt.Errorf("fencegcs: writing %q: %w (while backing off after: %v)", req.name, err, last)
+		}
+	}
+}
+
+// attempt writes once, under the precondition that the object is still
+// the generation of rec (or still absent).
+func (r *Resource) attempt(ctx context.Context, req *writeReq, rec record) (*storage.ObjectAttrs, error) {
+	cond := storage.Conditions{DoesNotExist: true}
+	if rec.exists {
+		cond = storage.Conditions{GenerationMatch: rec.generation}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	obj := r.bucket.Object(req.name).If(cond).Retryer(storage.WithPolicy(storage.RetryNever))
+	w := obj.NewWriter(ctx)
+	w.ChunkSize = 0 // one request, nothing buffered
+	var user map[string]string
+	if o := req.opts; o != nil {
+		w.ContentType, w.CacheControl, w.ContentDisposition = o.ContentType, o.CacheControl, o.ContentDisposition
+		w.ContentEncoding, w.ContentLanguage = o.ContentEncoding, o.ContentLanguage
+		user = o.Metadata
+	}
+	if req.tombstone {
+		w.ContentType = "application/octet-stream"
+	}
+	w.Metadata = fenceMeta(user, req.token, req.writeID, req.tombstone)
+	if _, err := io.Copy(w, req.body); err != nil {
+		if req.body.err != nil {
+			cancel()
+			_ = w.Close()
+			return nil, err
+		}
+		if cerr := w.Close(); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return w.Attrs(), nil
+}
+
+// withCtx makes err match ctx.Err() when ctx is done, whatever the SDK
+// wrapped.
+func withCtx(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
+}
