@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -16,6 +17,10 @@ import (
 // not an error. If it rolls back, Acquire must win.
 func TestLostRace(t *testing.T) {
 	t.Parallel()
+	// Each case holds one connection in the winning transaction, one in
+	// the blocked contender and one for polling pg_stat_activity; the
+	// cases run one after another so the pool can never run dry (a dry
+	// pool would leave the poll waiting for a connection forever).
 	pool := newPool(t, 4, nil)
 	name := uniqueName("fence_test_")
 	l := newLockerOn(t, pool, name)
@@ -29,8 +34,8 @@ func TestLostRace(t *testing.T) {
 		{"free key, winner rolls back", false, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
 			key := tt.name
 			if !tt.newKey {
 				lease, err := l.Acquire(ctx, key, time.Minute, nil)
