@@ -1,0 +1,56 @@
+package gcs
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/fencekit/fence"
+)
+
+// A record corrupted by hand is refused by every method with a
+// *fence.CorruptError and nothing is written over it: by a Locker that
+// never saw the key, and by the holder whose remembered generation is
+// stale.
+func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
+	t.Parallel()
+	bucket := newBucket(t)
+	for _, tc := range badRecords {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			holder := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
+			key := tc.name
+			lease := acquire(t, holder, key, MinTTL*10)
+			name := holder.ObjectName(key)
+			gen := writeRaw(t, bucket, name, []byte(tc.data))
+			stranger := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
+			for _, l := range []struct {
+				who string
+				l   *Locker
+			}{{"holder", holder}, {"stranger", stranger}} {
+				_, err := l.l.Acquire(t.Context(), key, MinTTL, nil)
+				wantCorrupt(t, err, l.who+" Acquire", key)
+				_, err = l.l.Renew(t.Context(), lease)
+				wantCorrupt(t, err, l.who+" Renew", key)
+				wantCorrupt(t, l.l.Release(t.Context(), lease), l.who+" Release", key)
+				wantCorrupt(t, l.l.Break(t.Context(), key), l.who+" Break", key)
+				_, err = l.l.Inspect(t.Context(), key)
+				wantCorrupt(t, err, l.who+" Inspect", key)
+			}
+			if got := generation(t, bucket, name); got != gen {
+				t.Fatalf("the corrupted object's generation went from %d to %d: something wrote over it", gen, got)
+			}
+		})
+	}
+}
+
+func wantCorrupt(t *testing.T, err error, call, key string) {
+	t.Helper()
+	ce, ok := errors.AsType[*fence.CorruptError](err)
+	if !ok || !errors.Is(err, fence.ErrCorrupt) {
+		t.Errorf("%s returned %v; want a *fence.CorruptError", call, err)
+		return
+	}
+	if ce.Key != key {
+		t.Errorf("%s returned a CorruptError for key %q; want %q", call, ce.Key, key)
+	}
+}
