@@ -1,0 +1,79 @@
+package gcs
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/fencekit/fence"
+)
+
+// FuzzParseMeta feeds parseMeta metadata maps built from arbitrary keys and
+// values: it never panics, every refusal is a *fence.CorruptError, and
+// whatever it accepts has a valid token that reads back the same through
+// fenceMeta.
+func FuzzParseMeta(f *testing.F) {
+	f.Add("fence-token", "12", "fence-tombstone", "true", "fence-write-id", "abc")
+	f.Add("fence-token", "seven", "", "", "", "")
+	f.Add("Fence-Token", "18446744073709551615", "fence-token", "1", "x", "y")
+	f.Add("fence-token", "0", "fence-tombstone", "yes", "", "")
+	f.Add("fence-token", "+1", "FENCE-TOMBSTONE", "true", "other", "v")
+	f.Add("fence-token", "18446744073709551616", "", "", "", "")
+	f.Add("owner", "me", "", "", "", "")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2, k3, v3 string) {
+		meta := map[string]string{}
+		for _, kv := range [][2]string{{k1, v1}, {k2, v2}, {k3, v3}} {
+			if kv[0] != "" {
+				meta[kv[0]] = kv[1]
+			}
+		}
+		rec, err := parseMeta("fuzzed", meta)
+		if err != nil {
+			var ce *fence.CorruptError
+			if !errors.As(err, &ce) || !errors.Is(err, fence.ErrCorrupt) {
+				t.Fatalf("parseMeta(%q) = %v; want a *fence.CorruptError", meta, err)
+			}
+			return
+		}
+		if !rec.token.Valid() {
+			t.Fatalf("parseMeta(%q) accepted token 0", meta)
+		}
+		again, err := parseMeta("fuzzed", fenceMeta(nil, rec.token, rec.writeID, rec.tombstone))
+		if err != nil || again.token != rec.token || again.tombstone != rec.tombstone || again.writeID != rec.writeID {
+			t.Fatalf("round trip of %+v = %+v, %v", rec, again, err)
+		}
+	})
+}
+
+func TestParseMeta(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		desc      string
+		meta      map[string]string
+		token     fence.Token
+		tombstone bool
+		ok        bool
+	}{
+		{"value", map[string]string{MetaToken: "42", MetaWriteID: "w"}, 42, false, true},
+		{"tombstone", map[string]string{MetaToken: "42", MetaTombstone: "true"}, 42, true, true},
+		{"keys in header case", map[string]string{"Fence-Token": "7", "Fence-Tombstone": "true"}, 7, true, true},
+		{"largest token", map[string]string{MetaToken: "18446744073709551615"}, 1<<64 - 1, false, true},
+		{"user keys beside", map[string]string{MetaToken: "3", "fence": "x", "token": "y"}, 3, false, true},
+		{"same key twice in different case", map[string]string{MetaToken: "7", "Fence-Token": "8"}, 0, false, false},
+		{"missing", map[string]string{"other": "1"}, 0, false, false},
+		{"hex", map[string]string{MetaToken: "0x10"}, 0, false, false},
+		{"leading plus", map[string]string{MetaToken: "+5"}, 0, false, false},
+		{"trailing newline", map[string]string{MetaToken: "5\n"}, 0, false, false},
+		{"tombstone false", map[string]string{MetaToken: "5", MetaTombstone: "false"}, 0, false, false},
+	} {
+		rec, err := parseMeta("n", tc.meta)
+		if !tc.ok {
+			if !errors.Is(err, fence.ErrCorrupt) {
+				t.Errorf("%s: parseMeta = %+v, %v; want ErrCorrupt", tc.desc, rec, err)
+			}
+			continue
+		}
+		if err != nil || rec.token != tc.token || rec.tombstone != tc.tombstone {
+			t.Errorf("%s: parseMeta = token %d tombstone %v, %v; want %d %v", tc.desc, rec.token, rec.tombstone, err, tc.token, tc.tombstone)
+		}
+	}
+}
