@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -143,6 +144,9 @@ type faults struct {
 	mu   sync.Mutex
 	plan func(n int) fault // n counts uploads from 1
 	n    int
+	// before, when set, runs before upload n is forwarded: another
+	// writer's step, so that a race goes a known way.
+	before func(n int)
 }
 
 type fault int
@@ -152,6 +156,7 @@ const (
 	throttle       // answer 429 without forwarding: not applied
 	drop           // forward, then lose the response: applied, unknown
 	lose           // fail before forwarding: not applied, unknown
+	unavailable    // forward, then answer 503: applied, unknown
 )
 
 func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -164,18 +169,24 @@ func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
 	if f.plan != nil {
 		v = f.plan(f.n)
 	}
+	n, before := f.n, f.before
 	f.mu.Unlock()
+	if before != nil {
+		before(n)
+	}
 	switch v {
 	case throttle:
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
-		body := `{"error":{"code":429,"message":"The object exceeded the rate limit for object mutation operations (injected by the test)."}}`
-		return &http.Response{
-			StatusCode: http.StatusTooManyRequests, Status: "429 Too Many Requests", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: http.Header{"Content-Type": {"application/json"}}, Body: nopCloser{strings.NewReader(body)},
-			ContentLength: int64(len(body)), Request: req,
-		}, nil
+		return errorResponse(req, http.StatusTooManyRequests, "The object exceeded the rate limit for object mutation operations (injected by the test)."), nil
+	case unavailable:
+		resp, err := f.next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		_ = resp.Body.Close()
+		return errorResponse(req, http.StatusServiceUnavailable, "Backend unavailable (injected by the test after forwarding)."), nil
 	case drop:
 		resp, err := f.next.RoundTrip(req)
 		if err == nil {
@@ -189,6 +200,16 @@ func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errors.New("connection reset (request dropped by the test)")
 	}
 	return f.next.RoundTrip(req)
+}
+
+// errorResponse returns an answer of Cloud Storage's JSON API with code.
+func errorResponse(req *http.Request, code int, msg string) *http.Response {
+	body := fmt.Sprintf(`{"error":{"code":%d,"message":%q}}`, code, msg)
+	return &http.Response{
+		StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: nopCloser{strings.NewReader(body)},
+		ContentLength: int64(len(body)), Request: req,
+	}
 }
 
 type nopCloser struct{ *strings.Reader }

@@ -180,12 +180,7 @@ func (s *objects) wait(ctx context.Context, attempt int, op, name string, err er
 	if attempt >= s.attempts {
 		return fmt.Errorf("gcs: %s %q: gave up after %d attempts: %w", op, name, attempt, err)
 	}
-	d := s.backoff << min(attempt-1, 16)
-	if d > maxBackoff || d <= 0 {
-		d = maxBackoff
-	}
-	d = d/2 + rand.N(d/2+1)
-	t := time.NewTimer(d)
+	t := time.NewTimer(s.delay(attempt))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -193,6 +188,17 @@ func (s *objects) wait(ctx context.Context, attempt int, op, name string, err er
 	case <-ctx.Done():
 		return ctxError(ctx, op, name, err)
 	}
+}
+
+// delay returns the wait after failed attempt number attempt: the backoff
+// doubled attempt-1 times, capped at maxBackoff, jittered between half and
+// all of it.
+func (s *objects) delay(attempt int) time.Duration {
+	d := s.backoff << min(attempt-1, 16)
+	if d > maxBackoff || d <= 0 {
+		d = maxBackoff
+	}
+	return d/2 + rand.N(d/2+1)
 }
 
 // ctxError wraps ctx.Err() and err, the failure it caused or cut short.
