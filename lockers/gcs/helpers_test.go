@@ -152,11 +152,11 @@ type faults struct {
 type fault int
 
 const (
-	pass     fault = iota
-	throttle       // answer 429 without forwarding: not applied
-	drop           // forward, then lose the response: applied, unknown
-	lose           // fail before forwarding: not applied, unknown
-	unavailable    // forward, then answer 503: applied, unknown
+	pass        fault = iota
+	throttle          // answer 429 without forwarding: not applied
+	drop              // forward, then lose the response: applied, unknown
+	lose              // fail before forwarding: not applied, unknown
+	unavailable       // forward, then answer 503: applied, unknown
 )
 
 func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
