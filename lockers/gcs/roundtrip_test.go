@@ -1,0 +1,66 @@
+package gcs
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clocktest"
+)
+
+// The requests each call makes, counted on the wire. A Locker writes
+// under the generation it remembers, so a key it used before costs one
+// request per Acquire, Renew and Release; a read comes only where it knows
+// nothing, or where its memory says the key is held and it must look again.
+func TestRequestsPerCall(t *testing.T) {
+	t.Parallel()
+	bucket := newBucket(t)
+	clock := clocktest.New(time.Now())
+	c := &counter{next: http.DefaultTransport}
+	seen := NewObservations()
+	l := newLocker(t, bucket, c, &Options{Clock: clock, Observations: seen})
+	sibling := newLocker(t, bucket, c, &Options{Clock: clock, Observations: seen}) // same process
+	stranger := newLocker(t, bucket, c, &Options{Clock: clock})                    // another process
+
+	var lease fence.Lease
+	steps := []struct {
+		name          string
+		call          func() error
+		reads, writes int64
+	}{
+		{"Acquire of a new key", func() (err error) { lease, err = l.Acquire(t.Context(), "k", MinTTL, nil); return err }, 1, 1},
+		{"Renew", func() (err error) { lease, err = l.Renew(t.Context(), lease); return err }, 0, 1},
+		{"Acquire of a held key, remembered held", func() error { return heldErr(sibling.Acquire(t.Context(), "k", MinTTL, nil)) }, 1, 0},
+		{"Acquire of a held key, never seen", func() error { return heldErr(stranger.Acquire(t.Context(), "k", MinTTL, nil)) }, 1, 0},
+		{"Release", func() error { return l.Release(t.Context(), lease) }, 0, 1},
+		{"Acquire of a key remembered free", func() (err error) { lease, err = sibling.Acquire(t.Context(), "k", MinTTL, nil); return err }, 0, 1},
+		{"Release by the sibling", func() error { return sibling.Release(t.Context(), lease) }, 0, 1},
+		{"Acquire of a key remembered held, but freed since", func() (err error) { lease, err = stranger.Acquire(t.Context(), "k", MinTTL, nil); return err }, 1, 1},
+		{"Acquire of a key remembered free, but taken since", func() error { return heldErr(l.Acquire(t.Context(), "k", MinTTL, nil)) }, 1, 1},
+		{"Inspect", func() error { _, err := l.Inspect(t.Context(), "k"); return err }, 1, 0},
+		{"Break", func() error { return l.Break(t.Context(), "k") }, 1, 1},
+		{"Break of a free key", func() error { return l.Break(t.Context(), "k") }, 1, 0},
+	}
+	for _, s := range steps {
+		r0, w0 := c.reads.Load(), c.writes.Load()
+		if err := s.call(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if r, w := c.reads.Load()-r0, c.writes.Load()-w0; r != s.reads || w != s.writes {
+			t.Errorf("%s made %d reads and %d writes; want %d and %d", s.name, r, w, s.reads, s.writes)
+		}
+	}
+}
+
+// heldErr turns the HeldError an Acquire must return into nil.
+func heldErr(_ fence.Lease, err error) error {
+	if errors.Is(err, fence.ErrHeld) {
+		return nil
+	}
+	if err == nil {
+		return errors.New("acquired a key that should be held")
+	}
+	return err
+}
