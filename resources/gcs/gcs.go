@@ -45,6 +45,11 @@ type Options struct {
 type Resource struct {
 	bucket *storage.BucketHandle
 	opts   Options
+	// unconditional drops the generation precondition from writes: a
+	// check followed by a blind write, the bug fencing exists to prevent.
+	// Only the control runs of the tests set it, to show that their
+	// checker catches what the precondition prevents.
+	unconditional bool
 }
 
 var _ fence.Resource = (*Resource)(nil)

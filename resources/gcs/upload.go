@@ -169,7 +169,10 @@ func (r *Resource) attempt(ctx context.Context, req *writeReq, rec record) (*sto
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	obj := r.bucket.Object(req.name).If(cond).Retryer(storage.WithPolicy(storage.RetryNever))
+	obj := r.bucket.Object(req.name).Retryer(storage.WithPolicy(storage.RetryNever))
+	if !r.unconditional {
+		obj = obj.If(cond)
+	}
 	w := obj.NewWriter(ctx)
 	w.ChunkSize = 0 // one request, nothing buffered
 	var user map[string]string
