@@ -99,7 +99,12 @@ func ExampleLocker_Inspect() {
 			log.Fatal(err)
 		}
 		if info.Held && info.Owner == owner {
-			fmt.Println("the Acquire landed: release or use token", info.Token)
+			// It landed. Renew and Release need the lease's local
+			// deadline: Inspect's ValidUntil is a safe one.
+			lease := fence.Lease{Key: info.Key, Owner: owner, Token: info.Token, TTL: time.Minute, ValidUntil: info.ValidUntil}
+			if err := locker.Release(ctx, lease); err != nil && !errors.Is(err, fence.ErrNotHeld) {
+				log.Fatal(err)
+			}
 		}
 	}
 }

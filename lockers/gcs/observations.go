@@ -77,12 +77,3 @@ func (o *Observations) last(id objectID) (observation, bool) {
 	obs, ok := o.seen[id]
 	return obs, ok
 }
-
-// forget drops what was seen of id if it is still generation gen.
-func (o *Observations) forget(id objectID, gen int64) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if prev, ok := o.seen[id]; ok && prev.gen == gen {
-		delete(o.seen, id)
-	}
-}

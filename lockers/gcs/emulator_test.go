@@ -1,0 +1,66 @@
+package gcs
+
+import (
+	"errors"
+	"testing"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
+)
+
+// The Locker rests on two preconditions of uploads: ifGenerationMatch=G
+// (refused with 412 unless the object is at generation G) and
+// ifGenerationMatch=0 (refused unless the object does not exist). This
+// checks that the emulator enforces both, so the other tests can trust a
+// 412 and a success.
+//
+// What fake-gcs-server cannot verify: it ignores metageneration
+// preconditions and preconditions on deletes (the Locker uses neither:
+// it never patches metadata and never deletes), and it never throttles,
+// so Cloud Storage's 429 answers to more than about one write per second
+// per object are injected by a transport in the tests (faults_test.go),
+// not produced by the store. Its generations are distinct per write of a
+// name, as Cloud Storage's are.
+func TestEmulatorHonoursTheWritePreconditions(t *testing.T) {
+	t.Parallel()
+	bucket := newBucket(t)
+	s := &objects{bucket: newClient(t, nil).Bucket(bucket), attempts: 1, backoff: DefaultBackoff}
+	ctx := t.Context()
+	g1, err := s.write(ctx, "o", 0, []byte("one"))
+	if err != nil {
+		t.Fatalf("write to a new object: %v", err)
+	}
+	if _, err := s.write(ctx, "o", 0, []byte("two")); err != errConflict {
+		t.Fatalf("write with does-not-exist over an existing object returned %v; want a 412", err)
+	}
+	g2, err := s.write(ctx, "o", g1, []byte("three"))
+	if err != nil || g2 == g1 {
+		t.Fatalf("write on the current generation %d returned generation %d, %v; want a new one", g1, g2, err)
+	}
+	if _, err := s.write(ctx, "o", g1, []byte("four")); err != errConflict {
+		t.Fatalf("write on the stale generation %d returned %v; want a 412", g1, err)
+	}
+	data, gen, found, err := s.read(ctx, "o")
+	if err != nil || !found || gen != g2 || string(data) != "three" {
+		t.Fatalf("read = %q, generation %d, found %v, %v; want %q at generation %d", data, gen, found, err, "three", g2)
+	}
+	// The refused writes left nothing behind, not even a noncurrent
+	// generation the SDK could list.
+	it := newClient(t, nil).Bucket(bucket).Objects(ctx, &storage.Query{Versions: true})
+	n := 0
+	for {
+		attrs, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("listing: %v", err)
+		}
+		if attrs.Name == "o" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("listing with versions shows %d generations of the object; want 1 (versioning is off)", n)
+	}
+}
