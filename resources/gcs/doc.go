@@ -3,8 +3,7 @@
 // if t is at least the highest token the object has seen, and the check and
 // the write are one conditional request.
 //
-// Its name clashes with lockers/gcs and with the SDK's habits; import it
-// under an alias:
+// Its name clashes with lockers/gcs; import it under an alias:
 //
 //	import fencegcs "github.com/fencekit/fence/resources/gcs"
 //
