@@ -6,6 +6,8 @@ import (
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
+
+	"github.com/fencekit/fence/internal/testenv"
 )
 
 // The Locker rests on two preconditions of uploads: ifGenerationMatch=G
@@ -62,5 +64,31 @@ func TestEmulatorHonoursTheWritePreconditions(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("listing with versions shows %d generations of the object; want 1 (versioning is off)", n)
+	}
+}
+
+// A client built with defaults finds the emulator through
+// STORAGE_EMULATOR_HOST (as scripts/emulators.sh exports it) and reads
+// objects through the XML API's GET /BUCKET/OBJECT, which fake-gcs-server
+// serves because the script starts it with -public-host set to its own
+// address. Not parallel: it sets the environment variable itself.
+func TestDefaultClientReachesTheEmulator(t *testing.T) {
+	t.Setenv("STORAGE_EMULATOR_HOST", testenv.GCSEndpoint(t))
+	bucket := newBucket(t)
+	client, err := storage.NewClient(t.Context())
+	if err != nil {
+		t.Fatalf("storage.NewClient: %v", err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	l, err := New(client.Bucket(bucket), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := acquire(t, l, "k", MinTTL)
+	if info := inspect(t, l, "k"); !info.Held || info.Token != lease.Token {
+		t.Fatalf("Inspect = %+v; want held with token %d", info, lease.Token)
+	}
+	if err := l.Release(t.Context(), lease); err != nil {
+		t.Fatalf("Release: %v", err)
 	}
 }
