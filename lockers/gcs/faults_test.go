@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,5 +179,33 @@ func TestLostResponseOfARefusedWriteIsNotASuccess(t *testing.T) {
 	he, ok := errors.AsType[*fence.HeldError](err)
 	if !ok || he.Holder != won.Owner || he.Token != won.Token {
 		t.Fatalf("Acquire that lost (answer dropped) returned %v; want a HeldError naming the rival %q with token %d", err, won.Owner, won.Token)
+	}
+}
+
+// throttledReads answers the first n reads with 429, then forwards.
+type throttledReads struct {
+	next http.RoundTripper
+	left atomic.Int64
+}
+
+func (f *throttledReads) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && f.left.Add(-1) >= 0 {
+		return errorResponse(req, http.StatusTooManyRequests, "throttled read (injected by the test)"), nil
+	}
+	return f.next.RoundTrip(req)
+}
+
+func TestThrottledReadsBackOffToo(t *testing.T) {
+	t.Parallel()
+	bucket := newBucket(t)
+	lease := acquire(t, newLocker(t, bucket, nil, nil), "k", MinTTL)
+	f := &throttledReads{next: http.DefaultTransport}
+	f.left.Store(3)
+	l := newLocker(t, bucket, f, &Options{Backoff: time.Millisecond})
+	if info := inspect(t, l, "k"); !info.Held || info.Token != lease.Token {
+		t.Fatalf("Inspect through 3 throttled reads = %+v; want held with token %d", info, lease.Token)
+	}
+	if n := f.left.Load(); n != -1 {
+		t.Fatalf("%d reads were made; want 4 (3 throttled)", 3-n)
 	}
 }
