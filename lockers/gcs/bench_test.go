@@ -10,7 +10,10 @@ import (
 // BenchmarkAcquireRelease measures an Acquire and a Release on the
 // emulator and reports the HTTP requests they make (requests/op):
 //
-//	scripts/test.sh -run '^$' -bench . ./lockers/gcs
+//	go test -run '^$' -bench . -benchtime 2s ./lockers/gcs
+//
+// with fake-gcs-server running and FENCE_GCS_ENDPOINT set (source
+// scripts/services.sh and scripts/emulators.sh, then fake_gcs_up).
 //
 // SameKey takes and frees one key over and over: the Locker writes under
 // the generation it remembers, one request each. NewKey takes a key never
