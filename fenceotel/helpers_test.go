@@ -246,8 +246,25 @@ func (b *syncBuffer) String() string {
 // hook is set.
 type faultyLocker struct {
 	fence.Locker
-	mu    sync.Mutex
-	renew func(ctx context.Context, lease fence.Lease) (fence.Lease, error)
+	mu      sync.Mutex
+	renew   func(ctx context.Context, lease fence.Lease) (fence.Lease, error)
+	acquire func(ctx context.Context, key string) (fence.Lease, error)
+}
+
+func (f *faultyLocker) setAcquire(a func(ctx context.Context, key string) (fence.Lease, error)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.acquire = a
+}
+
+func (f *faultyLocker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
+	f.mu.Lock()
+	a := f.acquire
+	f.mu.Unlock()
+	if a != nil {
+		return a(ctx, key)
+	}
+	return f.Locker.Acquire(ctx, key, ttl, opts)
 }
 
 func (f *faultyLocker) setRenew(r func(ctx context.Context, lease fence.Lease) (fence.Lease, error)) {
@@ -264,4 +281,16 @@ func (f *faultyLocker) Renew(ctx context.Context, lease fence.Lease) (fence.Leas
 		return r(ctx, lease)
 	}
 	return f.Locker.Renew(ctx, lease)
+}
+
+// hasMetric reports whether rm holds a metric called name.
+func hasMetric(rm metricdata.ResourceMetrics, name string) bool {
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }
