@@ -30,6 +30,10 @@ var (
 	ErrCorrupt = errors.New("fence: corrupted record")
 	// ErrNotFound: Resource.Get found no value (never written, or deleted).
 	ErrNotFound = errors.New("fence: not found")
+	// ErrUnknownOutcome: a write may or may not have been applied, and
+	// reading the resource back could not settle it. See
+	// UnknownOutcomeError.
+	ErrUnknownOutcome = errors.New("fence: outcome unknown")
 )
 
 // HeldError reports that Acquire found the key held by another owner.
@@ -162,3 +166,37 @@ func (e *NotFoundError) Error() string {
 
 // Is makes errors.Is(err, ErrNotFound) true.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// UnknownOutcomeError reports a write that may or may not have been applied:
+// its request was sent but the answer was lost (no answer, a 5xx, or the
+// context ended while it was in flight), and reading the resource back could
+// not settle it, because the context ended, the answers kept being lost, or a
+// write with a higher token has replaced the value since. It is never
+// reported as a stale token, which would claim the write was refused.
+// Retrying the write with the same token and value is harmless.
+type UnknownOutcomeError struct {
+	Resource string
+	Token    Token
+	// Highest is the token of the write that replaced the value, when that
+	// is why the outcome is unknown; 0 otherwise.
+	Highest Token
+	// Err is the last error.
+	Err error
+}
+
+func (e *UnknownOutcomeError) Error() string {
+	msg := fmt.Sprintf("fence: write of %q with token %d: outcome unknown, it may have been applied", e.Resource, e.Token)
+	if e.Highest != 0 {
+		msg += fmt.Sprintf(" and then replaced by token %d", e.Highest)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrUnknownOutcome) true.
+func (e *UnknownOutcomeError) Is(target error) bool { return target == ErrUnknownOutcome }
+
+// Unwrap returns the last error.
+func (e *UnknownOutcomeError) Unwrap() error { return e.Err }

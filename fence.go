@@ -175,6 +175,10 @@ func NewOwnerID() string {
 // ctx: when ctx is done before the store answers, the method returns an
 // error wrapping ctx.Err(); such an error is ambiguous (the write may have
 // been applied), and a retry with the same token and value is harmless.
+// A write whose answer was lost is reconciled by reading the resource back:
+// it succeeds if the write is found applied, and when that cannot be settled
+// (a higher token has replaced it since) the error matches
+// ErrUnknownOutcome, never ErrStaleToken.
 type Resource interface {
 	// Put stores value under name if token >= highest(name).
 	Put(ctx context.Context, name string, token Token, value []byte) error

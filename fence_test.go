@@ -84,8 +84,9 @@ func TestErrorsMatchSentinels(t *testing.T) {
 		{&fence.InvalidError{Field: "ttl", Reason: "negative"}, fence.ErrInvalid, "invalid ttl: negative"},
 		{&fence.CorruptError{Key: "k", Reason: "token is not a number"}, fence.ErrCorrupt, "token is not a number"},
 		{&fence.NotFoundError{Name: "n", Tombstone: true}, fence.ErrNotFound, "deleted"},
+		{&fence.UnknownOutcomeError{Resource: "r", Token: 4, Highest: 5, Err: reason}, fence.ErrUnknownOutcome, "replaced by token 5"},
 	}
-	all := []error{fence.ErrHeld, fence.ErrNotHeld, fence.ErrLeaseLost, fence.ErrStaleToken, fence.ErrInvalid, fence.ErrCorrupt, fence.ErrNotFound}
+	all := []error{fence.ErrHeld, fence.ErrNotHeld, fence.ErrLeaseLost, fence.ErrStaleToken, fence.ErrInvalid, fence.ErrCorrupt, fence.ErrNotFound, fence.ErrUnknownOutcome}
 	for _, tt := range tests {
 		wrapped := fmt.Errorf("outer: %w", tt.err)
 		for _, s := range all {

@@ -52,37 +52,52 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 	wantValue(t, r, name, "four", 4)
 }
 
-func TestLostAnswerOfAnotherWriteIsNotOurs(t *testing.T) {
-	// The lost upload was refused by the service (412: someone else wrote
-	// first), so reading back finds another write id: Upload must check
-	// the token again and write, not claim success.
+func TestLostAnswerThenHigherTokenIsUnknown(t *testing.T) {
+	// The answer to our upload is lost, and by the time Upload reads the
+	// object back a write with a higher token has replaced it. Whether our
+	// write was applied first (then replaced) or refused, the read cannot
+	// tell: Upload must report an unknown outcome, never a stale token
+	// (which would claim the write was refused) and never success.
 	t.Parallel()
-	ft := newFaultTransport(t)
-	bucket := newBucket(t, newClient(t, ft))
-	r := newResource(t, bucket, fastOptions)
-	other := newResource(t, newClient(t, nil).Bucket(bucket.BucketName()), nil)
-	name := "lost-refused"
-	mustPut(t, r, name, 3, []byte("three"))
-	ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
-		if n != 2 {
-			return next.RoundTrip(req)
-		}
-		mustPut(t, other, name, 5, []byte("five by another"))
-		resp, err := next.RoundTrip(req)
-		if err == nil {
-			if resp.StatusCode != http.StatusPreconditionFailed {
-				t.Errorf("upload after a competing write: status %d; want 412", resp.StatusCode)
+	for _, tc := range []struct {
+		desc         string
+		otherIsFirst bool // the competing write lands before ours (ours gets 412)
+	}{
+		{"ours refused", true},
+		{"ours applied, then replaced", false},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			t.Parallel()
+			ft := newFaultTransport(t)
+			bucket := newBucket(t, newClient(t, ft))
+			r := newResource(t, bucket, fastOptions)
+			other := newResource(t, newClient(t, nil).Bucket(bucket.BucketName()), nil)
+			name := "lost-overtaken"
+			mustPut(t, r, name, 3, []byte("three"))
+			ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
+				if n != 2 {
+					return next.RoundTrip(req)
+				}
+				if tc.otherIsFirst {
+					mustPut(t, other, name, 5, []byte("five by another"))
+				}
+				resp, err := next.RoundTrip(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				if !tc.otherIsFirst {
+					mustPut(t, other, name, 5, []byte("five by another"))
+				}
+				return nil, errDropped
+			})
+			err := r.Put(t.Context(), name, 4, []byte("four"))
+			var ue *fence.UnknownOutcomeError
+			if !errors.As(err, &ue) || ue.Token != 4 || ue.Highest != 5 || errors.Is(err, fence.ErrStaleToken) {
+				t.Fatalf("Put(4) after a lost answer and a write of 5 = %v; want an unknown outcome 4, replaced by 5", err)
 			}
-			resp.Body.Close()
-		}
-		return nil, errDropped
-	})
-	err := r.Put(t.Context(), name, 4, []byte("four"))
-	var se *fence.StaleTokenError
-	if !errors.As(err, &se) || se.Token != 4 || se.Highest != 5 {
-		t.Fatalf("Put(4) after a lost 412 and a write of 5 = %v; want a stale-token error 4 < 5", err)
+			wantValue(t, r, name, "five by another", 5)
+		})
 	}
-	wantValue(t, r, name, "five by another", 5)
 }
 
 func TestRetriedPutDoesNotWriteAgain(t *testing.T) {

@@ -40,6 +40,12 @@ func classify(err error) outcome {
 	return permanent
 }
 
+// isTooMany reports a 429: the service refused the write without applying it.
+func isTooMany(err error) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == http.StatusTooManyRequests
+}
+
 // backoff hands out doubling, jittered pauses.
 type backoff struct {
 	opts *Options

@@ -114,6 +114,7 @@ type writeReq struct {
 func (r *Resource) write(ctx context.Context, req *writeReq) (*storage.ObjectAttrs, error) {
 	bo := backoff{opts: &r.opts}
 	var last error // the failure of the previous attempt
+	maybe := false // an earlier attempt of this write may have been applied
 	for attempt := 1; ; attempt++ {
 		rec, err := r.read(ctx, req.name)
 		if err != nil {
@@ -122,6 +123,10 @@ func (r *Resource) write(ctx context.Context, req *writeReq) (*storage.ObjectAtt
 		switch {
 		case rec.exists && rec.writeID == req.writeID && rec.token == req.token && rec.tombstone == req.tombstone:
 			return rec.attrs, nil // applied already, maybe by an attempt whose answer was lost
+		case req.token < rec.token && maybe:
+			// Our write may have landed and been replaced since: saying
+			// "stale" would claim it was refused.
+			return nil, &fence.UnknownOutcomeError{Resource: req.name, Token: req.token, Highest: rec.token, Err: last}
 		case req.token < rec.token:
 			return nil, &fence.StaleTokenError{Resource: req.name, Token: req.token, Highest: rec.token}
 		case req.tombstone && rec.tombstone && req.token == rec.token:
@@ -154,6 +159,9 @@ func (r *Resource) write(ctx context.Context, req *writeReq) (*storage.ObjectAtt
 			return nil, fmt.Errorf("fencegcs: writing %q: %w", req.name, err)
 		}
 		last = err
+		// A lost answer or a 408/5xx may come after the write was applied;
+		// a 412 or 429 means it was not.
+		maybe = maybe || o == ambiguous || (o == throttled && !isTooMany(err))
 		if err := sleep(ctx, bo.next(o)); err != nil {
 			return nil, fmt.Errorf("fencegcs: writing %q: %w (while backing off after: %v)", req.name, err, last)
 		}

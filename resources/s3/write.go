@@ -65,7 +65,7 @@ func (b *Bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 		if !maybe {
 			return fmt.Errorf("fence/s3: put %q: %w", w.key, err)
 		}
-		return &UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
+		return &UnknownOutcomeError{Resource: w.key, Token: w.token, Highest: highest, Err: err}
 	}
 	for n := 0; ; n++ {
 		if n > 0 {
@@ -153,32 +153,5 @@ func (b *Bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s
 }
 
 // UnknownOutcomeError reports a write that may or may not have been
-// applied: a PUT lost its answer (no answer, a 5xx, or the context ended
-// while it was in flight) and reading the object back could not settle it,
-// because the context ended, the answers kept being lost, or a write with a
-// higher token has replaced the object since. It matches neither
-// fence.ErrStaleToken nor success. Retrying the write with the same token
-// and body is harmless.
-type UnknownOutcomeError struct {
-	Key   string
-	Token fence.Token
-	// Highest is the token of the write that replaced the object, when
-	// that is why the outcome is unknown; 0 otherwise.
-	Highest fence.Token
-	// Err is the last error.
-	Err error
-}
-
-func (e *UnknownOutcomeError) Error() string {
-	msg := fmt.Sprintf("fence/s3: put %q with token %d: outcome unknown, it may have been applied", e.Key, e.Token)
-	if e.Highest != 0 {
-		msg += fmt.Sprintf(" and then replaced by token %d", e.Highest)
-	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Unwrap returns the last error.
-func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
+// applied; see fence.UnknownOutcomeError.
+type UnknownOutcomeError = fence.UnknownOutcomeError
