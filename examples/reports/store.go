@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/fencekit/fence"
+	fencegcs "github.com/fencekit/fence/resources/gcs"
+	memres "github.com/fencekit/fence/resources/memory"
+	fences3 "github.com/fencekit/fence/resources/s3"
+)
+
+// objectStore is where reports are uploaded. upload is the fenced write
+// (the store refuses a token lower than the highest it has seen for the
+// object, with fence.ErrStaleToken), except in control runs, where it writes
+// without any check. read returns an object and the token it was written
+// with; an absent object is an error matching fence.ErrNotFound.
+type objectStore interface {
+	upload(ctx context.Context, name string, token fence.Token, csv []byte) error
+	read(ctx context.Context, name string) ([]byte, fence.Token, error)
+}
+
+// memoryStore is the in-process fenced store of resources/memory.
+type memoryStore struct{ res *memres.Resource }
+
+func newMemoryStore(unfenced bool) *memoryStore {
+	return &memoryStore{res: memres.New(&memres.Options{Unfenced: unfenced})}
+}
+
+func (m *memoryStore) upload(ctx context.Context, name string, token fence.Token, csv []byte) error {
+	return m.res.Put(ctx, name, token, csv)
+}
+
+func (m *memoryStore) read(ctx context.Context, name string) ([]byte, fence.Token, error) {
+	return m.res.Get(ctx, name)
+}
+
+// s3Store uploads through resources/s3: the token in the object's user
+// metadata, the write one conditional PUT.
+type s3Store struct {
+	client   *s3.Client
+	bucket   *fences3.Bucket
+	unfenced bool
+}
+
+// newS3Store writes into bucket, creating it when it does not exist.
+func newS3Store(ctx context.Context, client *s3.Client, bucket string, unfenced bool) (*s3Store, error) {
+	_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
+	var owned *s3types.BucketAlreadyOwnedByYou
+	if err != nil && !errors.As(err, &owned) {
+		return nil, fmt.Errorf("create bucket %q: %w", bucket, err)
+	}
+	b, err := fences3.New(client, bucket, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &s3Store{client: client, bucket: b, unfenced: unfenced}, nil
+}
+
+func (s *s3Store) upload(ctx context.Context, name string, token fence.Token, csv []byte) error {
+	if s.unfenced {
+		// Control run: a plain PUT that records the token the way the
+		// fenced writer does, but checks nothing.
+		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+			Bucket: aws.String(s.bucket.Name()), Key: aws.String(name), Body: bytes.NewReader(csv),
+			ContentType: aws.String("text/csv"),
+			Metadata:    map[string]string{fences3.MetaToken: token.String(), fences3.MetaWrite: randomID()},
+		})
+		return err
+	}
+	// A bytes.Reader is seekable, so the package streams it and seeks
+	// back for a retry instead of buffering it.
+	_, err := s.bucket.PutObject(ctx, name, token, bytes.NewReader(csv), &fences3.PutOptions{ContentType: "text/csv"})
+	return err
+}
+
+func (s *s3Store) read(ctx context.Context, name string) ([]byte, fence.Token, error) {
+	obj, err := s.bucket.GetObject(ctx, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer obj.Body.Close()
+	body, err := io.ReadAll(obj.Body)
+	return body, obj.Token, err
+}
+
+// gcsStore uploads through resources/gcs: the token in the object's
+// metadata, the write conditional on the generation whose token was checked.
+type gcsStore struct {
+	bucket   *storage.BucketHandle
+	res      *fencegcs.Resource
+	unfenced bool
+}
+
+// newGCSStore writes into bucket, creating it when it does not exist.
+func newGCSStore(ctx context.Context, client *storage.Client, bucket, project string, unfenced bool) (*gcsStore, error) {
+	bh := client.Bucket(bucket)
+	if _, err := bh.Attrs(ctx); errors.Is(err, storage.ErrBucketNotExist) {
+		if err := bh.Create(ctx, project, nil); err != nil {
+			return nil, fmt.Errorf("create bucket %q: %w", bucket, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("bucket %q: %w", bucket, err)
+	}
+	res, err := fencegcs.New(bh, &fencegcs.Options{RateLimitBackoff: 200 * time.Millisecond})
+	if err != nil {
+		return nil, err
+	}
+	return &gcsStore{bucket: bh, res: res, unfenced: unfenced}, nil
+}
+
+func (g *gcsStore) upload(ctx context.Context, name string, token fence.Token, csv []byte) error {
+	if g.unfenced {
+		// Control run: a plain upload with the token in the metadata, no
+		// precondition.
+		w := g.bucket.Object(name).NewWriter(ctx)
+		w.ContentType = "text/csv"
+		w.Metadata = map[string]string{fencegcs.MetaToken: token.String(), fencegcs.MetaWriteID: randomID()}
+		if _, err := w.Write(csv); err != nil {
+			_ = w.Close()
+			return err
+		}
+		return w.Close()
+	}
+	_, err := g.res.Upload(ctx, name, token, bytes.NewReader(csv), &fencegcs.UploadOptions{ContentType: "text/csv"})
+	return err
+}
+
+func (g *gcsStore) read(ctx context.Context, name string) ([]byte, fence.Token, error) {
+	r, err := g.res.Open(ctx, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	body, err := io.ReadAll(r)
+	return body, r.Token, err
+}
+
+// randomID returns 64 random bits in hex.
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
