@@ -1,0 +1,190 @@
+package main
+
+const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v] --store URL KEY -- COMMAND [ARGS...]
+       fence inspect [--json] --store URL KEY
+       fence break [--json] --store URL KEY
+       fence init --store URL
+       fence help [SUBCOMMAND]
+`
+
+const manual = `fence: run a command under a distributed lock with a fencing token.
+
+Like flock(1), but the lock lives in a shared store, so it holds across
+machines: a cron job on three hosts runs on one of them at a time.
+
+` + usageLine + `
+SUBCOMMANDS
+
+  run      Take the lease on KEY, run COMMAND with it, renew it in the
+           background, release it when COMMAND exits. COMMAND gets
+             FENCE_TOKEN  the fencing token of this lease (a number)
+             FENCE_KEY    the key
+             FENCE_OWNER  the owner id of this lease
+           in its environment, and runs in a process group of its own.
+           SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to fence are passed on to
+           that group; fence waits for COMMAND and then releases the lease.
+           If the lease is lost while COMMAND runs (a renewal is refused,
+           someone ran fence break, the store stayed unreachable until the
+           lease ran out), fence sends SIGTERM to the group, then SIGKILL
+           after --grace, and exits with status 79.
+  inspect  Describe KEY without taking it: free or held, the holder, the
+           last token issued and the expiry where the store reports it.
+  break    Free KEY whoever holds it (an operator action). The holder's
+           next renewal fails, so a fence run holding it stops its command;
+           the next lease gets a higher token.
+  init     Create the store's table, container or bucket if missing. Run
+           it once before the first use of a store.
+
+OPTIONS OF RUN (before KEY)
+
+  --ttl D      lease duration (default 30s). Renewed every D/3; the lease is
+               lost if no renewal succeeds within D minus a margin. Stores
+               bound it: PostgreSQL 1ms-24h, DynamoDB 1s-24h, Azure 15s-60s
+               in whole seconds, Cloud Storage 3s-24h.
+  --no-wait    when KEY is held, exit at once with status 75 (the default).
+  --wait D     when KEY is held, retry with backoff for up to D, then exit 75.
+  --grace D    time between SIGTERM and SIGKILL after a lost lease
+               (default 10s; 0 sends SIGKILL at once).
+  -v           report acquisition, busy attempts, renewal failures and the
+               release on stderr.
+  --store URL  the store (default: $FENCE_STORE). Also on inspect, break,
+               init.
+  --json       (inspect, break) print the state as one JSON object:
+               {"key", "held", "owner", "token", "valid_until",
+               "remaining_seconds"}; the last two only where known.
+
+DURATIONS are Go durations: 500ms, 30s, 5m, 1h30m.
+
+STORE URLS
+
+  postgres://[USER@]HOST[:PORT]/DB[?sslmode=...&table=TABLE]
+  postgresql://...
+      A lease table (default fence_locks, or table=schema.table) in a
+      PostgreSQL database. Other parameters go to the driver (pgx). Expiry
+      is timed by the server's clock.
+      fence init --store 'postgres://app@db.internal/app?table=ops.locks'
+
+  dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A
+                    &trusted-clock=true&max-clock-skew=D]
+      A DynamoDB table with a string partition key (default "key").
+      By default expiry is clock-free: a lease is taken over only after
+      this process has watched it unchanged for a full TTL, so after a
+      holder crashes a new fence run needs --wait longer than the TTL.
+      trusted-clock=true takes over at the stored expiry instead, trusting
+      every machine's wall clock to within max-clock-skew.
+      fence run --store 'dynamodb://locks?region=eu-west-1' --ttl 1m nightly -- ./nightly.sh
+
+  azblob://CONTAINER[?account=NAME&endpoint=URL]
+      One blob per key in an Azure Storage container, locked with blob
+      leases (TTL 15s to 60s). The endpoint defaults to
+      https://NAME.blob.core.windows.net.
+      fence inspect --store azblob://locks nightly
+
+  gs://BUCKET[?prefix=P&project=ID&endpoint=URL&trusted-clock=true
+              &max-clock-skew=D]
+      One object per key (named prefix + key) in a Cloud Storage bucket.
+      Expiry as for DynamoDB. project names where fence init creates the
+      bucket (default $GOOGLE_CLOUD_PROJECT).
+      fence break --store 'gs://ops-locks?prefix=locks/' nightly
+
+CREDENTIALS come from each SDK's standard environment, never from flags:
+  PostgreSQL     PGPASSWORD, PGPASSFILE (~/.pgpass), PGHOST, PGUSER, ...
+                 and sslmode/sslcert parameters. A password in the URL
+                 works but is visible to other users in ps: fence warns
+                 about it; put the URL in $FENCE_STORE or use PGPASSWORD.
+  DynamoDB       the AWS default chain: AWS_ACCESS_KEY_ID and
+                 AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, instance roles;
+                 AWS_REGION; AWS_ENDPOINT_URL_DYNAMODB for a local endpoint.
+  Azure          AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT
+                 (or ?account=) with AZURE_STORAGE_KEY or
+                 AZURE_STORAGE_SAS_TOKEN.
+  Cloud Storage  Application Default Credentials
+                 (GOOGLE_APPLICATION_CREDENTIALS, gcloud auth
+                 application-default login, the metadata server);
+                 STORAGE_EMULATOR_HOST for an emulator.
+fence never prints a password: URLs are shown with it masked.
+
+EXIT STATUS
+
+  0       run: the command succeeded; other subcommands: done.
+  1-125   run: the command's own exit status.
+  64      bad usage: unknown option, missing KEY or COMMAND, bad store URL,
+          a TTL or key the store does not accept. Nothing was run.
+  69      the store failed or could not be reached, or holds a corrupted
+          record. Nothing was run (or, after the command: see stderr).
+  75      run: KEY is held by another owner (with --wait: still held when
+          the wait ended). The command did not run. Try again later.
+  79      run: the lease was lost while the command ran. fence stopped the
+          command (SIGTERM, then SIGKILL after --grace), or the command had
+          finished but the release found the lease already gone.
+  126     run: the command was found but could not be started.
+  127     run: the command was not found.
+  128+N   run: the command was killed by signal N (143 for SIGTERM, 130
+          for SIGINT); or fence got signal N while waiting for the lock.
+When fence itself chooses the status it says why on stderr, in lines
+starting with "fence:"; a command's own status passes through silently.
+
+THE FENCING CAVEAT
+
+Holding the lock is NOT a safety guarantee. A command can pause (a GC
+pause, a stopped VM, a network partition) after its last check and wake
+up after its lease expired and another host took the key; fence stops it
+as soon as it notices, but cannot take back a write already on the wire.
+Only the token closes that gap: pass $FENCE_TOKEN with every write to the
+protected resource, and have the resource refuse tokens lower than the
+highest it has seen (for example a "token <= $FENCE_TOKEN" condition on
+the row you update; see the fence Go library's resources). A lost lease
+then costs a refused write, never corrupted data.
+
+  fence run --store "$STORE" --ttl 30s reports -- \
+      sh -c 'psql -c "UPDATE reports SET body = ..., token = $FENCE_TOKEN
+                      WHERE id = 1 AND token <= $FENCE_TOKEN"'
+`
+
+// subHelp is the help of each subcommand (fence help SUB, fence SUB -h).
+var subHelp = map[string]string{
+	"run": `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v] --store URL KEY -- COMMAND [ARGS...]
+
+Runs COMMAND under a lease on KEY with FENCE_TOKEN, FENCE_KEY and
+FENCE_OWNER in its environment; renews the lease every TTL/3; on loss sends
+SIGTERM to the command's process group, then SIGKILL after --grace, and
+exits 79. Exits 75 when KEY is busy, 64 on bad usage, 69 on store errors,
+otherwise with the command's status.
+
+  --ttl D      lease duration (default 30s)
+  --no-wait    exit 75 at once when KEY is held (the default)
+  --wait D     retry for up to D when KEY is held
+  --grace D    SIGTERM to SIGKILL delay after a lost lease (default 10s)
+  -v           report the lease's events on stderr
+  --store URL  the store (default $FENCE_STORE)
+
+Pass $FENCE_TOKEN to the resource you write: holding the lock alone is
+not a safety guarantee. See ` + "`fence help`" + ` for store URLs and exit codes.
+`,
+	"inspect": `usage: fence inspect [--json] --store URL KEY
+
+Describes KEY without taking it: free or held, the holder (or last
+holder), the last token issued and the expiry where the store reports it.
+
+  --json       print {"key", "held", "owner", "token", "valid_until",
+               "remaining_seconds"} (the last two only where known)
+  --store URL  the store (default $FENCE_STORE)
+`,
+	"break": `usage: fence break [--json] --store URL KEY
+
+Frees KEY whoever holds it and prints its state afterwards. The holder's
+next renewal fails (a fence run holding it stops its command and exits
+79), and the next lease gets a token above the broken one, so fenced
+resources refuse the old holder's writes once the new token reached them.
+
+  --json       print the state after the break as JSON (see inspect)
+  --store URL  the store (default $FENCE_STORE)
+`,
+	"init": `usage: fence init --store URL
+
+Creates the store's lease table (PostgreSQL, DynamoDB), container (Azure)
+or bucket (Cloud Storage) if it does not exist.
+
+  --store URL  the store (default $FENCE_STORE)
+`,
+}

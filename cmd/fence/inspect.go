@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fencekit/fence"
+)
+
+// inspect prints the state of a key without taking it.
+func (c *cli) inspect(ctx context.Context, args []string) int {
+	cmd := newCommand("inspect")
+	asJSON := cmd.fs.Bool("json", false, "print JSON")
+	key, err := cmd.parseKey(c, args)
+	if err != nil {
+		return c.fail(err, nil)
+	}
+	st, spec, err := cmd.open(ctx, c)
+	if err != nil {
+		return c.fail(err, spec)
+	}
+	defer st.Close()
+	info, err := st.Locker.Inspect(ctx, key)
+	if err != nil {
+		return c.fail(err, spec)
+	}
+	if *asJSON {
+		return c.printJSON(stateOf(info, time.Now()))
+	}
+	printState(c.stdout, stateOf(info, time.Now()))
+	return 0
+}
+
+// breakKey frees a key whoever holds it, and prints the state after.
+func (c *cli) breakKey(ctx context.Context, args []string) int {
+	cmd := newCommand("break")
+	asJSON := cmd.fs.Bool("json", false, "print JSON")
+	key, err := cmd.parseKey(c, args)
+	if err != nil {
+		return c.fail(err, nil)
+	}
+	st, spec, err := cmd.open(ctx, c)
+	if err != nil {
+		return c.fail(err, spec)
+	}
+	defer st.Close()
+	if err := st.Locker.Break(ctx, key); err != nil {
+		return c.fail(err, spec)
+	}
+	info, err := st.Locker.Inspect(ctx, key)
+	if err != nil {
+		return c.fail(fmt.Errorf("broke %q, but could not read it back: %w", key, err), spec)
+	}
+	s := stateOf(info, time.Now())
+	if *asJSON {
+		return c.printJSON(s)
+	}
+	fmt.Fprintf(c.stdout, "broke %q\n", key)
+	printState(c.stdout, s)
+	if info.Token.Valid() {
+		fmt.Fprintf(c.stdout, "The next lease gets a token above %d. Fenced resources refuse\n"+
+			"writes carrying %d or lower once a write with a newer token reached them.\n", info.Token, info.Token)
+	}
+	return 0
+}
+
+// initStore creates the table, container or bucket of the store.
+func (c *cli) initStore(ctx context.Context, args []string) int {
+	cmd := newCommand("init")
+	rest, err := cmd.parse(c, args)
+	if err == nil && len(rest) > 0 {
+		err = usagef("init takes no arguments, only --store URL (got %q)", rest[0])
+	}
+	if err != nil {
+		return c.fail(err, nil)
+	}
+	st, spec, err := cmd.open(ctx, c)
+	if err != nil {
+		return c.fail(err, spec)
+	}
+	defer st.Close()
+	if err := st.Create(ctx); err != nil {
+		return c.fail(err, spec)
+	}
+	fmt.Fprintf(c.stdout, "store ready: %s\n", spec.Redacted)
+	return 0
+}
+
+// parseKey parses the flags and the single KEY argument.
+func (cmd *command) parseKey(c *cli, args []string) (string, error) {
+	rest, err := cmd.parse(c, args)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(rest) == 0:
+		return "", usagef("%s needs a KEY: fence %s --store URL KEY", cmd.name, cmd.name)
+	case len(rest) > 1:
+		return "", usagef("%s takes one KEY, got %q (options go before KEY)", cmd.name, rest)
+	}
+	return rest[0], nil
+}
+
+// state is what inspect and break print; its JSON form is documented in
+// the manual.
+type state struct {
+	Key  string `json:"key"`
+	Held bool   `json:"held"`
+	// Owner is the holder, or the last holder when free.
+	Owner string      `json:"owner,omitempty"`
+	Token fence.Token `json:"token"`
+	// ValidUntil is the expiry where the backend knows it.
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	// Remaining is ValidUntil minus now, in seconds.
+	Remaining *float64 `json:"remaining_seconds,omitempty"`
+}
+
+func stateOf(info fence.LockInfo, now time.Time) state {
+	s := state{Key: info.Key, Held: info.Held, Owner: info.Owner, Token: info.Token}
+	if !info.ValidUntil.IsZero() {
+		t := info.ValidUntil.UTC()
+		r := info.ValidUntil.Sub(now).Seconds()
+		s.ValidUntil, s.Remaining = &t, &r
+	}
+	return s
+}
+
+func printState(w io.Writer, s state) {
+	switch {
+	case s.Held:
+		fmt.Fprintf(w, "key:     %s\nstate:   held\nholder:  %s\ntoken:   %d\n", s.Key, s.Owner, s.Token)
+		if s.ValidUntil != nil {
+			fmt.Fprintf(w, "expires: %s (in %s)\n", s.ValidUntil.Format(time.RFC3339Nano),
+				time.Duration(*s.Remaining*float64(time.Second)).Round(time.Millisecond))
+		} else {
+			fmt.Fprintf(w, "expires: unknown (this store does not report it)\n")
+		}
+	case s.Token.Valid():
+		fmt.Fprintf(w, "key:     %s\nstate:   free\nlast holder: %s\ntoken:   %d (last issued)\n", s.Key, s.Owner, s.Token)
+	default:
+		fmt.Fprintf(w, "key:     %s\nstate:   free\ntoken:   0 (never acquired)\n", s.Key)
+	}
+}
+
+func (c *cli) printJSON(v any) int {
+	enc := json.NewEncoder(c.stdout)
+	if err := enc.Encode(v); err != nil {
+		c.errorf("write JSON: %v", err)
+		return exitStore
+	}
+	return 0
+}

@@ -1,0 +1,83 @@
+// Command fence runs commands under distributed leases with fencing
+// tokens, and inspects and breaks those leases: flock(1) across machines.
+//
+//	fence init    --store URL
+//	fence run     [--wait D | --no-wait] [--ttl D] [--grace D] --store URL KEY [--] COMMAND [ARGS...]
+//	fence inspect [--json] --store URL KEY
+//	fence break   --store URL KEY
+//
+// The store URL names a PostgreSQL database, a DynamoDB table, an Azure
+// blob container or a Cloud Storage bucket; credentials come from each
+// SDK's standard environment. Run `fence help` for the store URL forms,
+// the exit codes and the fencing caveat: holding the lock is not a safety
+// guarantee, only the token passed to the protected resource is.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/fencekit/fence/cmd/fence/internal/storeurl"
+)
+
+func main() {
+	c := &cli{stdout: os.Stdout, stderr: os.Stderr}
+	os.Exit(c.main(context.Background(), os.Args[1:]))
+}
+
+// cli is one invocation of the command: where it writes, and the secrets
+// it must never print.
+type cli struct {
+	stdout, stderr io.Writer
+	secrets        []string
+}
+
+// main dispatches to a subcommand and returns the exit status.
+func (c *cli) main(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, usageLine)
+		c.errorf("no subcommand given; try `fence help`")
+		return exitUsage
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "help", "-h", "-help", "--help":
+		return c.help(rest)
+	case "run":
+		return c.run(ctx, rest)
+	case "inspect":
+		return c.inspect(ctx, rest)
+	case "break":
+		return c.breakKey(ctx, rest)
+	case "init":
+		return c.initStore(ctx, rest)
+	}
+	fmt.Fprint(c.stderr, usageLine)
+	c.errorf("unknown subcommand %q; try `fence help`", sub)
+	return exitUsage
+}
+
+// help prints the manual, or a subcommand's help.
+func (c *cli) help(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stdout, manual)
+		return 0
+	}
+	if text, ok := subHelp[args[0]]; ok {
+		fmt.Fprint(c.stdout, text)
+		return 0
+	}
+	c.errorf("no help on %q; subcommands: run, inspect, break, init", args[0])
+	return exitUsage
+}
+
+// errorf prints a message from fence itself on stderr, with every known
+// secret and anything shaped like a URL password removed.
+func (c *cli) errorf(format string, args ...any) {
+	msg := storeurl.Scrub(fmt.Sprintf(format, args...), c.secrets...)
+	msg = strings.TrimPrefix(strings.TrimRight(msg, "\n"), "fence: ")
+	fmt.Fprintln(c.stderr, "fence: "+msg)
+}

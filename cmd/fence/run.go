@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/guard"
+)
+
+// DefaultGrace is how long `fence run` waits after SIGTERM before it sends
+// SIGKILL to a command whose lease was lost.
+const DefaultGrace = 10 * time.Second
+
+// runFlags are the options of `fence run`.
+type runFlags struct {
+	ttl, wait, grace time.Duration
+	noWait, verbose  bool
+}
+
+// run runs a command under a lease.
+func (c *cli) run(ctx context.Context, args []string) int {
+	cmd := newCommand("run")
+	var f runFlags
+	cmd.fs.DurationVar(&f.ttl, "ttl", guard.DefaultTTL, "lease duration")
+	cmd.fs.DurationVar(&f.wait, "wait", 0, "wait up to this long for the lock")
+	cmd.fs.BoolVar(&f.noWait, "no-wait", false, "fail at once when the lock is held (the default)")
+	cmd.fs.DurationVar(&f.grace, "grace", DefaultGrace, "time between SIGTERM and SIGKILL after a lost lease")
+	cmd.fs.BoolVar(&f.verbose, "v", false, "report acquisition, renewals and release on stderr")
+	cmd.fs.BoolVar(&f.verbose, "verbose", false, "same as -v")
+	key, argv, err := cmd.parseRun(c, args, &f)
+	if err != nil {
+		return c.fail(err, nil)
+	}
+	st, spec, err := cmd.open(ctx, c)
+	if err != nil {
+		return c.fail(err, spec)
+	}
+	defer st.Close()
+
+	sup := newSupervisor(c, argv, f.grace)
+	stop := sup.watchSignals()
+	defer stop()
+	acquireCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sup.cancelAcquire = cancel
+
+	g, err := guard.New(st.Locker, &guard.Options{TTL: f.ttl, AcquireTimeout: f.wait, Observer: c.observer(f.verbose)})
+	if err != nil {
+		return c.fail(err, spec)
+	}
+	err = g.Do(acquireCtx, key, sup.run)
+	return c.runResult(key, f, sup, err)
+}
+
+// parseRun parses the options, KEY and the command.
+func (cmd *command) parseRun(c *cli, args []string, f *runFlags) (string, []string, error) {
+	rest, err := cmd.parse(c, args)
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case f.wait < 0:
+		return "", nil, usagef("--wait %v is negative", f.wait)
+	case f.wait > 0 && f.noWait:
+		return "", nil, usagef("--wait and --no-wait exclude each other")
+	case f.ttl <= 0:
+		return "", nil, usagef("--ttl %v is not positive", f.ttl)
+	case f.grace < 0:
+		return "", nil, usagef("--grace %v is negative", f.grace)
+	case len(rest) == 0:
+		return "", nil, usagef("run needs a KEY and a COMMAND: fence run --store URL KEY -- COMMAND [ARGS...]")
+	}
+	key, rest := rest[0], rest[1:]
+	dashes := len(rest) > 0 && rest[0] == "--"
+	if dashes {
+		rest = rest[1:]
+	}
+	switch {
+	case len(rest) == 0:
+		return "", nil, usagef("run needs a COMMAND after KEY %q: fence run --store URL KEY -- COMMAND [ARGS...]", key)
+	case !dashes && strings.HasPrefix(rest[0], "-"):
+		return "", nil, usagef("%q after KEY: options go before KEY, and -- goes before the command", rest[0])
+	}
+	return key, rest, nil
+}
+
+// runResult reports the outcome of `fence run` and returns its exit
+// status.
+func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int {
+	var held *fence.HeldError
+	var start *startError
+	var exit *exitError
+	switch {
+	case err == nil:
+		return 0
+	case sup.interrupted() != 0:
+		c.errorf("interrupted by %v before the command started", sup.interrupted())
+		return exitSignal + int(sup.interrupted())
+	case errors.Is(err, fence.ErrLeaseLost):
+		c.errorf("%s", lostMessage(err))
+		if st := sup.status(); st != "" {
+			c.errorf("the command %s", st)
+		}
+		return exitLost
+	case errors.As(err, &held):
+		msg := fmt.Sprintf("%q is held by another owner", key)
+		if held.Token.Valid() {
+			msg += fmt.Sprintf(" (token %d)", held.Token)
+		}
+		if !held.ValidUntil.IsZero() {
+			msg += fmt.Sprintf(" until %s", held.ValidUntil.UTC().Format(time.RFC3339))
+		}
+		if f.wait > 0 {
+			msg += fmt.Sprintf("; gave up after waiting %v", f.wait)
+		}
+		c.errorf("%s; the command did not run", msg)
+		return exitBusy
+	case errors.As(err, &start):
+		c.errorf("%v", start)
+		return start.code
+	case errors.As(err, &exit):
+		return exit.code // the command's own status, silently
+	}
+	return c.fail(err, nil)
+}
+
+// lostMessage describes a lost lease without owner ids.
+func lostMessage(err error) string {
+	var lost *fence.LeaseLostError
+	if !errors.As(err, &lost) {
+		return err.Error()
+	}
+	msg := fmt.Sprintf("lease on %q (token %d) lost", lost.Key, lost.Token)
+	var rec *guard.ReconcileError
+	switch {
+	case errors.As(lost.Err, &rec) && rec.Found.Held:
+		msg += fmt.Sprintf(": the key is now held by another owner with token %d", rec.Found.Token)
+	case errors.As(lost.Err, &rec):
+		msg += ": the key is free (released or broken)"
+	case errors.Is(lost.Err, fence.ErrNotHeld):
+		msg += ": the store says it is no longer ours (expired, broken or taken over)"
+	case errors.Is(lost.Err, guard.ErrDeadlinePassed):
+		msg += ": no renewal succeeded before the lease ran out: " + lost.Err.Error()
+	case lost.Err != nil:
+		msg += ": " + lost.Err.Error()
+	}
+	return msg
+}
