@@ -44,17 +44,16 @@ func (e *env) close() {
 // treats it as expired in a real store.
 const expiryMargin = 250 * time.Millisecond
 
-func openEnv(ctx context.Context, cfg config) (e *env, err error) {
-	e = &env{}
-	defer func() {
-		if err != nil {
-			e.close()
-		}
-	}()
-	if err := openLocker(ctx, cfg, e); err != nil {
-		return nil, err
+// openEnv opens the locker and the store cfg names; the in-memory ones by
+// default.
+func openEnv(ctx context.Context, cfg config) (*env, error) {
+	e := &env{}
+	err := openLocker(ctx, cfg, e)
+	if err == nil {
+		err = openStore(ctx, cfg, e)
 	}
-	if err := openStore(ctx, cfg, e); err != nil {
+	if err != nil {
+		e.close()
 		return nil, err
 	}
 	return e, nil

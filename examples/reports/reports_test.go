@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fencekit/fence/internal/testenv"
+)
+
+func play(t *testing.T, cfg config) (failed int, out string) {
+	t.Helper()
+	var buf bytes.Buffer
+	rep, err := run(t.Context(), cfg, &buf)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	failed = rep.print(&buf)
+	return failed, buf.String()
+}
+
+func defaults() config {
+	return config{workers: 3, ttl: 60 * time.Second, pauseTTL: time.Second, renderTime: 10 * time.Millisecond,
+		postgresTable: "reports_locks", gcsProject: "fence-test"}
+}
+
+// controlFailures are the invariants a run without the token check must
+// break: the paused worker's stale render replaces the fresh one.
+var controlFailures = []string{
+	"FAIL every report is in the store, rendered from the final orders",
+	"FAIL every report carries the token and content of its latest accepted upload",
+	"FAIL tokens of accepted uploads never decrease per report",
+	"FAIL each report was uploaded once",
+	"FAIL the paused worker's stale upload was rejected",
+}
+
+// expect checks a run's outcome: every invariant holds and the stale upload
+// was rejected, or, for a control run, the invariants catch the stale upload.
+func expect(t *testing.T, cfg config) {
+	t.Helper()
+	failed, out := play(t, cfg)
+	if !cfg.unfenced {
+		if failed != 0 || !strings.Contains(out, "paused-worker: upload of acme/2025-03-14 REJECTED: fence: stale token") {
+			t.Fatalf("%d invariants failed or the stale upload was not rejected:\n%s", failed, out)
+		}
+		return
+	}
+	for _, want := range controlFailures {
+		if !strings.Contains(out, want) {
+			t.Errorf("control run did not report %q", want)
+		}
+	}
+	if failed != len(controlFailures) {
+		t.Fatalf("control run failed %d invariants, want %d:\n%s", failed, len(controlFailures), out)
+	}
+}
+
+func TestReportsInMemory(t *testing.T) {
+	t.Parallel()
+	expect(t, defaults())
+}
+
+// TestReportsUnfencedFails is the control: without the token check the
+// paused worker's upload is accepted and the invariants must catch it.
+func TestReportsUnfencedFails(t *testing.T) {
+	t.Parallel()
+	cfg := defaults()
+	cfg.unfenced = true
+	expect(t, cfg)
+}
+
+// TestReportsObjectStores runs the example on MinIO and fake-gcs-server,
+// fenced and as the control (whose uploads are plain SDK writes).
+func TestReportsObjectStores(t *testing.T) {
+	t.Parallel()
+	s3 := func(bucket string, unfenced bool) func(t *testing.T) config {
+		return func(t *testing.T) config {
+			cfg := defaults()
+			cfg.s3Bucket, cfg.s3Endpoint, cfg.unfenced = bucket, testenv.S3Endpoint(t), unfenced
+			cfg.awsAccessKey, cfg.awsSecretKey = testenv.S3Credentials(t)
+			return cfg
+		}
+	}
+	gcs := func(bucket string, unfenced bool) func(t *testing.T) config {
+		return func(t *testing.T) config {
+			cfg := defaults()
+			cfg.gcsBucket, cfg.gcsEndpoint, cfg.unfenced = bucket, testenv.GCSEndpoint(t), unfenced
+			return cfg
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  func(t *testing.T) config
+	}{
+		{"MinIO", s3("fence-reports-fenced", false)},
+		{"MinIO unfenced", s3("fence-reports-unfenced", true)},
+		{"fake-gcs-server", gcs("fence-reports-fenced", false)},
+		{"fake-gcs-server unfenced", gcs("fence-reports-unfenced", true)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			expect(t, tc.cfg(t))
+		})
+	}
+}
+
+// TestReportsLockers runs the example with its locks in PostgreSQL and in
+// DynamoDB (dynalite). Expiry there is measured by the store or the wall
+// clock, so the paused worker really waits for its short lease.
+func TestReportsLockers(t *testing.T) {
+	t.Parallel()
+	suffix := randomID()
+	for _, tc := range []struct {
+		name string
+		cfg  func(t *testing.T) config
+	}{
+		{"PostgreSQL", func(t *testing.T) config {
+			cfg := defaults()
+			cfg.postgres, cfg.postgresTable = testenv.PostgresURL(t), "reports_locks_"+suffix
+			t.Cleanup(func() { dropTable(t, cfg.postgres, cfg.postgresTable) })
+			cfg.pauseTTL = 200 * time.Millisecond
+			return cfg
+		}},
+		{"DynamoDB", func(t *testing.T) config {
+			cfg := defaults()
+			cfg.dynamoTable, cfg.dynamoEndpoint = "reports-locks-"+suffix, testenv.DynamoEndpoint(t)
+			cfg.pauseTTL = time.Second // the DynamoDB locker's shortest lease
+			return cfg
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			expect(t, tc.cfg(t))
+		})
+	}
+}
+
+// dropTable removes the lease table of a test from the shared server.
+func dropTable(t *testing.T, url, table string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Errorf("drop %s: %v", table, err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize()); err != nil {
+		t.Errorf("drop %s: %v", table, err)
+	}
+}
+
+func TestConflictingFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		set  func(*config)
+		want string
+	}{
+		{"two stores", func(c *config) { c.s3Bucket, c.gcsBucket = "a", "b" }, "not both"},
+		{"two lockers", func(c *config) { c.postgres, c.dynamoTable = "postgres://x", "t" }, "not both"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := defaults()
+			tc.set(&cfg)
+			_, err := run(t.Context(), cfg, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("run = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
