@@ -1,0 +1,236 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/guard"
+)
+
+// Func is the work of a leader. ctx is cancelled when the term ends (see
+// the package documentation for the causes); term is the term's lease,
+// whose Token every write to a protected resource must carry. Func should
+// lead until ctx is done: when it returns earlier, the term ends and the
+// candidate holds off (Options.Holdoff) before campaigning again.
+type Func func(ctx context.Context, term fence.Lease) error
+
+// Candidate campaigns for leadership of one key. Create it with New. Its
+// methods are safe for concurrent use; Campaign runs once at a time.
+type Candidate struct {
+	key         string
+	g           *guard.Guard
+	s           settings
+	campaigning atomic.Bool
+
+	mu   sync.Mutex
+	term *term // the running term, until its lease is released
+}
+
+// term is one tenure of leadership.
+type term struct {
+	lease    fence.Lease
+	cancel   context.CancelCauseFunc
+	leading  bool        // under Candidate.mu; false from the demotion on
+	stepDown atomic.Bool // resigned or returned: hold off before the next attempt
+	demoted  chan struct{}
+	released chan struct{}
+}
+
+// New returns a Candidate for key on locker. It checks the options (see
+// Options) and returns an error matching fence.ErrInvalid for a nil
+// locker, an empty key or impossible settings; the locker checks the key's
+// length and the TTL's range on the first attempt.
+func New(locker fence.Locker, key string, opts *Options) (*Candidate, error) {
+	if err := fence.ValidateKey("key", key, math.MaxInt); err != nil {
+		return nil, err
+	}
+	s, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	g, err := guard.New(locker, &s.guard)
+	if err != nil {
+		return nil, err
+	}
+	return &Candidate{key: key, g: g, s: s}, nil
+}
+
+// Run is New followed by Campaign.
+func Run(ctx context.Context, locker fence.Locker, key string, fn Func, opts *Options) error {
+	c, err := New(locker, key, opts)
+	if err != nil {
+		return err
+	}
+	return c.Campaign(ctx, fn)
+}
+
+// Campaign competes for leadership until ctx is done, and runs fn for each
+// term won. Between attempts it waits RetryInterval (jittered), or
+// Holdoff after a term ended by Resign or by fn returning. Store errors
+// while campaigning are reported to Observer.Failed and retried.
+//
+// Campaign returns context.Cause(ctx) once ctx is done and any running
+// term's lease has been released; an error matching fence.ErrInvalid when
+// the locker rejects the key or the TTL; ErrCampaigning when the
+// candidate is already campaigning. A panic in fn ends the term, releases
+// the lease and continues.
+func (c *Candidate) Campaign(ctx context.Context, fn Func) error {
+	if fn == nil {
+		return invalid("fn", "nil")
+	}
+	if !c.campaigning.CompareAndSwap(false, true) {
+		return ErrCampaigning
+	}
+	defer c.campaigning.Store(false)
+	for {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		t, err := c.attempt(ctx, fn)
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		wait := jitter(c.s.retry)
+		switch {
+		case t != nil:
+			if t.stepDown.Load() {
+				wait = c.s.holdoff
+			}
+		case errors.Is(err, fence.ErrHeld):
+		case errors.Is(err, fence.ErrInvalid):
+			return err
+		default:
+			c.s.obs.failed(FailedEvent{Err: err})
+		}
+		if !c.sleep(ctx, wait) {
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// attempt tries once to take the key and, when it does, leads until the
+// term ends. It returns the term (nil if the key was not taken) and the
+// guard's result.
+func (c *Candidate) attempt(ctx context.Context, fn Func) (t *term, err error) {
+	defer func() {
+		if t != nil {
+			c.mu.Lock()
+			c.term = nil
+			c.mu.Unlock()
+			close(t.released)
+		}
+	}()
+	err = c.g.Do(ctx, c.key, func(gctx context.Context, lease fence.Lease) error {
+		tctx, cancel := context.WithCancelCause(gctx)
+		t = &term{lease: lease, cancel: cancel, leading: true, demoted: make(chan struct{}), released: make(chan struct{})}
+		c.mu.Lock()
+		c.term = t
+		c.mu.Unlock()
+		c.s.obs.elected(ElectedEvent{Lease: lease})
+		context.AfterFunc(tctx, func() { c.demote(t, context.Cause(tctx)) })
+		returned := false
+		defer func() {
+			if !returned { // fn panicked: end the term before the guard releases
+				cancel(ErrReturned)
+				<-t.demoted
+			}
+		}()
+		fnErr := fn(tctx, lease)
+		returned = true
+		demotedFirst := tctx.Err() != nil
+		cause := context.Cause(tctx)
+		cancel(ErrReturned)
+		<-t.demoted
+		if !demotedFirst {
+			t.stepDown.Store(true)
+		}
+		if fnErr != nil && !(demotedFirst && contextError(fnErr, cause)) {
+			c.s.obs.failed(FailedEvent{Lease: lease, Err: fnErr})
+		}
+		return fnErr
+	})
+	return t, err
+}
+
+// contextError reports whether err is only the report of a cancelled
+// context: its error or its cause.
+func contextError(err, cause error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, cause)
+}
+
+// demote marks the end of t's leadership and reports it.
+func (c *Candidate) demote(t *term, cause error) {
+	c.mu.Lock()
+	t.leading = false
+	c.mu.Unlock()
+	c.s.obs.demoted(DemotedEvent{Lease: t.lease, Cause: cause})
+	close(t.demoted)
+}
+
+// Resign ends the current term, if any: the leader's context is cancelled
+// with cause ErrResigned, and Resign waits until the leader's function has
+// returned and the lease is released, so that another candidate can take
+// the key at once. The candidate keeps campaigning after Options.Holdoff;
+// to stop campaigning, cancel the context given to Campaign instead (that
+// releases the lease too). Resign returns nil when the term's lease was
+// released or when there was no term, and context.Cause(ctx) when ctx ends
+// first.
+func (c *Candidate) Resign(ctx context.Context) error {
+	c.mu.Lock()
+	t := c.term
+	c.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	t.stepDown.Store(true)
+	t.cancel(ErrResigned)
+	select {
+	case <-t.released:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// IsLeader reports whether the candidate is leading now, as far as it
+// knows. It turns false as soon as the leader's context is cancelled. It
+// is not a safety guarantee: see the package documentation.
+func (c *Candidate) IsLeader() bool {
+	_, ok := c.Leader()
+	return ok
+}
+
+// Leader returns the lease of the current term and true while the
+// candidate leads; the zero Lease and false otherwise.
+func (c *Candidate) Leader() (fence.Lease, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.term == nil || !c.term.leading {
+		return fence.Lease{}, false
+	}
+	return c.term.lease, true
+}
+
+// sleep waits d on the clock; it reports false when ctx ended first.
+func (c *Candidate) sleep(ctx context.Context, d time.Duration) bool {
+	t := c.s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// jitter returns a random duration in [d/2, d].
+func jitter(d time.Duration) time.Duration {
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
