@@ -180,6 +180,12 @@ func (r *report) check(ctx context.Context, st objectStore, ord *orders) error {
 			}
 		}
 	}
+	// Each report uploaded once: the lease and the existence check make
+	// duplicates skip, and the fence refuses the one stale upload. This
+	// holds for this scenario, with one pause. Two holders pausing one after
+	// the other between the existence check and the upload could both be
+	// accepted, in token order; the fence then still leaves the later
+	// holder's report, which the first two invariants check.
 	skipped := r.busy + r.already + r.stale
 	n := len(distinct)
 	r.invariants = []invariant{
