@@ -23,3 +23,7 @@ echo "== ledger demo (embedded default)"
 go run ./examples/ledger
 echo "== ledger demo (PostgreSQL)"
 go run ./examples/ledger -postgres "$FENCE_POSTGRES_URL"
+echo "== reports example (embedded default)"
+go run ./examples/reports
+echo "== reports example (MinIO + PostgreSQL)"
+go run ./examples/reports -s3-bucket fence-reports -postgres "$FENCE_POSTGRES_URL"
