@@ -30,7 +30,11 @@ func memoryRace(t *testing.T, n int, fn func(*race) election.Func) (*race, *memo
 	t.Helper()
 	clock := clocktest.New(epoch)
 	store := memory.New(&memory.Options{Clock: clock})
-	r := newRace(t, n, store, clock, election.Options{TTL: testTTL, RetryInterval: testRetry}, fn)
+	stores := make([]fence.Locker, n)
+	for i := range stores {
+		stores[i] = store // one store, as if each replica had its own client of it
+	}
+	r := newRace(t, stores, clock, election.Options{TTL: testTTL, RetryInterval: testRetry}, fn)
 	r.stepUntil(tick, 10, "a first leader", func() bool { return r.electedCount() > 0 })
 	return r, store
 }

@@ -78,17 +78,17 @@ func (r *race) lead(ctx context.Context, _ fence.Lease) error {
 	return context.Cause(ctx)
 }
 
-// newRace starts n candidates campaigning for key on store with opts
+// newRace starts a candidate on each of stores, campaigning for one key with opts
 // (copied per candidate, with observers added). mkFn makes the leader
 // function, which must end every term in r.lead to let settle see it
 // parked; nil means r.lead itself. Campaigns stop when the test ends.
-func newRace(t *testing.T, n int, store fence.Locker, clock *clocktest.Fake, opts election.Options, mkFn func(*race) election.Func) *race {
+func newRace(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, opts election.Options, mkFn func(*race) election.Func) *race {
 	t.Helper()
 	r := &race{t: t, key: "leader-" + t.Name(), clock: clock, leading: map[int]fence.Lease{}, failures: map[int][]error{}, busy: map[int]int{}}
 	if clock != nil {
 		opts.Clock = clock
 	}
-	for id := range n {
+	for id, store := range stores {
 		o := opts
 		o.Observer = r.observer(id)
 		o.Guard.Observer = r.guardObserver(id)

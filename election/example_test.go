@@ -1,0 +1,82 @@
+package election_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/election"
+	"github.com/fencekit/fence/lockers/memory"
+)
+
+// Lead until the context ends. The term's token goes with every write the
+// leader makes to a protected resource.
+func ExampleRun() {
+	ctx, cancel := context.WithCancel(context.Background())
+	locker := memory.New(nil)
+	err := election.Run(ctx, locker, "dispatcher", func(ctx context.Context, term fence.Lease) error {
+		fmt.Println("leading with token", term.Token)
+		cancel() // shutting down: the term ends and the lease is released
+		<-ctx.Done()
+		return context.Cause(ctx)
+	}, nil)
+	fmt.Println("campaign ended:", err)
+	// Output:
+	// leading with token 1
+	// campaign ended: context canceled
+}
+
+// Two replicas campaign; the leader steps down and the other takes over
+// at once, with a higher token, without waiting for the lease to expire.
+func ExampleCandidate_Resign() {
+	ctx, cancel := context.WithCancel(context.Background())
+	locker := memory.New(nil)
+	var campaigns sync.WaitGroup
+	elected := make(chan string)
+	newCandidate := func(name string) *election.Candidate {
+		c, err := election.New(locker, "dispatcher", &election.Options{
+			TTL:           10 * time.Second,
+			RetryInterval: 10 * time.Millisecond,
+			Holdoff:       time.Hour, // after resigning, leave the key to the others
+			Observer: &election.Observer{
+				Elected: func(e election.ElectedEvent) {
+					fmt.Printf("%s elected with token %d\n", name, e.Lease.Token)
+				},
+				Demoted: func(e election.DemotedEvent) {
+					fmt.Printf("%s demoted: %v\n", name, e.Cause)
+				},
+			},
+		})
+		if err != nil {
+			panic(err)
+		}
+		campaigns.Go(func() {
+			_ = c.Campaign(ctx, func(ctx context.Context, term fence.Lease) error {
+				elected <- name
+				<-ctx.Done()
+				return nil
+			})
+		})
+		return c
+	}
+	a := newCandidate("a")
+	<-elected
+	newCandidate("b")
+	fmt.Println("a leads:", a.IsLeader())
+	if err := a.Resign(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("a leads:", a.IsLeader())
+	<-elected
+	cancel() // shut down: b's term ends too
+	campaigns.Wait()
+	// Output:
+	// a elected with token 1
+	// a leads: true
+	// a demoted: election: leader resigned
+	// a leads: false
+	// b elected with token 2
+	// b demoted: context canceled
+}
