@@ -1,0 +1,49 @@
+package torture
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/fencekit/fence"
+)
+
+// SkewedClock is a fence.Clock that reads Offset off the system clock, the
+// clock of a machine whose time is wrong. Durations (and timers) are not
+// affected: a skewed clock runs at the right rate.
+type SkewedClock struct{ Offset time.Duration }
+
+// Now returns the system time plus Offset.
+func (c SkewedClock) Now() time.Time { return time.Now().Add(c.Offset) }
+
+// NewTimer returns a system timer.
+func (SkewedClock) NewTimer(d time.Duration) fence.Timer { return fence.SystemClock{}.NewTimer(d) }
+
+// pausable is a fence.Locker whose renewals stop while its worker is
+// paused, as every thread of a process stops in a long garbage collection:
+// a Renew called during a pause waits for it to end (or for its ctx).
+type pausable struct {
+	fence.Locker
+	mu    sync.Mutex
+	until time.Time
+}
+
+// pause stops renewals until the given time.
+func (p *pausable) pause(until time.Time) {
+	p.mu.Lock()
+	p.until = until
+	p.mu.Unlock()
+}
+
+// Renew waits for a pause to end, then renews.
+func (p *pausable) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
+	p.mu.Lock()
+	wait := time.Until(p.until)
+	p.mu.Unlock()
+	if wait > 0 {
+		if err := sleepCtx(ctx, wait); err != nil {
+			return fence.Lease{}, err
+		}
+	}
+	return p.Locker.Renew(ctx, lease)
+}

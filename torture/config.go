@@ -1,0 +1,94 @@
+package torture
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config sets the size and the violence of a run. Zero fields take the
+// defaults of DefaultConfig.
+type Config struct {
+	// Duration is how long the workers run. Paused workers finish their
+	// write after it. Default: 10 s.
+	Duration time.Duration
+	// Workers and Keys: how many workers compete for how many lease
+	// keys. Defaults: 4 and 2.
+	Workers, Keys int
+	// Control switches the resource-side token check off.
+	Control bool
+	// PauseChance is the probability that a lease's first write is
+	// preceded by a pause of 1.5 to 2.5 TTLs. Worker 1 always pauses in
+	// its first lease; no pause begins that would outlast Duration.
+	// Default: 0.25.
+	PauseChance float64
+	// Net are the network faults. Default: DefaultNetFaults.
+	Net NetFaults
+	// DisruptEvery is the mean time between disruptions (outages of the
+	// HTTP path, PostgreSQL restarts or cuts), taken in turn; each
+	// interval is drawn from half to one and a half of it. Negative: no
+	// disruptions. Default: 4 s.
+	DisruptEvery time.Duration
+	// OpTimeout bounds each read and each write. Default: 5 s.
+	OpTimeout time.Duration
+	// EntriesPerName caps the list stored under one resource name; a full
+	// list makes the workers move on to the key's next name, so values
+	// stay small. Default: 100.
+	EntriesPerName int
+	// LinearTimeout bounds the porcupine check of one resource name.
+	// Default: 10 s.
+	LinearTimeout time.Duration
+	// Logf, when set, receives progress messages.
+	Logf func(format string, args ...any)
+}
+
+// DefaultNetFaults are the network faults of a run when Config.Net is zero:
+// per HTTP request, 5% delayed (up to 300 ms), 3% dropped before sending
+// and 3% answered but the answer lost; per chunk through the PostgreSQL
+// proxy, 5% delayed and 0.5% cutting the connection.
+var DefaultNetFaults = NetFaults{Delay: 0.05, DropRequest: 0.03, DropResponse: 0.03, Cut: 0.005, MaxDelay: 300 * time.Millisecond}
+
+// DefaultConfig returns the default configuration for a run of d.
+func DefaultConfig(d time.Duration) Config {
+	c := Config{Duration: d}
+	c.fill()
+	return c
+}
+
+func (c *Config) fill() {
+	if c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Workers == 0 {
+		c.Workers = 4
+	}
+	if c.Keys == 0 {
+		c.Keys = 2
+	}
+	if c.PauseChance == 0 {
+		c.PauseChance = 0.25
+	}
+	if c.Net == (NetFaults{}) {
+		c.Net = DefaultNetFaults
+	}
+	if c.DisruptEvery == 0 {
+		c.DisruptEvery = 4 * time.Second
+	}
+	if c.OpTimeout == 0 {
+		c.OpTimeout = 5 * time.Second
+	}
+	if c.EntriesPerName == 0 {
+		c.EntriesPerName = 100
+	}
+	if c.LinearTimeout == 0 {
+		c.LinearTimeout = 10 * time.Second
+	}
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Duration < 0, c.Workers < 1, c.Keys < 1, c.PauseChance < 0, c.PauseChance > 1,
+		c.OpTimeout <= 0, c.EntriesPerName < 1, c.LinearTimeout <= 0:
+		return fmt.Errorf("torture: impossible config %+v", *c)
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+// Package torture attacks every locker and resource of fence with faults and
+// checks, from what the resources stored, that no stale write was ever
+// accepted.
+//
+// A run (Run) starts workers that repeatedly take a lease through the guard
+// on one of a few keys and do a read-modify-write of a fenced resource with
+// the lease's token: read the stored list of entries, append an entry
+// {worker, sequence, token}, and put the list back with the token. Every
+// attempt is recorded with its times and outcome. Faults are injected
+// meanwhile and counted: pauses longer than the TTL (the worker stops after
+// reading and its renewals stop too, then it writes with its old token);
+// delayed requests, requests dropped before sending and answers dropped
+// after the store applied the request, through a fault-injecting
+// http.RoundTripper (Transport) for the HTTP SDKs and a TCP proxy (Proxy)
+// for PostgreSQL; outages of the HTTP path and restarts of a private
+// PostgreSQL server; and skewed clocks for lockers in trusted-clock mode.
+//
+// After the run, the checker (Check) reads every resource back through a
+// client without faults and judges the stored lists, not what the workers
+// believe: per resource, the tokens of applied writes never decrease; no
+// write whose token was lower than that of a write acknowledged before it
+// began is present; no write reported as refused is present; no write
+// acknowledged as applied is missing, unless a holder with a higher token
+// that had read the list before the write landed overwrote it (a lost update
+// that fencing cannot prevent, counted apart). The recorded history is also
+// checked with the porcupine linearizability checker against a model of a
+// fenced register.
+//
+// A control run is the same run with the resource-side check switched off:
+// its checker must find violations, or the faults were too weak to prove
+// anything and the run fails.
+//
+// Pairs lists the locker × resource pairs; the package's tests run each for
+// a few seconds (the short run), and cmd/torture runs them for as long as
+// asked (the long run).
+package torture

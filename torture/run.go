@@ -1,0 +1,223 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/guard"
+)
+
+// Result is what one run did and what the checker found.
+type Result struct {
+	Pair    string
+	Control bool
+	// Elapsed is the run's length, read-back and checks excluded.
+	Elapsed time.Duration
+	// Leases counts the leases taken; Writes the write attempts, split by
+	// outcome in Applied, Stale, Unknown and Failed.
+	Leases, Writes, Applied, Stale, Unknown, Failed int
+	// Faults counts the faults injected, by kind (see FaultKinds).
+	Faults  map[string]int
+	Verdict Verdict
+	Linear  Linearizability
+}
+
+// Mode is "fenced" or "control".
+func (r *Result) Mode() string {
+	if r.Control {
+		return "control"
+	}
+	return "fenced"
+}
+
+// Violations counts what breaks the contract: the checker's violations
+// plus the resources whose history porcupine found illegal.
+func (r *Result) Violations() int { return len(r.Verdict.Violations) + r.Linear.Illegal }
+
+// Err says why the run failed, or returns nil: a fenced run fails on any
+// violation, lost write or illegal history; a control run fails when it
+// found no violation (the faults were too weak to show anything).
+func (r *Result) Err() error {
+	if r.Control {
+		if r.Violations() == 0 {
+			return fmt.Errorf("%s control: no violation found without fencing (%d writes, faults %s): the faults are too weak to prove anything", r.Pair, r.Writes, FormatCounts(r.Faults))
+		}
+		return nil
+	}
+	var errs []error
+	for _, v := range first(r.Verdict.Violations, 10) {
+		errs = append(errs, errors.New(v.String()))
+	}
+	for _, a := range first(r.Verdict.Lost, 10) {
+		errs = append(errs, fmt.Errorf("acknowledged write lost: %v", a))
+	}
+	if r.Linear.Illegal > 0 {
+		errs = append(errs, fmt.Errorf("porcupine: no fenced register could produce the history of %v", r.Linear.IllegalNames))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	head := fmt.Errorf("%s fenced: %d violations, %d acknowledged writes lost, %d illegal histories",
+		r.Pair, len(r.Verdict.Violations), len(r.Verdict.Lost), r.Linear.Illegal)
+	return errors.Join(append([]error{head}, errs...)...)
+}
+
+func first[T any](s []T, n int) []T { return s[:min(n, len(s))] }
+
+// Run runs pair under cfg: it sets the backends up, runs the workers with
+// faults for cfg.Duration, reads the resources back without faults and
+// checks them. The error reports a run that could not be set up or read
+// back (errors.Is ErrUnavailable when a backend is not configured); the
+// verdict is in the Result (see Result.Err).
+func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
+	cfg.fill()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	logf := cfg.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	stage, err := newStage(cfg.Net)
+	if err != nil {
+		return nil, err
+	}
+	defer stage.close()
+	newLocker, err := pair.Locker.Open(ctx, stage)
+	if err != nil {
+		return nil, fmt.Errorf("torture: %s: set up locker: %w", pair.Name(), err)
+	}
+	work, clean, err := pair.Resource.Open(ctx, stage, !cfg.Control)
+	if err != nil {
+		return nil, fmt.Errorf("torture: %s: set up resource: %w", pair.Name(), err)
+	}
+	var keys []string
+	for i := range cfg.Keys {
+		keys = append(keys, fmt.Sprintf("%s-k%d", stage.ID, i))
+	}
+	rec := &Recorder{}
+	var workers []*worker
+	for i := range cfg.Workers {
+		w, err := newWorker(i+1, &cfg, pair.Locker, newLocker, stage, keys, work, rec)
+		if err != nil {
+			return nil, fmt.Errorf("torture: %s: worker %d: %w", pair.Name(), i+1, err)
+		}
+		workers = append(workers, w)
+	}
+
+	res := &Result{Pair: pair.Name(), Control: cfg.Control}
+	logf("%s %s: %d workers on %d keys for %v", pair.Name(), res.Mode(), cfg.Workers, cfg.Keys, cfg.Duration)
+	start := time.Now()
+	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	deadline, _ := runCtx.Deadline()
+	for _, w := range workers {
+		w.deadline = deadline
+	}
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() { w.loop(runCtx) })
+	}
+	wg.Go(func() { disrupt(runCtx, stage, cfg.DisruptEvery, logf) })
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+
+	attempts := rec.Attempts()
+	stored, err := readBack(ctx, clean, attempts)
+	if err != nil {
+		return nil, fmt.Errorf("torture: %s: read back: %w", pair.Name(), err)
+	}
+	res.Leases = rec.Leases()
+	res.Faults = stage.Counts.Snapshot()
+	for _, a := range attempts {
+		res.Writes++
+		switch a.Outcome {
+		case Applied:
+			res.Applied++
+		case Stale:
+			res.Stale++
+		case Unknown:
+			res.Unknown++
+		default:
+			res.Failed++
+		}
+	}
+	res.Verdict = Check(attempts, stored)
+	res.Linear = CheckLinearizable(attempts, rec.Reads(), cfg.LinearTimeout)
+	return res, nil
+}
+
+func newWorker(id int, cfg *Config, kind LockerKind, newLocker NewLocker, s *Stage, keys []string, res fence.Resource, rec *Recorder) (*worker, error) {
+	var clock fence.Clock = fence.SystemClock{}
+	if kind.MaxSkew > 0 {
+		off := randDuration(-2*kind.MaxSkew, 2*kind.MaxSkew)
+		clock = SkewedClock{Offset: off}
+		s.Counts.Add(FaultSkew)
+	}
+	l, err := newLocker(id, clock)
+	if err != nil {
+		return nil, err
+	}
+	p := &pausable{Locker: l}
+	g, err := guard.New(p, &guard.Options{
+		TTL:            kind.TTL,
+		AcquireTimeout: 2 * kind.TTL,
+		BackoffMin:     kind.TTL / 50,
+		BackoffMax:     kind.TTL / 5,
+		Clock:          clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &worker{
+		id: id, cfg: cfg, prefix: s.ID, keys: keys, guard: g, locker: p,
+		res: res, rec: rec, counts: s.Counts, epoch: map[string]int{},
+	}, nil
+}
+
+// disrupt runs the stage's disruptors in turn until ctx ends.
+func disrupt(ctx context.Context, s *Stage, every time.Duration, logf func(string, ...any)) {
+	if every < 0 {
+		return
+	}
+	ds := s.disruptors()
+	for i := 0; ; i++ {
+		if sleepCtx(ctx, randDuration(every/2, every*3/2)) != nil {
+			return
+		}
+		d := ds[rand.IntN(len(ds))]
+		if err := d.run(ctx); err != nil && ctx.Err() == nil {
+			logf("disruption %s: %v", d.name, err)
+		}
+	}
+}
+
+// readBack reads the list of every name written, through the clean
+// resource.
+func readBack(ctx context.Context, clean fence.Resource, attempts []Attempt) (map[string][]Entry, error) {
+	stored := map[string][]Entry{}
+	for _, a := range attempts {
+		if _, ok := stored[a.Name]; ok {
+			continue
+		}
+		v, _, err := clean.Get(ctx, a.Name)
+		if errors.Is(err, fence.ErrNotFound) {
+			stored[a.Name] = nil
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		list, err := decodeEntries(a.Name, v)
+		if err != nil {
+			return nil, err
+		}
+		stored[a.Name] = list
+	}
+	return stored, nil
+}

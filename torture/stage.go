@@ -1,0 +1,108 @@
+package torture
+
+import (
+	"context"
+	"crypto/rand"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Stage is the environment of one run: the fault-injecting paths to the
+// stores, the counts of faults, the names the run may use, and what to undo
+// when it ends. Backends (LockerKind.Open, ResourceKind.Open) build their
+// clients on it.
+type Stage struct {
+	// ID is unique to the run: lower-case letters and digits, starting
+	// with a letter. Backends use it to name tables, buckets and keys.
+	ID string
+	// Counts counts the faults injected.
+	Counts *Counts
+	// Dir is a directory of the run's own, removed at the end.
+	Dir string
+
+	net       NetFaults
+	transport *Transport
+	clean     *http.Transport
+
+	mu       sync.Mutex
+	undo     []func()
+	disrupts []disruptor
+	pg       *pgPath
+}
+
+// disruptor interrupts a store or the path to it, and returns when the
+// store answers again (or ctx ends).
+type disruptor struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+func newStage(faults NetFaults) (*Stage, error) {
+	dir, err := os.MkdirTemp("", "fence-torture-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Stage{
+		ID:     "t" + strings.ToLower(rand.Text()[:11]),
+		Counts: &Counts{},
+		Dir:    dir,
+		net:    faults,
+		clean:  http.DefaultTransport.(*http.Transport).Clone(),
+	}
+	s.transport = NewTransport(nil, faults, s.Counts)
+	s.Defer(func() { _ = os.RemoveAll(dir) })
+	s.Defer(s.clean.CloseIdleConnections)
+	s.addDisruptor("http-outage", func(ctx context.Context) error {
+		s.transport.Outage(randDuration(200*time.Millisecond, time.Second))
+		return nil
+	})
+	return s, nil
+}
+
+// HTTPClient returns a client whose requests go through the run's
+// fault-injecting Transport.
+func (s *Stage) HTTPClient() *http.Client { return &http.Client{Transport: s.transport} }
+
+// CleanHTTPClient returns a client without faults, for setting up and for
+// reading back after the run.
+func (s *Stage) CleanHTTPClient() *http.Client { return &http.Client{Transport: s.clean} }
+
+// Defer registers f to run when the run ends, in reverse order.
+func (s *Stage) Defer(f func()) {
+	s.mu.Lock()
+	s.undo = append(s.undo, f)
+	s.mu.Unlock()
+}
+
+func (s *Stage) addDisruptor(name string, run func(ctx context.Context) error) {
+	s.mu.Lock()
+	s.disrupts = append(s.disrupts, disruptor{name, run})
+	s.mu.Unlock()
+}
+
+// disruptors returns the registered disruptors.
+func (s *Stage) disruptors() []disruptor {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]disruptor(nil), s.disrupts...)
+}
+
+// close undoes what the run set up.
+func (s *Stage) close() {
+	s.mu.Lock()
+	undo := s.undo
+	s.undo = nil
+	s.mu.Unlock()
+	for i := len(undo) - 1; i >= 0; i-- {
+		undo[i]()
+	}
+}
+
+// cleanupContext is for removing what a run created, after its own
+// context may have ended.
+func cleanupContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}

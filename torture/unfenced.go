@@ -1,0 +1,36 @@
+package torture
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fencekit/fence"
+)
+
+// maxUnfencedTries bounds the retries of an unfenced write that keeps
+// losing races against other writers' tokens.
+const maxUnfencedTries = 20
+
+// Unfenced wraps a fenced resource for control runs: every Put is applied
+// whatever its token, as on a store that only the lock protects. It reads
+// the resource's highest token and writes with the higher of that and the
+// caller's token, so the resource's own check never refuses it; the entry
+// written keeps the caller's real token, which the checker reads. A write
+// that loses a race with another writer between the two steps is tried
+// again. Use it only for resources without an unfenced mode of their own.
+type Unfenced struct{ fence.Resource }
+
+// Put stores value under name, ignoring the resource's high-water mark.
+func (u Unfenced) Put(ctx context.Context, name string, token fence.Token, value []byte) error {
+	var err error
+	for range maxUnfencedTries {
+		var h fence.Token
+		if h, err = u.Highest(ctx, name); err != nil {
+			return err
+		}
+		if err = u.Resource.Put(ctx, name, max(h, token), value); !errors.Is(err, fence.ErrStaleToken) {
+			return err
+		}
+	}
+	return err
+}

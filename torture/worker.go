@@ -1,0 +1,154 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/guard"
+)
+
+// worker is one competitor: it takes leases through its guard and does
+// read-modify-writes on the resource with their tokens.
+type worker struct {
+	id     int
+	cfg    *Config
+	prefix string // of resource names
+	keys   []string
+	guard  *guard.Guard
+	locker *pausable
+	res    fence.Resource
+	rec    *Recorder
+	counts *Counts
+
+	seq      int
+	epoch    map[string]int // per key, the first name that may not be full
+	deadline time.Time      // end of the run: no pause begins that would outlast it
+	paused   bool           // whether the worker has paused yet
+}
+
+// loop runs until ctx ends.
+func (w *worker) loop(ctx context.Context) {
+	for ctx.Err() == nil {
+		key := w.keys[rand.IntN(len(w.keys))]
+		err := w.guard.Do(ctx, key, func(wctx context.Context, lease fence.Lease) error {
+			w.rec.lease()
+			writes := 1 + rand.IntN(3)
+			for i := 0; i < writes && wctx.Err() == nil; i++ {
+				w.readModifyWrite(wctx, lease, i == 0 && w.shouldPause(lease.TTL))
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, fence.ErrHeld) && !errors.Is(err, fence.ErrLeaseLost) {
+			_ = sleepCtx(ctx, 50*time.Millisecond) // a store error: do not spin
+		}
+	}
+}
+
+// shouldPause decides whether the worker pauses in its lease: always in
+// worker 1's first lease, so that every run has a pause while the others
+// compete; then with Config.PauseChance; never when the pause could
+// outlast the run.
+func (w *worker) shouldPause(ttl time.Duration) bool {
+	if time.Until(w.deadline) < maxPause(ttl) {
+		return false
+	}
+	if w.id == 1 && !w.paused {
+		return true
+	}
+	return chance(w.cfg.PauseChance)
+}
+
+// maxPause is the longest pause for leases of ttl.
+func maxPause(ttl time.Duration) time.Duration { return ttl * 5 / 2 }
+
+// pauseFor stops the worker, and its renewals, for 1.5 to 2.5 TTLs.
+func (w *worker) pauseFor(ttl time.Duration) {
+	w.paused = true
+	d := randDuration(ttl*3/2, maxPause(ttl))
+	w.locker.pause(time.Now().Add(d))
+	w.counts.Add(FaultPause)
+	time.Sleep(d)
+}
+
+func (w *worker) name(key string) string {
+	return fmt.Sprintf("%s-%s-%d", w.prefix, key, w.epoch[key])
+}
+
+// read returns the first name of key whose list is not full, and that
+// list; it records each read.
+func (w *worker) read(ctx context.Context, key string) (string, []Entry, error) {
+	for {
+		name := w.name(key)
+		start := time.Now()
+		v, _, err := w.res.Get(ctx, name)
+		end := time.Now()
+		if errors.Is(err, fence.ErrNotFound) {
+			v, err = nil, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		list, err := decodeEntries(name, v)
+		if err != nil {
+			return "", nil, err
+		}
+		last := ""
+		if len(list) > 0 {
+			last = list[len(list)-1].ID()
+		}
+		w.rec.read(Read{Worker: w.id, Name: name, Last: last, Start: start, End: end})
+		if len(list) < w.cfg.EntriesPerName {
+			return name, list, nil
+		}
+		w.epoch[key]++
+	}
+}
+
+// readModifyWrite reads the key's list, appends an entry and puts the list
+// back with the lease's token. When paused, the worker stops for longer
+// than the TTL before reading or between reading and writing, and then
+// writes without looking at its lease, as a process frozen after its last
+// check would.
+func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused bool) {
+	base := wctx
+	if paused {
+		base = context.WithoutCancel(wctx)
+	}
+	pauseFirst := paused && rand.IntN(2) == 0
+	if pauseFirst {
+		w.pauseFor(lease.TTL)
+	}
+	ctx, cancel := context.WithTimeout(base, w.cfg.OpTimeout)
+	defer cancel()
+	readStart := time.Now()
+	name, list, err := w.read(ctx, lease.Key)
+	if err != nil {
+		return
+	}
+	if paused && !pauseFirst {
+		w.pauseFor(lease.TTL)
+		ctx, cancel = context.WithTimeout(base, w.cfg.OpTimeout)
+		defer cancel()
+	}
+	if !paused && wctx.Err() != nil {
+		return // the lease is gone: a careful worker stops here
+	}
+	w.seq++
+	a := Attempt{Worker: w.id, Seq: w.seq, Key: lease.Key, Name: name, Token: lease.Token, ReadStart: readStart, Paused: paused}
+	if len(list) > 0 {
+		a.Parent = list[len(list)-1].ID()
+	}
+	value := encodeEntries(append(list, Entry{Worker: w.id, Seq: w.seq, Token: lease.Token}))
+	a.Start = time.Now()
+	err = w.res.Put(ctx, name, lease.Token, value)
+	a.End = time.Now()
+	a.Outcome = outcomeOf(err)
+	if err != nil {
+		a.Err = err.Error()
+	}
+	w.rec.attempt(a)
+}
