@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/fenceotel"
@@ -14,6 +15,8 @@ import (
 	memres "github.com/fencekit/fence/resources/memory"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // Record the guard's metrics. A real program passes the MeterProvider of
@@ -88,4 +91,44 @@ func ExampleTelemetry_WrapResource() {
 	// Output:
 	// level=WARN msg="fence: stale write refused" resource=ledger name=account/42 token=6 operation=put highest=7
 	// stale: true
+}
+
+// Trace the locker calls: each gets a span with the key, the token and
+// the outcome. A real program passes its TracerProvider or sets the
+// global one.
+func ExampleTelemetry_WrapLocker() {
+	ctx := context.Background()
+	spans := tracetest.NewSpanRecorder()
+	tel, err := fenceotel.New(&fenceotel.Options{
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	locker, err := tel.WrapLocker(memory.New(nil))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lease, _ := locker.Acquire(ctx, "migrations", time.Minute, nil)
+	_, _ = locker.Acquire(ctx, "migrations", time.Minute, nil) // busy
+	_ = locker.Release(ctx, lease)
+
+	for _, s := range spans.Ended() {
+		var key, outcome string
+		for _, kv := range s.Attributes() {
+			switch kv.Key {
+			case fenceotel.AttrKey:
+				key = kv.Value.AsString()
+			case fenceotel.AttrOutcome:
+				outcome = kv.Value.AsString()
+			}
+		}
+		fmt.Println(s.Name(), key, outcome)
+	}
+	// Output:
+	// fence.lock.acquire migrations acquired
+	// fence.lock.acquire migrations busy
+	// fence.lock.release migrations released
 }
