@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/cmd/fence/internal/storeurl"
 	"github.com/fencekit/fence/guard"
 )
 
@@ -53,7 +54,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return c.fail(err, spec)
 	}
 	err = g.Do(acquireCtx, key, sup.run)
-	return c.runResult(key, f, sup, err)
+	return c.runResult(key, f, sup, err, spec)
 }
 
 // parseRun parses the options, KEY and the command.
@@ -90,7 +91,7 @@ func (cmd *command) parseRun(c *cli, args []string, f *runFlags) (string, []stri
 
 // runResult reports the outcome of `fence run` and returns its exit
 // status.
-func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int {
+func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error, spec *storeurl.Spec) int {
 	var held *fence.HeldError
 	var start *startError
 	var exit *exitError
@@ -125,7 +126,7 @@ func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int 
 	case errors.As(err, &exit):
 		return exit.code // the command's own status, silently
 	}
-	return c.fail(err, nil)
+	return c.fail(err, spec)
 }
 
 // lostMessage describes a lost lease without owner ids.

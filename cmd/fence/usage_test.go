@@ -1,0 +1,104 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUsage: bad usage exits 64 with a message saying what is wrong,
+// before any store is contacted (the store URLs point nowhere).
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	const pg = "postgres://nobody@127.0.0.1:1/none"
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"no subcommand", nil, "no subcommand"},
+		{"unknown subcommand", []string{"lock"}, `unknown subcommand "lock"`},
+		{"unknown flag", []string{"run", "--frobnicate", "--store", pg, "k", "--", "true"}, "frobnicate"},
+		{"no store", []string{"inspect", "k"}, "no store"},
+		{"no key", []string{"inspect", "--store", pg}, "needs a KEY"},
+		{"two keys", []string{"break", "--store", pg, "a", "b"}, "one KEY"},
+		{"init with a key", []string{"init", "--store", pg, "k"}, "no arguments"},
+		{"run without key", []string{"run", "--store", pg}, "needs a KEY and a COMMAND"},
+		{"run without command", []string{"run", "--store", pg, "k"}, "needs a COMMAND"},
+		{"run with only dashes", []string{"run", "--store", pg, "k", "--"}, "needs a COMMAND"},
+		{"option after key", []string{"run", "--store", pg, "k", "--ttl", "5s", "--", "true"}, "options go before KEY"},
+		{"wait and no-wait", []string{"run", "--wait", "5s", "--no-wait", "--store", pg, "k", "--", "true"}, "exclude each other"},
+		{"negative wait", []string{"run", "--wait", "-1s", "--store", pg, "k", "--", "true"}, "negative"},
+		{"zero ttl", []string{"run", "--ttl", "0s", "--store", pg, "k", "--", "true"}, "not positive"},
+		{"negative grace", []string{"run", "--grace", "-1s", "--store", pg, "k", "--", "true"}, "negative"},
+		{"bad duration", []string{"run", "--ttl", "soon", "--store", pg, "k", "--", "true"}, "soon"},
+		{"no scheme", []string{"inspect", "--store", "localhost:5432", "k"}, "no scheme"},
+		{"unknown scheme", []string{"inspect", "--store", "redis://localhost/0", "k"}, `unknown scheme "redis"`},
+		{"dynamodb without table", []string{"inspect", "--store", "dynamodb://", "k"}, "no table name"},
+		{"dynamodb bad parameter", []string{"inspect", "--store", "dynamodb://locks?regoin=x", "k"}, `unknown parameter "regoin"`},
+		{"dynamodb bad table", []string{"inspect", "--store", "dynamodb://a?endpoint=http://127.0.0.1:1", "k"}, "not a DynamoDB table name"},
+		{"skew without trusted clock", []string{"inspect", "--store", "gs://b?max-clock-skew=1s", "k"}, "trusted-clock"},
+		{"bad endpoint", []string{"inspect", "--store", "gs://b?endpoint=localhost", "k"}, "endpoint"},
+		{"bad table name", []string{"inspect", "--store", pg + "?table=a.b.c", "k"}, "table"},
+		{"help on nothing", []string{"help", "lock"}, "no help"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := fenceRun(t, nil, tt.args...)
+			wantCode(t, r, exitUsage)
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr lacks %q: %v", tt.want, r)
+			}
+			if !strings.HasPrefix(r.stderr, "fence: ") && !strings.HasPrefix(r.stderr, "usage: ") {
+				t.Errorf("stderr does not start with fence: or usage: %v", r)
+			}
+		})
+	}
+}
+
+// TestUsageFromStore: input only the store can judge (a TTL out of its
+// range, an empty key) is bad usage too.
+func TestUsageFromStore(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend, store string) {
+		tests := []struct {
+			name string
+			args []string
+		}{
+			{"ttl too long", []string{"run", "--ttl", "100h", "--store", store, "k", "--", "true"}},
+			{"empty key", []string{"run", "--ttl", b.ttl, "--store", store, "", "--", "true"}},
+			{"empty key inspect", []string{"inspect", "--store", store, ""}},
+		}
+		for _, tt := range tests {
+			r := fenceRun(t, nil, tt.args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, "invalid") {
+				t.Errorf("%s: want exit %d saying invalid, got %v", tt.name, exitUsage, r)
+			}
+		}
+	})
+}
+
+// TestHelp: the manual teaches the forms, the exit codes and the fencing
+// caveat; each subcommand has help; none of it is an error.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	r := fenceRun(t, nil, "help")
+	wantCode(t, r, 0)
+	for _, want := range []string{
+		"FENCE_TOKEN", "FENCE_KEY", "FENCE_OWNER",
+		"postgres://", "dynamodb://", "azblob://", "gs://", "FENCE_STORE", "PGPASSWORD",
+		"AZURE_STORAGE_CONNECTION_STRING", "STORAGE_EMULATOR_HOST",
+		"64 ", "69 ", "75 ", "79 ", "126 ", "127 ", "128+N",
+		"NOT a safety guarantee", "$FENCE_TOKEN",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("fence help lacks %q", want)
+		}
+	}
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"inspect", "-h"}, {"help", "break"}, {"init", "--help"}} {
+		r := fenceRun(t, nil, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "usage: fence") {
+			t.Errorf("fence %q: %v", args, r)
+		}
+	}
+}
