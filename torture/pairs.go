@@ -83,7 +83,9 @@ type Pair struct {
 func (p Pair) Name() string { return p.Locker.Name + "/" + p.Resource.Name }
 
 // Env lists the environment variables the pair needs.
-func (p Pair) Env() []string { return append(append([]string(nil), p.Locker.Env...), p.Resource.Env...) }
+func (p Pair) Env() []string {
+	return append(append([]string(nil), p.Locker.Env...), p.Resource.Env...)
+}
 
 // Pairs returns the matrix: every locker with at least one resource and
 // every resource with at least one locker. Adding a backend is a
