@@ -55,7 +55,9 @@ type ReconcileError struct {
 func (e *ReconcileError) Error() string {
 	state := "free"
 	if e.Found.Held {
-		state = fmt.Sprintf("held by owner %q with token %d", e.Found.Owner, e.Found.Token)
+		// Not the owner id: on some stores (Azure blob leases) it works as
+		// a lease id, and error strings end up in logs.
+		state = fmt.Sprintf("held by another owner with token %d", e.Found.Token)
 	}
 	return fmt.Sprintf("guard: after an ambiguous renewal (%v) the lock %q is %s, not ours (token %d)",
 		e.RenewErr, e.Lease.Key, state, e.Lease.Token)

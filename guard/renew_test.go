@@ -276,7 +276,7 @@ func TestErrorMessages(t *testing.T) {
 		{&guard.DeadlineError{Err: errTransient}, "guard: lease safety deadline passed after renewal failed: " + errTransient.Error()},
 		{&guard.DeadlineError{}, "guard: lease safety deadline passed while a renewal was in flight"},
 		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Held: true, Owner: "you", Token: 8}, RenewErr: context.DeadlineExceeded},
-			`guard: after an ambiguous renewal (context deadline exceeded) the lock "job" is held by owner "you" with token 8, not ours (token 7)`},
+			`guard: after an ambiguous renewal (context deadline exceeded) the lock "job" is held by another owner with token 8, not ours (token 7)`},
 		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Token: 7}, RenewErr: errTransient},
 			`guard: after an ambiguous renewal (` + errTransient.Error() + `) the lock "job" is free, not ours (token 7)`},
 	}
