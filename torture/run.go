@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -182,15 +181,15 @@ func newWorker(id int, cfg *Config, kind LockerKind, newLocker NewLocker, s *Sta
 
 // disrupt runs the stage's disruptors in turn until ctx ends.
 func disrupt(ctx context.Context, s *Stage, every time.Duration, logf func(string, ...any)) {
-	if every < 0 {
+	ds := s.disruptors()
+	if every < 0 || len(ds) == 0 {
 		return
 	}
-	ds := s.disruptors()
 	for i := 0; ; i++ {
 		if sleepCtx(ctx, randDuration(every/2, every*3/2)) != nil {
 			return
 		}
-		d := ds[rand.IntN(len(ds))]
+		d := ds[i%len(ds)]
 		if err := d.run(ctx); err != nil && ctx.Err() == nil {
 			logf("disruption %s: %v", d.name, err)
 		}

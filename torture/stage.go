@@ -27,10 +27,11 @@ type Stage struct {
 	transport *Transport
 	clean     *http.Transport
 
-	mu       sync.Mutex
-	undo     []func()
-	disrupts []disruptor
-	pg       *pgPath
+	outageOnce sync.Once
+	mu         sync.Mutex
+	undo       []func()
+	disrupts   []disruptor
+	pg         *pgPath
 }
 
 // disruptor interrupts a store or the path to it, and returns when the
@@ -55,16 +56,21 @@ func newStage(faults NetFaults) (*Stage, error) {
 	s.transport = NewTransport(nil, faults, s.Counts)
 	s.Defer(func() { _ = os.RemoveAll(dir) })
 	s.Defer(s.clean.CloseIdleConnections)
-	s.addDisruptor("http-outage", func(ctx context.Context) error {
-		s.transport.Outage(randDuration(200*time.Millisecond, time.Second))
-		return nil
-	})
 	return s, nil
 }
 
 // HTTPClient returns a client whose requests go through the run's
-// fault-injecting Transport.
-func (s *Stage) HTTPClient() *http.Client { return &http.Client{Transport: s.transport} }
+// fault-injecting Transport. The first call makes outages of the HTTP path
+// one of the run's disruptions.
+func (s *Stage) HTTPClient() *http.Client {
+	s.outageOnce.Do(func() {
+		s.addDisruptor("http-outage", func(context.Context) error {
+			s.transport.Outage(randDuration(200*time.Millisecond, time.Second))
+			return nil
+		})
+	})
+	return &http.Client{Transport: s.transport}
+}
 
 // CleanHTTPClient returns a client without faults, for setting up and for
 // reading back after the run.

@@ -1,0 +1,138 @@
+// Command torture is the long run of fence's fault-injection test: it runs
+// locker × resource pairs (package torture) with faults for as long as
+// asked, each pair fenced and, as a control, without the resource-side
+// check, all at once, and prints a table of what each run did and what
+// the checker found. It exits with status 1 when a fenced run shows a
+// violation or a lost acknowledged write, when a control run shows none,
+// or when a pair could not run.
+//
+// It finds the servers through the environment that scripts/services.sh
+// exports; `make torture DURATION=10m` starts them and runs it.
+//
+//	go run ./cmd/torture -duration 10m
+//	go run ./cmd/torture -duration 1m -pairs memory/memory,postgres/sql-postgres
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fencekit/fence/torture"
+)
+
+func main() {
+	log.SetFlags(log.Ltime)
+	log.SetPrefix("torture: ")
+	os.Exit(run(os.Args[1:], os.Stdout))
+}
+
+// run parses args, runs the selected pairs and writes the table to out; it
+// returns the exit status.
+func run(args []string, out io.Writer) int {
+	fs := flag.NewFlagSet("torture", flag.ContinueOnError)
+	duration := fs.Duration("duration", time.Minute, "how long each run lasts")
+	pairs := fs.String("pairs", "", "comma-separated pairs (locker/resource) or lockers to run; empty: all")
+	workers := fs.Int("workers", 4, "workers per run")
+	keys := fs.Int("keys", 2, "lease keys per run")
+	control := fs.Bool("control", true, "also run each pair without fencing, which must show violations")
+	strict := fs.Bool("strict", false, "fail on a pair whose servers are not configured, instead of skipping it")
+	verbose := fs.Bool("v", false, "log each run's progress")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	selected, err := selectPairs(*pairs)
+	if err != nil {
+		log.Print(err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	type job struct {
+		pair    torture.Pair
+		control bool
+		res     *torture.Result
+		err     error
+	}
+	var jobs []*job
+	for _, p := range selected {
+		jobs = append(jobs, &job{pair: p})
+		if *control {
+			jobs = append(jobs, &job{pair: p, control: true})
+		}
+	}
+	log.Printf("%d runs of %v at once", len(jobs), *duration)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Go(func() {
+			cfg := torture.Config{Duration: *duration, Workers: *workers, Keys: *keys, Control: j.control}
+			if *verbose {
+				cfg.Logf = log.Printf
+			}
+			j.res, j.err = torture.Run(ctx, j.pair, cfg)
+		})
+	}
+	wg.Wait()
+
+	status := 0
+	var results []*torture.Result
+	for _, j := range jobs {
+		switch {
+		case errors.Is(j.err, torture.ErrUnavailable) && !*strict:
+			log.Printf("skipped %s: %v", j.pair.Name(), j.err)
+		case j.err != nil:
+			log.Printf("%s: %v", j.pair.Name(), j.err)
+			status = 1
+		default:
+			results = append(results, j.res)
+		}
+	}
+	if err := torture.WriteTable(out, results); err != nil {
+		log.Print(err)
+		return 1
+	}
+	for _, r := range results {
+		if err := r.Err(); err != nil {
+			log.Print(err)
+			status = 1
+		}
+	}
+	return status
+}
+
+// selectPairs returns the pairs named in list (pair names, or locker names
+// selecting each pair of that locker); all pairs when list is empty.
+func selectPairs(list string) ([]torture.Pair, error) {
+	all := torture.Pairs()
+	if strings.TrimSpace(list) == "" {
+		return all, nil
+	}
+	var out []torture.Pair
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		n := len(out)
+		for _, p := range all {
+			if (p.Name() == name || p.Locker.Name == name) && !slices.ContainsFunc(out, func(q torture.Pair) bool { return q.Name() == p.Name() }) {
+				out = append(out, p)
+			}
+		}
+		if len(out) == n {
+			var names []string
+			for _, p := range all {
+				names = append(names, p.Name())
+			}
+			return nil, fmt.Errorf("no pair %q; pairs: %s", name, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
