@@ -1,8 +1,11 @@
 package main
 
 import (
+	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/fencekit/fence/internal/testenv"
 )
 
 // TestUsage: bad usage exits 64 with a message saying what is wrong,
@@ -100,5 +103,30 @@ func TestHelp(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, "usage: fence") {
 			t.Errorf("fence %q: %v", args, r)
 		}
+	}
+}
+
+// TestStoreMissing: a store never initialised is a store error (69) with a
+// hint naming fence init.
+func TestStoreMissing(t *testing.T) {
+	t.Parallel()
+	pgURL := testenv.PostgresURL(t)
+	dynamoEndpoint := testenv.DynamoEndpoint(t)
+	awsDefaults(t)
+	stores := map[string]string{
+		"postgres": withQuery(pgURL, "table="+uniqueName("fence_cli_missing_")),
+		"dynamodb": "dynamodb://" + uniqueName("fence-cli-missing-") + "?endpoint=" + url.QueryEscape(dynamoEndpoint),
+	}
+	for name, store := range stores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for _, args := range [][]string{{"inspect", "--store", store, "k"}, {"run", "--ttl", "1s", "--store", store, "k", "--", "true"}} {
+				r := fenceRun(t, nil, args...)
+				wantCode(t, r, exitStore)
+				if !strings.Contains(r.stderr, "fence init --store") {
+					t.Errorf("fence %s: no hint to run fence init: %v", args[0], r)
+				}
+			}
+		})
 	}
 }

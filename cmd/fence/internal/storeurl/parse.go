@@ -105,7 +105,7 @@ func Parse(raw string) (*Spec, error) {
 		}
 		return nil, invalid("%q cannot be parsed: %v", redactUnparsed(raw), err)
 	}
-	s := &Spec{Redacted: redact(u)}
+	s := &Spec{Redacted: redactUnparsed(raw)}
 	if pw, ok := u.User.Password(); ok {
 		s.Password = pw
 	}
@@ -118,7 +118,7 @@ func Parse(raw string) (*Spec, error) {
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "postgres", "postgresql":
-		err = s.postgres(u, q)
+		err = s.postgres(raw, q)
 	case "dynamodb":
 		err = s.dynamo(u, q)
 	case "azblob":
@@ -137,7 +137,7 @@ func Parse(raw string) (*Spec, error) {
 // HasPassword reports whether the URL carries a password.
 func (s *Spec) HasPassword() bool { return s.Password != "" }
 
-func (s *Spec) postgres(u *url.URL, q url.Values) error {
+func (s *Spec) postgres(raw string, q url.Values) error {
 	s.Kind = Postgres
 	if len(q["table"]) > 1 {
 		return invalid("%s: table given more than once", s.Redacted)
@@ -146,11 +146,30 @@ func (s *Spec) postgres(u *url.URL, q url.Values) error {
 	if _, ok := q["table"]; ok && s.Table == "" {
 		return invalid("%s: table is empty", s.Redacted)
 	}
-	q.Del("table")
-	c := *u
-	c.RawQuery = q.Encode()
-	s.ConnString = c.String()
+	s.ConnString = withoutParam(raw, "table")
 	return nil
+}
+
+// withoutParam returns raw without the query parameter name, the rest as
+// written (net/url would rewrite "postgres://" as "postgres:", which pgx
+// does not take).
+func withoutParam(raw, name string) string {
+	base, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return raw
+	}
+	var kept []string
+	for _, part := range strings.Split(query, "&") {
+		k, _, _ := strings.Cut(part, "=")
+		if key, err := url.QueryUnescape(k); err == nil && key == name {
+			continue
+		}
+		kept = append(kept, part)
+	}
+	if len(kept) == 0 {
+		return base
+	}
+	return base + "?" + strings.Join(kept, "&")
 }
 
 // name returns the host part of u as the name of a table, container or
@@ -227,7 +246,8 @@ func (p *params) endpoint() (string, error) {
 		return "", invalid("%s: endpoint %q is not an http:// or https:// URL", p.s.Redacted, redactUnparsed(v))
 	}
 	if e.User != nil {
-		return "", invalid("%s: endpoint carries user information; credentials come from the environment", p.s.Redacted)
+		// Not naming the URL: its query may carry the escaped password.
+		return "", invalid("the endpoint carries user information; credentials come from the environment")
 	}
 	return strings.TrimSuffix(v, "/"), nil
 }
