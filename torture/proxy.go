@@ -123,6 +123,17 @@ func (p *Proxy) handle(client net.Conn) {
 	<-done
 }
 
+// snapshotConns returns the open connections.
+func (p *Proxy) snapshotConns() []net.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cs := make([]net.Conn, 0, len(p.conns))
+	for c := range p.conns {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
 // CutAll cuts every open connection, as a restart of the path to the
 // server would; the clients reconnect through the proxy.
 func (p *Proxy) CutAll() {

@@ -120,13 +120,17 @@ func selectPairs(list string) ([]torture.Pair, error) {
 	var out []torture.Pair
 	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(name)
-		n := len(out)
+		matched := false
 		for _, p := range all {
-			if (p.Name() == name || p.Locker.Name == name) && !slices.ContainsFunc(out, func(q torture.Pair) bool { return q.Name() == p.Name() }) {
+			if p.Name() != name && p.Locker.Name != name {
+				continue
+			}
+			matched = true
+			if !slices.ContainsFunc(out, func(q torture.Pair) bool { return q.Name() == p.Name() }) {
 				out = append(out, p)
 			}
 		}
-		if len(out) == n {
+		if !matched {
 			var names []string
 			for _, p := range all {
 				names = append(names, p.Name())
