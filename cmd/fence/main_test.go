@@ -27,6 +27,11 @@ func TestMain(m *testing.M) {
 }
 
 func buildAndRun(m *testing.M) int {
+	// The binary reads Azure credentials from the SDK's environment only:
+	// point it at Azurite when scripts/emulators.sh started it.
+	if cs := os.Getenv("FENCE_AZURITE_CONNECTION_STRING"); cs != "" && os.Getenv("AZURE_STORAGE_CONNECTION_STRING") == "" {
+		os.Setenv("AZURE_STORAGE_CONNECTION_STRING", cs)
+	}
 	dir, err := os.MkdirTemp("", "fence-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -133,8 +133,8 @@ func azureContainer(s *Spec) (*container.Client, error) {
 		account = os.Getenv(EnvAzureAccount)
 	}
 	if account == "" {
-		return nil, invalid("%s: no Azure credentials: set %s, or %s (or ?account=) with %s or %s",
-			s.Redacted, EnvAzureConnectionString, EnvAzureAccount, EnvAzureKey, EnvAzureSASToken)
+		return nil, &fence.InvalidError{Field: "Azure credentials", Reason: fmt.Sprintf("none for %s: set %s, or %s (or ?account=) with %s or %s",
+			s.Redacted, EnvAzureConnectionString, EnvAzureAccount, EnvAzureKey, EnvAzureSASToken)}
 	}
 	base := s.Endpoint
 	if base == "" {
@@ -151,7 +151,7 @@ func azureContainer(s *Spec) (*container.Client, error) {
 	if sas := strings.TrimPrefix(os.Getenv(EnvAzureSASToken), "?"); sas != "" {
 		return container.NewClientWithNoCredential(u+"?"+sas, nil)
 	}
-	return nil, invalid("%s: no Azure credentials for account %q: set %s or %s", s.Redacted, account, EnvAzureKey, EnvAzureSASToken)
+	return nil, &fence.InvalidError{Field: "Azure credentials", Reason: fmt.Sprintf("none for account %q: set %s or %s", account, EnvAzureKey, EnvAzureSASToken)}
 }
 
 func openGCS(ctx context.Context, s *Spec) (*Store, error) {
