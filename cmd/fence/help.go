@@ -20,7 +20,9 @@ SUBCOMMANDS
              FENCE_TOKEN  the fencing token of this lease (a number)
              FENCE_KEY    the key
              FENCE_OWNER  the owner id of this lease
-           in its environment, and runs in a process group of its own.
+           in its environment, and runs in a process group of its own (so
+           signals reach the processes it starts; a command that reads the
+           terminal is stopped by job control: give it </dev/null or a file).
            SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to fence are passed on to
            that group; fence waits for COMMAND and then releases the lease.
            If the lease is lost while COMMAND runs (a renewal is refused,
@@ -84,7 +86,9 @@ STORE URLS
               &max-clock-skew=D]
       One object per key (named prefix + key) in a Cloud Storage bucket.
       Expiry as for DynamoDB. project names where fence init creates the
-      bucket (default $GOOGLE_CLOUD_PROJECT).
+      bucket (default $GOOGLE_CLOUD_PROJECT). endpoint is another API
+      endpoint, still authenticated; for an emulator set
+      STORAGE_EMULATOR_HOST instead.
       fence break --store 'gs://ops-locks?prefix=locks/' nightly
 
 CREDENTIALS come from each SDK's standard environment, never from flags:
