@@ -1,0 +1,110 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// cutProxy forwards TCP connections to a server until Cut, which closes
+// every connection and refuses new ones: a partition between fence and
+// its store.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+	cut    bool
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target}
+	go p.serve()
+	t.Cleanup(p.Cut)
+	return p
+}
+
+func (p *cutProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		if !p.track(c, s) {
+			return
+		}
+		go func() { _, _ = io.Copy(s, c); s.Close() }()
+		go func() { _, _ = io.Copy(c, s); c.Close() }()
+	}
+}
+
+func (p *cutProxy) track(conns ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cut {
+		for _, c := range conns {
+			c.Close()
+		}
+		return false
+	}
+	p.conns = append(p.conns, conns...)
+	return true
+}
+
+// Cut closes the listener and every connection.
+func (p *cutProxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	p.ln.Close()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+// TestLeaseLostToPartition: when the store becomes unreachable, no
+// renewal succeeds, and the lease's safety deadline passes, fence stops the
+// command and exits 79; the release that cannot reach the store is
+// reported, not fatal.
+func TestLeaseLostToPartition(t *testing.T) {
+	t.Parallel()
+	store := postgresStore(t)
+	u, err := url.Parse(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	dir := t.TempDir()
+	started, term := filepath.Join(dir, "started"), filepath.Join(dir, "term")
+	script := `trap 'touch ` + shellQuote(term) + `; exit 3' TERM; touch ` + shellQuote(started) + `; while :; do sleep 0.02; done`
+	p := startFence(t, nil, "run", "--ttl", "1s", "--grace", "30s", "--store", u.String()+"&connect_timeout=1", "cut", "--", "sh", "-c", script)
+	waitFor(t, "the command to start", func() bool { return exists(started) })
+	proxy.Cut()
+	r := p.wait()
+	wantCode(t, r, exitLost)
+	if !exists(term) {
+		t.Error("the command did not get SIGTERM")
+	}
+	for _, want := range []string{"no renewal succeeded", "could not release"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q: %v", want, r)
+		}
+	}
+	// The lease was never released: it runs out on the server.
+	waitFor(t, "the unreleased lease to expire", func() bool { return !inspectJSON(t, store, "cut").Held })
+}
