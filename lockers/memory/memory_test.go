@@ -1,15 +1,13 @@
 package memory_test
 
 import (
-	"fmt"
 	"os"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/leakcheck"
 	"github.com/fencekit/fence/lockers/lockertest"
 	"github.com/fencekit/fence/lockers/memory"
 )
@@ -37,27 +35,5 @@ func TestConformance(t *testing.T) {
 // TestMain fails the package when goroutines outlive its tests, such as a
 // racing contender of the conformance suite left behind.
 func TestMain(m *testing.M) {
-	before := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		if leaked := waitGoroutines(before, 5*time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines left after the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// waitGoroutines waits up to limit for the number of goroutines to fall
-// back to n and returns the stacks of the others if it does not.
-func waitGoroutines(n int, limit time.Duration) string {
-	deadline := time.Now().Add(limit)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			return strings.TrimSpace(string(buf[:runtime.Stack(buf, true)]))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return ""
+	os.Exit(leakcheck.MainAll(m))
 }
