@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/internal/testenv"
 )
 
@@ -69,19 +70,13 @@ func dynamoStore(t *testing.T) string {
 	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
 	awsDefaults(t)
+	client := emulators.DynamoClient(t, nil)
 	table := uniqueName("fence-cli-")
 	store := "dynamodb://" + table + "?endpoint=" + url.QueryEscape(endpoint)
 	wantCode(t, fenceRun(t, nil, "init", "--store", store), 0)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		client := dynamodb.New(dynamodb.Options{
-			Region:       "us-east-1",
-			BaseEndpoint: aws.String(endpoint),
-			Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-				return aws.Credentials{AccessKeyID: "fence-test", SecretAccessKey: "fence-test-secret"}, nil
-			}),
-		})
 		if _, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)}); err != nil {
 			t.Errorf("delete table %s: %v", table, err)
 		}

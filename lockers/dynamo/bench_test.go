@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 )
 
 // The benchmarks run on the emulator (dynalite), so their times measure
@@ -31,7 +32,7 @@ import (
 // benchLocker returns a Locker on a fresh table whose requests are counted.
 func benchLocker(b *testing.B, trusted bool) (*Locker, *faulty) {
 	f := newFaulty(b)
-	client := newClient(b, f)
+	client := emulators.DynamoClient(b, f)
 	table := newTable(b, client, nil)
 	return newLocker(b, client, table, &Options{TrustedClock: trusted}), f
 }
@@ -103,7 +104,7 @@ func BenchmarkRenew(b *testing.B) {
 // same emulator and client.
 func BenchmarkBaseline(b *testing.B) {
 	f := newFaulty(b)
-	client := newClient(b, f)
+	client := emulators.DynamoClient(b, f)
 	table := newTable(b, client, nil)
 	key := map[string]types.AttributeValue{DefaultKeyAttribute: &types.AttributeValueMemberS{Value: "bench"}}
 	before := f.total()

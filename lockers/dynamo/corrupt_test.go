@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 )
 
 // goodItem returns a well-formed held item of key, owner "o", token 7.
@@ -68,7 +69,7 @@ var corruptions = []struct {
 // item with the token continued.
 func TestCorruptItems(t *testing.T) {
 	t.Parallel()
-	client := newClient(t, nil)
+	client := emulators.DynamoClient(t, nil)
 	table := newTable(t, client, nil)
 	for _, trusted := range []bool{false, true} {
 		l := newLocker(t, client, table, &Options{TrustedClock: trusted})

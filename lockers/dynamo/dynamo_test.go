@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
 
@@ -27,7 +28,7 @@ const (
 // clock-free or trusted-clock mode. Its lockers share one fake clock and
 // one Observations, as the lockers of one process should.
 func harness(t *testing.T, trusted bool) lockertest.Harness {
-	client := newClient(t, nil)
+	client := emulators.DynamoClient(t, nil)
 	table := newTable(t, client, nil)
 	clock := clocktest.New(time.Now().Truncate(time.Millisecond))
 	var skew time.Duration
@@ -69,7 +70,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 		// restart here; this reconnects and forgets all observations, as
 		// a restarted process would.
 		Restart: func(t *testing.T) {
-			fresh := newClient(t, nil)
+			fresh := emulators.DynamoClient(t, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			api, obs = fresh, NewObservations()

@@ -7,13 +7,14 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/emulators"
 )
 
 // twoLockers returns a holder and a contender on one fresh table, each
 // with its own fake clock and its own Observations (two processes).
 func twoLockers(t *testing.T, trusted bool, skew time.Duration) (holder, contender *Locker, hc, cc *clocktest.Fake) {
 	t.Helper()
-	client := newClient(t, nil)
+	client := emulators.DynamoClient(t, nil)
 	table := newTable(t, client, nil)
 	start := time.Now().Truncate(time.Millisecond)
 	hc, cc = clocktest.New(start), clocktest.New(start)
@@ -149,7 +150,7 @@ func TestExpiredLeaseIsNotWritten(t *testing.T) {
 	t.Parallel()
 	for _, trusted := range []bool{false, true} {
 		f := newFaulty(t)
-		client := newClient(t, f)
+		client := emulators.DynamoClient(t, f)
 		table := newTable(t, client, nil)
 		clock := clocktest.New(time.Now())
 		l := newLocker(t, client, table, &Options{Clock: clock, TrustedClock: trusted})
@@ -177,7 +178,7 @@ func TestExpiredLeaseIsNotWritten(t *testing.T) {
 func TestFailedAcquireWritesNothing(t *testing.T) {
 	t.Parallel()
 	for _, trusted := range []bool{false, true} {
-		client := newClient(t, nil)
+		client := emulators.DynamoClient(t, nil)
 		table := newTable(t, client, nil)
 		l := newLocker(t, client, table, &Options{TrustedClock: trusted})
 		if _, err := l.Acquire(t.Context(), "job", time.Minute, nil); err != nil {

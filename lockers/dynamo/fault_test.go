@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 )
 
 // errDropped is what faulty returns instead of a response.
@@ -91,11 +92,11 @@ func (f *faulty) RoundTrip(r *http.Request) (*http.Response, error) {
 // sdkRetries is the SDK's attempts per call (1: no retries).
 func faultyLocker(t *testing.T, sdkRetries int, unsent bool) (l, check *Locker, f *faulty) {
 	t.Helper()
-	plain := newClient(t, nil)
+	plain := emulators.DynamoClient(t, nil)
 	table := newTable(t, plain, nil)
 	f = newFaulty(t)
 	f.unsent = unsent
-	client := newClient(t, f, func(o *dynamodb.Options) { o.RetryMaxAttempts = sdkRetries })
+	client := emulators.DynamoClient(t, f, func(o *dynamodb.Options) { o.RetryMaxAttempts = sdkRetries })
 	return newLocker(t, client, table, nil), newLocker(t, plain, table, nil), f
 }
 
@@ -200,10 +201,10 @@ func TestUnsentWrites(t *testing.T) {
 // nothing back, although the write was applied.
 func TestDeadlineInFlight(t *testing.T) {
 	t.Parallel()
-	plain := newClient(t, nil)
+	plain := emulators.DynamoClient(t, nil)
 	table := newTable(t, plain, nil)
 	slow := &slowAnswers{next: newFaulty(t)}
-	l := newLocker(t, newClient(t, slow), table, nil)
+	l := newLocker(t, emulators.DynamoClient(t, slow), table, nil)
 	check := newLocker(t, plain, table, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	slow.cancel = cancel

@@ -13,33 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/fencekit/fence/internal/testenv"
 )
-
-// newClient returns a DynamoDB client for the emulator whose requests go
-// through rt (a fresh http.Transport when nil). optFns adjust its options.
-func newClient(t testing.TB, rt http.RoundTripper, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
-	t.Helper()
-	endpoint := testenv.DynamoEndpoint(t)
-	if rt == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		t.Cleanup(tr.CloseIdleConnections)
-		rt = tr
-	}
-	opts := dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: "fence-test", SecretAccessKey: "fence-test-secret", Source: "test"}, nil
-		}),
-		HTTPClient: &http.Client{Transport: rt},
-	}
-	for _, f := range optFns {
-		f(&opts)
-	}
-	return dynamodb.New(opts)
-}
 
 // uniqueName returns prefix followed by random hex, a table name no other
 // test run uses.

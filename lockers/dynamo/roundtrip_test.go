@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 )
 
 // TestRoundTrips counts the requests of each method: one each, and one
@@ -16,7 +17,7 @@ import (
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
 	f := newFaulty(t)
-	client := newClient(t, f)
+	client := emulators.DynamoClient(t, f)
 	table := newTable(t, client, nil)
 	l, other := newLocker(t, client, table, nil), newLocker(t, client, table, nil)
 	var lease fence.Lease

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 )
 
 func TestNewRefusesBadOptions(t *testing.T) {
@@ -53,7 +54,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 // harmless, and that a table of another key schema is refused.
 func TestCreateTable(t *testing.T) {
 	t.Parallel()
-	client := newClient(t, nil)
+	client := emulators.DynamoClient(t, nil)
 	table := newTable(t, client, &TableOptions{KeyAttribute: "lock_id"})
 	if err := CreateTable(t.Context(), client, table, &TableOptions{KeyAttribute: "lock_id"}); err != nil {
 		t.Fatalf("CreateTable of an existing lease table: %v", err)
@@ -91,7 +92,7 @@ func TestCreateTable(t *testing.T) {
 // with the SDK's error reachable, not a guess.
 func TestMissingTable(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newClient(t, nil), uniqueName("fence-missing-"), nil)
+	l := newLocker(t, emulators.DynamoClient(t, nil), uniqueName("fence-missing-"), nil)
 	_, err := l.Acquire(t.Context(), "job", time.Minute, nil)
 	if _, ok := errors.AsType[*types.ResourceNotFoundException](err); !ok || errors.Is(err, fence.ErrHeld) {
 		t.Fatalf("Acquire on a missing table: %v; want a wrapped ResourceNotFoundException", err)
@@ -107,7 +108,7 @@ func TestMissingTable(t *testing.T) {
 // keys, so it accepts keys DynamoDB refuses (an emulator gap).
 func TestKeyBytes(t *testing.T) {
 	t.Parallel()
-	client := newClient(t, nil)
+	client := emulators.DynamoClient(t, nil)
 	table := newTable(t, client, nil)
 	l := newLocker(t, client, table, nil)
 	key := strings.Repeat("é", MaxKeyLen/2+1) // 2050 bytes, 1025 runes

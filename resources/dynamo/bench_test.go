@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 )
 
 // counting is an http.RoundTripper that counts the requests it forwards.
@@ -33,7 +34,7 @@ func BenchmarkWrite(b *testing.B) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	b.Cleanup(tr.CloseIdleConnections)
 	cnt := &counting{next: tr}
-	c := client(b, cnt)
+	c := emulators.DynamoClient(b, cnt)
 	tb := itemTable(b, c)
 	table := aws.String(tb.Options().Table)
 	item := func(id string) map[string]types.AttributeValue {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 )
 
@@ -36,7 +37,7 @@ var corruptions = []struct {
 // leaves the item untouched.
 func TestCorruptFenceRefusesWrites(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	for _, cr := range corruptions {
 		for _, op := range []string{"put", "update", "delete", "highest"} {
@@ -75,7 +76,7 @@ func TestCorruptFenceRefusesWrites(t *testing.T) {
 // fence or value attribute.
 func TestCorruptFenceOnRead(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	table := createTable(t, c, nil)
 	r, err := dynamo.NewResource(c, table, nil)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 )
 
@@ -18,7 +19,7 @@ import (
 // absent; stale writers are refused; a fresh write revives the item.
 func TestDeleteItemLeavesTombstone(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	id := "doomed"
 	if _, err := tb.PutItem(t.Context(), 2, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{"v": s("data"), "n": n("1")})}); err != nil {
@@ -85,7 +86,7 @@ func TestDeleteItemLeavesTombstone(t *testing.T) {
 // TestDeleteItemOfAbsentItem records the token all the same.
 func TestDeleteItemOfAbsentItem(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	out, err := tb.DeleteItem(t.Context(), 8, &dynamodb.DeleteItemInput{Key: key("never"), ReturnValues: types.ReturnValueAllOld})
 	if err != nil || out.Attributes != nil {
@@ -102,7 +103,7 @@ func TestDeleteItemOfAbsentItem(t *testing.T) {
 // its failure is told from a stale token.
 func TestDeleteItemCondition(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	if _, err := tb.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("c", map[string]types.AttributeValue{"v": s("keep")})}); err != nil {
 		t.Fatalf("PutItem: %v", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 )
 
@@ -21,7 +22,7 @@ import (
 // fails if dynalite ever returns an item that is not the stored one.
 func TestEmulatorGapConditionFailureItem(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	if _, err := tb.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("gap", map[string]types.AttributeValue{"v": s("stored")})}); err != nil {
 		t.Fatal(err)

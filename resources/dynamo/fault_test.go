@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 )
 
@@ -78,12 +79,12 @@ func (f *faulty) RoundTrip(req *http.Request) (*http.Response, error) {
 // otherwise it makes one attempt.
 func faultyTable(t *testing.T, op string, retries bool) (*dynamo.Table, *dynamo.Table, *faulty, *dynamodb.Client) {
 	t.Helper()
-	clean := client(t, nil)
+	clean := emulators.DynamoClient(t, nil)
 	good := itemTable(t, clean)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	f := &faulty{next: tr, op: op}
-	c := client(t, f, func(o *dynamodb.Options) {
+	c := emulators.DynamoClient(t, f, func(o *dynamodb.Options) {
 		if !retries {
 			o.RetryMaxAttempts = 1
 			return

@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"context"
 	"crypto/rand"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,33 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/fencekit/fence/internal/testenv"
 	"github.com/fencekit/fence/resources/dynamo"
 )
-
-// client returns a DynamoDB client for dynalite whose requests go through
-// rt (a transport of its own when nil).
-func client(t testing.TB, rt http.RoundTripper, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
-	t.Helper()
-	endpoint := testenv.DynamoEndpoint(t)
-	if rt == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		t.Cleanup(tr.CloseIdleConnections)
-		rt = tr
-	}
-	o := dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: "fence-test", SecretAccessKey: "fence-test-secret", Source: "test"}, nil
-		}),
-		HTTPClient: &http.Client{Transport: rt},
-	}
-	for _, f := range optFns {
-		f(&o)
-	}
-	return dynamodb.New(o)
-}
 
 // createTable creates a table of a unique name (prefix "fence-res-", apart
 // from the lockers' tables) and deletes it when the test ends.

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 	"github.com/fencekit/fence/resources/resourcetest"
 )
@@ -49,7 +50,7 @@ func (d *dropEvery) RoundTrip(req *http.Request) (*http.Response, error) {
 // violations, or the checker proves nothing.
 func TestHistoryWithLostResponses(t *testing.T) {
 	t.Parallel()
-	clean := client(t, nil)
+	clean := emulators.DynamoClient(t, nil)
 	table := createTable(t, clean, nil)
 	const writers, writes = 4, 15
 	seed := uint64(time.Now().UnixNano())
@@ -58,7 +59,7 @@ func TestHistoryWithLostResponses(t *testing.T) {
 	newClient := func(t *testing.T) *dynamodb.Client {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		t.Cleanup(tr.CloseIdleConnections)
-		return client(t, &dropEvery{next: tr, n: 3}, func(o *dynamodb.Options) {
+		return emulators.DynamoClient(t, &dropEvery{next: tr, n: 3}, func(o *dynamodb.Options) {
 			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
 				so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
 				so.Retryables = append([]retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 )
 
@@ -17,7 +18,7 @@ import (
 // fence.ErrInvalid before anything is sent, and nothing is written.
 func TestBadInputIsInvalid(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	longPK := map[string]types.AttributeValue{"pk": s(strings.Repeat("é", dynamo.MaxPartitionKeyLen/2) + "x"), "sk": s("v")}
 	longSK := map[string]types.AttributeValue{"pk": s("long-sk"), "sk": s(strings.Repeat("a", dynamo.MaxSortKeyLen+1))}
@@ -89,7 +90,7 @@ func TestBadInputIsInvalid(t *testing.T) {
 // the emulator.
 func TestLongestKeysWork(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	k := map[string]types.AttributeValue{"pk": s(strings.Repeat("名", dynamo.MaxPartitionKeyLen/3) + "ab"), "sk": s(strings.Repeat("z", dynamo.MaxSortKeyLen))}
 	if _, err := tb.PutItem(t.Context(), 3, &dynamodb.PutItemInput{Item: k}); err != nil {
@@ -142,7 +143,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 // TestCreateTableTwice: creating an existing table only waits for it.
 func TestCreateTableTwice(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	name := createTable(t, c, &dynamo.TableOptions{PartitionKey: "id", PartitionKeyType: types.ScalarAttributeTypeN})
 	if err := dynamo.CreateTable(t.Context(), c, name, &dynamo.TableOptions{PartitionKey: "id", PartitionKeyType: types.ScalarAttributeTypeN}); err != nil {
 		t.Fatalf("second CreateTable: %v", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 )
 
@@ -53,7 +54,7 @@ func wantKind(t *testing.T, call string, err error, kind string, highest fence.T
 // and various tokens.
 func TestPutItemTellsStaleFromConditionFailed(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	cond := aws.String("#st = :want")
 	for _, tc := range []struct {
@@ -106,7 +107,7 @@ func TestPutItemTellsStaleFromConditionFailed(t *testing.T) {
 // id, and nothing when the old item was a tombstone.
 func TestPutItemReturnValues(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	id := "rv"
 	put := func(tok fence.Token, v string) map[string]types.AttributeValue {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 	"github.com/fencekit/fence/resources/resourcetest"
 )
@@ -12,7 +13,7 @@ import (
 // the default layout (string partition key "name").
 func TestResource(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	table := createTable(t, c, nil)
 	resourcetest.Run(t, resourcetest.Harness{
 		New: func(t *testing.T) fence.Resource {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 )
 
@@ -19,7 +20,7 @@ import (
 // fence.
 func TestUpdateItemKeepsTheCallersClauses(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	for _, tc := range []struct {
 		desc, expr string
@@ -98,7 +99,7 @@ func TestUpdateItemKeepsTheCallersClauses(t *testing.T) {
 // failing, as PutItem does.
 func TestUpdateItemCondition(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	for _, tc := range []struct {
 		desc  string
@@ -139,7 +140,7 @@ func TestUpdateItemCondition(t *testing.T) {
 // fence, as DynamoDB's UpdateItem does.
 func TestUpdateItemCreates(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	if _, err := tb.UpdateItem(t.Context(), 4, &dynamodb.UpdateItemInput{
 		Key: key("new"), UpdateExpression: aws.String("SET v = :v"),
@@ -162,7 +163,7 @@ func TestUpdateItemCreates(t *testing.T) {
 // the fence's own assignment) and changes nothing.
 func TestUpdateItemCannotTouchTheFence(t *testing.T) {
 	t.Parallel()
-	c := client(t, nil)
+	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	if _, err := tb.PutItem(t.Context(), 3, &dynamodb.PutItemInput{Item: key("touch")}); err != nil {
 		t.Fatal(err)
