@@ -1,0 +1,175 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/guard"
+)
+
+// Func is the work of one run. window is the start of the window being
+// run, in UTC; lease is the job lock's lease, whose Token every write to
+// a protected resource must carry. ctx is cancelled when the lease is
+// lost (cause: a *fence.LeaseLostError) or when the ctx given to Run or
+// Attempt ends.
+type Func func(ctx context.Context, window time.Time, lease fence.Lease) error
+
+// Job runs a function at most once per window across the replicas that
+// run the same Job (same name, interval and offset) on the same lock
+// store. Create it with New; it is safe for concurrent use.
+type Job struct {
+	name   string
+	fn     Func
+	locker fence.Locker
+	g      *guard.Guard
+	s      settings
+}
+
+// New returns a Job named name that runs fn once per interval. It returns
+// an error matching fence.ErrInvalid for a nil locker or fn, an empty
+// name or impossible options (see Options); the locker checks the key's
+// length and the TTL's range on the first attempt.
+func New(locker fence.Locker, name string, interval time.Duration, fn Func, opts *Options) (*Job, error) {
+	if err := fence.ValidateKey("name", name, math.MaxInt); err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, invalid("fn", "nil")
+	}
+	s, err := resolve(interval, opts)
+	if err != nil {
+		return nil, err
+	}
+	g, err := guard.New(locker, &s.guard)
+	if err != nil {
+		return nil, err
+	}
+	return &Job{name: name, fn: fn, locker: locker, g: g, s: s}, nil
+}
+
+// Window returns the start of the window that holds t, in UTC.
+func (j *Job) Window(t time.Time) time.Time {
+	return windowStart(t, j.s.interval, j.s.offset)
+}
+
+// Run attempts each window once, at its start (and the current window at
+// once), until ctx is done. Outcomes and errors go to Options.Observer;
+// none stops Run, except an error matching fence.ErrInvalid before the
+// job ran (the locker rejects the name or LockAtMostFor), which Run
+// returns. Otherwise Run returns context.Cause(ctx) once ctx is done and
+// any run has ended and released its lock.
+func (j *Job) Run(ctx context.Context) error {
+	var last time.Time
+	for {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		w := j.Window(j.s.clock.Now())
+		if !w.Equal(last) {
+			last = w
+			out, err := j.attempt(ctx, w)
+			if out == Failed && errors.Is(err, fence.ErrInvalid) {
+				return err
+			}
+			continue // the attempt may have lasted into another window
+		}
+		t := j.s.clock.NewTimer(w.Add(j.s.interval).Sub(j.s.clock.Now()))
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// Attempt tries once to run the job for the current window, and reports
+// the outcome to Options.Observer too. The error is nil for Busy, Done
+// and a run without error; for Ran it is the job's error or the loss of
+// the lease; for Failed, why the attempt failed. Attempt returns after the
+// lock is released, LockAtLeastFor after the run started at the earliest.
+// It is for callers that schedule attempts themselves, such as a cron job
+// started on every replica; Run calls it at each window's start.
+func (j *Job) Attempt(ctx context.Context) (Outcome, error) {
+	return j.attempt(ctx, j.Window(j.s.clock.Now()))
+}
+
+func (j *Job) attempt(ctx context.Context, window time.Time) (Outcome, error) {
+	var (
+		got  fence.Lease
+		took bool // the job lock was taken
+		ran  bool // fn was called
+	)
+	err := j.g.Do(ctx, j.name, func(ctx context.Context, lease fence.Lease) error {
+		got, took = lease, true
+		start := j.s.clock.Now()
+		fresh, err := j.mark(ctx, window)
+		if err != nil || !fresh {
+			return err
+		}
+		ran = true
+		err = j.fn(ctx, window, lease)
+		j.hold(ctx, start.Add(j.s.atLeast))
+		return err
+	})
+	var out Outcome
+	switch {
+	case ran:
+		out = Ran
+	case err == nil && took:
+		out = Done
+	case err != nil && !took && errors.Is(err, fence.ErrHeld):
+		out, err = Busy, nil
+	default:
+		out = Failed
+	}
+	j.s.obs.attempted(AttemptEvent{Name: j.name, Window: window, Outcome: out, Lease: got, Err: err})
+	return out, err
+}
+
+// mark checks that no replica has started window and marks it started. It
+// runs under the job's lock. It reports false, with no error, when the
+// window was already marked or is being marked by another replica; an
+// error when the store could not tell or the outcome of the mark is
+// unknown (the window is then skipped: at most once wins over at least
+// once).
+func (j *Job) mark(ctx context.Context, window time.Time) (bool, error) {
+	key := markKey(j.name, window)
+	info, err := j.locker.Inspect(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if info.Token.Valid() {
+		return false, nil
+	}
+	lease, err := j.locker.Acquire(ctx, key, j.s.guard.TTL, nil)
+	if errors.Is(err, fence.ErrHeld) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	// The mark is the token the key now shows; freeing it at once is
+	// only tidy, so a failure here changes nothing.
+	_ = j.locker.Release(ctx, lease)
+	return true, nil
+}
+
+// hold waits until the clock reaches until, or ctx ends (the lease was
+// lost or the caller stopped). The guard keeps renewing the lease
+// meanwhile.
+func (j *Job) hold(ctx context.Context, until time.Time) {
+	d := until.Sub(j.s.clock.Now())
+	if d <= 0 {
+		return
+	}
+	t := j.s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-ctx.Done():
+	}
+}
