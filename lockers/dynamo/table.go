@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/dynamotable"
 )
 
 // DefaultTableWait is how long CreateTable waits for the table to become
@@ -71,23 +71,15 @@ func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 		o.Wait = DefaultTableWait
 	}
 	schema, attrs := KeySchema(o.KeyAttribute)
-	_, err := api.CreateTable(ctx, &dynamodb.CreateTableInput{
+	desc, err := dynamotable.Create(ctx, api, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),
 		KeySchema:            schema,
 		AttributeDefinitions: attrs,
-		BillingMode:          types.BillingModePayPerRequest,
-	})
-	if _, exists := errors.AsType[*types.ResourceInUseException](err); err != nil && !exists {
-		return fmt.Errorf("fence/dynamo: create table %q: %w", table, err)
-	}
-	w := dynamodb.NewTableExistsWaiter(api, func(w *dynamodb.TableExistsWaiterOptions) {
-		w.MinDelay, w.MaxDelay = 500*time.Millisecond, 5*time.Second
-	})
-	out, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, o.Wait)
+	}, o.Wait, 500*time.Millisecond)
 	if err != nil {
-		return fmt.Errorf("fence/dynamo: wait for table %q: %w", table, err)
+		return err
 	}
-	return checkSchema(table, o.KeyAttribute, out.Table)
+	return checkSchema(table, o.KeyAttribute, desc)
 }
 
 // checkSchema checks that desc has a single string partition key named

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/dynamotable"
 )
 
 // DefaultTableWait is how long CreateTable waits for the table to become
@@ -58,10 +58,7 @@ func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 	if o.Wait == 0 {
 		o.Wait = DefaultTableWait
 	}
-	in := &dynamodb.CreateTableInput{
-		TableName:   aws.String(table),
-		BillingMode: types.BillingModePayPerRequest,
-	}
+	in := &dynamodb.CreateTableInput{TableName: aws.String(table)}
 	add := func(field, name string, typ types.ScalarAttributeType, kt types.KeyType) error {
 		if err := fence.ValidateKey(field, name, maxAttributeNameLen); err != nil {
 			return err
@@ -88,15 +85,6 @@ func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 			return err
 		}
 	}
-	_, err := api.CreateTable(ctx, in)
-	if _, exists := errors.AsType[*types.ResourceInUseException](err); err != nil && !exists {
-		return fmt.Errorf("fence/dynamo: create table %q: %w", table, err)
-	}
-	w := dynamodb.NewTableExistsWaiter(api, func(w *dynamodb.TableExistsWaiterOptions) {
-		w.MinDelay, w.MaxDelay = 200*time.Millisecond, 5*time.Second
-	})
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, o.Wait); err != nil {
-		return fmt.Errorf("fence/dynamo: wait for table %q: %w", table, err)
-	}
-	return nil
+	_, err := dynamotable.Create(ctx, api, in, o.Wait, 200*time.Millisecond)
+	return err
 }
