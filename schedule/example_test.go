@@ -1,0 +1,57 @@
+package schedule_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/lockers/memory"
+	"github.com/fencekit/fence/schedule"
+)
+
+// Every replica runs the same Job; Run attempts each window at its start.
+// Here the job stops the replica after its first run.
+func ExampleJob_Run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	locker := memory.New(nil)
+	job, err := schedule.New(locker, "nightly-report", 24*time.Hour,
+		func(ctx context.Context, window time.Time, lease fence.Lease) error {
+			fmt.Println("writing the report with token", lease.Token)
+			cancel()
+			return nil
+		}, &schedule.Options{LockAtMostFor: time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("run ended:", job.Run(ctx))
+	// Output:
+	// writing the report with token 1
+	// run ended: context canceled
+}
+
+// Two replicas attempt the same daily window, which starts at 02:00 UTC;
+// the job runs once. A fake clock stands in for the time of day.
+func ExampleJob_Attempt() {
+	ctx := context.Background()
+	clock := clocktest.New(time.Date(2025, 3, 1, 2, 30, 0, 0, time.UTC))
+	locker := memory.New(&memory.Options{Clock: clock})
+	report := func(ctx context.Context, window time.Time, lease fence.Lease) error {
+		fmt.Printf("report for the window of %s, token %d\n", window.Format(time.RFC3339), lease.Token)
+		return nil
+	}
+	opts := &schedule.Options{Offset: 2 * time.Hour, LockAtMostFor: time.Minute, Clock: clock}
+	for _, replica := range []string{"a", "b"} {
+		job, err := schedule.New(locker, "nightly-report", 24*time.Hour, report, opts)
+		if err != nil {
+			panic(err)
+		}
+		out, err := job.Attempt(ctx)
+		fmt.Printf("replica %s: %v, %v\n", replica, out, err)
+	}
+	// Output:
+	// report for the window of 2025-03-01T02:00:00Z, token 1
+	// replica a: ran, <nil>
+	// replica b: done, <nil>
+}
