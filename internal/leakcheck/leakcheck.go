@@ -1,9 +1,5 @@
-// Package leakcheck fails a package's tests when goroutines outlive them.
-// A test package calls it from TestMain:
-//
-//	func TestMain(m *testing.M) {
-//		os.Exit(leakcheck.Main(m, "github.com/fencekit/fence/guard"))
-//	}
+// Package leakcheck fails a package's tests when goroutines outlive them:
+// its TestMain passes m to Main (or MainAll) and the result to os.Exit.
 package leakcheck
 
 import (
