@@ -1,0 +1,157 @@
+package faultlock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/faultlock"
+	"github.com/fencekit/fence/lockers/memory"
+)
+
+const ttl = time.Minute
+
+// calls are the five Locker methods, each on key k of p, with held the
+// lease that holds k (for Renew and Release).
+var calls = []struct {
+	name string
+	call func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error
+}{
+	{"Acquire", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
+		_, err := p.Acquire(ctx, "other", ttl, nil)
+		return err
+	}},
+	{"Renew", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
+		_, err := p.Renew(ctx, held)
+		return err
+	}},
+	{"Release", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
+		return p.Release(ctx, held)
+	}},
+	{"Break", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
+		return p.Break(ctx, held.Key)
+	}},
+	{"Inspect", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
+		_, err := p.Inspect(ctx, held.Key)
+		return err
+	}},
+}
+
+// setup returns a store whose key "k" is held, and a faultlock.Locker in
+// front of it in mode m.
+func setup(t *testing.T, m faultlock.Mode) (*memory.Locker, *faultlock.Locker, fence.Lease) {
+	t.Helper()
+	store := memory.New(nil)
+	held, err := store.Acquire(t.Context(), "k", ttl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := faultlock.New(store)
+	p.Set(m)
+	return store, p, held
+}
+
+// untouched fails the test unless the store still shows key "k" held by
+// held and key "other" never taken.
+func untouched(t *testing.T, store *memory.Locker, held fence.Lease) {
+	t.Helper()
+	k, err := store.Inspect(t.Context(), "k")
+	if err != nil || !k.Held || k.Token != held.Token || !k.ValidUntil.Equal(held.ValidUntil) {
+		t.Errorf("key k is %+v, %v; want it as the lease %+v left it", k, err, held)
+	}
+	other, err := store.Inspect(t.Context(), "other")
+	if err != nil || other.Held || other.Token.Valid() {
+		t.Errorf("key other is %+v, %v; want it never taken", other, err)
+	}
+}
+
+func TestFailing(t *testing.T) {
+	t.Parallel()
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			store, p, held := setup(t, faultlock.Failing)
+			if err := c.call(t.Context(), p, held); !errors.Is(err, faultlock.ErrPartitioned) {
+				t.Fatalf("%s: %v, want ErrPartitioned", c.name, err)
+			}
+			untouched(t, store, held)
+		})
+	}
+}
+
+func TestHanging(t *testing.T) {
+	t.Parallel()
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			store, p, held := setup(t, faultlock.Hanging)
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { done <- c.call(ctx, p, held) }()
+			select {
+			case err := <-done:
+				t.Fatalf("%s returned %v before its context ended", c.name, err)
+			case <-time.After(20 * time.Millisecond):
+			}
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("%s: %v, want context.Canceled", c.name, err)
+			}
+			untouched(t, store, held)
+		})
+	}
+}
+
+// Healthy calls reach the store; a Locker healed after a partition
+// passes calls through again.
+func TestHealthyAndHealed(t *testing.T) {
+	t.Parallel()
+	for _, healed := range []bool{false, true} {
+		name := map[bool]string{false: "healthy", true: "healed"}[healed]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store, p, held := setup(t, faultlock.Healthy)
+			if healed {
+				p.Set(faultlock.Failing)
+				if _, err := p.Inspect(t.Context(), "k"); !errors.Is(err, faultlock.ErrPartitioned) {
+					t.Fatalf("Inspect while failing: %v, want ErrPartitioned", err)
+				}
+				p.Set(faultlock.Healthy)
+			}
+			if info, err := p.Inspect(t.Context(), "k"); err != nil || info.Token != held.Token {
+				t.Fatalf("Inspect: %+v, %v; want the store's key with token %d", info, err, held.Token)
+			}
+			renewed, err := p.Renew(t.Context(), held)
+			if err != nil || renewed.Token != held.Token {
+				t.Fatalf("Renew: %+v, %v; want the lease renewed", renewed, err)
+			}
+			if err := p.Release(t.Context(), renewed); err != nil {
+				t.Fatalf("Release: %v", err)
+			}
+			if info, err := store.Inspect(t.Context(), "k"); err != nil || info.Held {
+				t.Fatalf("after Release the store shows %+v, %v; want k free", info, err)
+			}
+			next, err := p.Acquire(t.Context(), "k", ttl, nil)
+			if err != nil || next.Token <= held.Token {
+				t.Fatalf("Acquire: %+v, %v; want a token above %d", next, err, held.Token)
+			}
+			if err := p.Break(t.Context(), "k"); err != nil {
+				t.Fatalf("Break: %v", err)
+			}
+			if info, err := store.Inspect(t.Context(), "k"); err != nil || info.Held {
+				t.Fatalf("after Break the store shows %+v, %v; want k free", info, err)
+			}
+		})
+	}
+}
+
+func TestModeString(t *testing.T) {
+	t.Parallel()
+	for m, want := range map[faultlock.Mode]string{faultlock.Healthy: "healthy", faultlock.Failing: "failing", faultlock.Hanging: "hanging", 7: "Mode(7)"} {
+		if got := m.String(); got != want {
+			t.Errorf("Mode(%d).String() = %q, want %q", int(m), got, want)
+		}
+	}
+}
