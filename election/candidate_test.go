@@ -11,6 +11,7 @@ import (
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/election"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/faultlock"
 	"github.com/fencekit/fence/lockers/memory"
 )
 
@@ -162,7 +163,7 @@ func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 	r, _ := memoryRace(t, 3, nil)
 	old := r.lastTerm()
 	r.run(15 * tick) // a renewal or two first
-	r.cands[old.id].p.set(failing)
+	r.cands[old.id].p.Set(faultlock.Failing)
 	r.stepUntil(tick, 2*int(testTTL/tick), "a new leader", func() bool { return r.electedCount() > 1 })
 	r.checkSafe() // the old leader was demoted before the new one was elected
 
@@ -174,11 +175,11 @@ func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 		t.Fatalf("new term %+v, want another candidate with a token above %d", next, old.lease.Token)
 	}
 	r.run(testRetry) // the old leader campaigns while still cut off
-	if !anyFailure(r.failuresOf(old.id), errPartitioned) {
+	if !anyFailure(r.failuresOf(old.id), faultlock.ErrPartitioned) {
 		t.Errorf("the partitioned candidate reported no failed attempt: %v", r.failuresOf(old.id))
 	}
 
-	r.cands[old.id].p.set(healthy)
+	r.cands[old.id].p.Set(faultlock.Healthy)
 	busy := r.busyCount(old.id)
 	r.stepUntil(tick, 3*int(testRetry/tick), "the old leader finding the key busy", func() bool { return r.busyCount(old.id) > busy })
 	r.run(testTTL)

@@ -13,6 +13,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/election"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/faultlock"
 	"github.com/fencekit/fence/internal/testenv"
 	"github.com/fencekit/fence/lockers/postgres"
 )
@@ -81,7 +82,7 @@ func TestPostgresPartitionedLeader(t *testing.T) {
 	r.waitFor("a first leader", func() bool { return r.electedCount() > 0 })
 	old := r.lastTerm()
 
-	r.cands[old.id].p.set(hanging)
+	r.cands[old.id].p.Set(faultlock.Hanging)
 	r.waitFor("a second term", func() bool { return r.electedCount() > 1 })
 	r.checkSafe() // the old leader was demoted before the new one was elected
 	ds := r.demotionsOf(old.id)
@@ -93,7 +94,7 @@ func TestPostgresPartitionedLeader(t *testing.T) {
 		t.Fatalf("second term %+v, want another candidate with a token above %d", second, old.lease.Token)
 	}
 
-	r.cands[old.id].p.set(healthy)
+	r.cands[old.id].p.Set(faultlock.Healthy)
 	busy := r.busyCount(old.id)
 	r.waitFor("the old leader finding the key busy", func() bool { return r.busyCount(old.id) > busy })
 	if r.cands[old.id].c.IsLeader() {

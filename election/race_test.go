@@ -13,10 +13,11 @@ import (
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/election"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/faultlock"
 )
 
 // race is a set of candidates for one key, each behind its own
-// partitionLocker on a shared store, and a record of what they report.
+// faultlock.Locker on a shared store, and a record of what they report.
 // It checks, as events arrive, that tokens grow from term to term and
 // whether two candidates ever led at once.
 type race struct {
@@ -54,7 +55,7 @@ type demotion struct {
 type cand struct {
 	id     int
 	c      *election.Candidate
-	p      *partitionLocker
+	p      *faultlock.Locker
 	cancel context.CancelFunc
 	done   chan struct{} // closed when Campaign has returned
 	err    error         // Campaign's result, once done is closed
@@ -92,7 +93,7 @@ func newRace(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, opts el
 		o := opts
 		o.Observer = r.observer(id)
 		o.Guard.Observer = r.guardObserver(id)
-		p := &partitionLocker{Locker: store}
+		p := faultlock.New(store)
 		c, err := election.New(p, r.key, &o)
 		if err != nil {
 			t.Fatalf("New: %v", err)

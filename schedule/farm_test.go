@@ -11,11 +11,12 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/faultlock"
 	"github.com/fencekit/fence/schedule"
 )
 
 // farm is a set of replicas running one Job, each behind its own
-// partitionLocker on a shared store, and a record of the runs.
+// faultlock.Locker on a shared store, and a record of the runs.
 type farm struct {
 	t     *testing.T
 	name  string
@@ -46,7 +47,7 @@ type event struct {
 type replica struct {
 	id     int
 	job    *schedule.Job
-	p      *partitionLocker
+	p      *faultlock.Locker
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
@@ -68,7 +69,7 @@ func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []
 	t.Helper()
 	f := &farm{t: t, name: "job-" + t.Name(), clock: clock, runs: map[time.Time][]run{}}
 	for id, store := range stores {
-		r := &replica{id: id, p: &partitionLocker{Locker: store}}
+		r := &replica{id: id, p: faultlock.New(store)}
 		o := opts
 		if clock != nil {
 			o.Clock = clock

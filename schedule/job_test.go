@@ -10,6 +10,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/faultlock"
 	"github.com/fencekit/fence/lockers/memory"
 	"github.com/fencekit/fence/schedule"
 )
@@ -142,7 +143,7 @@ func TestDeadReplicaNextWindowElsewhere(t *testing.T) {
 				return nil
 			}
 			dead = r.id
-			r.p.set(failing)
+			r.p.Set(faultlock.Failing)
 			return f.block(ctx)
 		})
 	f.start()
@@ -162,7 +163,7 @@ func TestDeadReplicaNextWindowElsewhere(t *testing.T) {
 	}
 	failed := false
 	for _, e := range f.eventsOf(dead) {
-		failed = failed || e.Outcome == schedule.Failed && errors.Is(e.Err, errPartitioned)
+		failed = failed || e.Outcome == schedule.Failed && errors.Is(e.Err, faultlock.ErrPartitioned)
 	}
 	if !failed {
 		t.Errorf("the dead replica reported no failed attempt:\n%s", f.history())

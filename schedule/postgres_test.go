@@ -13,6 +13,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/faultlock"
 	"github.com/fencekit/fence/internal/testenv"
 	"github.com/fencekit/fence/lockers/postgres"
 	"github.com/fencekit/fence/schedule"
@@ -88,7 +89,7 @@ func TestPostgresDeadReplica(t *testing.T) {
 	}, func(f *farm, r *replica, ctx context.Context, _ fence.Lease) error {
 		select {
 		case died <- r.id:
-			r.p.set(hanging)
+			r.p.Set(faultlock.Hanging)
 			<-ctx.Done()
 			return context.Cause(ctx)
 		default:
