@@ -2,73 +2,34 @@ package election_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/election"
 	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/faultlock"
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/lockers/postgres"
 )
 
-// postgresLockers returns n Lockers on one lease table of a unique name,
-// each with a connection pool of its own like separate replicas. The
-// table is dropped when the test ends.
-func postgresLockers(t *testing.T, n int) []fence.Locker {
-	t.Helper()
-	url := testenv.PostgresURL(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	table := "fence_election_" + hex.EncodeToString(b[:])
-	lockers := make([]fence.Locker, n)
-	for i := range lockers {
-		cfg, err := pgxpool.ParseConfig(url)
-		if err != nil {
-			t.Fatalf("parse FENCE_POSTGRES_URL: %v", err)
-		}
-		cfg.MaxConns = 2
-		pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-		if err != nil {
-			t.Fatalf("connect: %v", err)
-		}
-		t.Cleanup(pool.Close)
-		l, err := postgres.New(pool, &postgres.Options{Table: table})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			if err := l.CreateTable(t.Context()); err != nil {
-				t.Fatalf("CreateTable: %v", err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if _, err := pool.Exec(ctx, "DROP TABLE IF EXISTS "+l.QuotedTable()); err != nil {
-					t.Errorf("drop table: %v", err)
-				}
-			})
-		}
-		lockers[i] = l
+// Three candidates on each real store, in real time with a one-second
+// lease (the shortest DynamoDB's locker takes). The leader is cut off
+// (its calls hang): its safety deadline (TTL minus a 400 ms margin after
+// its last renewal was sent) demotes it before the store lets another
+// candidate take the key, and another candidate is elected with a higher
+// token. Healed, the old leader campaigns as a follower. Then the new
+// leader resigns and a third term starts without waiting for expiry.
+func TestPartitionedLeaderOnStores(t *testing.T) {
+	t.Parallel()
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			testPartitionedLeader(t, s.lockers(t, 3))
+		})
 	}
-	return lockers
 }
 
-// Three candidates on PostgreSQL, in real time with a one-second lease.
-// The leader is cut off (its calls hang): its safety deadline (TTL minus
-// a 400 ms margin after its last renewal was sent) demotes it before the
-// server lets the lease expire, and another candidate is elected with a
-// higher token. Healed, the old leader campaigns as a follower. Then the
-// new leader resigns and a third term starts without waiting for expiry.
-func TestPostgresPartitionedLeader(t *testing.T) {
-	t.Parallel()
-	lockers := postgresLockers(t, 3)
+func testPartitionedLeader(t *testing.T, lockers []fence.Locker) {
 	r := newRace(t, lockers, nil, election.Options{
 		TTL:           time.Second,
 		RetryInterval: 200 * time.Millisecond,
