@@ -56,7 +56,7 @@ func (t *Table) DeleteItem(ctx context.Context, token fence.Token, in *dynamodb.
 		ReturnConsumedCapacity:              in.ReturnConsumedCapacity,
 		ReturnItemCollectionMetrics:         in.ReturnItemCollectionMetrics,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, optFns...)
+	}, w.watch(optFns)...)
 	if err != nil {
 		if applied, err := t.settle(ctx, w, err); !applied {
 			return nil, err

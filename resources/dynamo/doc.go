@@ -63,8 +63,12 @@
 // applied), the package reads the item back with a consistent read: if it
 // carries the token and this write's id, the write was applied and the
 // method succeeds. Otherwise the error is returned, and it may still be
-// ambiguous: a retry with the same token is harmless for the fence. When
-// ctx is done, nothing is read back.
+// ambiguous: a retry with the same token is harmless for the fence. In
+// particular, when an earlier attempt of the SDK's retries ended without an
+// answer and a later one is refused by a condition, the item may have been
+// written by that earlier attempt and replaced since: the error is then a
+// *fence.UnknownOutcomeError, never a stale token or ConditionFailedError.
+// When ctx is done, nothing is read back.
 //
 // # Portable form
 //

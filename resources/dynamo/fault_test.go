@@ -241,3 +241,32 @@ func TestUnsentWriteIsNotClaimed(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryOvertakenIsUnknown: the first attempt is applied and its
+// response lost, a newer holder writes a higher token, and the SDK's retry
+// is then refused by the fence. The first attempt did land, so a stale
+// token (which claims the write was refused) would be false: the outcome
+// is unknown.
+func TestRetryOvertakenIsUnknown(t *testing.T) {
+	t.Parallel()
+	for _, w := range fencedWrites {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			bad, good, f, _ := faultyTable(t, w.op, true)
+			f.lost = 1
+			f.after = func() {
+				if _, err := good.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("x", map[string]types.AttributeValue{"v": s("newer")})}); err != nil {
+					t.Errorf("the newer holder's PutItem: %v", err)
+				}
+			}
+			err := w.do(t, bad, 4, "x")
+			var ue *fence.UnknownOutcomeError
+			if !errors.As(err, &ue) || ue.Token != 4 || ue.Highest != 5 || errors.Is(err, fence.ErrStaleToken) || errors.Is(err, dynamo.ErrConditionFailed) {
+				t.Fatalf("%s = %v; want an unknown outcome for token 4, replaced by 5", w.name, err)
+			}
+			if f.sent != 2 {
+				t.Errorf("%d requests sent, want 2 (one retry)", f.sent)
+			}
+		})
+	}
+}

@@ -60,7 +60,7 @@ func (t *Table) PutItem(ctx context.Context, token fence.Token, in *dynamodb.Put
 	req.ExpressionAttributeNames = e.names
 	req.ExpressionAttributeValues = e.values
 	req.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := t.api.PutItem(ctx, &req, optFns...)
+	out, err := t.api.PutItem(ctx, &req, w.watch(optFns)...)
 	if err != nil {
 		if applied, err := t.settle(ctx, w, err); !applied {
 			return nil, err

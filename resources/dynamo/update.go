@@ -60,7 +60,7 @@ func (t *Table) UpdateItem(ctx context.Context, token fence.Token, in *dynamodb.
 	req.ExpressionAttributeNames = e.names
 	req.ExpressionAttributeValues = e.values
 	req.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := t.api.UpdateItem(ctx, &req, optFns...)
+	out, err := t.api.UpdateItem(ctx, &req, w.watch(optFns)...)
 	if err != nil {
 		if applied, err := t.settle(ctx, w, err); !applied {
 			return nil, err

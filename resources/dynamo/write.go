@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/fencekit/fence"
 )
@@ -23,6 +26,29 @@ type write struct {
 	key      map[string]types.AttributeValue
 	resource string
 	delete   bool // the write leaves a tombstone
+	// maybe is set when an attempt of this write, before the last one the
+	// SDK made, ended without a definite answer: it may have been applied.
+	maybe atomic.Bool
+}
+
+// watch returns optFns plus a middleware that runs once per attempt the
+// SDK makes (it sits after the retry middleware) and records in w.maybe an
+// attempt that ended ambiguously. A later attempt refused by the condition
+// then does not prove that the write was never applied.
+func (w *write) watch(optFns []func(*dynamodb.Options)) []func(*dynamodb.Options) {
+	attempt := middleware.FinalizeMiddlewareFunc("fence/dynamo: ambiguous attempts",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleFinalize(ctx, in)
+			if err != nil && ambiguous(err) {
+				w.maybe.Store(true)
+			}
+			return out, md, err
+		})
+	return append(slices.Clone(optFns), func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Finalize.Add(attempt, middleware.After)
+		})
+	})
 }
 
 // begin checks what every fenced write needs and returns its write.
@@ -78,6 +104,15 @@ func (t *Table) settle(ctx context.Context, w *write, err error) (applied bool, 
 		highest, perr := parseFence(w.resource, t.o.FenceAttribute, item[t.o.FenceAttribute])
 		if perr != nil {
 			return false, perr
+		}
+		if w.maybe.Load() {
+			// An earlier attempt may have landed and been replaced since:
+			// neither "stale" nor the caller's condition failing is known.
+			ue := &fence.UnknownOutcomeError{Resource: w.resource, Token: w.token, Err: err}
+			if highest > w.token {
+				ue.Highest = highest
+			}
+			return false, ue
 		}
 		if highest > w.token {
 			return false, &fence.StaleTokenError{Resource: w.resource, Token: w.token, Highest: highest}
