@@ -59,8 +59,23 @@ func (t *Transport) down() bool {
 	return time.Now().Before(t.until)
 }
 
+// cleanKey marks a context whose requests pass the Transport untouched.
+type cleanKey struct{}
+
+// WithoutFaults returns a context whose HTTP requests the Transport passes
+// on without faults or outages. The workload uses it for worker 1's first
+// paused write, so that every run has one stale write that reaches the
+// store: without it, a control run could end with no violation only because
+// the network faults happened to swallow its few stale writes.
+func WithoutFaults(ctx context.Context) context.Context {
+	return context.WithValue(ctx, cleanKey{}, true)
+}
+
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Context().Value(cleanKey{}) != nil {
+		return t.next.RoundTrip(req)
+	}
 	drop := func() (*http.Response, error) {
 		if req.Body != nil {
 			_ = req.Body.Close()

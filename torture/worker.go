@@ -117,6 +117,11 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 	base := wctx
 	if paused {
 		base = context.WithoutCancel(wctx)
+		if w.id == 1 && !w.paused {
+			// The run's one guaranteed pause: its stale read and write
+			// must reach the store (see WithoutFaults).
+			base = WithoutFaults(base)
+		}
 	}
 	pauseFirst := paused && rand.IntN(2) == 0
 	if pauseFirst {
