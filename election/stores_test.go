@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/testlockers"
 	"github.com/fencekit/fence/lockers/dynamo"
 )
 
@@ -27,14 +27,14 @@ type store struct {
 var stores = []store{
 	{"postgres", func(t *testing.T, n int) []fence.Locker {
 		t.Helper()
-		return emulators.PostgresLockers(t, n, "fence_election_", nil)
+		return testlockers.PostgresLockers(t, n, "fence_election_", nil)
 	}},
 	{"dynamo clock-free", func(t *testing.T, n int) []fence.Locker {
 		t.Helper()
-		return emulators.DynamoLockers(t, n, "fence-election-", nil)
+		return testlockers.DynamoLockers(t, n, "fence-election-", nil)
 	}},
 	{"dynamo trusted clock", func(t *testing.T, n int) []fence.Locker {
 		t.Helper()
-		return emulators.DynamoLockers(t, n, "fence-election-", &dynamo.Options{TrustedClock: true})
+		return testlockers.DynamoLockers(t, n, "fence-election-", &dynamo.Options{TrustedClock: true})
 	}},
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/testlockers"
 	"github.com/fencekit/fence/lockers/dynamo"
 	"github.com/fencekit/fence/lockers/postgres"
 )
@@ -32,14 +32,14 @@ var stores = []store{
 	{"postgres", func(t *testing.T, n int, clock fence.Clock) []fence.Locker {
 		t.Helper()
 		// clock supplies the send times; the server's clock times the leases.
-		return emulators.PostgresLockers(t, n, "fence_schedule_", &postgres.Options{Clock: clock})
+		return testlockers.PostgresLockers(t, n, "fence_schedule_", &postgres.Options{Clock: clock})
 	}, 400 * time.Millisecond},
 	{"dynamo clock-free", func(t *testing.T, n int, clock fence.Clock) []fence.Locker {
 		t.Helper()
-		return emulators.DynamoLockers(t, n, "fence-schedule-", &dynamo.Options{Clock: clock})
+		return testlockers.DynamoLockers(t, n, "fence-schedule-", &dynamo.Options{Clock: clock})
 	}, dynamo.MinTTL},
 	{"dynamo trusted clock", func(t *testing.T, n int, clock fence.Clock) []fence.Locker {
 		t.Helper()
-		return emulators.DynamoLockers(t, n, "fence-schedule-", &dynamo.Options{Clock: clock, TrustedClock: true})
+		return testlockers.DynamoLockers(t, n, "fence-schedule-", &dynamo.Options{Clock: clock, TrustedClock: true})
 	}, dynamo.MinTTL},
 }

@@ -1,4 +1,7 @@
-package emulators
+// Package testlockers builds real lockers on the test servers for tests
+// that run one scenario on several stores (election, schedule). It is a
+// package of its own because the lockers' own tests use internal/emulators.
+package testlockers
 
 import (
 	"context"
@@ -12,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/internal/testenv"
 	"github.com/fencekit/fence/lockers/dynamo"
 	"github.com/fencekit/fence/lockers/postgres"
@@ -79,7 +83,7 @@ func DynamoLockers(t *testing.T, n int, prefix string, opts *dynamo.Options) []f
 	table := UniqueName(prefix)
 	lockers := make([]fence.Locker, n)
 	for i := range lockers {
-		client := DynamoClient(t, nil)
+		client := emulators.DynamoClient(t, nil)
 		if i == 0 {
 			if err := dynamo.CreateTable(t.Context(), client, table, nil); err != nil {
 				t.Fatalf("CreateTable: %v", err)
