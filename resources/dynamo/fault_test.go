@@ -105,6 +105,17 @@ func faultyTable(t *testing.T, op string, retries bool) (*dynamo.Table, *dynamo.
 	return bad, good, f, clean
 }
 
+// newerHolderWrites returns a function that writes item x with token 5
+// through good, as a newer holder would between a lost answer and what
+// follows it.
+func newerHolderWrites(t *testing.T, good *dynamo.Table) func() {
+	return func() {
+		if _, err := good.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("x", map[string]types.AttributeValue{"v": s("newer")})}); err != nil {
+			t.Errorf("the newer holder's PutItem: %v", err)
+		}
+	}
+}
+
 // fencedWrite is one of the three fenced writes on item id, with a
 // create-only condition for the put, so that a retry of an applied put
 // fails the caller's condition.
@@ -202,11 +213,7 @@ func TestLostResponseOverwrittenIsNotClaimed(t *testing.T) {
 			t.Parallel()
 			bad, good, f, _ := faultyTable(t, w.op, false)
 			f.lost = 1
-			f.after = func() {
-				if _, err := good.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("x", map[string]types.AttributeValue{"v": s("newer")})}); err != nil {
-					t.Errorf("the newer holder's PutItem: %v", err)
-				}
-			}
+			f.after = newerHolderWrites(t, good)
 			err := w.do(t, bad, 4, "x")
 			if !errors.Is(err, errLost) || errors.Is(err, fence.ErrStaleToken) || errors.Is(err, dynamo.ErrConditionFailed) {
 				t.Fatalf("%s = %v; want the transport's error, neither stale nor a failed condition", w.name, err)
@@ -254,11 +261,7 @@ func TestRetryOvertakenIsUnknown(t *testing.T) {
 			t.Parallel()
 			bad, good, f, _ := faultyTable(t, w.op, true)
 			f.lost = 1
-			f.after = func() {
-				if _, err := good.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("x", map[string]types.AttributeValue{"v": s("newer")})}); err != nil {
-					t.Errorf("the newer holder's PutItem: %v", err)
-				}
-			}
+			f.after = newerHolderWrites(t, good)
 			err := w.do(t, bad, 4, "x")
 			var ue *fence.UnknownOutcomeError
 			if !errors.As(err, &ue) || ue.Token != 4 || ue.Highest != 5 || errors.Is(err, fence.ErrStaleToken) || errors.Is(err, dynamo.ErrConditionFailed) {
