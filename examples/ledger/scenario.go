@@ -109,12 +109,16 @@ func pauser(ctx context.Context, cfg config, locker fence.Locker, led *ledger, r
 	queue chan<- adjustment, pausedRead chan<- struct{}) {
 	const name = "paused-worker"
 	key := resourceName(paused.account)
-	defer func() {
-		select {
-		case pausedRead <- struct{}{}:
-		default:
+	// pausedRead is closed once: when the balance is read, or on the way
+	// out if the pauser fails before that, so run never waits for it.
+	signalled := false
+	signal := func() {
+		if !signalled {
+			signalled = true
+			close(pausedRead)
 		}
-	}()
+	}
+	defer signal()
 	lease, err := locker.Acquire(ctx, key, cfg.pauseTTL, nil)
 	if err != nil {
 		rep.fail("the paused worker could not take its lease: %v", err)
@@ -128,7 +132,7 @@ func pauser(ctx context.Context, cfg config, locker fence.Locker, led *ledger, r
 	}
 	lg.printf("%s: acquired %s with token %d, read balance %d, then PAUSES (lease TTL %v, no renewals)",
 		name, key, lease.Token, read, cfg.pauseTTL)
-	pausedRead <- struct{}{}
+	signal()
 
 	// Stay paused until the lease has expired and another worker has
 	// written alice's account with a newer token.
