@@ -37,13 +37,16 @@ func (p *pausable) pause(until time.Time) {
 
 // Renew waits for a pause to end, then renews.
 func (p *pausable) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
-	p.mu.Lock()
-	wait := time.Until(p.until)
-	p.mu.Unlock()
-	if wait > 0 {
+	for {
+		// The pause may be extended while this call waits: look again.
+		p.mu.Lock()
+		wait := time.Until(p.until)
+		p.mu.Unlock()
+		if wait <= 0 {
+			return p.Locker.Renew(ctx, lease)
+		}
 		if err := sleepCtx(ctx, wait); err != nil {
 			return fence.Lease{}, err
 		}
 	}
-	return p.Locker.Renew(ctx, lease)
 }

@@ -109,6 +109,19 @@ func (r *Recorder) attempt(a Attempt) {
 	r.mu.Unlock()
 }
 
+// appliedAbove reports whether a write on key with a token above t has been
+// applied.
+func (r *Recorder) appliedAbove(key string, t fence.Token) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.attempts {
+		if a.Key == key && a.Token > t && a.Outcome == Applied {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Recorder) read(rd Read) {
 	r.mu.Lock()
 	r.reads = append(r.reads, rd)

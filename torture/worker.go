@@ -65,13 +65,23 @@ func (w *worker) shouldPause(ttl time.Duration) bool {
 // maxPause is the longest pause for leases of ttl.
 func maxPause(ttl time.Duration) time.Duration { return ttl * 5 / 2 }
 
-// pauseFor stops the worker, and its renewals, for 1.5 to 2.5 TTLs.
-func (w *worker) pauseFor(ttl time.Duration) {
+// pauseFor stops the worker, and its renewals, for 1.5 to 2.5 TTLs of
+// lease. The run's guaranteed pause (guaranteed) then goes on, up to the
+// end of the run, until another worker's write with a higher token on the
+// lease's key has been applied: a clock-free locker lets a contender take
+// over only after it watched the record for a full TTL, which can come
+// after 1.5 TTLs, and a control run whose one sure stale write found no
+// newer write to undercut would prove nothing.
+func (w *worker) pauseFor(lease fence.Lease, guaranteed bool) {
 	w.paused = true
-	d := randDuration(ttl*3/2, maxPause(ttl))
+	d := randDuration(lease.TTL*3/2, maxPause(lease.TTL))
 	w.locker.pause(time.Now().Add(d))
 	w.counts.Add(FaultPause)
 	time.Sleep(d)
+	for guaranteed && time.Now().Before(w.deadline) && !w.rec.appliedAbove(lease.Key, lease.Token) {
+		w.locker.pause(time.Now().Add(200 * time.Millisecond))
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (w *worker) name(key string) string {
@@ -117,15 +127,16 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 	base := wctx
 	if paused {
 		base = context.WithoutCancel(wctx)
-		if w.id == 1 && !w.paused {
-			// The run's one guaranteed pause: its stale read and write
-			// must reach the store (see WithoutFaults).
-			base = WithoutFaults(base)
-		}
+	}
+	// The run's one guaranteed pause: its stale read and write must reach
+	// the store (see WithoutFaults) after a newer write (see pauseFor).
+	guaranteed := paused && w.id == 1 && !w.paused
+	if guaranteed {
+		base = WithoutFaults(base)
 	}
 	pauseFirst := paused && rand.IntN(2) == 0
 	if pauseFirst {
-		w.pauseFor(lease.TTL)
+		w.pauseFor(lease, guaranteed)
 	}
 	ctx, cancel := context.WithTimeout(base, w.cfg.OpTimeout)
 	defer cancel()
@@ -135,7 +146,7 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 		return
 	}
 	if paused && !pauseFirst {
-		w.pauseFor(lease.TTL)
+		w.pauseFor(lease, guaranteed)
 		ctx, cancel = context.WithTimeout(base, w.cfg.OpTimeout)
 		defer cancel()
 	}
