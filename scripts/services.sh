@@ -4,8 +4,15 @@
 # Sourced by scripts/test.sh (and usable by hand: `source scripts/services.sh`
 # then `services_up`; `services_down` stops them). Installs what is missing.
 
-FENCE_RUN_DIR=${FENCE_RUN_DIR:-$(mktemp -d /tmp/fence-run.XXXXXX)}
-chmod 755 "$FENCE_RUN_DIR"
+# The servers' data and logs go under $FENCE_RUN_DIR: a directory made here
+# unless the environment names one. services_down removes only a directory
+# made here (FENCE_RUN_DIR_MADE, not exported, so a script started from
+# this shell does not inherit the right to remove it).
+if [ -z "${FENCE_RUN_DIR:-}" ]; then
+	FENCE_RUN_DIR=$(mktemp -d /tmp/fence-run.XXXXXX)
+	FENCE_RUN_DIR_MADE=$FENCE_RUN_DIR
+fi
+chmod 755 "$FENCE_RUN_DIR" # the postgres user reaches its data through it
 export FENCE_RUN_DIR
 
 log() { printf '[services] %s\n' "$*" >&2; }
@@ -79,9 +86,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/emulators.sh"
 services_up() { postgres_up && emulators_up; }
 
 # emulators_down finds the emulators' process groups under $FENCE_RUN_DIR, so
-# it runs before the directory goes.
+# it runs before the directory goes. A directory from the environment is
+# left in place.
 services_down() {
 	emulators_down
 	postgres_down
-	rm -rf "$FENCE_RUN_DIR"
+	if [ -n "${FENCE_RUN_DIR_MADE:-}" ] && [ "$FENCE_RUN_DIR_MADE" = "$FENCE_RUN_DIR" ]; then
+		rm -rf "$FENCE_RUN_DIR_MADE"
+	fi
 }
