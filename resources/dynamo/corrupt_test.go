@@ -64,6 +64,9 @@ func TestCorruptFenceRefusesWrites(t *testing.T) {
 				if !errors.Is(err, fence.ErrCorrupt) || !errors.As(err, &ce) {
 					t.Fatalf("%s on a fence that is %s = %v; want a *fence.CorruptError", op, cr.desc, err)
 				}
+				if errors.Is(err, fence.ErrInvalid) {
+					t.Errorf("%s on a fence that is %s = %v matches fence.ErrInvalid; a corrupted record is not bad input", op, cr.desc, err)
+				}
 				if got := raw(t, c, tb, key(id)); !maps.EqualFunc(got, stored, sameValue) {
 					t.Errorf("%s changed the corrupted item: %v, was %v", op, got, stored)
 				}

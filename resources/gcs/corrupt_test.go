@@ -2,6 +2,7 @@ package gcs
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/fencekit/fence"
@@ -47,6 +48,9 @@ func TestCorruptedMetadataIsRefusedAndKept(t *testing.T) {
 				if !errors.Is(err, fence.ErrCorrupt) || !errors.As(err, &ce) || ce.Key != name {
 					t.Errorf("%s = %v; want a *fence.CorruptError for %q", method, err, name)
 				}
+				if errors.Is(err, fence.ErrInvalid) {
+					t.Errorf("%s = %v matches fence.ErrInvalid; a corrupted record is not bad input", method, err)
+				}
 			}
 			wantCorrupt("Put", r.Put(t.Context(), name, 9, []byte("over it")))
 			wantCorrupt("Delete", r.Delete(t.Context(), name, 9))
@@ -83,5 +87,18 @@ func TestUnfencedOverwriteIsCaught(t *testing.T) {
 	}
 	if err := r.Put(t.Context(), "overwritten", 3, []byte("three")); !errors.Is(err, fence.ErrCorrupt) {
 		t.Errorf("Put over an unfenced overwrite = %v; want ErrCorrupt", err)
+	}
+}
+
+// TestCorruptTokenKeepsTheReason: a token that does not parse is reported
+// with the parser's reason, as a corrupted record only.
+func TestCorruptTokenKeepsTheReason(t *testing.T) {
+	t.Parallel()
+	_, err := parseMeta("n", map[string]string{MetaToken: "0x10"})
+	if !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+		t.Fatalf("parseMeta of token 0x10 = %v; want ErrCorrupt and not ErrInvalid", err)
+	}
+	if want := `"0x10" is not a decimal token`; !strings.Contains(err.Error(), want) {
+		t.Errorf("parseMeta of token 0x10 = %v; want the reason %s", err, want)
 	}
 }

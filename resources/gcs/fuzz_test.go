@@ -67,8 +67,8 @@ func TestParseMeta(t *testing.T) {
 	} {
 		rec, err := parseMeta("n", tc.meta)
 		if !tc.ok {
-			if !errors.Is(err, fence.ErrCorrupt) {
-				t.Errorf("%s: parseMeta = %+v, %v; want ErrCorrupt", tc.desc, rec, err)
+			if !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("%s: parseMeta = %+v, %v; want ErrCorrupt and not ErrInvalid", tc.desc, rec, err)
 			}
 			continue
 		}

@@ -1,6 +1,7 @@
 package gcs
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -83,6 +84,11 @@ func parseMeta(name string, meta map[string]string) (record, error) {
 	}
 	t, err := fence.ParseToken(*tok)
 	if err != nil {
+		// The stored record is corrupt, not the caller's input: keep the
+		// parser's reason, not its *fence.InvalidError.
+		if ie, ok := errors.AsType[*fence.InvalidError](err); ok {
+			err = errors.New(ie.Reason)
+		}
 		return record{}, &fence.CorruptError{Key: name, Reason: "bad " + MetaToken + " metadata", Err: err}
 	}
 	rec.token = t

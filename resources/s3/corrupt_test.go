@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/fencekit/fence"
@@ -46,6 +47,8 @@ func TestCorruptMetadataIsRefusedAndKept(t *testing.T) {
 				var ce *fence.CorruptError
 				if !errors.Is(err, fence.ErrCorrupt) || !errors.As(err, &ce) {
 					t.Errorf("%s on metadata %v: %v; want a *fence.CorruptError", method, tc.md, err)
+				} else if errors.Is(err, fence.ErrInvalid) {
+					t.Errorf("%s on metadata %v: %v matches fence.ErrInvalid; a corrupted record is not bad input", method, tc.md, err)
 				} else if ce.Key != key {
 					t.Errorf("%s: CorruptError.Key = %q, want %q", method, ce.Key, key)
 				}
@@ -89,8 +92,8 @@ func TestParseMeta(t *testing.T) {
 			t.Parallel()
 			got, err := parseMeta("k", tc.md)
 			if tc.corrupt {
-				if !errors.Is(err, fence.ErrCorrupt) {
-					t.Fatalf("parseMeta(%v) = %+v, %v; want ErrCorrupt", tc.md, got, err)
+				if !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+					t.Fatalf("parseMeta(%v) = %+v, %v; want ErrCorrupt and not ErrInvalid", tc.md, got, err)
 				}
 				return
 			}
@@ -98,5 +101,18 @@ func TestParseMeta(t *testing.T) {
 				t.Fatalf("parseMeta(%v) = %+v, %v; want %+v", tc.md, got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCorruptTokenKeepsTheReason: a token that does not parse is reported
+// with the parser's reason, as a corrupted record only.
+func TestCorruptTokenKeepsTheReason(t *testing.T) {
+	t.Parallel()
+	_, err := parseMeta("k", map[string]string{MetaToken: "0x10"})
+	if !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+		t.Fatalf("parseMeta of token 0x10 = %v; want ErrCorrupt and not ErrInvalid", err)
+	}
+	if want := `"0x10" is not a decimal token`; !strings.Contains(err.Error(), want) {
+		t.Errorf("parseMeta of token 0x10 = %v; want the reason %s", err, want)
 	}
 }

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -79,6 +80,11 @@ func parseMeta(key string, md map[string]string) (meta, error) {
 	}
 	t, err := fence.ParseToken(tok)
 	if err != nil {
+		// The stored record is corrupt, not the caller's input: keep the
+		// parser's reason, not its *fence.InvalidError.
+		if ie, ok := errors.AsType[*fence.InvalidError](err); ok {
+			err = errors.New(ie.Reason)
+		}
 		return corrupt(fmt.Sprintf("metadata %s is %q", MetaToken, tok), err)
 	}
 	if hasTomb && tomb != "true" {
