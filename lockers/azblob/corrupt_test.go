@@ -8,8 +8,9 @@ import (
 )
 
 // TestCorruptMetadata checks records corrupted by hand through the SDK:
-// Acquire and Inspect answer ErrCorrupt, Acquire writes nothing and takes
-// no lease, and Break still works.
+// Acquire and Inspect answer ErrCorrupt and not ErrInvalid (the record is
+// at fault, not the caller's input), Acquire writes nothing and takes no
+// lease, and Break still works.
 func TestCorruptMetadata(t *testing.T) {
 	t.Parallel()
 	l := newLocker(t, newContainer(t, nil, false), nil)
@@ -38,11 +39,11 @@ func TestCorruptMetadata(t *testing.T) {
 				t.Fatalf("SetMetadata: %v", err)
 			}
 			_, err = l.Acquire(t.Context(), first.Key, MinTTL, nil)
-			if _, ok := errors.AsType[*fence.CorruptError](err); !ok {
-				t.Fatalf("Acquire: %v; want a *fence.CorruptError", err)
+			if _, ok := errors.AsType[*fence.CorruptError](err); !ok || errors.Is(err, fence.ErrInvalid) {
+				t.Fatalf("Acquire: %v; want a *fence.CorruptError that does not match fence.ErrInvalid", err)
 			}
-			if _, err := l.Inspect(t.Context(), first.Key); !errors.Is(err, fence.ErrCorrupt) {
-				t.Fatalf("Inspect: %v; want an error matching fence.ErrCorrupt", err)
+			if _, err := l.Inspect(t.Context(), first.Key); !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+				t.Fatalf("Inspect: %v; want an error matching fence.ErrCorrupt and not fence.ErrInvalid", err)
 			}
 			resp, err := b.GetProperties(t.Context(), nil)
 			if err != nil {

@@ -1,6 +1,7 @@
 package azblob
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -52,7 +53,7 @@ func parseRecord(key string, meta map[string]*string) (record, error) {
 	if tok != "0" {
 		t, err := fence.ParseToken(tok)
 		if err != nil {
-			return corrupt(MetaToken+" is not a token", err)
+			return corrupt(MetaToken+" is not a token: "+tokenReason(err), nil)
 		}
 		r.token = t
 	}
@@ -125,3 +126,14 @@ func lookup(meta map[string]*string, name string) (string, bool) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// tokenReason returns why fence.ParseToken refused a stored token, in
+// words. Its *fence.InvalidError is not wrapped: a stored token is not the
+// caller's input, and an error about a corrupted record must match
+// fence.ErrCorrupt only, not fence.ErrInvalid.
+func tokenReason(err error) string {
+	if ie, ok := errors.AsType[*fence.InvalidError](err); ok {
+		return ie.Reason
+	}
+	return err.Error()
+}

@@ -57,6 +57,9 @@ func TestParseRecord(t *testing.T) {
 				if _, ok := errors.AsType[*fence.CorruptError](err); !ok {
 					t.Fatalf("parseRecord(%v) = %+v, %v; want a *fence.CorruptError", tt.name, r, err)
 				}
+				if errors.Is(err, fence.ErrInvalid) {
+					t.Fatalf("parseRecord(%v) = %v, which matches fence.ErrInvalid; a corrupted record is not bad input", tt.name, err)
+				}
 				return
 			}
 			if err != nil || r.token != tt.token {

@@ -172,6 +172,9 @@ func wantCorrupt(t *testing.T, err error, call, key string) {
 	if !ok || !errors.Is(err, fence.ErrCorrupt) || ce.Key != key {
 		t.Fatalf("%s of a corrupted item returned %v; want a *fence.CorruptError for %q", call, err, key)
 	}
+	if errors.Is(err, fence.ErrInvalid) {
+		t.Fatalf("%s of a corrupted item returned %v, which matches fence.ErrInvalid; a corrupted item is not bad input", call, err)
+	}
 }
 
 // FuzzParseItem feeds parseItem arbitrary attribute values: it never
@@ -196,8 +199,8 @@ func FuzzParseItem(f *testing.F) {
 		}
 		r, ok, err := parseItem("k", maps.Clone(item))
 		if err != nil {
-			if ok || !errors.Is(err, fence.ErrCorrupt) {
-				t.Fatalf("parseItem failed with %v (ok %v); want a CorruptError and ok false", err, ok)
+			if ok || !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+				t.Fatalf("parseItem failed with %v (ok %v); want a CorruptError that does not match ErrInvalid, and ok false", err, ok)
 			}
 			return
 		}

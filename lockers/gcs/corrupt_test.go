@@ -8,7 +8,8 @@ import (
 )
 
 // A record corrupted by hand is refused by every method with a
-// *fence.CorruptError and nothing is written over it: by a Locker that
+// *fence.CorruptError, which does not match fence.ErrInvalid (the record is
+// at fault, not the caller's input), and nothing is written over it: by a Locker that
 // never saw the key, and by the holder whose remembered generation is
 // stale.
 func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
@@ -52,5 +53,8 @@ func wantCorrupt(t *testing.T, err error, call, key string) {
 	}
 	if ce.Key != key {
 		t.Errorf("%s returned a CorruptError for key %q; want %q", call, ce.Key, key)
+	}
+	if errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("%s returned %v, which matches fence.ErrInvalid; a corrupted record is not bad input", call, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -111,11 +112,22 @@ func parseRecord(key string, data []byte) (record, error) {
 	}
 	token, err := fence.ParseToken(*w.Token)
 	if err != nil {
-		return corrupt("bad token", err)
+		return corrupt("bad token: "+tokenReason(err), nil)
 	}
 	r := record{held: *w.State == stateHeld, owner: *w.Owner, token: token, ttl: time.Duration(*w.TTL), write: *w.Write}
 	if w.Expires != nil {
 		r.expires = time.Unix(0, *w.Expires)
 	}
 	return r, nil
+}
+
+// tokenReason returns why fence.ParseToken refused a stored token, in
+// words. Its *fence.InvalidError is not wrapped: a stored token is not the
+// caller's input, and an error about a corrupted record must match
+// fence.ErrCorrupt only, not fence.ErrInvalid.
+func tokenReason(err error) string {
+	if ie, ok := errors.AsType[*fence.InvalidError](err); ok {
+		return ie.Reason
+	}
+	return err.Error()
 }

@@ -72,6 +72,9 @@ func TestParseRecordRefusesCorruption(t *testing.T) {
 			if ce, ok := errors.AsType[*fence.CorruptError](err); !ok || ce.Key != "k" || !errors.Is(err, fence.ErrCorrupt) {
 				t.Fatalf("parseRecord(%s) = %v; want a *fence.CorruptError for key k", tc.data, err)
 			}
+			if errors.Is(err, fence.ErrInvalid) {
+				t.Fatalf("parseRecord(%s) = %v, which matches fence.ErrInvalid; a corrupted record is not bad input", tc.data, err)
+			}
 		})
 	}
 	_, err := parseRecord("k", make([]byte, maxRecordLen+1))
@@ -92,8 +95,8 @@ func FuzzParseRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := parseRecord("k", data)
 		if err != nil {
-			if !errors.Is(err, fence.ErrCorrupt) {
-				t.Fatalf("parseRecord(%q) = %v; want an error matching ErrCorrupt", data, err)
+			if !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+				t.Fatalf("parseRecord(%q) = %v; want an error matching ErrCorrupt and not ErrInvalid", data, err)
 			}
 			return
 		}

@@ -9,8 +9,9 @@ import (
 )
 
 // TestCorruptRow edits rows by hand into states the locker never writes.
-// Acquire and Inspect report them with ErrCorrupt, and Acquire writes
-// nothing over them.
+// Acquire and Inspect report them with ErrCorrupt, never ErrInvalid (the
+// row is at fault, not the caller's input), and Acquire writes nothing
+// over them.
 func TestCorruptRow(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t, 2, nil)
@@ -43,14 +44,14 @@ func TestCorruptRow(t *testing.T) {
 			if err := pool.QueryRow(ctx, rowText, key).Scan(&before); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := l.Inspect(ctx, key); !errors.Is(err, fence.ErrCorrupt) {
-				t.Errorf("Inspect: %v, want ErrCorrupt", err)
+			if _, err := l.Inspect(ctx, key); !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("Inspect: %v, want ErrCorrupt and not ErrInvalid", err)
 			}
 			time.Sleep(shortTTL) // a well-formed row would now be expired and taken
 			_, err := l.Acquire(ctx, key, time.Minute, nil)
 			var ce *fence.CorruptError
-			if !errors.As(err, &ce) || ce.Key != key {
-				t.Errorf("Acquire: %v, want a *fence.CorruptError for %q", err, key)
+			if !errors.As(err, &ce) || ce.Key != key || errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("Acquire: %v, want a *fence.CorruptError for %q that does not match ErrInvalid", err, key)
 			}
 			var after string
 			if err := pool.QueryRow(ctx, rowText, key).Scan(&after); err != nil {
