@@ -15,7 +15,8 @@ import (
 )
 
 // The calls below are the whole use this package makes of the SDK, one
-// request each (plus the SDK's own retries).
+// request each (plus the SDK's own retries). Each returns the service's
+// refusals as a one-line serviceError (see oneLine).
 
 // read returns the record of key's blob. With a non-empty leaseID the
 // read succeeds only while that lease is active on the blob. A missing
@@ -29,7 +30,7 @@ func (l *Locker) read(ctx context.Context, key, leaseID string) (record, error) 
 	}
 	resp, err := l.c.NewBlobClient(key).GetProperties(ctx, opts)
 	if err != nil {
-		return record{}, err
+		return record{}, oneLine(err)
 	}
 	r, err := parseRecord(key, resp.Metadata)
 	if err != nil {
@@ -55,7 +56,7 @@ func (l *Locker) create(ctx context.Context, key string) (record, error) {
 		},
 	})
 	if err != nil {
-		return record{}, err
+		return record{}, oneLine(err)
 	}
 	r := record{meta: meta}
 	if resp.ETag != nil {
@@ -83,7 +84,7 @@ func (l *Locker) acquireLease(ctx context.Context, key, leaseID string, ttl time
 	}
 	resp, err := lc.AcquireLease(ctx, int32(ttl/time.Second), opts)
 	if err != nil {
-		return "", err
+		return "", oneLine(err)
 	}
 	if resp.ETag != nil {
 		return *resp.ETag, nil
@@ -98,7 +99,7 @@ func (l *Locker) setMeta(ctx context.Context, key, leaseID string, etag azcore.E
 		LeaseAccessConditions:    &blob.LeaseAccessConditions{LeaseID: &leaseID},
 		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag},
 	}})
-	return err
+	return oneLine(err)
 }
 
 // renewLease renews the lease leaseID on key's blob for its duration.
@@ -108,7 +109,7 @@ func (l *Locker) renewLease(ctx context.Context, key, leaseID string) error {
 		return err
 	}
 	_, err = lc.RenewLease(ctx, nil)
-	return err
+	return oneLine(err)
 }
 
 // releaseLease releases the lease leaseID on key's blob.
@@ -118,7 +119,7 @@ func (l *Locker) releaseLease(ctx context.Context, key, leaseID string) error {
 		return err
 	}
 	_, err = lc.ReleaseLease(ctx, nil)
-	return err
+	return oneLine(err)
 }
 
 // breakLease breaks any lease on key's blob at once (break period 0).
@@ -129,5 +130,5 @@ func (l *Locker) breakLease(ctx context.Context, key string) error {
 	}
 	var now int32
 	_, err = lc.BreakLease(ctx, &lease.BlobBreakOptions{BreakPeriod: &now})
-	return err
+	return oneLine(err)
 }

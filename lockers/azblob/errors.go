@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -38,10 +39,43 @@ func answered(err error) bool {
 	return errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500
 }
 
+// serviceError is an answer of the service refusing a request, told in
+// one line: the HTTP status and Azure's error code. The SDK's
+// *azcore.ResponseError prints a multi-line dump of the request and the
+// response instead, which does not belong inside the locker's errors (a
+// fence.LeaseLostError, a log line). Unwrap returns the SDK's error, so
+// errors.As and bloberror.HasCode reach it as before.
+type serviceError struct{ err *azcore.ResponseError }
+
+func (e *serviceError) Error() string {
+	code := e.err.ErrorCode
+	if code == "" {
+		code = "no error code"
+	}
+	status := strconv.Itoa(e.err.StatusCode)
+	if text := http.StatusText(e.err.StatusCode); text != "" {
+		status += " " + text
+	}
+	return fmt.Sprintf("azure: %s: %s", status, code)
+}
+
+func (e *serviceError) Unwrap() error { return e.err }
+
+// oneLine returns err with an *azcore.ResponseError at its top wrapped in
+// a serviceError, and any other error unchanged. The calls of blob.go
+// pass every SDK error through it.
+func oneLine(err error) error {
+	if re, ok := err.(*azcore.ResponseError); ok {
+		return &serviceError{err: re}
+	}
+	return err
+}
+
 // wrap adds what the locker was doing to an SDK error, and ctx's error
 // when ctx is done, so that errors.Is(err, ctx.Err()) holds as the
-// contract requires.
+// contract requires. An SDK answer is told in one line (see serviceError).
 func wrap(ctx context.Context, what string, err error) error {
+	err = oneLine(err)
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("fence/azblob: %s: %w (%w)", what, err, cerr)
 	}

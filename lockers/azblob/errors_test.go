@@ -1,0 +1,84 @@
+package azblob
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+
+	"github.com/fencekit/fence"
+)
+
+// wantOneLine fails t unless err is one line naming the status and Azure
+// error code of the *azcore.ResponseError that errors.As still finds in
+// it, with one of codes.
+func wantOneLine(t *testing.T, what string, err error, codes ...bloberror.Code) {
+	t.Helper()
+	re, ok := errors.AsType[*azcore.ResponseError](err)
+	if !ok {
+		t.Fatalf("%s: %v; want an error wrapping an *azcore.ResponseError", what, err)
+	}
+	if !bloberror.HasCode(err, codes...) {
+		t.Errorf("%s: Azure error code %q; want one of %q", what, re.ErrorCode, codes)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("%s: the message has several lines:\n%s", what, msg)
+	}
+	if status := http.StatusText(re.StatusCode); !strings.Contains(msg, re.ErrorCode) || !strings.Contains(msg, status) {
+		t.Errorf("%s: %q does not name the code %s and the status %d %s", what, msg, re.ErrorCode, re.StatusCode, status)
+	}
+}
+
+// TestNotHeldNamesTheAzureCode checks the error of a Renew after Break on
+// Azurite: it matches fence.ErrNotHeld, reaches the SDK's error, and is
+// one line naming Azure's error code, also inside the LeaseLostError a
+// guard would make of it.
+func TestNotHeldNamesTheAzureCode(t *testing.T) {
+	t.Parallel()
+	l := newLocker(t, newContainer(t, nil, false), nil)
+	lease := mustAcquire(t, l, key(t), MinTTL, nil)
+	if err := l.Break(t.Context(), lease.Key); err != nil {
+		t.Fatalf("Break: %v", err)
+	}
+	_, err := l.Renew(t.Context(), lease)
+	if !errors.Is(err, fence.ErrNotHeld) {
+		t.Fatalf("Renew of a broken lease: %v; want an error matching fence.ErrNotHeld", err)
+	}
+	wantOneLine(t, "Renew of a broken lease", err, notHeldCodes...)
+	lost := &fence.LeaseLostError{Key: lease.Key, Token: lease.Token, Err: err}
+	wantOneLine(t, "LeaseLostError", lost, notHeldCodes...)
+	t.Logf("Renew after Break: %v", err)
+}
+
+// TestWrappedErrorsAreOneLine checks an SDK error that the locker wraps
+// with what it was doing: an Acquire in a container that does not exist.
+func TestWrappedErrorsAreOneLine(t *testing.T) {
+	t.Parallel()
+	l := newLocker(t, containerClient(t, "fence-missing-"+strings.ToLower(key(t)), nil, false), nil)
+	_, err := l.Acquire(t.Context(), key(t), MinTTL, nil)
+	wantOneLine(t, "Acquire in a missing container", err, bloberror.ContainerNotFound)
+	if !strings.HasPrefix(err.Error(), "fence/azblob: ") {
+		t.Errorf("Acquire in a missing container: %q; want the prefix fence/azblob:", err)
+	}
+}
+
+// TestServiceErrorWithoutCode checks the message of an answer that
+// carries no Azure error code.
+func TestServiceErrorWithoutCode(t *testing.T) {
+	t.Parallel()
+	err := oneLine(&azcore.ResponseError{StatusCode: http.StatusServiceUnavailable})
+	if got, want := err.Error(), "azure: 503 Service Unavailable: no error code"; got != want {
+		t.Errorf("message %q; want %q", got, want)
+	}
+	if _, ok := errors.AsType[*azcore.ResponseError](err); !ok {
+		t.Errorf("errors.As does not reach the *azcore.ResponseError in %v", err)
+	}
+	plain := errors.New("dial tcp: refused")
+	if oneLine(plain) != plain {
+		t.Errorf("oneLine changed an error that is not an answer of the service")
+	}
+}
