@@ -8,7 +8,10 @@ import (
 	"io"
 	"os"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fencekit/fence/cmd/fence/internal/storeurl"
+	"github.com/fencekit/fence/guard"
 )
 
 // EnvStore is the environment variable holding the default store URL, a
@@ -46,6 +49,31 @@ func (cmd *command) parse(c *cli, args []string) ([]string, error) {
 
 var errHelp = errors.New("help shown")
 
+// The flag sets of the subcommands, each built by one function that both
+// the subcommand and the test of the documentation (doc_test.go) use.
+
+// runCommand is the flag set of fence run, filling f.
+func runCommand(f *runFlags) *command {
+	cmd := newCommand("run")
+	cmd.fs.DurationVar(&f.ttl, "ttl", guard.DefaultTTL, "lease duration")
+	cmd.fs.DurationVar(&f.wait, "wait", 0, "wait up to this long for the lock")
+	cmd.fs.BoolVar(&f.noWait, "no-wait", false, "fail at once when the lock is held (the default)")
+	cmd.fs.DurationVar(&f.grace, "grace", DefaultGrace, "time between SIGTERM and SIGKILL after a lost lease")
+	cmd.fs.BoolVar(&f.verbose, "v", false, "report acquisition, renewals and release on stderr")
+	cmd.fs.BoolVar(&f.verbose, "verbose", false, "same as -v")
+	return cmd
+}
+
+// keyCommand is the flag set of fence inspect or fence break (name), with
+// its --json flag.
+func keyCommand(name string) (*command, *bool) {
+	cmd := newCommand(name)
+	return cmd, cmd.fs.Bool("json", false, "print JSON")
+}
+
+// initCommand is the flag set of fence init.
+func initCommand() *command { return newCommand("init") }
+
 // open parses the store URL and opens its locker. It warns when the URL
 // carries a password and remembers the password so that nothing printed
 // afterwards contains it.
@@ -80,18 +108,43 @@ func storeFromFlag(fs *flag.FlagSet) bool {
 }
 
 // fail reports err and returns its exit status, adding a hint when the
-// store was never initialised.
+// store, or the schema of its table, does not exist.
 func (c *cli) fail(err error, spec *storeurl.Spec) int {
 	if errors.Is(err, errHelp) {
 		return 0
 	}
 	c.errorf("%v", err)
-	if storeurl.Missing(err) && spec != nil {
-		c.errorf("hint: create the store's table, container or bucket with: fence init --store '%s'", spec.Redacted)
+	if h := c.hint(err, spec); h != "" {
+		c.errorf("hint: %s", h)
 	}
 	code := statusOf(err)
 	if code == exitUsage {
 		c.errorf("run `fence help` for usage")
 	}
 	return code
+}
+
+// hint says how to create what err found missing, or returns "". It never
+// sends the user to the subcommand that just failed: fence init creates a
+// table, container or bucket, but not a PostgreSQL schema.
+func (c *cli) hint(err error, spec *storeurl.Spec) string {
+	if spec == nil {
+		return ""
+	}
+	initCmd := fmt.Sprintf("fence init --store '%s'", spec.Redacted)
+	if storeurl.MissingSchema(err) {
+		schema := spec.Schema()
+		if schema == "" {
+			return "no schema on the connection's search_path exists to hold the lease table: give table=SCHEMA.TABLE in the store URL, or fix search_path"
+		}
+		create := "CREATE SCHEMA " + pgx.Identifier{schema}.Sanitize()
+		if c.sub == "init" {
+			return fmt.Sprintf("fence init creates the lease table but not its schema: run %s first (as a role allowed to), then init again", create)
+		}
+		return fmt.Sprintf("run %s, then %s", create, initCmd)
+	}
+	if storeurl.Missing(err) && c.sub != "init" {
+		return "create the store's table, container or bucket with: " + initCmd
+	}
+	return ""
 }

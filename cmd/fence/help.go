@@ -1,6 +1,6 @@
 package main
 
-const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v] --store URL KEY -- COMMAND [ARGS...]
+const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] --store URL KEY -- COMMAND [ARGS...]
        fence inspect [--json] --store URL KEY
        fence break [--json] --store URL KEY
        fence init --store URL
@@ -47,7 +47,8 @@ OPTIONS OF RUN (before KEY)
   --wait D     when KEY is held, retry with backoff for up to D, then exit 75.
   --grace D    time between SIGTERM and SIGKILL after a lost lease
                (default 10s; 0 sends SIGKILL at once).
-  -v           report acquisition, busy attempts, renewal failures and the
+  -v, --verbose
+               report acquisition, busy attempts, renewal failures and the
                release on stderr.
   --store URL  the store (default: $FENCE_STORE). Also on inspect, break,
                init.
@@ -147,7 +148,7 @@ then costs a refused write, never corrupted data.
 
 // subHelp is the help of each subcommand (fence help SUB, fence SUB -h).
 var subHelp = map[string]string{
-	"run": `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v] --store URL KEY -- COMMAND [ARGS...]
+	"run": `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] --store URL KEY -- COMMAND [ARGS...]
 
 Runs COMMAND under a lease on KEY with FENCE_TOKEN, FENCE_KEY and
 FENCE_OWNER in its environment; renews the lease every TTL/3; on loss sends
@@ -159,7 +160,8 @@ otherwise with the command's status.
   --no-wait    exit 75 at once when KEY is held (the default)
   --wait D     retry for up to D when KEY is held
   --grace D    SIGTERM to SIGKILL delay after a lost lease (default 10s)
-  -v           report the lease's events on stderr
+  -v, --verbose
+               report the lease's events on stderr
   --store URL  the store (default $FENCE_STORE)
 
 Pass $FENCE_TOKEN to the resource you write: holding the lock alone is

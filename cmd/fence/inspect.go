@@ -12,8 +12,7 @@ import (
 
 // inspect prints the state of a key without taking it.
 func (c *cli) inspect(ctx context.Context, args []string) int {
-	cmd := newCommand("inspect")
-	asJSON := cmd.fs.Bool("json", false, "print JSON")
+	cmd, asJSON := keyCommand("inspect")
 	key, err := cmd.parseKey(c, args)
 	if err != nil {
 		return c.fail(err, nil)
@@ -36,8 +35,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 
 // breakKey frees a key whoever holds it, and prints the state after.
 func (c *cli) breakKey(ctx context.Context, args []string) int {
-	cmd := newCommand("break")
-	asJSON := cmd.fs.Bool("json", false, "print JSON")
+	cmd, asJSON := keyCommand("break")
 	key, err := cmd.parseKey(c, args)
 	if err != nil {
 		return c.fail(err, nil)
@@ -69,7 +67,7 @@ func (c *cli) breakKey(ctx context.Context, args []string) int {
 
 // initStore creates the table, container or bucket of the store.
 func (c *cli) initStore(ctx context.Context, args []string) int {
-	cmd := newCommand("init")
+	cmd := initCommand()
 	rest, err := cmd.parse(c, args)
 	if err == nil && len(rest) > 0 {
 		err = usagef("init takes no arguments, only --store URL (got %q)", rest[0])

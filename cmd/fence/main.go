@@ -2,9 +2,20 @@
 // tokens, and inspects and breaks those leases: flock(1) across machines.
 //
 //	fence init    --store URL
-//	fence run     [--wait D | --no-wait] [--ttl D] [--grace D] --store URL KEY [--] COMMAND [ARGS...]
+//	fence run     [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] --store URL KEY [--] COMMAND [ARGS...]
 //	fence inspect [--json] --store URL KEY
-//	fence break   --store URL KEY
+//	fence break   [--json] --store URL KEY
+//	fence help    [SUBCOMMAND]
+//
+// Flags go before KEY, with one dash or two:
+//
+//	--store URL    init, run, inspect, break: the store (default $FENCE_STORE)
+//	--ttl D        run: the lease duration (default 30s), renewed every D/3
+//	--no-wait      run: exit 75 at once when KEY is held (the default)
+//	--wait D       run: when KEY is held, retry with backoff for up to D
+//	--grace D      run: the delay from SIGTERM to SIGKILL after a lost lease (default 10s)
+//	-v, --verbose  run: report acquisition, busy attempts, renewal failures and the release on stderr
+//	--json         inspect, break: print the state as one JSON object
 //
 // The store URL names a PostgreSQL database, a DynamoDB table, an Azure
 // blob container or a Cloud Storage bucket; credentials come from each
@@ -28,10 +39,11 @@ func main() {
 	os.Exit(c.main(context.Background(), os.Args[1:]))
 }
 
-// cli is one invocation of the command: where it writes, and the secrets
-// it must never print.
+// cli is one invocation of the command: where it writes, the subcommand,
+// and the secrets it must never print.
 type cli struct {
 	stdout, stderr io.Writer
+	sub            string
 	secrets        []string
 }
 
@@ -43,6 +55,7 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	sub, rest := args[0], args[1:]
+	c.sub = sub
 	switch sub {
 	case "help", "-h", "-help", "--help":
 		return c.help(rest)

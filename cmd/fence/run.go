@@ -24,14 +24,8 @@ type runFlags struct {
 
 // run runs a command under a lease.
 func (c *cli) run(ctx context.Context, args []string) int {
-	cmd := newCommand("run")
 	var f runFlags
-	cmd.fs.DurationVar(&f.ttl, "ttl", guard.DefaultTTL, "lease duration")
-	cmd.fs.DurationVar(&f.wait, "wait", 0, "wait up to this long for the lock")
-	cmd.fs.BoolVar(&f.noWait, "no-wait", false, "fail at once when the lock is held (the default)")
-	cmd.fs.DurationVar(&f.grace, "grace", DefaultGrace, "time between SIGTERM and SIGKILL after a lost lease")
-	cmd.fs.BoolVar(&f.verbose, "v", false, "report acquisition, renewals and release on stderr")
-	cmd.fs.BoolVar(&f.verbose, "verbose", false, "same as -v")
+	cmd := runCommand(&f)
 	key, argv, err := cmd.parseRun(c, args, &f)
 	if err != nil {
 		return c.fail(err, nil)

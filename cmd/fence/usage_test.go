@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence/internal/testenv"
 )
@@ -128,5 +132,53 @@ func TestStoreMissing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInitMissingSchema: fence init on table=schema.table whose schema
+// does not exist says to create the schema, not to run fence init; once
+// the schema exists, init and the other subcommands work.
+func TestInitMissingSchema(t *testing.T) {
+	t.Parallel()
+	base := testenv.PostgresURL(t)
+	schema := uniqueName("fence_cli_schema_")
+	store := withQuery(base, "table="+schema+".locks")
+	r := fenceRun(t, nil, "init", "--store", store)
+	wantCode(t, r, exitStore)
+	for _, want := range []string{`schema "` + schema + `" does not exist`, `hint: fence init creates the lease table but not its schema: run CREATE SCHEMA "` + schema + `" first`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q: %v", want, r)
+		}
+	}
+	if strings.Contains(r.stderr, "fence init --store") {
+		t.Errorf("the hint sends the user back to the init that failed: %v", r)
+	}
+
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	wantCode(t, fenceRun(t, nil, "init", "--store", store), 0)
+	wantCode(t, fenceRun(t, nil, "run", "--ttl", "1s", "--store", store, "k", "--", "true"), 0)
+	if s := inspectJSON(t, store, "k"); s.Held || !s.Token.Valid() {
+		t.Errorf("after a run in the new schema inspect shows %+v; want a released lease", s)
 	}
 }

@@ -2,6 +2,7 @@ package storeurl
 
 import (
 	"errors"
+	"strings"
 
 	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
@@ -25,4 +26,26 @@ func Missing(err error) bool {
 		return true
 	}
 	return errors.Is(err, storage.ErrBucketNotExist)
+}
+
+// MissingSchema reports whether err is PostgreSQL's invalid_schema_name:
+// the schema to create the lease table in does not exist (or, for a table
+// name without a schema, no schema on the search_path does). fence init
+// creates tables, not schemas.
+func MissingSchema(err error) bool {
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pe.Code == "3F000"
+}
+
+// Schema returns the schema of a PostgreSQL lease table given as
+// table=schema.table, or "" when the table name has none.
+func (s *Spec) Schema() string {
+	if s.Kind != Postgres {
+		return ""
+	}
+	schema, _, ok := strings.Cut(s.Table, ".")
+	if !ok {
+		return ""
+	}
+	return schema
 }
