@@ -2,6 +2,13 @@
 // injected fence.Clock, so tests can expire them without sleeping. It
 // protects goroutines of one process only; it is the embedded default for
 // demos and tests, and the reference implementation of the contract.
+//
+// Its records live in the Locker's memory, one per key ever acquired: the
+// owner of the last lease, the last token issued, whether the lease is
+// held and its ValidUntil on the Locker's Clock, as Inspect reports them.
+// Nothing is stored anywhere else: a new Locker (a restarted process)
+// starts every key's tokens at 1 again, so fence only resources that live
+// no longer than the Locker with it.
 package memory
 
 import (

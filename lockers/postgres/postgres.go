@@ -20,6 +20,29 @@
 // Holding a lease is not a safety guarantee, only its token is: pass
 // Lease.Token to a fenced resource (see package fence).
 //
+// # The lease table
+//
+// One row per key (DefaultTable, "fence_locks", unless Options.Table says
+// otherwise; see SchemaSQL), with these columns:
+//
+//   - key text, the primary key: the lock key as given.
+//   - owner text NOT NULL: the owner id of the current or last lease.
+//   - token bigint NOT NULL: the last token issued, 1 to 2^63-1. Acquire
+//     sets it to token + 1 (1 for a new row); nothing else changes it.
+//   - expires_at timestamptz: when the current lease ends on the server's
+//     clock, or NULL when the key is free (released or broken).
+//
+// A key is held while expires_at > statement_timestamp(). To look:
+//
+//	SELECT key, owner, token, expires_at, coalesce(expires_at > now(), false) AS held
+//	FROM fence_locks WHERE key = 'k';
+//
+// To free a key by hand, do what Break does: UPDATE fence_locks SET
+// expires_at = NULL WHERE key = 'k'. Never lower a token or delete a row.
+// A row with a NULL owner or token (possible only after altering the
+// table), a token below 1 or an infinite expires_at is reported with
+// fence.ErrCorrupt and is never written over by Acquire.
+//
 // # Ambiguous outcomes
 //
 // When ctx ends while a statement is in flight, pgx interrupts the call
@@ -37,6 +60,14 @@
 // For work that lives inside one PostgreSQL transaction, TryXactLock takes
 // a transaction-scoped advisory lock instead; the transaction is then the
 // fence and no lease outlives it.
+//
+// # Tests
+//
+// The tests run on a real PostgreSQL server of the machine's Debian
+// package, started on a free loopback port by scripts/services.sh, which
+// exports its URL as FENCE_POSTGRES_URL (for example
+// postgres://postgres@127.0.0.1:PORT/fence?sslmode=disable); connect to
+// it with pgxpool.New(ctx, os.Getenv("FENCE_POSTGRES_URL")).
 package postgres
 
 import (
