@@ -62,13 +62,12 @@
 // sent, or a condition failure of an SDK retry whose first attempt was
 // applied), the package reads the item back with a consistent read: if it
 // carries the token and this write's id, the write was applied and the
-// method succeeds. Otherwise the error is returned, and it may still be
-// ambiguous: a retry with the same token is harmless for the fence. In
-// particular, when an earlier attempt of the SDK's retries ended without an
-// answer and a later one is refused by a condition, the item may have been
-// written by that earlier attempt and replaced since: the error is then a
-// *fence.UnknownOutcomeError, never a stale token or ConditionFailedError.
-// When ctx is done, nothing is read back.
+// method succeeds. Otherwise the item may have been written by the lost
+// attempt and replaced since, or the attempt may still land: the error is
+// a *fence.UnknownOutcomeError (with the higher token in Highest when one
+// is stored), never a stale token or ConditionFailedError, and a retry
+// with the same token is harmless for the fence. When ctx is done, nothing
+// is read back, and the *fence.UnknownOutcomeError wraps ctx's error.
 //
 // # Portable form
 //

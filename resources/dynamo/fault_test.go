@@ -204,8 +204,9 @@ func TestRetryOfAppliedWriteIsReconciled(t *testing.T) {
 
 // TestLostResponseOverwrittenIsNotClaimed: the write is applied, its
 // response lost, and a newer holder writes before the read-back. The call
-// neither claims success nor reports a stale token: it returns the
-// transport's error, whose outcome stays unknown.
+// neither claims success nor reports a stale token: the outcome is
+// unknown, replaced by the newer token, and the error wraps the
+// transport's.
 func TestLostResponseOverwrittenIsNotClaimed(t *testing.T) {
 	t.Parallel()
 	for _, w := range fencedWrites {
@@ -215,8 +216,10 @@ func TestLostResponseOverwrittenIsNotClaimed(t *testing.T) {
 			f.lost = 1
 			f.after = newerHolderWrites(t, good)
 			err := w.do(t, bad, 4, "x")
-			if !errors.Is(err, errLost) || errors.Is(err, fence.ErrStaleToken) || errors.Is(err, dynamo.ErrConditionFailed) {
-				t.Fatalf("%s = %v; want the transport's error, neither stale nor a failed condition", w.name, err)
+			var ue *fence.UnknownOutcomeError
+			if !errors.As(err, &ue) || ue.Token != 4 || ue.Highest != 5 || !errors.Is(err, errLost) ||
+				errors.Is(err, fence.ErrStaleToken) || errors.Is(err, dynamo.ErrConditionFailed) {
+				t.Fatalf("%s = %v; want an unknown outcome for token 4, replaced by 5, wrapping the transport's error", w.name, err)
 			}
 			if h, err := good.Highest(t.Context(), key("x")); err != nil || h != 5 {
 				t.Errorf("Highest = %d, %v; want 5", h, err)
@@ -235,8 +238,10 @@ func TestUnsentWriteIsNotClaimed(t *testing.T) {
 			bad, good, f, clean := faultyTable(t, w.op, false)
 			f.unsent = 1
 			err := w.do(t, bad, 4, "x")
-			if !errors.Is(err, errLost) {
-				t.Fatalf("%s = %v; want the transport's error", w.name, err)
+			// The client cannot know the request was never sent: the
+			// outcome is unknown, never a refusal.
+			if !errors.Is(err, errLost) || !errors.Is(err, fence.ErrUnknownOutcome) || errors.Is(err, fence.ErrStaleToken) {
+				t.Fatalf("%s = %v; want an unknown outcome wrapping the transport's error", w.name, err)
 			}
 			if item := raw(t, clean, good, key("x")); item != nil {
 				t.Errorf("an unsent write left %v", item)

@@ -1,7 +1,10 @@
 package dynamo_test
 
 import (
+	"net/http"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/emulators"
@@ -24,5 +27,18 @@ func TestResource(t *testing.T) {
 			return r
 		},
 		MaxNameLen: dynamo.MaxNameLen,
+		// dynalite applies the first PutItem (Put and Delete both send
+		// one); the transport drops its answer, and the SDK does not
+		// retry, so the package reads back.
+		LostAnswer: func(t *testing.T, after func()) fence.Resource {
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			t.Cleanup(tr.CloseIdleConnections)
+			f := &faulty{next: tr, op: "PutItem", lost: 1, after: after}
+			r, err := dynamo.NewResource(emulators.DynamoClient(t, f, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }), table, nil)
+			if err != nil {
+				t.Fatalf("NewResource: %v", err)
+			}
+			return r
+		},
 	})
 }

@@ -85,7 +85,8 @@ func checkLegacy(expected map[string]types.ExpectedAttributeValue, op types.Cond
 // settle turns the error of a fenced write into the package's errors. It
 // reports applied when reading the item back shows that this write was
 // applied after all (a lost response, or an SDK retry of an applied
-// attempt).
+// attempt). A write that may have been applied and is not found is a
+// *fence.UnknownOutcomeError, never a stale token.
 func (t *Table) settle(ctx context.Context, w *write, err error) (applied bool, _ error) {
 	if ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
 		item := ccf.Item
@@ -119,12 +120,33 @@ func (t *Table) settle(ctx context.Context, w *write, err error) (applied bool, 
 		}
 		return false, &ConditionFailedError{Resource: w.resource, Item: item, Err: err}
 	}
-	if ambiguous(err) && ctx.Err() == nil {
-		if item, rerr := t.read(ctx, w.key); rerr == nil && t.mine(w, item) {
-			return true, nil
-		}
+	if !w.maybe.Load() {
+		// Every attempt was refused or never sent: nothing was applied.
+		return false, fmt.Errorf("fence/dynamo: %s %q: %w", w.op, w.resource, err)
 	}
-	return false, fmt.Errorf("fence/dynamo: %s %q: %w", w.op, w.resource, err)
+	// An attempt was sent and its answer lost: read back, unless ctx is
+	// done. Not finding this write does not prove it was never applied
+	// (a higher token may have replaced it, or the request may still
+	// land), so the outcome stays unknown.
+	ue := &fence.UnknownOutcomeError{Resource: w.resource, Token: w.token, Err: err}
+	if cerr := ctx.Err(); cerr != nil {
+		if !errors.Is(err, cerr) {
+			ue.Err = errors.Join(err, cerr)
+		}
+		return false, ue
+	}
+	item, rerr := t.read(ctx, w.key)
+	if rerr != nil {
+		ue.Err = errors.Join(err, fmt.Errorf("reading the item back: %w", rerr))
+		return false, ue
+	}
+	if t.mine(w, item) {
+		return true, nil
+	}
+	if highest, perr := parseFence(w.resource, t.o.FenceAttribute, item[t.o.FenceAttribute]); perr == nil && highest > w.token {
+		ue.Highest = highest
+	}
+	return false, ue
 }
 
 // ambiguous reports whether err leaves the outcome of a write unknown:

@@ -1,6 +1,7 @@
 package gcs
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/fencekit/fence"
@@ -20,5 +21,23 @@ func TestConformance(t *testing.T) {
 			return newResource(t, newClient(t, nil).Bucket(bucket.BucketName()), fastOptions)
 		},
 		MaxNameLen: MaxNameLen,
+		// fake-gcs-server applies the first upload; the transport drops
+		// its answer.
+		LostAnswer: func(t *testing.T, after func()) fence.Resource {
+			ft := newFaultTransport(t)
+			ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
+				if n != 1 {
+					return next.RoundTrip(req)
+				}
+				resp, err := next.RoundTrip(req)
+				if err != nil {
+					return nil, err
+				}
+				_ = resp.Body.Close()
+				after()
+				return nil, errDropped
+			})
+			return newResource(t, newClient(t, ft).Bucket(bucket.BucketName()), fastOptions)
+		},
 	})
 }

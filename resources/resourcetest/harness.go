@@ -43,6 +43,22 @@ type Harness struct {
 	// keep tokens in a signed BIGINT set math.MaxInt64; lockers issue
 	// tokens counting up from 1, so no real token comes near it.
 	MaxToken fence.Token
+	// LostAnswer returns a Resource on the store New uses whose first
+	// write (a Put or a Delete) the store applies but whose answer never
+	// reaches the Resource, as when a connection drops after the request
+	// was sent: a transport that lets the request through and drops the
+	// response, a proxy that cuts the connection once the server has
+	// answered a COMMIT. It talks to the real store, never to a mock of
+	// it. The harness calls after exactly once, after the store applied
+	// the write and before the Resource learns that the answer is lost;
+	// the suite lands a higher token there through a Resource from New to
+	// test the write that cannot be settled. Later calls pass untouched.
+	// Default: nil, and the lost-answer cases are skipped.
+	LostAnswer func(t *testing.T, after func()) fence.Resource
+	// NoLostAnswer says why the backend has no LostAnswer (for example,
+	// an in-process store has no answer to lose); the lost-answer cases
+	// skip with it.
+	NoLostAnswer string
 }
 
 // DefaultLargeValueLen is the size of the suite's large value, in bytes.

@@ -9,11 +9,12 @@ import (
 )
 
 // Run runs the conformance suite against the backend h drives: one subtest
-// per sentence of the fence.Resource contract, grouped by method (Put, Get,
-// Delete, Highest) and by topic (Names, Input, Concurrent). The subtests run
-// in parallel, each on names of its own that start with "rt-" and a random
-// run id, so runs on a shared, persistent store never meet. Run fails at
-// once when h.New is nil or h.MaxNameLen is below MinNameLen.
+// per sentence of the fence.Resource contract, grouped by method (Put,
+// Get, Delete, Highest) and by topic (Names, Input, Concurrent,
+// LostAnswer). The subtests run in parallel, each on names of its own that
+// start with "rt-" and a random run id, so runs on a shared, persistent
+// store never meet. Run fails at once when h.New is nil or h.MaxNameLen is
+// below MinNameLen.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	if h.New == nil {
@@ -54,6 +55,7 @@ var groups = []struct {
 	{"Names", nameCases},
 	{"Input", inputCases},
 	{"Concurrent", concurrentCases},
+	{"LostAnswer", lostCases},
 }
 
 // suite is the state one Run shares between its cases.
