@@ -1,105 +1,104 @@
 package main
 
 import (
-	"context"
-	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/jackc/pgx/v5"
-
-	"github.com/fencekit/fence/internal/emulators"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testlockers"
 )
 
-// backend is a store the command's tests run against: a fresh store URL
-// per test, initialised with `fence init`, and the TTL to use there.
+// backend is a store of testlockers.Backends that the command can open.
 type backend struct {
 	name string
-	ttl  string
-	// store returns the URL of a store of the test's own.
-	store func(t *testing.T) string
+	// minTTL is the store's shortest lease; ttl is it as a --ttl flag,
+	// the TTL of the behaviour tests.
+	minTTL time.Duration
+	ttl    string
+	// url returns a fresh store URL, not yet initialised, removed when
+	// the test ends.
+	url func(t *testing.T) string
 }
 
-// backends are the stores every behaviour test runs on: PostgreSQL and
-// the DynamoDB emulator.
-var backends = []backend{
-	{name: "postgres", ttl: "1s", store: postgresStore},
-	{name: "dynamodb", ttl: "1s", store: dynamoStore},
-}
-
-// withQuery adds a query parameter to a URL that may have a query already.
-func withQuery(u, param string) string {
-	if strings.Contains(u, "?") {
-		return u + "&" + param
+// backends returns the stores every behaviour test runs on: every entry
+// of testlockers.Backends with a URL (memory lives in one process, which
+// the command cannot share).
+func backends() []backend {
+	var bs []backend
+	for _, b := range testlockers.Backends {
+		if b.URL == nil {
+			continue
+		}
+		bs = append(bs, backend{name: b.Name, minTTL: b.MinTTL, ttl: b.MinTTL.String(), url: b.URL})
 	}
-	return u + "?" + param
+	return bs
 }
 
-// postgresStore returns a store URL with a lease table of the test's own,
-// created with fence init and dropped when the test ends.
-func postgresStore(t *testing.T) string {
+// backendNamed returns the backend called name, for tests of one store's
+// own features.
+func backendNamed(t *testing.T, name string) backend {
 	t.Helper()
-	base := testenv.PostgresURL(t)
-	table := uniqueName("fence_cli_")
-	store := withQuery(base, "table="+table)
-	wantCode(t, fenceRun(t, nil, "init", "--store", store), 0)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop %s: %v", table, err)
-			return
+	for _, b := range backends() {
+		if b.name == name {
+			return b
 		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize()); err != nil {
-			t.Errorf("drop %s: %v", table, err)
-		}
-	})
-	return store
+	}
+	t.Fatalf("no backend %q in testlockers.Backends", name)
+	return backend{}
 }
 
-// dynamoStore returns a store URL naming a table of the test's own on
-// dynalite, created with fence init and deleted when the test ends.
-func dynamoStore(t *testing.T) string {
+// missingStore returns the URL of a store of the test's own that does not
+// exist yet, after checking that the environment gives the binary what it
+// reads credentials from.
+func (b backend) missingStore(t *testing.T) string {
 	t.Helper()
-	endpoint := testenv.DynamoEndpoint(t)
-	awsDefaults(t)
-	client := emulators.DynamoClient(t, nil)
-	table := uniqueName("fence-cli-")
-	store := "dynamodb://" + table + "?endpoint=" + url.QueryEscape(endpoint)
-	wantCode(t, fenceRun(t, nil, "init", "--store", store), 0)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)}); err != nil {
-			t.Errorf("delete table %s: %v", table, err)
-		}
-	})
-	return store
+	u := b.url(t)
+	sdkEnv(t, u)
+	return u
 }
 
-// awsDefaults fails the test unless the AWS SDK's default chain is
-// pointed at the emulator as scripts/emulators.sh does (the command reads
-// credentials only from there).
-func awsDefaults(t *testing.T) {
+// store returns the URL of a store of the test's own, created with fence
+// init and removed when the test ends.
+func (b backend) store(t *testing.T) string {
 	t.Helper()
-	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"} {
+	u := b.missingStore(t)
+	wantCode(t, fenceRun(t, nil, "init", "--store", u), 0)
+	return u
+}
+
+// seconds formats d for sleep(1).
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+// sdkEnv fails the test unless the environment points the binary's SDKs
+// at the emulators as scripts/emulators.sh does: the command reads cloud
+// credentials only from there (TestMain sets Azure's from Azurite's).
+func sdkEnv(t *testing.T, store string) {
+	t.Helper()
+	var need []string
+	switch {
+	case strings.HasPrefix(store, "dynamodb://"):
+		need = []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
+	case strings.HasPrefix(store, "gs://"):
+		need = []string{"STORAGE_EMULATOR_HOST"}
+	case strings.HasPrefix(store, "azblob://"):
+		need = []string{"AZURE_STORAGE_CONNECTION_STRING"}
+	}
+	for _, v := range need {
 		if os.Getenv(v) == "" {
-			t.Fatalf("%s is unset; scripts/emulators.sh exports it with FENCE_DYNAMO_ENDPOINT", v)
+			t.Fatalf("%s is unset; scripts/emulators.sh exports it with the emulator's endpoint", v)
 		}
 	}
 }
 
-// forEachBackend runs test on every backend, in parallel subtests.
+// forEachBackend runs test on every backend, in parallel subtests, each
+// with a store of its own.
 func forEachBackend(t *testing.T, test func(t *testing.T, b backend, store string)) {
 	t.Helper()
-	for _, b := range backends {
+	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			test(t, b, b.store(t))

@@ -82,7 +82,10 @@ func (p *cutProxy) Cut() {
 // reported, not fatal.
 func TestLeaseLostToPartition(t *testing.T) {
 	t.Parallel()
-	store := postgresStore(t)
+	// The proxy stands between fence and the host and port of a
+	// PostgreSQL URL; the test does not cover the cloud stores.
+	b := backendNamed(t, "postgres")
+	store := b.store(t)
 	u, err := url.Parse(store)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +95,7 @@ func TestLeaseLostToPartition(t *testing.T) {
 	dir := t.TempDir()
 	started, term := filepath.Join(dir, "started"), filepath.Join(dir, "term")
 	script := `trap 'touch ` + shellQuote(term) + `; exit 3' TERM; touch ` + shellQuote(started) + `; while :; do sleep 0.02; done`
-	p := startFence(t, nil, "run", "--ttl", "1s", "--grace", "30s", "--store", u.String()+"&connect_timeout=1", "cut", "--", "sh", "-c", script)
+	p := startFence(t, nil, "run", "--ttl", b.ttl, "--grace", "30s", "--store", u.String()+"&connect_timeout=1", "cut", "--", "sh", "-c", script)
 	waitFor(t, "the command to start", func() bool { return exists(started) })
 	proxy.Cut()
 	r := p.wait()

@@ -43,7 +43,12 @@ func TestRunExportsLease(t *testing.T) {
 // executed 126, one killed by a signal 128+N.
 func TestRunCommandStatuses(t *testing.T) {
 	t.Parallel()
-	store := postgresStore(t)
+	forEachBackend(t, func(t *testing.T, b backend, store string) {
+		testCommandStatuses(t, b, store)
+	})
+}
+
+func testCommandStatuses(t *testing.T, b backend, store string) {
 	tests := []struct {
 		name    string
 		command []string
@@ -59,7 +64,7 @@ func TestRunCommandStatuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			key := uniqueName("status-")
-			r := fenceRun(t, nil, append([]string{"run", "--ttl", "1s", "--store", store, key, "--"}, tt.command...)...)
+			r := fenceRun(t, nil, append([]string{"run", "--ttl", b.ttl, "--store", store, key, "--"}, tt.command...)...)
 			wantCode(t, r, tt.code)
 			if !strings.Contains(r.stderr, tt.stderr) {
 				t.Errorf("stderr lacks %q: %v", tt.stderr, r)
@@ -189,7 +194,7 @@ func TestSignalsForwarded(t *testing.T) {
 // the wait with 128+N, and the command never runs.
 func TestInterruptWhileWaiting(t *testing.T) {
 	t.Parallel()
-	b := backends[0]
+	b := backends()[0]
 	store := b.store(t)
 	h := startHolder(t, b, store, "interrupted")
 	ran := filepath.Join(t.TempDir(), "ran")

@@ -12,7 +12,8 @@ import (
 // to connect or fails to parse.
 func TestPasswordNeverPrinted(t *testing.T) {
 	t.Parallel()
-	store := postgresStore(t)
+	b := backendNamed(t, "postgres") // the one store whose URL may carry a password
+	store := b.store(t)
 	const secret = "Hunter2-s3cret"
 	u, err := url.Parse(store)
 	if err != nil {
@@ -29,7 +30,7 @@ func TestPasswordNeverPrinted(t *testing.T) {
 		warning bool
 	}{
 		{"inspect", nil, []string{"inspect", "--store", withPassword, "k"}, 0, true},
-		{"run", nil, []string{"run", "--ttl", "1s", "--store", withPassword, "k", "--", "true"}, 0, true},
+		{"run", nil, []string{"run", "--ttl", b.ttl, "--store", withPassword, "k", "--", "true"}, 0, true},
 		{"break", nil, []string{"break", "--store", withPassword, "k"}, 0, true},
 		{"init", nil, []string{"init", "--store", withPassword}, 0, true},
 		{"from FENCE_STORE", testEnv(EnvStore + "=" + withPassword), []string{"inspect", "k"}, 0, false},

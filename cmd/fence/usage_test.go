@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -111,20 +110,15 @@ func TestHelp(t *testing.T) {
 }
 
 // TestStoreMissing: a store never initialised is a store error (69) with a
-// hint naming fence init.
+// hint naming fence init, for inspect, break and run alike (a key in a
+// missing Cloud Storage bucket is not reported free).
 func TestStoreMissing(t *testing.T) {
 	t.Parallel()
-	pgURL := testenv.PostgresURL(t)
-	dynamoEndpoint := testenv.DynamoEndpoint(t)
-	awsDefaults(t)
-	stores := map[string]string{
-		"postgres": withQuery(pgURL, "table="+uniqueName("fence_cli_missing_")),
-		"dynamodb": "dynamodb://" + uniqueName("fence-cli-missing-") + "?endpoint=" + url.QueryEscape(dynamoEndpoint),
-	}
-	for name, store := range stores {
-		t.Run(name, func(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
-			for _, args := range [][]string{{"inspect", "--store", store, "k"}, {"run", "--ttl", "1s", "--store", store, "k", "--", "true"}} {
+			store := b.missingStore(t)
+			for _, args := range [][]string{{"inspect", "--store", store, "k"}, {"break", "--store", store, "k"}, {"run", "--ttl", b.ttl, "--store", store, "k", "--", "true"}} {
 				r := fenceRun(t, nil, args...)
 				wantCode(t, r, exitStore)
 				if !strings.Contains(r.stderr, "fence init --store") {
@@ -142,7 +136,10 @@ func TestInitMissingSchema(t *testing.T) {
 	t.Parallel()
 	base := testenv.PostgresURL(t)
 	schema := uniqueName("fence_cli_schema_")
-	store := withQuery(base, "table="+schema+".locks")
+	store := base + "?table=" + schema + ".locks"
+	if strings.Contains(base, "?") {
+		store = base + "&table=" + schema + ".locks"
+	}
 	r := fenceRun(t, nil, "init", "--store", store)
 	wantCode(t, r, exitStore)
 	for _, want := range []string{`schema "` + schema + `" does not exist`, `hint: fence init creates the lease table but not its schema: run CREATE SCHEMA "` + schema + `" first`} {
