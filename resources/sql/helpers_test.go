@@ -25,7 +25,7 @@ func uniqueName(prefix string) string {
 	return prefix + "_" + strings.ToLower(rand.Text()[:12])
 }
 
-// sqlitePath returns the DSN of a new SQLite database in t.TempDir(), in
+// sqliteDSN returns the DSN of a new SQLite database in t.TempDir(), in
 // WAL mode with a busy timeout and immediate write transactions.
 func sqliteDSN(t testing.TB) string {
 	return "file:" + filepath.Join(t.TempDir(), "fence.db") +
@@ -35,7 +35,13 @@ func sqliteDSN(t testing.TB) string {
 // openSQLite opens a new SQLite database in t.TempDir().
 func openSQLite(t testing.TB) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", sqliteDSN(t))
+	return openSQLiteDSN(t, sqliteDSN(t))
+}
+
+// openSQLiteDSN opens the SQLite database dsn.
+func openSQLiteDSN(t testing.TB, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +147,10 @@ type backend struct {
 	newStore func(t fencesql.Tables) (*fencesql.Store, error)
 	// createTables creates tables on this backend.
 	createTables func(ctx context.Context, t fencesql.Tables) error
+	// lostStore returns a Store on tables of this backend, through
+	// connections of its own, whose first COMMIT is applied but loses its
+	// answer, calling after in between (see withLostStore).
+	lostStore func(t *testing.T, tb fencesql.Tables, after func()) *fencesql.Store
 }
 
 // do runs fn in its own transaction and fails the test on error.
@@ -231,13 +241,14 @@ var backendKinds = []struct {
 	open func(t testing.TB, maxConns int) *backend
 }{
 	{"sqlite", func(t testing.TB, n int) *backend {
-		return sqlBackend("sqlite", fencesql.SQLite, openSQLite(t))
+		dsn := sqliteDSN(t)
+		return withLostStore(sqlBackend("sqlite", fencesql.SQLite, openSQLiteDSN(t, dsn)), dsn)
 	}},
 	{"postgres-stdlib", func(t testing.TB, n int) *backend {
-		return sqlBackend("postgres-stdlib", fencesql.PostgreSQL, openPgStd(t, n))
+		return withLostStore(sqlBackend("postgres-stdlib", fencesql.PostgreSQL, openPgStd(t, n)), "")
 	}},
 	{"postgres-pgx", func(t testing.TB, n int) *backend {
-		return pgxBackend(openPgPool(t, int32(n), nil))
+		return withLostStore(pgxBackend(openPgPool(t, int32(n), nil)), "")
 	}},
 }
 

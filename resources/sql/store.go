@@ -1,9 +1,12 @@
 package sql
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,6 +18,16 @@ import (
 // transaction per call. Create it with NewStore (database/sql: PostgreSQL
 // or SQLite) or NewPgxStore (native pgx) after creating the tables. It is
 // safe for concurrent use.
+//
+// Nothing a write does is applied before its COMMIT. When the COMMIT was
+// sent and its answer lost (the connection broke, or ctx ended while it
+// was in flight), Put and Delete read the name back on a fresh connection,
+// with a fresh context bounded by ReconcileTimeout when ctx is done: the
+// write succeeds if it is found (its token in the fence row and its value
+// stored, or no value for a Delete), and otherwise the error is a
+// *fence.UnknownOutcomeError, carrying in Highest the token that has
+// replaced the write since, if one has. A retry with the same token and
+// value is harmless.
 type Store struct {
 	fences *Fences
 	run    func(ctx context.Context, fn func(ctx context.Context, q querier) error) error
@@ -24,6 +37,10 @@ type Store struct {
 }
 
 var _ fence.Resource = (*Store)(nil)
+
+// ReconcileTimeout bounds the read-back of a write whose COMMIT lost its
+// answer after ctx ended (see Store).
+const ReconcileTimeout = 5 * time.Second
 
 // NewStore returns a Store on db, a PostgreSQL (pgx stdlib) or SQLite
 // database holding the tables named by t. Each call runs in a transaction
@@ -78,7 +95,9 @@ ON CONFLICT (name) DO UPDATE SET value = excluded.value, token = excluded.token`
 }
 
 // Put implements fence.Resource: in one transaction, it checks and
-// advances token in the fence table, then stores value.
+// advances token in the fence table, then stores value. When the COMMIT
+// may have been applied but its answer was lost (see Store), it reads name
+// back.
 func (s *Store) Put(ctx context.Context, name string, token fence.Token, value []byte) error {
 	if err := validWrite(name, token); err != nil {
 		return err
@@ -86,7 +105,7 @@ func (s *Store) Put(ctx context.Context, name string, token fence.Token, value [
 	if value == nil {
 		value = []byte{} // a value, not a NULL
 	}
-	return s.run(ctx, func(ctx context.Context, q querier) error {
+	err := s.run(ctx, func(ctx context.Context, q querier) error {
 		if err := s.fences.check(ctx, q, name, token); err != nil {
 			return err
 		}
@@ -95,16 +114,19 @@ func (s *Store) Put(ctx context.Context, name string, token fence.Token, value [
 		}
 		return nil
 	})
+	return s.settle(ctx, name, token, err, func(r record) bool {
+		return r.value != nil && r.token == token && bytes.Equal(r.value, value)
+	})
 }
 
 // Delete implements fence.Resource: in one transaction, it checks and
 // advances token in the fence table, then deletes the value. The fence row
-// is the tombstone.
+// is the tombstone. A lost answer is reconciled as for Put.
 func (s *Store) Delete(ctx context.Context, name string, token fence.Token) error {
 	if err := validWrite(name, token); err != nil {
 		return err
 	}
-	return s.run(ctx, func(ctx context.Context, q querier) error {
+	err := s.run(ctx, func(ctx context.Context, q querier) error {
 		if err := s.fences.check(ctx, q, name, token); err != nil {
 			return err
 		}
@@ -113,6 +135,7 @@ func (s *Store) Delete(ctx context.Context, name string, token fence.Token) erro
 		}
 		return nil
 	})
+	return s.settle(ctx, name, token, err, func(r record) bool { return r.value == nil })
 }
 
 // Get implements fence.Resource. The error for an absent name is a
@@ -121,12 +144,36 @@ func (s *Store) Get(ctx context.Context, name string) (value []byte, token fence
 	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
 		return nil, 0, err
 	}
-	err = s.run(ctx, func(ctx context.Context, q querier) error {
+	r, err := s.read(ctx, name)
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case r.highest == 0:
+		return nil, 0, &fence.NotFoundError{Name: name}
+	case r.value == nil:
+		return nil, 0, &fence.NotFoundError{Name: name, Tombstone: true}
+	}
+	return r.value, r.token, nil
+}
+
+// record is what the tables hold for one name.
+type record struct {
+	highest fence.Token // the fence row's token; 0 when there is none
+	value   []byte      // nil when there is no value row (a tombstone)
+	token   fence.Token // the value row's token
+}
+
+// read returns the record of name, checked: a *fence.CorruptError when a
+// token is not positive or the value's is above the fence's.
+func (s *Store) read(ctx context.Context, name string) (record, error) {
+	var r record
+	err := s.run(ctx, func(ctx context.Context, q querier) error {
 		var highest, stored any
 		var v []byte
 		err := q.queryRow(ctx, s.get, name).Scan(&highest, &v, &stored)
 		if isNoRows(err) {
-			return &fence.NotFoundError{Name: name}
+			r = record{}
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("fencesql: get %q: %w", name, err)
@@ -135,8 +182,9 @@ func (s *Store) Get(ctx context.Context, name string) (value []byte, token fence
 		if !ok || h <= 0 {
 			return &fence.CorruptError{Key: name, Reason: "fence token is " + describe(highest) + ", not a positive integer"}
 		}
+		r = record{highest: fence.Token(h)}
 		if stored == nil {
-			return &fence.NotFoundError{Name: name, Tombstone: true}
+			return nil
 		}
 		t, ok := asInt64(stored)
 		if !ok || t <= 0 || t > h {
@@ -145,13 +193,41 @@ func (s *Store) Get(ctx context.Context, name string) (value []byte, token fence
 		if v == nil {
 			v = []byte{}
 		}
-		value, token = v, fence.Token(t)
+		r.value, r.token = v, fence.Token(t)
 		return nil
 	})
-	if err != nil {
-		return nil, 0, err
+	return r, err
+}
+
+// settle returns the outcome of a write of token on name that ended with
+// err, reconciling a lost COMMIT answer as the Store doc says: applied
+// reports whether the record read back is the write's. For such a COMMIT
+// it never returns the raw error, nor a stale token.
+func (s *Store) settle(ctx context.Context, name string, token fence.Token, err error, applied func(record) bool) error {
+	ce, ok := errors.AsType[*commitError](err)
+	if !ok || !ce.maybeApplied() {
+		return err
 	}
-	return value, token, nil
+	ue := &fence.UnknownOutcomeError{Resource: name, Token: token, Err: err}
+	rctx := ctx
+	if cerr := ctx.Err(); cerr != nil {
+		if !errors.Is(err, cerr) {
+			ue.Err = errors.Join(err, cerr)
+		}
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), ReconcileTimeout)
+		defer cancel()
+	}
+	r, rerr := s.read(rctx, name)
+	switch {
+	case rerr != nil:
+		ue.Err = errors.Join(ue.Err, fmt.Errorf("fencesql: reading %q back: %w", name, rerr))
+	case r.highest == token && applied(r):
+		return nil
+	case r.highest > token:
+		ue.Highest = r.highest
+	}
+	return ue
 }
 
 // Highest implements fence.Resource.

@@ -1,6 +1,7 @@
 package sql_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -24,6 +25,9 @@ func TestConformance(t *testing.T) {
 			},
 			MaxNameLen: fencesql.MaxNameLen,
 			MaxToken:   fencesql.MaxToken,
+			LostAnswer: func(t *testing.T, after func()) fence.Resource {
+				return b.lostStore(t, tb, after)
+			},
 		})
 	})
 }
@@ -59,6 +63,45 @@ func TestStoreKeepsTombstones(t *testing.T) {
 		wantStale(t, s.Put(ctx, "doc", 4, []byte("stale re-create")), 4, 5)
 		if _, _, err := s.Get(ctx, "never"); !errors.As(err, &nf) || nf.Tombstone {
 			t.Fatalf("Get of a name never written: %v; want a NotFoundError without tombstone", err)
+		}
+	})
+}
+
+// TestStoreLostCommitWithCtxDone: ctx ends while the COMMIT is in flight,
+// after the database applied it. The read-back runs on a fresh context:
+// it finds the write (success), or finds it replaced by a higher token
+// (an unknown outcome that still matches ctx's error).
+func TestStoreLostCommitWithCtxDone(t *testing.T) {
+	t.Parallel()
+	onEachBackend(t, 2, func(t *testing.T, b *backend) {
+		tb := b.tables(t)
+		other, err := b.newStore(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, replaced := range []bool{false, true} {
+			name := fmt.Sprintf("cancelled-replaced-%v", replaced)
+			ctx, cancel := context.WithCancel(t.Context())
+			s := b.lostStore(t, tb, func() {
+				if replaced {
+					if err := other.Put(t.Context(), name, 6, []byte("six")); err != nil {
+						t.Errorf("the newer holder's Put: %v", err)
+					}
+				}
+				cancel()
+			})
+			err := s.Put(ctx, name, 4, []byte("four"))
+			cancel()
+			if !replaced {
+				if err != nil {
+					t.Errorf("Put cancelled while its applied COMMIT was in flight: %v; want success after reading back", err)
+				}
+				continue
+			}
+			var ue *fence.UnknownOutcomeError
+			if !errors.As(err, &ue) || ue.Token != 4 || ue.Highest != 6 || !errors.Is(err, context.Canceled) || errors.Is(err, fence.ErrStaleToken) {
+				t.Errorf("Put cancelled in flight, then replaced by token 6: %v; want an unknown outcome replaced by 6, matching context.Canceled", err)
+			}
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // MaxTxAttempts bounds the attempts RunTx and RunPgxTx make at one
@@ -84,8 +85,10 @@ func Retryable(err error) bool {
 // do nothing outside tx that cannot be repeated; after MaxTxAttempts, or
 // once ctx is done, RunTx returns a *ConflictError.
 //
-// A commit that fails for another reason (a broken connection) may or may
-// not have been applied; RunTx returns that error and does not retry.
+// A commit that fails for another reason (a broken connection, ctx ending
+// while the COMMIT was in flight) may or may not have been applied; RunTx
+// returns that error and does not retry. Store reconciles such a commit by
+// reading the name back.
 func RunTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return retry(ctx, func() error {
 		tx, err := db.BeginTx(ctx, opts)
@@ -96,7 +99,7 @@ func RunTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(ctx con
 			return err
 		}
 		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("fencesql: commit: %w", err)
+			return &commitError{err: err}
 		}
 		return nil
 	})
@@ -125,10 +128,42 @@ func RunPgxTx(ctx context.Context, db PgxBeginner, opts pgx.TxOptions, fn func(c
 			return err
 		}
 		if err := tx.Commit(ctx); err != nil {
-			return fmt.Errorf("fencesql: commit: %w", err)
+			return &commitError{err: err}
 		}
 		return nil
 	})
+}
+
+// commitError is a failed COMMIT.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "fencesql: commit: " + e.err.Error() }
+
+func (e *commitError) Unwrap() error { return e.err }
+
+// maybeApplied reports whether the failed COMMIT may have been applied: it
+// was sent, and no answer of the database says that it failed.
+func (e *commitError) maybeApplied() bool {
+	err := e.err
+	var pgErr *pgconn.PgError
+	var code interface{ Code() int } // SQLite's answer
+	switch {
+	case errors.As(err, &pgErr), errors.As(err, &code):
+		return false // the database answered: a failed COMMIT rolls back
+	case errors.Is(err, pgx.ErrTxCommitRollback):
+		return false // PostgreSQL answered ROLLBACK
+	case errors.Is(err, sql.ErrTxDone), err == context.Canceled, err == context.DeadlineExceeded:
+		// database/sql found ctx done and did not send the COMMIT (it
+		// returns ctx.Err() itself; drivers wrap theirs).
+		return false
+	case errors.Is(err, pgconn.ErrConnClosed):
+		// pgx (v5.12) also says "conn closed", and SafeToRetry, when the
+		// connection broke while it read the answer to a COMMIT it sent.
+		return true
+	case pgconn.SafeToRetry(err):
+		return false // pgx did not send it
+	}
+	return true
 }
 
 // callRollingBack calls fn and rolls back when it fails or panics.
