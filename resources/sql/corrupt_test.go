@@ -74,6 +74,9 @@ func TestCorruptFenceRow(t *testing.T) {
 			if _, err := s.Highest(t.Context(), name); !errors.Is(err, fence.ErrCorrupt) {
 				t.Errorf("Highest of token %s: err = %v; want ErrCorrupt", v, err)
 			}
+			if _, err := b.highest(t.Context(), f, name); !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("Fences.Highest of token %s: err = %v; want ErrCorrupt", v, err)
+			}
 			if _, _, err := s.Get(t.Context(), name); !errors.Is(err, fence.ErrCorrupt) {
 				t.Errorf("Get of token %s: err = %v; want ErrCorrupt", v, err)
 			}

@@ -71,6 +71,28 @@ func ExampleFences_Check() {
 	// balance: 150
 }
 
+// A name's high-water mark, read without a hand-written query.
+func ExampleFences_Highest() {
+	ctx := context.Background()
+	db, cleanup := openExampleDB()
+	defer cleanup()
+	if err := fencesql.CreateTables(ctx, db, fencesql.SQLite, fencesql.Tables{}); err != nil {
+		panic(err)
+	}
+	fences, err := fencesql.NewFences(fencesql.DefaultFenceTable)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(fences.Highest(ctx, db, "account/42"))
+	_ = fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
+		return fences.Check(ctx, tx, "account/42", 7)
+	})
+	fmt.Println(fences.Highest(ctx, db, "account/42"))
+	// Output:
+	// 0 <nil>
+	// 7 <nil>
+}
+
 // A fenced column on the protected row itself.
 func ExampleColumn_Update() {
 	ctx := context.Background()

@@ -92,8 +92,36 @@ func (f *Fences) check(ctx context.Context, q querier, name string, token fence.
 	return judge(name, token, stored)
 }
 
+// Highest returns the highest token recorded for name in the fence table,
+// 0 if none was, read through db: a *sql.DB or *sql.Conn reads the
+// committed token, and a *sql.Tx also sees its own Check. It takes no lock
+// and writes nothing. A fence row that holds no valid token gets a
+// *fence.CorruptError; an empty or over-long name a *fence.InvalidError.
+func (f *Fences) Highest(ctx context.Context, db SQLQueryer, name string) (fence.Token, error) {
+	if db == nil {
+		return 0, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	return f.highestOf(ctx, sqlRows{db}, name)
+}
+
+// HighestPgx is Highest for pgx: db is a *pgx.Conn, a *pgxpool.Pool or a
+// pgx.Tx.
+func (f *Fences) HighestPgx(ctx context.Context, db PgxQueryer, name string) (fence.Token, error) {
+	if db == nil {
+		return 0, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	return f.highestOf(ctx, pgxRows{db}, name)
+}
+
+func (f *Fences) highestOf(ctx context.Context, q rowQuerier, name string) (fence.Token, error) {
+	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+		return 0, err
+	}
+	return f.highest(ctx, q, name)
+}
+
 // highest returns the token recorded for name, 0 if none.
-func (f *Fences) highest(ctx context.Context, q querier, name string) (fence.Token, error) {
+func (f *Fences) highest(ctx context.Context, q rowQuerier, name string) (fence.Token, error) {
 	var stored any
 	err := q.queryRow(ctx, `SELECT token FROM `+f.quoted+` WHERE name = $1`, name).Scan(&stored)
 	if isNoRows(err) {

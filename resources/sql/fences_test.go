@@ -98,6 +98,66 @@ func TestCheckAdmitsEqualAndHigherRefusesLower(t *testing.T) {
 	})
 }
 
+// TestHighest reads a name's high-water mark without a hand-written
+// query: outside a transaction the committed token, inside one also its
+// own Check; 0 for a name never checked; ErrCorrupt for a corrupted row.
+func TestHighest(t *testing.T) {
+	t.Parallel()
+	onEachBackend(t, 4, func(t *testing.T, b *backend) {
+		tb := b.tables(t)
+		f, err := fencesql.NewFences(tb.Fence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		want := func(what string, got fence.Token, err error, token fence.Token) {
+			t.Helper()
+			if err != nil || got != token {
+				t.Errorf("%s = %d, %v; want %d", what, got, err, token)
+			}
+		}
+		h, err := b.highest(ctx, f, "account/1")
+		want("Highest of a name never checked", h, err, 0)
+		b.do(t, func(x txn) error { return x.check(f, "account/1", 7) })
+		h, err = b.highest(ctx, f, "account/1")
+		want("Highest after Check(7)", h, err, 7)
+		// In a transaction that raised the token but has not committed,
+		// the transaction sees its own token, the database the committed
+		// one.
+		errRollBack := errors.New("roll back")
+		err = b.inTx(ctx, false, func(x txn) error {
+			if err := x.check(f, "account/1", 9); err != nil {
+				return err
+			}
+			h, err := x.highest(f, "account/1")
+			want("Highest in the transaction of Check(9)", h, err, 9)
+			h, err = b.highest(ctx, f, "account/1")
+			want("Highest outside the transaction of Check(9)", h, err, 7)
+			return errRollBack
+		})
+		if !errors.Is(err, errRollBack) {
+			t.Fatal(err)
+		}
+		h, err = b.highest(ctx, f, "account/1")
+		want("Highest after the rollback", h, err, 7)
+		for _, name := range []string{"", strings.Repeat("n", fencesql.MaxNameLen+1), "bad\x00name"} {
+			if _, err := b.highest(ctx, f, name); !errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("Highest(%.20q) = %v; want ErrInvalid", name, err)
+			}
+		}
+	})
+	t.Run("nil db", func(t *testing.T) {
+		t.Parallel()
+		f, _ := fencesql.NewFences("")
+		if _, err := f.Highest(t.Context(), nil, "n"); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("Highest(nil db) = %v; want ErrInvalid", err)
+		}
+		if _, err := f.HighestPgx(t.Context(), nil, "n"); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("HighestPgx(nil db) = %v; want ErrInvalid", err)
+		}
+	})
+}
+
 func TestCheckRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {

@@ -86,6 +86,7 @@ type txn interface {
 	update(c *fencesql.Column, key any, token fence.Token, set string, args ...any) error
 	exec(query string, args ...any) error
 	scalar(query string, args ...any) (any, error)
+	highest(f *fencesql.Fences, name string) (fence.Token, error)
 }
 
 type stdTxn struct {
@@ -99,6 +100,10 @@ func (x stdTxn) check(f *fencesql.Fences, name string, token fence.Token) error 
 
 func (x stdTxn) update(c *fencesql.Column, key any, token fence.Token, set string, args ...any) error {
 	return c.Update(x.ctx, x.tx, key, token, set, args...)
+}
+
+func (x stdTxn) highest(f *fencesql.Fences, name string) (fence.Token, error) {
+	return f.Highest(x.ctx, x.tx, name)
 }
 
 func (x stdTxn) exec(query string, args ...any) error {
@@ -125,6 +130,10 @@ func (x pgxTxn) update(c *fencesql.Column, key any, token fence.Token, set strin
 	return c.UpdatePgx(x.ctx, x.tx, key, token, set, args...)
 }
 
+func (x pgxTxn) highest(f *fencesql.Fences, name string) (fence.Token, error) {
+	return f.HighestPgx(x.ctx, x.tx, name)
+}
+
 func (x pgxTxn) exec(query string, args ...any) error {
 	_, err := x.tx.Exec(x.ctx, query, args...)
 	return err
@@ -147,6 +156,9 @@ type backend struct {
 	newStore func(t fencesql.Tables) (*fencesql.Store, error)
 	// createTables creates tables on this backend.
 	createTables func(ctx context.Context, t fencesql.Tables) error
+	// highest reads the highest token of name with Fences.Highest or
+	// HighestPgx on the database itself, outside any transaction.
+	highest func(ctx context.Context, f *fencesql.Fences, name string) (fence.Token, error)
 	// lostStore returns a Store on tables of this backend, through
 	// connections of its own, whose first COMMIT is applied but loses its
 	// answer, calling after in between (see withLostStore).
@@ -209,6 +221,9 @@ func sqlBackend(name string, d fencesql.Dialect, db *sql.DB) *backend {
 			})
 		},
 		newStore: func(t fencesql.Tables) (*fencesql.Store, error) { return fencesql.NewStore(db, t) },
+		highest: func(ctx context.Context, f *fencesql.Fences, name string) (fence.Token, error) {
+			return f.Highest(ctx, db, name)
+		},
 		createTables: func(ctx context.Context, t fencesql.Tables) error {
 			return fencesql.CreateTables(ctx, db, d, t)
 		},
@@ -228,7 +243,10 @@ func pgxBackend(pool *pgxpool.Pool) *backend {
 				return fn(pgxTxn{ctx, tx})
 			})
 		},
-		newStore:     func(t fencesql.Tables) (*fencesql.Store, error) { return fencesql.NewPgxStore(pool, t) },
+		newStore: func(t fencesql.Tables) (*fencesql.Store, error) { return fencesql.NewPgxStore(pool, t) },
+		highest: func(ctx context.Context, f *fencesql.Fences, name string) (fence.Token, error) {
+			return f.HighestPgx(ctx, pool, name)
+		},
 		createTables: func(ctx context.Context, t fencesql.Tables) error { return fencesql.CreateTablesPgx(ctx, pool, t) },
 	}
 }

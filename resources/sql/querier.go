@@ -8,11 +8,43 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// rowQuerier is a database, connection or transaction of either driver
+// family, as the fence code reads through it.
+type rowQuerier interface {
+	queryRow(ctx context.Context, query string, args ...any) interface{ Scan(dest ...any) error }
+}
+
 // querier is a transaction of either driver family, as the fence code
 // uses it.
 type querier interface {
-	queryRow(ctx context.Context, query string, args ...any) interface{ Scan(dest ...any) error }
+	rowQuerier
 	exec(ctx context.Context, query string, args ...any) (rowsAffected int64, err error)
+}
+
+// SQLQueryer is the part of *sql.DB, *sql.Conn and *sql.Tx that
+// Fences.Highest uses.
+type SQLQueryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// PgxQueryer is the part of *pgx.Conn, *pgxpool.Pool and pgx.Tx that
+// Fences.HighestPgx uses.
+type PgxQueryer interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// sqlRows and pgxRows adapt them.
+type (
+	sqlRows struct{ db SQLQueryer }
+	pgxRows struct{ db PgxQueryer }
+)
+
+func (q sqlRows) queryRow(ctx context.Context, query string, args ...any) interface{ Scan(dest ...any) error } {
+	return q.db.QueryRowContext(ctx, query, args...)
+}
+
+func (q pgxRows) queryRow(ctx context.Context, query string, args ...any) interface{ Scan(dest ...any) error } {
+	return q.db.QueryRow(ctx, query, args...)
 }
 
 // sqlTx adapts a database/sql transaction.
