@@ -46,6 +46,13 @@ func ParseToken(s string) (Token, error) {
 // Token, checked by the resource being written (see Resource), makes such a
 // stale write impossible. The lease is an efficiency device: it keeps two
 // workers from doing the same work most of the time.
+//
+// A lease is identified by its Key, Owner and Token. Every copy of it, the
+// value Acquire returned as well as the value returned by any Renew since,
+// names the same lease: Renew and Release accept any copy and decide from
+// the store's record, and from the latest ValidUntil the Locker gave the
+// lease, never from the ValidUntil of the copy alone. A job that outlives
+// its TTL can therefore release with the copy it started with.
 type Lease struct {
 	// Key is the name of the lock.
 	Key string
@@ -60,7 +67,8 @@ type Lease struct {
 	// ValidUntil is the holder's conservative local estimate of the expiry:
 	// the time the acquiring or renewing request was sent, on the locker's
 	// clock, plus TTL. The store may consider the lease expired earlier if
-	// clocks drift; treat this as an upper bound.
+	// clocks drift; treat this as an upper bound. It describes this copy
+	// only: a later Renew returns a copy with a later ValidUntil.
 	ValidUntil time.Time
 }
 
@@ -105,16 +113,18 @@ type Locker interface {
 	// Renew extends lease by its TTL, keeping its token. It succeeds only
 	// if the caller still holds the lease: if the lease expired, was
 	// released, broken or taken over, Renew returns an error matching
-	// ErrNotHeld. Renewing the same lease twice is harmless. A lease whose
-	// TTL is outside the backend's range gets an error matching ErrInvalid.
+	// ErrNotHeld. Renewing the same lease twice is harmless, and so is
+	// renewing with an older copy of it (see Lease): the lease is expired
+	// only when its latest renewal has run out. A lease whose TTL is
+	// outside the backend's range gets an error matching ErrInvalid.
 	Renew(ctx context.Context, lease Lease) (Lease, error)
 
 	// Release frees lease if and only if the caller still holds it
-	// (compare-and-delete on owner and token, never a blind delete). It
-	// returns an error matching ErrNotHeld when the lease was no longer
-	// held; the new holder's lease is then left in place. The record and
-	// its counter stay in the store so the next token continues the
-	// sequence.
+	// (compare-and-delete on owner and token, never a blind delete), with
+	// any copy of it (see Lease). It returns an error matching ErrNotHeld
+	// when the lease was no longer held; the new holder's lease is then
+	// left in place. The record and its counter stay in the store so the
+	// next token continues the sequence.
 	Release(ctx context.Context, lease Lease) error
 
 	// Break frees key whoever holds it: an operator action. The next

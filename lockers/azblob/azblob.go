@@ -46,7 +46,9 @@
 // own lease after expiry as long as nobody took it since; the contract
 // does not, so Renew and Release of a lease whose ValidUntil (send time +
 // TTL on the locker's Clock) has passed answer fence.ErrNotHeld without
-// asking the service. Azure does not report when a lease ends, so
+// asking the service. They accept any copy of a lease (the one from
+// Acquire or from any Renew) and judge it by the latest ValidUntil this
+// Locker gave it. Azure does not report when a lease ends, so
 // HeldError.ValidUntil and LockInfo.ValidUntil are zero.
 //
 // # Break
@@ -91,6 +93,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/leases"
 )
 
 // Limits of the Azure blob locker.
@@ -132,6 +135,7 @@ type Locker struct {
 	c       *container.Client
 	clock   fence.Clock
 	cleanup time.Duration
+	book    leases.Book // latest ValidUntil of the leases l renewed
 }
 
 var _ fence.Locker = (*Locker)(nil)

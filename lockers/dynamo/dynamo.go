@@ -64,9 +64,11 @@
 // holder's writes.
 //
 // In both modes a holder counts its lease from the time it sent the
-// request, on its own clock (Lease.ValidUntil); Renew and Release of a
-// lease past that time fail with fence.ErrNotHeld without writing. Do not
-// mix the modes on one table.
+// request, on its own clock (Lease.ValidUntil). Renew and Release accept
+// any copy of a lease (the one from Acquire or from any Renew): they judge
+// it by the latest ValidUntil this Locker gave it, and once that has passed
+// they fail with fence.ErrNotHeld without writing. Do not mix the modes on
+// one table.
 //
 // # Ambiguous outcomes
 //
@@ -86,6 +88,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/leases"
 )
 
 // Limits of the DynamoDB locker.
@@ -142,6 +145,7 @@ type Locker struct {
 	obs     *Observations
 	trusted bool
 	skew    time.Duration
+	book    leases.Book // latest ValidUntil of the leases l renewed
 }
 
 var _ fence.Locker = (*Locker)(nil)

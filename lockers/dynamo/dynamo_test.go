@@ -62,6 +62,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 			}
 			clock.Advance(testShortTTL + skew + time.Millisecond)
 		},
+		Pass:       func(_ *testing.T, d time.Duration) { clock.Advance(d) },
 		MaxKeyLen:  MaxKeyLen,
 		BadTTLs:    []time.Duration{0, -time.Second, MinTTL - time.Nanosecond, MaxTTL + time.Millisecond},
 		Now:        clock.Now,

@@ -15,8 +15,9 @@ import (
 
 // Renew implements fence.Locker: one conditional UpdateItem that writes a
 // new version, lease duration and expiry if the item still has the lease's
-// owner and token and is held. Observers then restart their wait. A lease
-// past its ValidUntil on l's clock is not renewed: Renew returns an error
+// owner and token and is held. Observers then restart their wait. Any copy
+// of a lease works (see fence.Lease): a lease whose latest renewal by l
+// has run out on l's clock is not renewed, and Renew returns an error
 // matching fence.ErrNotHeld without writing. The returned lease's
 // ValidUntil is the send time plus TTL.
 func (l *Locker) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
@@ -41,19 +42,24 @@ func (l *Locker) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, err
 	})
 	if err != nil {
 		if err := l.settleHeld(ctx, "renew", lease.Key, version, err); err != nil {
+			if errors.Is(err, fence.ErrNotHeld) {
+				l.book.Forget(lease)
+			}
 			return fence.Lease{}, err
 		}
 	}
 	lease.ValidUntil = sent.Add(lease.TTL)
+	l.book.Record(lease, sent)
 	return lease, nil
 }
 
 // Release implements fence.Locker: one conditional UpdateItem that marks
 // the item free and writes a new version if the item still has the lease's
-// owner and token and is held. The item and its token stay. A lease past
-// its ValidUntil on l's clock is not released: Release returns an error
-// matching fence.ErrNotHeld without writing, and the key stays held in the
-// store until another Locker takes it over.
+// owner and token and is held. The item and its token stay. Any copy of a
+// lease works; a lease whose latest renewal by l has run out on l's clock
+// is not released: Release returns an error matching fence.ErrNotHeld
+// without writing, and the key stays held in the store until another
+// Locker takes it over.
 func (l *Locker) Release(ctx context.Context, lease fence.Lease) error {
 	if err := checkLease(lease); err != nil {
 		return err
@@ -70,9 +76,12 @@ func (l *Locker) Release(ctx context.Context, lease fence.Lease) error {
 		":false": &types.AttributeValueMemberBOOL{Value: false},
 	})
 	if err != nil {
-		return l.settleHeld(ctx, "release", lease.Key, version, err)
+		err = l.settleHeld(ctx, "release", lease.Key, version, err)
 	}
-	return nil
+	if err == nil || errors.Is(err, fence.ErrNotHeld) {
+		l.book.Forget(lease)
+	}
+	return err
 }
 
 // Break implements fence.Locker: one UpdateItem that marks key's item free
@@ -138,13 +147,15 @@ func (l *Locker) settleHeld(ctx context.Context, op, key, version string, err er
 }
 
 // unexpired returns an error matching fence.ErrNotHeld if lease has run
-// out at now on l's clock.
+// out at now on l's clock: the latest ValidUntil of any copy of it that l
+// returned, or of the copy given.
 func (l *Locker) unexpired(lease fence.Lease, now time.Time) error {
-	if now.Before(lease.ValidUntil) {
+	until := l.book.ValidUntil(lease)
+	if now.Before(until) {
 		return nil
 	}
 	return fmt.Errorf("fence/dynamo: lease on %q (token %d) ran out at %v on this locker's clock: %w",
-		lease.Key, lease.Token, lease.ValidUntil, fence.ErrNotHeld)
+		lease.Key, lease.Token, until, fence.ErrNotHeld)
 }
 
 // checkLease validates a lease handed to Renew or Release.

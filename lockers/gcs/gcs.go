@@ -44,9 +44,10 @@
 // back to watching its generation.
 //
 // In both modes a holder counts its lease from the time it sent the
-// request, on its own clock (Lease.ValidUntil); Renew and Release of a
-// lease past that time fail with fence.ErrNotHeld without writing. Renew
-// and Release therefore need the Lease as Acquire or Renew returned it.
+// request, on its own clock (Lease.ValidUntil). Renew and Release accept
+// any copy of a lease (the one from Acquire or from any Renew): they judge
+// it by the latest ValidUntil this Locker gave it, and once that has passed
+// they fail with fence.ErrNotHeld without writing.
 //
 // # Write rate
 //
@@ -86,6 +87,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/leases"
 )
 
 // Limits of the Cloud Storage locker.
@@ -161,6 +163,7 @@ type Locker struct {
 	obs     *Observations
 	trusted bool
 	skew    time.Duration
+	book    leases.Book // latest ValidUntil of the leases l renewed
 }
 
 var _ fence.Locker = (*Locker)(nil)

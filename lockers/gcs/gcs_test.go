@@ -51,6 +51,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 		TTL:       time.Hour,
 		ShortTTL:  MinTTL,
 		Expire:    func(*testing.T) { clock.Advance(expire) },
+		Pass:      func(_ *testing.T, d time.Duration) { clock.Advance(d) },
 		MaxKeyLen: MaxNameLen,
 		BadTTLs:   []time.Duration{0, -time.Second, MinTTL - time.Nanosecond, MaxTTL + time.Nanosecond},
 		Now:       clock.Now,

@@ -33,8 +33,9 @@ func ours(st state, lease fence.Lease) bool {
 
 // Renew implements fence.Locker: it rewrites the record of lease with a new
 // write id (so a new generation, which restarts every observer's wait)
-// under a precondition on the generation l last saw of it. A lease past its
-// ValidUntil on l's clock is not renewed: Renew returns fence.ErrNotHeld
+// under a precondition on the generation l last saw of it. Any copy of a
+// lease works (see fence.Lease): a lease whose latest renewal by l has run
+// out on l's clock is not renewed, and Renew returns fence.ErrNotHeld
 // without writing. The returned lease's ValidUntil is the send time plus
 // TTL.
 func (l *Locker) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
@@ -54,26 +55,43 @@ func (l *Locker) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, err
 	if err != nil {
 		return fence.Lease{}, err
 	}
+	l.book.Record(renewed, renewed.ValidUntil.Add(-renewed.TTL))
 	return renewed, nil
 }
 
 // Release implements fence.Locker: it writes a free record that keeps the
 // lease's owner and token, under a precondition on the generation l last
-// saw of the lease's record. A lease past its ValidUntil on l's clock is
-// not released: Release returns fence.ErrNotHeld without writing.
+// saw of the lease's record. Any copy of a lease works; a lease whose
+// latest renewal by l has run out on l's clock is not released: Release
+// returns fence.ErrNotHeld without writing.
 func (l *Locker) Release(ctx context.Context, lease fence.Lease) error {
 	name, err := l.checkLease(lease)
 	if err != nil {
 		return err
 	}
-	return l.rewrite(ctx, lease, name, func(st state, _ time.Time) record { return freed(st.rec) })
+	err = l.rewrite(ctx, lease, name, func(st state, _ time.Time) record { return freed(st.rec) })
+	if err == nil {
+		l.book.Forget(lease)
+	}
+	return err
 }
 
-// rewrite writes next(state, send time) over lease's record while the record is the
-// lease's, held, and the lease has not run out on l's clock.
+// rewrite writes next(state, send time) over lease's record while the
+// record is the lease's, held, and the lease has not run out on l's clock
+// (by the latest ValidUntil l gave it). A lease found not held is
+// forgotten.
 func (l *Locker) rewrite(ctx context.Context, lease fence.Lease, name string, next func(state, time.Time) record) error {
-	if !l.clock.Now().Before(lease.ValidUntil) {
-		return fence.ErrNotHeld
+	err := l.rewriteHeld(ctx, lease, name, next)
+	if errors.Is(err, fence.ErrNotHeld) {
+		l.book.Forget(lease)
+	}
+	return err
+}
+
+func (l *Locker) rewriteHeld(ctx context.Context, lease fence.Lease, name string, next func(state, time.Time) record) error {
+	until := l.book.ValidUntil(lease)
+	if !l.clock.Now().Before(until) {
+		return notHeld("ran out at "+until.String()+" on this locker's clock", lease)
 	}
 	st, err := l.remembered(ctx, lease.Key, name)
 	if err != nil {
@@ -86,11 +104,11 @@ func (l *Locker) rewrite(ctx context.Context, lease fence.Lease, name string, ne
 	}
 	for range maxLeaseWrites {
 		if !ours(st, lease) {
-			return fence.ErrNotHeld
+			return notHeld("its record is no longer the lease's, held", lease)
 		}
 		sent := l.clock.Now()
-		if !sent.Before(lease.ValidUntil) {
-			return fence.ErrNotHeld
+		if !sent.Before(until) {
+			return notHeld("ran out at "+until.String()+" on this locker's clock", lease)
 		}
 		rec := next(st, sent)
 		gen, err := l.store.write(ctx, name, st.gen, rec.encode())
@@ -108,4 +126,10 @@ func (l *Locker) rewrite(ctx context.Context, lease fence.Lease, name string, ne
 	// Still the lease's record, rewritten by someone else each time: not
 	// a definite loss, so not ErrNotHeld.
 	return fmt.Errorf("gcs: %q: the lease's record changed under %d writes in a row", lease.Key, maxLeaseWrites)
+}
+
+// notHeld is the error of a Renew or Release of lease that is not held,
+// with why.
+func notHeld(why string, lease fence.Lease) error {
+	return fmt.Errorf("fence/gcs: lease on %q (token %d): %s: %w", lease.Key, lease.Token, why, fence.ErrNotHeld)
 }

@@ -10,6 +10,7 @@
 //			TTL:       time.Hour,
 //			ShortTTL:  time.Second,
 //			Expire:    func(*testing.T) { clock.Advance(time.Second + time.Millisecond) },
+//			Pass:      func(_ *testing.T, d time.Duration) { clock.Advance(d) },
 //			MaxKeyLen: memory.MaxKeyLen,
 //			Now:       clock.Now,
 //		})
@@ -19,8 +20,9 @@
 // Group/Sentence (for example Release/StaleAfterTakeoverLeavesTheNewHolder),
 // so a failure names the promise that was broken. The cases run in
 // parallel on keys of their own and make no assumption about time beyond
-// the Harness: only Expire lets time pass, and no case measures how long
-// anything took. Two consequences for a harness:
+// the Harness: only Expire and Pass let time pass, and no case measures
+// how long anything took. Pass serves one case, a job that outlives its
+// TTL, which runs alone before the others. Two consequences for a harness:
 //
 //   - Expire of one case may expire the short leases of every other case,
 //     so the suite never relies on a lease of ShortTTL being still held;
@@ -50,6 +52,11 @@ type Harness struct {
 	// Expire returns once every lease of ShortTTL taken so far has expired
 	// for every Locker from New: it advances a fake clock, or sleeps.
 	Expire func(t *testing.T)
+	// Pass lets d pass for every Locker from New and for the store, d
+	// being less than ShortTTL: it advances the fake clock by d, or
+	// sleeps d. The suite calls it only in a case that runs alone, so
+	// that it never expires the leases of other cases.
+	Pass func(t *testing.T, d time.Duration)
 	// MaxKeyLen is the longest key the backend accepts, in bytes.
 	MaxKeyLen int
 	// BadTTLs are durations the backend must refuse with fence.ErrInvalid

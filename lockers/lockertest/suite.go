@@ -15,8 +15,10 @@ import (
 // Run runs the conformance suite against the backend h drives: one subtest
 // per sentence of the fence.Locker contract, grouped by the method (or the
 // part of the contract) it tests. The subtests run in parallel, each on keys
-// of its own, so leases of one case never meet another's. Only Expire
-// passes time: the suite never sleeps and never times anything.
+// of its own, so leases of one case never meet another's; the cases that
+// restart the store or pass time with Harness.Pass run alone, before the
+// others. Only Expire and Pass let time pass: the suite never sleeps and
+// never times anything.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	switch {
@@ -24,6 +26,8 @@ func Run(t *testing.T, h Harness) {
 		t.Fatal("lockertest: Harness.New is nil")
 	case h.Expire == nil:
 		t.Fatal("lockertest: Harness.Expire is nil")
+	case h.Pass == nil:
+		t.Fatal("lockertest: Harness.Pass is nil")
 	case h.TTL <= 0 || h.ShortTTL <= 0:
 		t.Fatalf("lockertest: Harness.TTL (%v) and ShortTTL (%v) must be positive", h.TTL, h.ShortTTL)
 	case h.ShortTTL > h.TTL:
@@ -37,6 +41,11 @@ func Run(t *testing.T, h Harness) {
 	// before them.
 	t.Run("Restart", func(t *testing.T) {
 		t.Run("TokensIncreaseAcrossIt", func(t *testing.T) { restartCase(t, s) })
+	})
+	// Passing time by less than ShortTTL would disturb the other cases
+	// too: the case of a job outliving its TTL runs alone, before them.
+	t.Run("Lease", func(t *testing.T) {
+		t.Run("AnyCopyRenewsAndReleasesAfterManyRenewals", func(t *testing.T) { copiesCase(t, s) })
 	})
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

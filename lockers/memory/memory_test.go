@@ -26,6 +26,7 @@ func TestConformance(t *testing.T) {
 		TTL:       time.Hour,
 		ShortTTL:  shortTTL,
 		Expire:    func(*testing.T) { clock.Advance(shortTTL + time.Millisecond) },
+		Pass:      func(_ *testing.T, d time.Duration) { clock.Advance(d) },
 		MaxKeyLen: memory.MaxKeyLen,
 		BadTTLs:   []time.Duration{0, -time.Millisecond, memory.MinTTL - time.Nanosecond, memory.MaxTTL + time.Nanosecond},
 		Now:       clock.Now,

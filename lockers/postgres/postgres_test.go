@@ -33,6 +33,7 @@ func harness(t *testing.T) lockertest.Harness {
 		// server expiry (receipt + ShortTTL) is at most ShortTTL away;
 		// the margin covers timer granularity.
 		Expire:    func(*testing.T) { time.Sleep(shortTTL + 20*time.Millisecond) },
+		Pass:      func(_ *testing.T, d time.Duration) { time.Sleep(d) },
 		MaxKeyLen: MaxKeyLen,
 		BadTTLs:   []time.Duration{0, -time.Second, MinTTL - time.Microsecond, MaxTTL + time.Millisecond},
 		// The lockers use the system clock for the times they report.

@@ -1,0 +1,58 @@
+package leases
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fencekit/fence"
+)
+
+func TestValidUntilIsTheLatestOfAnyCopy(t *testing.T) {
+	t.Parallel()
+	var b Book
+	t0 := time.Unix(1000, 0)
+	acquired := fence.Lease{Key: "k", Owner: "o", Token: 7, TTL: time.Second, ValidUntil: t0.Add(time.Second)}
+	b.Record(acquired, t0)
+	renewed := acquired
+	renewed.ValidUntil = t0.Add(3 * time.Second)
+	b.Record(renewed, t0.Add(2*time.Second))
+	if got := b.ValidUntil(acquired); !got.Equal(renewed.ValidUntil) {
+		t.Errorf("ValidUntil(acquisition copy) = %v; want the renewal's %v", got, renewed.ValidUntil)
+	}
+	b.Record(acquired, t0.Add(2*time.Second)) // an older copy recorded late does not move it back
+	if got := b.ValidUntil(renewed); !got.Equal(renewed.ValidUntil) {
+		t.Errorf("ValidUntil after recording an older copy = %v; want %v", got, renewed.ValidUntil)
+	}
+	for _, other := range []fence.Lease{
+		{Key: "k", Owner: "o", Token: 8, ValidUntil: t0},
+		{Key: "k", Owner: "p", Token: 7, ValidUntil: t0},
+		{Key: "j", Owner: "o", Token: 7, ValidUntil: t0},
+	} {
+		if got := b.ValidUntil(other); !got.Equal(t0) {
+			t.Errorf("ValidUntil(%+v) = %v; want its own %v: another lease's renewal must not count", other, got, t0)
+		}
+	}
+	b.Forget(renewed)
+	if got := b.ValidUntil(acquired); !got.Equal(acquired.ValidUntil) {
+		t.Errorf("ValidUntil after Forget = %v; want the copy's own %v", got, acquired.ValidUntil)
+	}
+}
+
+func TestSweepsLeasesThatRanOut(t *testing.T) {
+	t.Parallel()
+	var b Book
+	t0 := time.Unix(1000, 0)
+	live := fence.Lease{Key: "live", Owner: "o", Token: 1, ValidUntil: t0.Add(time.Hour)}
+	b.Record(live, t0)
+	for i := range 10 * minSweep {
+		now := t0.Add(time.Duration(i) * time.Second)
+		b.Record(fence.Lease{Key: fmt.Sprint(i), Owner: "o", Token: 1, ValidUntil: now.Add(time.Second)}, now)
+	}
+	if n := b.Len(); n > 2*minSweep+1 {
+		t.Errorf("book holds %d leases after 10x%d short ones ran out; want them swept", n, minSweep)
+	}
+	if got := b.ValidUntil(fence.Lease{Key: "live", Owner: "o", Token: 1}); !got.Equal(live.ValidUntil) {
+		t.Errorf("the unexpired lease was swept: ValidUntil = %v", got)
+	}
+}
