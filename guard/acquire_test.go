@@ -264,3 +264,59 @@ func TestAmbiguousAcquireAfterCancel(t *testing.T) {
 		t.Errorf("after Do: %+v, %v; want the lease the guard won released", info, err)
 	}
 }
+
+// A lease won late in wait mode by an attempt whose answer was lost runs
+// from that attempt, not from an ambiguous attempt long before it: the
+// first attempt's outcome was lost too but a re-read showed the key held
+// by another owner, and the holder kept it for longer than a TTL.
+func TestLateAmbiguousWinKeepsItsDeadline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const leaseTTL = 30 * time.Second
+	holder, err := e.mem.Acquire(t.Context(), "job", time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := func(ctx context.Context, key string, ttl time.Duration, o *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
+		if _, err := real(ctx, key, ttl, o); err != nil && !errors.Is(err, fence.ErrHeld) {
+			return fence.Lease{}, err
+		}
+		return fence.Lease{}, fmt.Errorf("acquire: %w", context.DeadlineExceeded)
+	}
+	e.locker.queueAcquire(lost) // attempt 1: busy in fact, answer lost
+	g := e.guard(t, guard.Options{TTL: leaseTTL, AcquireTimeout: time.Hour, BackoffMin: time.Second, BackoffMax: 2 * time.Second})
+	j := goJob(t.Context(), g, "job")
+	// Busy attempts for three TTLs.
+	for e.elapsed() < 3*leaseTTL {
+		if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Advance(2 * time.Second)
+	}
+	if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.mem.Release(t.Context(), holder); err != nil {
+		t.Fatal(err)
+	}
+	e.locker.queueAcquire(lost) // the winning attempt loses its answer
+	won := e.elapsed()
+	e.clk.Advance(2 * time.Second)
+	select {
+	case <-j.start:
+	case <-j.done:
+		t.Fatalf("Do returned before running fn: %v", j.err)
+	}
+	if err := j.ctx.Err(); err != nil {
+		t.Fatalf("fn's context is done as fn starts (%v, cause %v); the lease was won at %v", err, context.Cause(j.ctx), won)
+	}
+	// The lease lives on through renewals well past the first attempt's
+	// TTL.
+	e.advanceTo(t, j, won+3*leaseTTL, time.Second)
+	if err := j.ctx.Err(); err != nil {
+		t.Fatalf("lease lost at %v: %v", e.elapsed(), context.Cause(j.ctx))
+	}
+	if err := j.end(t, func() error { return nil }); err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+}

@@ -18,17 +18,23 @@ var ErrDeadlinePassed = errors.New("guard: lease safety deadline passed")
 type DeadlineError struct {
 	// Deadline is the safety deadline on the guard's Clock.
 	Deadline time.Time
-	// Err is the last transient renewal error; nil when the only renewal
-	// attempted was still in flight.
+	// Err is the last transient renewal error since the last success;
+	// nil when no renewal failed.
 	Err error
+	// InFlight is true when a renewal (or the re-read after one) was
+	// still waiting for the store when the deadline passed.
+	InFlight bool
 }
 
 func (e *DeadlineError) Error() string {
 	msg := "guard: lease safety deadline passed"
-	if e.Err != nil {
+	switch {
+	case e.Err != nil:
 		msg += " after renewal failed: " + e.Err.Error()
-	} else {
+	case e.InFlight:
 		msg += " while a renewal was in flight"
+	default:
+		msg += " before a renewal was sent"
 	}
 	return msg
 }

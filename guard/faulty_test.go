@@ -203,6 +203,20 @@ type job struct {
 // startJob runs g.Do(ctx, key, ...) and waits until fn runs.
 func startJob(t *testing.T, ctx context.Context, g *guard.Guard, key string) *job {
 	t.Helper()
+	j := goJob(ctx, g, key)
+	select {
+	case <-j.start:
+	case <-j.done:
+		t.Fatalf("Do returned before running fn: %v", j.err)
+	case <-t.Context().Done():
+		t.Fatal("fn never started")
+	}
+	return j
+}
+
+// goJob runs g.Do(ctx, key, ...) without waiting for fn: j.start closes
+// when it runs.
+func goJob(ctx context.Context, g *guard.Guard, key string) *job {
 	j := &job{start: make(chan struct{}), finish: make(chan func() error, 1), done: make(chan struct{})}
 	go func() {
 		defer close(j.done)
@@ -212,13 +226,6 @@ func startJob(t *testing.T, ctx context.Context, g *guard.Guard, key string) *jo
 			return (<-j.finish)()
 		})
 	}()
-	select {
-	case <-j.start:
-	case <-j.done:
-		t.Fatalf("Do returned before running fn: %v", j.err)
-	case <-t.Context().Done():
-		t.Fatal("fn never started")
-	}
 	return j
 }
 

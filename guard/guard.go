@@ -97,6 +97,7 @@ func (g *Guard) Do(ctx context.Context, key string, fn Func) error {
 func (g *Guard) finish(ctx context.Context, a acquired, k *keeper, cancel context.CancelCauseFunc, fnErr error) error {
 	lost := k.halt()
 	cancel(context.Canceled)
+	a.lease = k.lease // the latest renewal: what the locker knows best
 	relErr := g.release(ctx, a)
 	if lost == nil && errors.Is(relErr, fence.ErrNotHeld) {
 		lost = &fence.LeaseLostError{Key: a.lease.Key, Token: a.lease.Token, Err: relErr}

@@ -145,7 +145,7 @@ func (k *keeper) call(deadline fence.Timer, f func(ctx context.Context)) bool {
 		<-returned
 		return false
 	case <-deadline.C():
-		k.lose(&DeadlineError{Deadline: k.deadline, Err: k.lastErr})
+		k.lose(&DeadlineError{Deadline: k.deadline, Err: k.lastErr, InFlight: true})
 		<-returned
 		return false
 	}

@@ -274,7 +274,8 @@ func TestErrorMessages(t *testing.T) {
 		want string
 	}{
 		{&guard.DeadlineError{Err: errTransient}, "guard: lease safety deadline passed after renewal failed: " + errTransient.Error()},
-		{&guard.DeadlineError{}, "guard: lease safety deadline passed while a renewal was in flight"},
+		{&guard.DeadlineError{InFlight: true}, "guard: lease safety deadline passed while a renewal was in flight"},
+		{&guard.DeadlineError{}, "guard: lease safety deadline passed before a renewal was sent"},
 		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Held: true, Owner: "you", Token: 8}, RenewErr: context.DeadlineExceeded},
 			`guard: after an ambiguous renewal (context deadline exceeded) the lock "job" is held by another owner with token 8, not ours (token 7)`},
 		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Token: 7}, RenewErr: errTransient},
