@@ -3,10 +3,13 @@ package sql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
 )
@@ -23,6 +26,7 @@ import (
 type Column struct {
 	table, key, fence string // quoted
 	name              string // table as given, for messages
+	fenceName         string // fence column as given
 }
 
 // NewColumn returns the fenced-column writer for table, whose rows are
@@ -41,7 +45,7 @@ func NewColumn(table, keyColumn, fenceColumn string) (*Column, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Column{table: t, key: k, fence: f, name: table}, nil
+	return &Column{table: t, key: k, fence: f, name: table, fenceName: fenceColumn}, nil
 }
 
 // UpdateSQL returns the statement Update runs for a SET clause with nargs
@@ -57,6 +61,9 @@ func (c *Column) UpdateSQL(set string, nargs int) (string, error) {
 	if err := checkSet(set, nargs); err != nil {
 		return "", err
 	}
+	if err := checkAssignments(set, c.fenceName); err != nil {
+		return "", err
+	}
 	k, t := "$"+strconv.Itoa(nargs+1), "$"+strconv.Itoa(nargs+2)
 	assign := c.fence + " = " + t
 	if set != "" {
@@ -70,10 +77,14 @@ func (c *Column) UpdateSQL(set string, nargs int) (string, error) {
 // set to the row whose key is key, if token is at least the row's fence
 // token, and records token there, in one conditional statement. set is a
 // comma-separated list of assignments ("balance = balance + $1, note =
-// $2") that refers to args as $1, $2, ...; it must not touch the fence
-// column, and it is refused with a *fence.InvalidError if it could reach
-// beyond the assignments (a semicolon, a comment, a WHERE, a placeholder
-// other than $1..$len(args)). An empty set only advances the token.
+// $2") that refers to args as $1, $2, ...; each assigns a column (or a
+// parenthesised list of columns) other than the fence column, which is
+// recognised without regard to ASCII case. An empty set only advances the
+// token. An error matching fence.ErrInvalid refuses, before anything is
+// sent, a set that assigns the fence column, that is not such a list, or
+// that could reach beyond the assignments (a semicolon, a comment, a
+// WHERE, a placeholder other than $1..$len(args)); and, from the
+// database, a set whose expressions are not valid SQL (a syntax error).
 //
 // A lower token gets a *fence.StaleTokenError with the row's token; a
 // missing row a *fence.NotFoundError; a fence column holding NULL or a
@@ -112,6 +123,11 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 	all := append(append(make([]any, 0, len(args)+2), args...), key, int64(token))
 	for range attempts {
 		n, err := q.exec(ctx, stmt, all...)
+		if isSyntaxError(err) {
+			// The statement around set is fixed and valid: the caller's
+			// assignments are not.
+			return fmt.Errorf("%w (%w)", &fence.InvalidError{Field: "set clause", Reason: fmt.Sprintf("%q is not valid SQL", set)}, err)
+		}
 		if err != nil {
 			return fmt.Errorf("fencesql: update %s: %w", resource, err)
 		}
@@ -136,4 +152,23 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 		return &fence.CorruptError{Key: resource, Reason: "fence column holds " + describe(stored) + ", not a token"}
 	}
 	return fmt.Errorf("fencesql: update %s: the row kept changing under the update; retry the transaction", resource)
+}
+
+// isSyntaxError reports whether err is the database refusing a statement
+// it cannot parse: PostgreSQL's SQLSTATE 42601, SQLite's SQLITE_ERROR
+// saying "syntax error" or "incomplete input".
+func isSyntaxError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "42601"
+	}
+	var code interface{ Code() int }
+	if errors.As(err, &code) && code.Code()&0xff == 1 {
+		msg := err.Error()
+		return strings.Contains(msg, "syntax error") || strings.Contains(msg, "incomplete input")
+	}
+	return false
 }

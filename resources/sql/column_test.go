@@ -156,6 +156,35 @@ func TestColumnRefusesBadInput(t *testing.T) {
 		{"a = 1)", 0},
 		{`a = E'\''`, 0},
 		{"a = `b`", 0},
+		// Assignments to the fence column, in every spelling the
+		// databases take for it.
+		{"fence = 1", 0},
+		{"FENCE = 1", 0},
+		{`"fence" = 1`, 0},
+		{`"Fence" = 1`, 0},
+		{"a = 1, fence = $1", 1},
+		{"(a, fence) = (1, 2)", 0},
+		{"( a , FENCE ) = (SELECT 1, 2)", 0},
+		{"fence[1] = 1", 0},
+		{"fence.x = 1", 0},
+		{"fence=1", 0},
+		// Malformed lists of assignments.
+		{"a", 0},
+		{"a =", 0},
+		{"= 1", 0},
+		{"a = 1,", 0},
+		{", a = 1", 0},
+		{"a = 1,, b = 2", 0},
+		{"a == 1", 0},
+		{"a 1", 0},
+		{"[fence] = 1", 0},
+		{"'fence' = 1", 0},
+		{"(a, ) = (1, 2)", 0},
+		{"() = (1)", 0},
+		{"a = ARRAY[1", 0},
+		{"a = 1]", 0},
+		{"a = (1]", 0},
+		{"U&\"fence\" = 1", 0},
 	} {
 		if _, err := c.UpdateSQL(tc.set, tc.nargs); !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("UpdateSQL(%q, %d) err = %v; want ErrInvalid", tc.set, tc.nargs, err)
@@ -175,4 +204,63 @@ func TestColumnRefusesBadInput(t *testing.T) {
 			t.Errorf("UpdateSQL(%q, %d) = %q, %v; want %q", tc.set, tc.nargs, got, err, tc.want)
 		}
 	}
+	for _, set := range []string{
+		"(a, b) = (1, 2)",
+		`tags = ARRAY['x, y', 'z'], "fence_old" = 1, refence = 2, fence_x = 3`,
+		"a[1] = 2, b.c = 3",
+		"  a = 1 ,\n\tb = 2  ",
+		`"fence "" col" = 1`,
+	} {
+		if _, err := c.UpdateSQL(set, 0); err != nil {
+			t.Errorf("UpdateSQL(%q) = %v; want it accepted", set, err)
+		}
+	}
+}
+
+// TestColumnUpdateRefusesBadSetClauses runs refused SET clauses against
+// the databases: an assignment to the fence column (which SQLite would
+// silently drop in favour of the fence's, and PostgreSQL refuse as a
+// double assignment) and malformed clauses, caught before anything is
+// sent or reported by the database as a syntax error, all get
+// fence.ErrInvalid, and the row is left as it was.
+func TestColumnUpdateRefusesBadSetClauses(t *testing.T) {
+	t.Parallel()
+	onEachBackend(t, 2, func(t *testing.T, b *backend) {
+		table := accountsTable(t, b, true)
+		c, err := fencesql.NewColumn(table, "id", "fence")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.do(t, func(x txn) error { return x.update(c, int64(1), 5, "balance = 10") })
+		for _, tc := range []struct {
+			set      string
+			byServer bool // only the database can tell
+		}{
+			{"fence = 100", false},
+			{"balance = 1, FENCE = 100", false},
+			{`"fence" = 100`, false},
+			{"(balance, fence) = (1, 100)", false},
+			{"[fence] = 100", false},
+			{"'fence' = 100", false},
+			{"balance", false},
+			{"balance =", false},
+			{"balance = 1,", false},
+			{"balance == 1", false},
+			{"balance = 1 +", true},
+			{"balance = 1 2", true},
+			{"balance = (SELECT)", true},
+		} {
+			err := b.inTx(t.Context(), false, func(x txn) error { return x.update(c, int64(1), 6, tc.set) })
+			var ie *fence.InvalidError
+			if !errors.Is(err, fence.ErrInvalid) || !errors.As(err, &ie) || ie.Field != "set clause" {
+				t.Errorf("Update(%q) = %v; want a *fence.InvalidError for the set clause", tc.set, err)
+			}
+			if _, sentErr := c.UpdateSQL(tc.set, 0); (sentErr == nil) != tc.byServer {
+				t.Errorf("UpdateSQL(%q) = %v; want it refused before sending: %v", tc.set, sentErr, !tc.byServer)
+			}
+			if bal, tok := account(t, b, table); bal != int64(10) || tok != int64(5) {
+				t.Errorf("after Update(%q): balance %v, token %v; want 10, 5 (unchanged)", tc.set, bal, tok)
+			}
+		}
+	})
 }

@@ -83,6 +83,182 @@ func checkSet(set string, nargs int) error {
 	return nil
 }
 
+// checkAssignments checks that set, which checkSet has accepted, is a
+// comma-separated list of assignments "target = expression" that leaves
+// the column called fenceColumn to the fence. A target is a column name
+// (bare or double-quoted, optionally followed by PostgreSQL's .field or
+// [subscript]) or a parenthesised list of column names; the fence column
+// is recognised without regard to ASCII case, as SQLite and unquoted
+// PostgreSQL names are. Whether each expression is valid SQL is left to
+// the database. It returns a *fence.InvalidError.
+func checkAssignments(set, fenceColumn string) error {
+	bad := func(format string, a ...any) error {
+		return &fence.InvalidError{Field: "set clause", Reason: fmt.Sprintf(format, a...)}
+	}
+	if strings.TrimSpace(set) == "" {
+		return nil
+	}
+	parts, err := splitTopLevel(set)
+	if err != nil {
+		return bad("%v", err)
+	}
+	for _, p := range parts {
+		item := strings.TrimSpace(p.text)
+		if item == "" {
+			return bad("empty assignment at byte %d", p.at)
+		}
+		names, rest, ok := parseTarget(item)
+		rest = strings.TrimLeft(rest, space)
+		if !ok || !strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, "==") {
+			return bad("%q at byte %d is not an assignment: want column = expression", item, p.at)
+		}
+		if strings.TrimSpace(rest[1:]) == "" {
+			return bad("%q at byte %d assigns nothing", item, p.at)
+		}
+		for _, n := range names {
+			if asciiEqualFold(n, fenceColumn) {
+				return bad("%q at byte %d assigns the fence column %q, which the fence sets", item, p.at, fenceColumn)
+			}
+		}
+	}
+	return nil
+}
+
+// space is the white space skipped between the tokens of a target.
+const space = " \t\r\n"
+
+// part is one comma-separated piece of a SET clause and its offset.
+type part struct {
+	text string
+	at   int
+}
+
+// splitTopLevel splits set at the commas outside quotes, parentheses and
+// brackets.
+func splitTopLevel(set string) ([]part, error) {
+	var parts []part
+	var stack []byte // the closing brackets expected
+	start := 0
+	for i := 0; i < len(set); i++ {
+		switch c := set[i]; c {
+		case '\'', '"':
+			end := closingQuote(set, i)
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated %c quote at byte %d", c, i)
+			}
+			i = end
+		case '(':
+			stack = append(stack, ')')
+		case '[':
+			stack = append(stack, ']')
+		case ')', ']':
+			if len(stack) == 0 || stack[len(stack)-1] != c {
+				return nil, fmt.Errorf("unbalanced %c at byte %d", c, i)
+			}
+			stack = stack[:len(stack)-1]
+		case ',':
+			if len(stack) == 0 {
+				parts = append(parts, part{set[start:i], start})
+				start = i + 1
+			}
+		}
+	}
+	if len(stack) != 0 {
+		return nil, fmt.Errorf("unbalanced %c", stack[len(stack)-1])
+	}
+	return append(parts, part{set[start:], start}), nil
+}
+
+// parseTarget reads the target at the start of an assignment: a column
+// name with optional .field and [subscript] suffixes, or a parenthesised
+// list of column names. It returns the column names and what follows.
+func parseTarget(s string) (names []string, rest string, ok bool) {
+	if strings.HasPrefix(s, "(") {
+		s = s[1:]
+		for {
+			name, r, ok := parseName(strings.TrimLeft(s, space))
+			if !ok {
+				return nil, "", false
+			}
+			names = append(names, name)
+			r = strings.TrimLeft(r, space)
+			switch {
+			case strings.HasPrefix(r, ","):
+				s = r[1:]
+			case strings.HasPrefix(r, ")"):
+				return names, r[1:], true
+			default:
+				return nil, "", false
+			}
+		}
+	}
+	name, s, ok := parseName(s)
+	if !ok {
+		return nil, "", false
+	}
+	for {
+		t := strings.TrimLeft(s, space)
+		switch {
+		case strings.HasPrefix(t, "."):
+			if _, r, ok := parseName(strings.TrimLeft(t[1:], space)); ok {
+				s = r
+				continue
+			}
+			return nil, "", false
+		case strings.HasPrefix(t, "["):
+			end := strings.IndexByte(t, ']') // splitTopLevel balanced them
+			if end < 0 {
+				return nil, "", false
+			}
+			s = t[end+1:]
+			continue
+		}
+		return []string{name}, s, true
+	}
+}
+
+// parseName reads a bare or double-quoted identifier at the start of s.
+func parseName(s string) (name, rest string, ok bool) {
+	switch {
+	case s == "":
+		return "", "", false
+	case s[0] == '"':
+		end := closingQuote(s, 0)
+		if end < 0 {
+			return "", "", false
+		}
+		return strings.ReplaceAll(s[1:end], `""`, `"`), s[end+1:], true
+	case isIdentStart(s[0]):
+		j := 1
+		for j < len(s) && (isIdentStart(s[j]) || s[j] >= '0' && s[j] <= '9') {
+			j++
+		}
+		return s[:j], s[j:], true
+	}
+	return "", "", false
+}
+
+// asciiEqualFold reports whether a and b are equal when ASCII letters are
+// compared without regard to case.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
 // closingQuote returns the index of the quote closing the one at set[i],
 // where a doubled quote stands for itself, or -1.
 func closingQuote(set string, i int) int {
