@@ -1,0 +1,124 @@
+// Package azblob is a fence.Locker on Azure Blob Storage leases, driven
+// through the Azure SDK for Go (github.com/Azure/azure-sdk-for-go/sdk/storage/azblob).
+//
+// Each key is one empty block blob in a container, named by the key
+// verbatim (see ValidateKey for the names refused). The blob's metadata
+// holds the fencing token (a counter that only grows), the owner of the
+// last lease and that lease's duration. Blobs are never deleted: releasing
+// or breaking a lease leaves the blob and its counter, so the next token
+// continues the sequence. Do not delete the blobs or edit their metadata by
+// hand; a deleted blob restarts its key's tokens at 1, and a token that is
+// not a number makes every later Acquire fail with fence.ErrCorrupt.
+//
+// # How a lease is taken
+//
+// Acquire reads the blob (creating it with If-None-Match: * the first time,
+// so concurrent creators cannot overwrite each other), then takes a blob
+// lease with If-Match on the ETag it read: the atomic conditional step is
+// the service's lease acquisition, which fails with LeaseAlreadyPresent
+// while another lease is active. Right after, still under the lease, it
+// writes the incremented token with the lease id and If-Match on the same
+// ETag (lease operations do not change a blob's ETag). Tokens therefore only
+// move under a lease, and each increment is a compare-and-swap from the
+// value read: two acquirers can never issue the same token, even if one of
+// them paused past its lease. If the increment fails, Acquire releases the
+// lease and returns the error; no token was issued.
+//
+// # Lease ids
+//
+// Azure identifies a lease by a UUID that the acquirer proposes. This
+// package derives it from the key, the owner, the token being issued and
+// the TTL (see LeaseID), so owner ids need not be UUIDs, and every
+// acquisition has a lease id of its own: a lease value with another owner,
+// token or TTL than the one issued has another lease id and is refused by
+// the service itself, and an Acquire retried by the owner that already
+// holds the key proposes the next token's id and loses (fence.ErrHeld),
+// as the contract wants. An Acquire retried after a failure between the
+// lease and the token increment proposes the same id, which Azure accepts,
+// and completes the first attempt.
+//
+// # Expiry
+//
+// The service measures expiry: leases last 15 to 60 whole seconds (MinTTL,
+// MaxTTL); other durations are refused with fence.ErrInvalid. Infinite
+// leases are not offered, since a holder that dies would keep the key
+// until an operator breaks it. Azure lets the holder renew or release its
+// own lease after expiry as long as nobody took it since; the contract
+// does not, so Renew and Release of a lease whose ValidUntil (send time +
+// TTL on the locker's Clock) has passed answer fence.ErrNotHeld without
+// asking the service. They accept any copy of a lease (the one from
+// Acquire or from any Renew) and judge it by the latest ValidUntil this
+// Locker gave it. Azure does not report when a lease ends, so
+// HeldError.ValidUntil and LockInfo.ValidUntil are zero.
+//
+// # Break
+//
+// Break breaks the lease at once (break period 0) and then takes and
+// releases the blob under a fresh random lease id, because Azure lets the
+// broken holder release a broken lease with its old id: after Break, the
+// broken holder's Renew and Release answer fence.ErrNotHeld. The next
+// Acquire increments the counter, so its token is higher.
+//
+// # Round trips
+//
+// Acquire: 3 on a known key (read, lease, increment), 4 the first time;
+// a lost Acquire: 2 or 3, and it writes nothing. Renew and Release: 1.
+// Inspect: 1. Break: 3 on a held key, 1 on a free one.
+//
+// # Ambiguous outcomes
+//
+// A request whose answer was lost may have been applied. Acquire settles
+// its own steps with the store: after a lease request without an answer it
+// re-reads the blob with the proposed lease id as a condition (the read
+// succeeds only if that lease is active), and after an increment without
+// an answer it re-reads the token and owner; what it cannot settle while
+// ctx lasts it undoes by releasing the lease with its id (harmless if the
+// lease is not ours). When ctx ends, the method returns an error wrapping
+// ctx.Err() and the caller reconciles with Inspect, as the contract says.
+// The SDK's own retries are safe: a repeated lease request with the same
+// proposed id succeeds on our own lease, a repeated increment fails its
+// If-Match and is recognised, a repeated Renew is a renewal. A repeated
+// Release answers fence.ErrNotHeld (the lease is already free).
+//
+// Holding a lease is not a safety guarantee, only its token is: pass
+// Lease.Token to a fenced resource (see package fence).
+//
+// # The stored blob
+//
+// One empty block blob per key, named by the key, never deleted. Its
+// metadata (names are case-insensitive; Azure returns them capitalised,
+// as Fencetoken):
+//
+//   - fencetoken (MetaToken): the last token issued, in decimal; "0" from
+//     the blob's creation until its first Acquire. Only Acquire raises it.
+//   - fenceowner (MetaOwner): the owner id of the last lease; absent while
+//     the token is 0.
+//   - fencettl (MetaTTL): that lease's duration in whole seconds, 15 to
+//     60; absent while the token is 0.
+//
+// Other metadata on the blob is kept on every rewrite. Whether the key is
+// held is the blob's own lease state (leased or breaking: held), timed by
+// the service. The lease's id is LeaseID(key, fenceowner, fencetoken,
+// fencettl seconds): a version 8 UUID made of the first 16 bytes of the SHA-256
+// of the string "fence/azblob lease v1", the key and the owner (each
+// preceded by its length in bytes as 8 bytes big-endian), then the token
+// and the TTL in nanoseconds (8 bytes big-endian each). With it Azure's
+// own tools can act on the lease. To free a key, call Break: a lease
+// broken with Azure's tools alone can still be released by its holder.
+// Metadata reported corrupt is repaired by setting the three names above
+// consistently, with a token no lower than the last one issued.
+//
+// # Running on the emulator
+//
+// The tests run on Azurite's blob service, which scripts/emulators.sh
+// starts on a free loopback port (with --skipApiVersionCheck,
+// --disableTelemetry and --inMemoryPersistence) and whose connection
+// string it exports as FENCE_AZURITE_CONNECTION_STRING. With Azurite's
+// published development account it reads:
+//
+//	DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:PORT/devstoreaccount1;
+//
+// and a Locker's client comes from it with
+// container.NewClientFromConnectionString(connStr, "locks", nil). Azurite
+// times leases on its own clock, 15 to 60 s as Azure does.
+package azblob

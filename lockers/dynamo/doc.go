@@ -1,0 +1,129 @@
+// Package dynamo is a fence.Locker on Amazon DynamoDB, driven through the
+// AWS SDK for Go v2.
+//
+// Each key is one item of a lease table whose partition key is a string
+// attribute (see CreateTable and KeySchema). The item holds the owner of
+// the last lease, the fencing token (a number that only grows), a record
+// version that changes on every write, the lease duration and whether the
+// key is held. Items are never deleted: Release and Break mark the item
+// free and keep the token, so the next token continues the sequence. Do not
+// delete items by hand; that restarts a key's tokens at 1.
+//
+// Every write is one conditional UpdateItem. Acquire sets the owner and a
+// new version and increments the token with ADD in the same update, on the
+// condition that the item is absent, free, or expired (below); a failed
+// Acquire writes nothing and reads the item once to report the holder.
+// Renew and Release are conditional on the owner and token of the lease
+// (the pair names one acquisition: every Acquire increments the token), and
+// write a new version too. Nothing uses transactions. Each method is one
+// request; a failed Acquire is two on stores that do not return the item
+// with a failed condition (ReturnValuesOnConditionCheckFailure).
+//
+// An item someone edited by hand so that it breaks these rules (a token
+// that is not a whole number from 1 to 2^64-1, a missing or mistyped
+// attribute) gets an error matching fence.ErrCorrupt from every method that
+// reads it. Acquire's condition requires a numeric token from 1 to one
+// below the largest, so it never increments a broken one; the one
+// exception is a fractional token, which no condition can detect: Acquire
+// then increments it and reports the item corrupt. Break does not read the
+// item and frees it whatever it holds.
+//
+// Holding a lease is not a safety guarantee, only its token is: pass
+// Lease.Token to a fenced resource (see package fence).
+//
+// # Who measures expiry
+//
+// DynamoDB has no clock that a condition can read, so a Locker decides
+// when another owner's lease has expired. There are two ways, chosen with
+// Options.TrustedClock.
+//
+// Clock-free (the default, as in Amazon's DynamoDB lock client): a Locker
+// may take a key over only after it has itself seen the same record
+// version, unchanged, for a full lease duration measured on its own
+// monotonic clock. Clock skew between machines does not matter, only clock
+// rates do. Acquire still tries once and never waits: the Locker remembers
+// what it saw (see Observations), so an Acquire (or Inspect) now starts the
+// wait and a later Acquire can take the key over. A process that starts
+// afresh, or a Locker that never looked at a key, waits a full lease from
+// its first look, even if the holder died long ago. Every Renew writes a new
+// version, so observers restart their wait; a holder that keeps renewing
+// keeps the key. Lockers of one process should share one Observations.
+//
+// Trusted clock: each write also stores an expiry, the writer's wall clock
+// plus the TTL, and a Locker takes a key over once that expiry plus
+// Options.MaxClockSkew has passed on its own wall clock. A takeover can
+// come right away, without a previous look, but its safety rests on every
+// machine's wall clock staying within MaxClockSkew of the others.
+//
+// The trade-off: clock-free takeovers are late (a full lease after the
+// first look, so up to two leases after the holder's last write, and
+// again after a restart of the contender) but need no agreement between
+// clocks; trusted-clock takeovers come on time, but a clock off by more
+// than MaxClockSkew lets two owners hold the key at once. In either case
+// the tokens still increase, and a fenced resource refuses the older
+// holder's writes.
+//
+// In both modes a holder counts its lease from the time it sent the
+// request, on its own clock (Lease.ValidUntil). Renew and Release accept
+// any copy of a lease (the one from Acquire or from any Renew): they judge
+// it by the latest ValidUntil this Locker gave it, and once that has passed
+// they fail with fence.ErrNotHeld without writing. Do not mix the modes on
+// one table.
+//
+// # Ambiguous outcomes
+//
+// Every write carries a fresh random version. When a write fails in a way
+// that leaves its outcome unknown (the SDK retried after a lost response
+// and the retry's condition failed, or the request failed in transit), the
+// Locker reads the item back with a consistent read: if the item carries
+// its version, the write was applied and the method succeeds. Otherwise the
+// error is returned; it may still be ambiguous (a request can be applied
+// after the read), as the fence.Locker contract says. When ctx ends first,
+// nothing is read back.
+//
+// # The stored item
+//
+// One item per key, never deleted, with these attributes:
+//
+//   - key (S): the partition key (named by Options.KeyAttribute), the lock
+//     key as given.
+//   - owner (S): the owner id of the current or last lease.
+//   - token (N): the last token issued, a whole number from 1 to 2^64-1.
+//     Acquire adds 1 to it with ADD (a new item starts at 1); nothing else
+//     changes it.
+//   - version (S): a random string, new on every write (Acquire, Renew,
+//     Release, Break). Clock-free Lockers time takeovers by it, and a
+//     writer finds its own lost write by it.
+//   - lease_ms (N): the lease duration in milliseconds, rounded up.
+//   - expires_ms (N): the writer's wall clock when it sent the last
+//     Acquire or Renew, plus the lease, in Unix milliseconds, rounded up.
+//     Written in both modes, read only with Options.TrustedClock. It is
+//     not a DynamoDB Time to Live attribute (see KeySchema).
+//   - held (BOOL): true from Acquire until Release or Break sets it false
+//     (with a new version), leaving the other attributes as they were.
+//
+// Attributes of your own on the item are left alone. To look, read the
+// item with a consistent read, for example
+//
+//	aws dynamodb get-item --consistent-read --table-name TABLE --key '{"key":{"S":"KEY"}}'
+//
+// To free a key, call Break, or do what it does: set held to false and
+// version to a new random string. Never lower a token or delete the item.
+// To repair an item reported corrupt, give every attribute above its type
+// and a token no lower than the last one issued.
+//
+// # Running on the emulator
+//
+// The tests run on dynalite, a DynamoDB emulator, which
+// scripts/emulators.sh starts on a free loopback port and exports as
+// FENCE_DYNAMO_ENDPOINT and AWS_ENDPOINT_URL_DYNAMODB (which
+// config.LoadDefaultConfig reads). To point a client at it by hand:
+//
+//	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+//		o.BaseEndpoint = aws.String("http://127.0.0.1:PORT")
+//	})
+//
+// dynalite accepts any region and credentials. It offers no transactions
+// (this package uses none) and returns no item with a failed condition, so
+// a failed Acquire costs two requests there.
+package dynamo

@@ -1,0 +1,123 @@
+// Package gcs is a fence.Locker on Google Cloud Storage, driven through
+// cloud.google.com/go/storage.
+//
+// Each key is one object of a bucket, named Options.Prefix + key, holding
+// a small JSON record: the owner of the last lease, the fencing token (a
+// number that only grows), the lease duration, whether the key is held
+// and a random id of the write that produced it. Every write is a
+// single-request upload with a generation precondition: ifGenerationMatch
+// on the generation the Locker last saw, or ifGenerationMatch=0 (the object
+// must not exist) for a key seen for the first time. Acquire writes the
+// next token under that precondition, so of two Lockers that saw the same
+// generation exactly one succeeds and tokens never repeat. Objects are
+// never deleted: Release and Break write a free record that keeps the
+// token. Do not delete the objects by hand; that restarts a key's tokens
+// at 1.
+//
+// Holding a lease is not a safety guarantee, only its token is: pass
+// Lease.Token to a fenced resource (see package fence).
+//
+// # Who measures expiry
+//
+// Cloud Storage has no clock a precondition can read, so a Locker decides
+// when another owner's lease has expired, in one of two ways chosen with
+// Options.TrustedClock.
+//
+// Clock-free (the default): a Locker takes a key over only after it has
+// itself seen the same object generation, unchanged, for the full lease
+// duration stored in the record, measured on its own monotonic clock.
+// Clock skew between machines does not matter, only clock rates do.
+// Acquire still tries once and never waits: the Locker remembers what it
+// saw (see Observations), so an Acquire or Inspect now starts the wait and
+// a later Acquire takes the key over. A process that starts afresh, or a
+// Locker that never looked at a key, waits a full lease from its first
+// look, even if the holder died long ago. Every Renew writes a new
+// generation, so observers restart their wait. Lockers of one process
+// should share one Observations (and one Clock).
+//
+// Trusted clock: each held record also stores an expiry, the writer's
+// wall clock at sending plus the TTL, and a Locker takes a key over once
+// that expiry plus Options.MaxClockSkew has passed on its own wall clock.
+// A takeover can come at once, without an earlier look, but its safety
+// rests on every machine's wall clock staying within MaxClockSkew of the
+// others. A trusted-clock Locker reading a record without an expiry falls
+// back to watching its generation.
+//
+// In both modes a holder counts its lease from the time it sent the
+// request, on its own clock (Lease.ValidUntil). Renew and Release accept
+// any copy of a lease (the one from Acquire or from any Renew): they judge
+// it by the latest ValidUntil this Locker gave it, and once that has passed
+// they fail with fence.ErrNotHeld without writing.
+//
+// # Write rate
+//
+// Cloud Storage accepts about one write per second to one object name and
+// answers 429 (or 503) to more. The Locker backs off with jitter and
+// retries such answers (and transient failures) within the caller's ctx,
+// up to Options.MaxAttempts tries. Renewing more often than MinRenewInterval
+// only earns throttling, so MinTTL is three times that: a guard renewing
+// every TTL/3 stays within the limit. An Acquire and a Release of one key
+// in the same second may be throttled and delayed; that costs latency, not
+// correctness.
+//
+// # Ambiguous outcomes
+//
+// Every write carries a fresh random id. When a write fails without a
+// definite answer (a lost response, a timeout of the connection, a 5xx),
+// the Locker reads the object back: if it holds the bytes just written,
+// the write was applied and the method goes on as if it had been answered;
+// if the generation is still the one the precondition named, the write is
+// retried; otherwise it lost to another writer. When ctx ends first,
+// nothing is read back and the error wraps ctx.Err(): the write may still
+// have been applied, as the fence.Locker contract says.
+//
+// # The stored object
+//
+// One object per key, named Options.Prefix + key, never deleted, written
+// with Content-Type application/json and Cache-Control no-store. Its
+// generation is the record's version: every write is conditional on it,
+// and clock-free Lockers time takeovers by it. Its content is one JSON
+// object of at most 16 KiB with exactly these fields:
+//
+//   - "v" (number): the format version, 1.
+//   - "state" (string): "held" from Acquire until Release or Break write
+//     "free".
+//   - "owner" (string): the owner id of the current or last lease.
+//   - "token" (string): the last token issued, in decimal (a string, so
+//     that no JSON reader rounds it), 1 to 2^64-1. Only Acquire raises it.
+//   - "ttl_ns" (number): the lease duration in nanoseconds.
+//   - "expires_unix_ns" (number): in held records written with
+//     Options.TrustedClock only, the writer's wall clock when it sent the
+//     write plus the lease, in Unix nanoseconds.
+//   - "write" (string): a random id, new on every write, by which a writer
+//     finds its own lost write.
+//
+// For example:
+//
+//	{"v":1,"state":"held","owner":"6f1e2a9c-3b7d-4c58-9e21-5a0f8d7b4c36","token":"7","ttl_ns":30000000000,"write":"LJ4R7YQ2MZK5XW3TNH6PBD2VCE"}
+//
+// To look: gcloud storage cat gs://BUCKET/NAME, and gcloud storage objects
+// describe gs://BUCKET/NAME for the generation. To free a key, call Break.
+// A record with a field missing, unknown or out of range is reported
+// corrupt and nothing writes over it, not even Break: repair it by
+// uploading a free record (state "free", no expires_unix_ns) whose token
+// is no lower than the last one issued.
+//
+// # The emulator
+//
+// The tests run on fake-gcs-server, which honours ifGenerationMatch and
+// the does-not-exist precondition on uploads (the only preconditions this
+// package uses: no metageneration, no conditional delete, no
+// compose) but never answers 429; throttling is tested by a transport that
+// injects 429 answers in front of the emulator.
+//
+// scripts/emulators.sh starts fake-gcs-server on a free loopback port and
+// exports it as FENCE_GCS_ENDPOINT and STORAGE_EMULATOR_HOST.
+// storage.NewClient talks to the emulator, without credentials, whenever
+// STORAGE_EMULATOR_HOST is set (to host:port or http://host:port); or name
+// the endpoint yourself:
+//
+//	client, err := storage.NewClient(ctx,
+//		option.WithEndpoint("http://127.0.0.1:PORT/storage/v1/"),
+//		option.WithoutAuthentication())
+package gcs
