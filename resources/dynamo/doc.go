@@ -69,6 +69,23 @@
 // with the same token is harmless for the fence. When ctx is done, nothing
 // is read back, and the *fence.UnknownOutcomeError wraps ctx's error.
 //
+// # The stored record
+//
+// The package adds three attributes to an item (names set in Options):
+//
+//	fence_token     N, the highest token the item has accepted, a whole
+//	                number from 1 to 18446744073709551615 (FenceAttribute)
+//	fence_write_id  S, the random id of the last fenced write (WriteIDAttribute)
+//	fence_deleted   BOOL true on a tombstone, absent otherwise; its presence
+//	                marks the tombstone (TombstoneAttribute)
+//
+// A tombstone holds only the key and these attributes. Resource keeps a
+// name in the partition key "name" (S) and the value in "value" (B)
+// (ResourceOptions). aws dynamodb get-item --consistent-read shows them. A
+// repaired item must keep fence_token at least the highest token any
+// holder may still write with: a lower token or a deleted item lets a
+// stale writer through.
+//
 // # Portable form
 //
 // Resource is a fence.Resource on a table with a string partition key:
@@ -76,7 +93,17 @@
 //
 // # Emulator
 //
-// The package is tested on dynalite, which has no
-// ReturnValuesOnConditionCheckFailure (the fallback consistent GetItem is
-// what runs there) and no transactions (which nothing here uses).
+// The package is tested on dynalite (scripts/emulators.sh starts it on
+// 127.0.0.1:PORT), which has no ReturnValuesOnConditionCheckFailure (the
+// fallback consistent GetItem is what runs there) and no transactions
+// (which nothing here uses). It accepts any credentials and region; point
+// the SDK at it with
+//
+//	client := dynamodb.New(dynamodb.Options{
+//		Region:       "us-east-1",
+//		BaseEndpoint: aws.String("http://127.0.0.1:PORT"),
+//		Credentials:  credentials.NewStaticCredentialsProvider("any", "any", ""),
+//	})
+//
+// or set AWS_ENDPOINT_URL_DYNAMODB for config.LoadDefaultConfig.
 package dynamo

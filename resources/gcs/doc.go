@@ -67,17 +67,38 @@
 // metadata is missing or not a decimal token is reported with an error
 // matching fence.ErrCorrupt, and nothing is written over it.
 //
+// # The stored record
+//
+// An object under its name; its content is the value, and a tombstone's is
+// empty. The package adds custom metadata keys, matched without regard to
+// case (the caller's own keys sit beside them and may not start with
+// MetaPrefix):
+//
+//	fence-token     the write's token in decimal, 1 to 18446744073709551615
+//	                (MetaToken)
+//	fence-write-id  the id of the write: UploadOptions.WriteID or 32 random
+//	                hex digits; for Put, "put-" and a hash of token and
+//	                value (MetaWriteID)
+//	fence-tombstone "true" on a tombstone, absent otherwise (MetaTombstone)
+//
+// gcloud storage objects describe gs://BUCKET/NAME shows them. A repaired
+// object must keep fence-token at least the highest token any holder may
+// still write with: a lower token or a deleted object lets a stale writer
+// through. An object without fence-token is corrupt, not unfenced.
+//
 // # The emulator
 //
-// The tests run against fake-gcs-server, which honours DoesNotExist and
-// GenerationMatch preconditions on uploads (all this package relies on)
-// but ignores metageneration preconditions and conditional deletes, and
-// never answers 429. Configure the client for it with
+// The tests run against fake-gcs-server (scripts/emulators.sh starts it
+// with -scheme http -backend memory on 127.0.0.1:PORT), which honours
+// DoesNotExist and GenerationMatch preconditions on uploads (all this
+// package relies on) but ignores metageneration preconditions and
+// conditional deletes, and never answers 429. Configure the client for it
+// with
 //
 //	storage.NewClient(ctx,
-//		option.WithEndpoint(endpoint+"/storage/v1/"),
+//		option.WithEndpoint("http://127.0.0.1:PORT/storage/v1/"),
 //		option.WithoutAuthentication(),
 //		storage.WithJSONReads())
 //
-// (or set STORAGE_EMULATOR_HOST).
+// (or set STORAGE_EMULATOR_HOST=http://127.0.0.1:PORT).
 package gcs

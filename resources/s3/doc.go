@@ -85,9 +85,41 @@
 // is corrupt: every method returns an error matching fence.ErrCorrupt and
 // writes nothing over the object.
 //
+// # The stored record
+//
+// An object under its key; its body is the value, or for a tombstone the
+// 32-character write id. The package adds three user metadata keys
+// (x-amz-meta-* headers, which S3 hands back in lower case; the caller's
+// own metadata sits beside them and may not use these keys in any case):
+//
+//	fence-token      the write's token in decimal, 1 to 18446744073709551615
+//	                 (MetaToken)
+//	fence-write      32 hex digits, the random id of the write (MetaWrite)
+//	fence-tombstone  "true" on a tombstone, absent otherwise (MetaTombstone)
+//
+// aws s3api head-object --bucket B --key K shows them under Metadata. A
+// repaired object must keep fence-token at least the highest token any
+// holder may still write with: a lower token or a deleted object lets a
+// stale writer through.
+//
 // # Portable form
 //
 // Bucket also implements fence.Resource (Put, Get, Delete, Highest with
 // []byte values), as thin wrappers over the native methods; it passes
 // resources/resourcetest on MinIO.
+//
+// # The emulator
+//
+// The tests run on MinIO (scripts/emulators.sh starts it on
+// 127.0.0.1:PORT with a root user and password), which honours If-Match
+// and If-None-Match: * on PUT and refuses a key segment (between slashes)
+// longer than 255 bytes: set Options.MaxKeySegmentLen to 255. Point the
+// SDK at it with path-style addressing:
+//
+//	client := s3.New(s3.Options{
+//		Region:       "us-east-1",
+//		BaseEndpoint: aws.String("http://127.0.0.1:PORT"),
+//		UsePathStyle: true,
+//		Credentials:  credentials.NewStaticCredentialsProvider(user, password, ""),
+//	})
 package s3

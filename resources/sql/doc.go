@@ -18,7 +18,8 @@
 // otherwise returns a *fence.StaleTokenError. The row stays locked until
 // the transaction ends, so a concurrent writer of the same name waits and
 // then sees the committed token. Deleting the protected data leaves the
-// fence row, so the high-water mark outlives it.
+// fence row, so the high-water mark outlives it. Fences.Highest reads the
+// token of a name.
 //
 // Two rules make this safe, and the package cannot enforce them for you:
 //
@@ -58,8 +59,28 @@
 // # Portable form
 //
 // Store is a fence.Resource over a value table and a fence table, one
-// transaction per call. It passes resources/resourcetest on PostgreSQL
-// and SQLite.
+// transaction per call. When the answer to its COMMIT is lost, it reads
+// the name back (see Store). It passes resources/resourcetest on
+// PostgreSQL and SQLite.
+//
+// # The stored records
+//
+// The fence table (DefaultFenceTable, "fence_tokens") has one row per
+// name, never deleted by the package:
+//
+//	name   text, the resource name, primary key, not empty
+//	token  bigint, the highest token accepted for the name, 1 to MaxToken
+//
+// Store's value table (DefaultValueTable, "fence_values") has the columns
+// name (primary key), value (bytea; BLOB in SQLite) and token, the token of
+// the write that stored the value, at most the fence row's. A Store
+// tombstone is a fence row without a value row. A fenced column holds the
+// token of the last write to its row, 0 when no fenced write has touched
+// it. Inspect them with plain SELECTs. A repaired row must keep its token
+// at least the highest token any holder may still write with: lowering a
+// token, or deleting a fence row (or a fenced row), lets a stale writer
+// through. A token that is NULL, not positive or (in SQLite) not an
+// integer is reported with fence.ErrCorrupt and not written over.
 //
 // # Tokens and SQLite
 //
@@ -71,4 +92,11 @@
 //
 // so that writers wait for each other instead of failing with SQLITE_BUSY
 // (RunTx retries the ones that still do).
+//
+// # Tests
+//
+// The tests need no emulator: they run on a private PostgreSQL server
+// that scripts/services.sh starts on 127.0.0.1 and names in
+// FENCE_POSTGRES_URL (postgres://postgres@127.0.0.1:PORT/fence?sslmode=disable),
+// and on SQLite files in temporary directories.
 package sql
