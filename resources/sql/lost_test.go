@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -136,14 +137,14 @@ func (f *frontend) scan(p []byte) bool {
 
 // readAnswer reads backend messages from r up to ReadyForQuery and returns
 // the last CommandComplete tag.
-func readAnswer(r net.Conn) (tag string, err error) {
+func readAnswer(r io.Reader) (tag string, err error) {
 	head := make([]byte, 5)
 	for {
-		if _, err := readFull(r, head); err != nil {
+		if _, err := io.ReadFull(r, head); err != nil {
 			return tag, err
 		}
 		body := make([]byte, int(binary.BigEndian.Uint32(head[1:]))-4)
-		if _, err := readFull(r, body); err != nil {
+		if _, err := io.ReadFull(r, body); err != nil {
 			return tag, err
 		}
 		switch head[0] {
@@ -153,18 +154,6 @@ func readAnswer(r net.Conn) (tag string, err error) {
 			return tag, nil
 		}
 	}
-}
-
-func readFull(r net.Conn, p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		m, err := r.Read(p[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // lostSQLiteDB opens the SQLite database dsn through a driver that loses
