@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,13 +19,14 @@ import (
 // safe for concurrent use.
 //
 // Nothing a write does is applied before its COMMIT. When the COMMIT was
-// sent and its answer lost (the connection broke, or ctx ended while it
-// was in flight), Put and Delete read the name back on a fresh connection,
-// with a fresh context bounded by ReconcileTimeout when ctx is done: the
-// write succeeds if it is found (its token in the fence row and its value
-// stored, or no value for a Delete), and otherwise the error is a
-// *fence.UnknownOutcomeError, carrying in Highest the token that has
-// replaced the write since, if one has. A retry with the same token and
+// sent and its answer lost because the connection broke, Put and Delete
+// read the name back on a fresh connection: the write succeeds if it is
+// found (its token in the fence row and its value stored, or no value for
+// a Delete), and otherwise the error is a *fence.UnknownOutcomeError,
+// carrying in Highest the token that has replaced the write since, if one
+// has. When ctx ended while the COMMIT was in flight, nothing more is
+// sent: the error is a *fence.UnknownOutcomeError that also wraps ctx's
+// error, as for the other resources. A retry with the same token and
 // value is harmless.
 type Store struct {
 	fences *Fences
@@ -37,10 +37,6 @@ type Store struct {
 }
 
 var _ fence.Resource = (*Store)(nil)
-
-// ReconcileTimeout bounds the read-back of a write whose COMMIT lost its
-// answer after ctx ended (see Store).
-const ReconcileTimeout = 5 * time.Second
 
 // NewStore returns a Store on db, a PostgreSQL (pgx stdlib) or SQLite
 // database holding the tables named by t. Each call runs in a transaction
@@ -209,16 +205,15 @@ func (s *Store) settle(ctx context.Context, name string, token fence.Token, err 
 		return err
 	}
 	ue := &fence.UnknownOutcomeError{Resource: name, Token: token, Err: err}
-	rctx := ctx
 	if cerr := ctx.Err(); cerr != nil {
+		// ctx is done: honour it, as every Resource does, and send
+		// nothing more.
 		if !errors.Is(err, cerr) {
 			ue.Err = errors.Join(err, cerr)
 		}
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), ReconcileTimeout)
-		defer cancel()
+		return ue
 	}
-	r, rerr := s.read(rctx, name)
+	r, rerr := s.read(ctx, name)
 	switch {
 	case rerr != nil:
 		ue.Err = errors.Join(ue.Err, fmt.Errorf("fencesql: reading %q back: %w", name, rerr))
