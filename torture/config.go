@@ -21,6 +21,13 @@ type Config struct {
 	// its first lease; no pause begins that would outlast Duration.
 	// Default: 0.25.
 	PauseChance float64
+	// LongJobChance is the probability that a lease is a long job: held
+	// for 2 to 3 TTLs, through several renewals, with a write every half
+	// TTL, then released. The last worker's first lease is one always (the
+	// guaranteed long job: 3 TTLs or up to the end of the run, on a key of
+	// its own, off the faults); none begins that would not fit in
+	// Duration. Negative: only the guaranteed one. Default: 0.1.
+	LongJobChance float64
 	// Net are the network faults. Default: DefaultNetFaults.
 	Net NetFaults
 	// DisruptEvery is the mean time between disruptions (outages of the
@@ -67,6 +74,9 @@ func (c *Config) fill() {
 	if c.PauseChance == 0 {
 		c.PauseChance = 0.25
 	}
+	if c.LongJobChance == 0 {
+		c.LongJobChance = 0.1
+	}
 	if c.Net == (NetFaults{}) {
 		c.Net = DefaultNetFaults
 	}
@@ -86,7 +96,7 @@ func (c *Config) fill() {
 
 func (c *Config) validate() error {
 	switch {
-	case c.Duration < 0, c.Workers < 1, c.Keys < 1, c.PauseChance < 0, c.PauseChance > 1,
+	case c.Duration < 0, c.Workers < 1, c.Keys < 1, c.PauseChance < 0, c.PauseChance > 1, c.LongJobChance > 1,
 		c.OpTimeout <= 0, c.EntriesPerName < 1, c.LinearTimeout <= 0:
 		return fmt.Errorf("torture: impossible config %+v", *c)
 	}

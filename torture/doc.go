@@ -5,8 +5,15 @@
 // A run (Run) starts workers that repeatedly take a lease through the guard
 // on one of a few keys and do a read-modify-write of a fenced resource with
 // the lease's token: read the stored list of entries, append an entry
-// {worker, sequence, token}, and put the list back with the token. Every
-// attempt is recorded with its times and outcome. Faults are injected
+// {worker, sequence, token}, and put the list back with the token. Some
+// leases are long jobs, held for 2 to 3 TTLs through several renewals with
+// a write every half TTL, then released; the last worker's first lease is
+// one, on a key of its own and off the faults. How each lease ended is
+// followed through the guard's Observer: leases lost, and releases the
+// store refused after renewals, are counted and reported, and a refused
+// release of that guaranteed long job fails the run.
+//
+// Every attempt is recorded with its times and outcome. Faults are injected
 // meanwhile and counted: pauses longer than the TTL (the worker stops after
 // reading and its renewals stop too, then it writes with its old token);
 // delayed requests, requests dropped before sending and answers dropped

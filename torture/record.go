@@ -95,12 +95,16 @@ type Read struct {
 	Start, End time.Time
 }
 
-// Recorder collects attempts and reads from many goroutines.
+// Recorder collects attempts, reads and how leases ended from many
+// goroutines.
 type Recorder struct {
-	mu       sync.Mutex
-	attempts []Attempt
-	reads    []Read
-	leases   int
+	mu         sync.Mutex
+	attempts   []Attempt
+	reads      []Read
+	leases     int
+	leasesLost int
+	longJobs   []LongJob
+	refused    []Refusal
 }
 
 func (r *Recorder) attempt(a Attempt) {
@@ -153,4 +157,43 @@ func (r *Recorder) Leases() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.leases
+}
+
+func (r *Recorder) leaseLost() {
+	r.mu.Lock()
+	r.leasesLost++
+	r.mu.Unlock()
+}
+
+func (r *Recorder) longJob(j LongJob) {
+	r.mu.Lock()
+	r.longJobs = append(r.longJobs, j)
+	r.mu.Unlock()
+}
+
+func (r *Recorder) refusal(x Refusal) {
+	r.mu.Lock()
+	r.refused = append(r.refused, x)
+	r.mu.Unlock()
+}
+
+// LeasesLost returns how many leases ended lost.
+func (r *Recorder) LeasesLost() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leasesLost
+}
+
+// LongJobs returns a copy of the recorded long jobs.
+func (r *Recorder) LongJobs() []LongJob {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.longJobs)
+}
+
+// Refused returns a copy of the recorded refused releases.
+func (r *Recorder) Refused() []Refusal {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.refused)
 }

@@ -10,20 +10,60 @@ import (
 )
 
 // WriteTable writes results as a table, one row per run: the pair, the
-// mode, the run's length, leases taken, write attempts (applied, refused
-// as stale, of unknown outcome), the faults injected by kind, the
-// violations found (a fenced run must have 0, a control run more), the
-// acknowledged writes lost (must be 0), the lost updates of unfenced reads
-// (Overwritten) and porcupine's verdict.
+// mode, the run's length, leases taken and lost, long jobs (released of
+// those held, the guaranteed one marked), releases refused after renewals,
+// write attempts (applied, refused as stale, of unknown outcome), the
+// faults injected by kind, the violations found (a fenced run must have
+// 0, a control run more), the acknowledged writes lost (must be 0), the
+// lost updates of unfenced reads (Overwritten) and porcupine's verdict.
 func WriteTable(w io.Writer, results []*Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "pair\tmode\tsecs\tleases\twrites\tapplied\tstale-rejected\tunknown\tviolations\tacked-lost\toverwritten\tporcupine\tfaults")
+	fmt.Fprintln(tw, "pair\tmode\tsecs\tleases\tlost\tlong-jobs\trel-refused\twrites\tapplied\tstale-rejected\tunknown\tviolations\tacked-lost\toverwritten\tporcupine\tfaults")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n",
-			r.Pair, r.Mode(), r.Elapsed.Round(time.Second).Seconds(), r.Leases, r.Writes, r.Applied, r.Stale, r.Unknown,
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n",
+			r.Pair, r.Mode(), r.Elapsed.Round(time.Second).Seconds(), r.Leases, r.LeasesLost, longJobCell(r), refusedCell(r),
+			r.Writes, r.Applied, r.Stale, r.Unknown,
 			violationCell(r), len(r.Verdict.Lost), r.Verdict.Overwritten, r.Linear, FormatCounts(r.Faults))
 	}
 	return tw.Flush()
+}
+
+// longJobCell is "released/held" for the long jobs, with "(guaranteed
+// released)" or "(guaranteed NOT released)" when the run had one.
+func longJobCell(r *Result) string {
+	released, clean, cleanReleased := 0, false, false
+	for _, j := range r.LongJobs {
+		if j.Released {
+			released++
+		}
+		if j.Clean {
+			clean = true
+			cleanReleased = cleanReleased || j.Released
+		}
+	}
+	s := fmt.Sprintf("%d/%d", released, len(r.LongJobs))
+	switch {
+	case clean && cleanReleased:
+		s += " (guaranteed released)"
+	case clean:
+		s += " (guaranteed NOT released)"
+	}
+	return s
+}
+
+// refusedCell is the number of refused releases, those of long jobs
+// counted apart.
+func refusedCell(r *Result) string {
+	long := 0
+	for _, x := range r.Refused {
+		if x.Long {
+			long++
+		}
+	}
+	if long == 0 {
+		return strconv.Itoa(len(r.Refused))
+	}
+	return fmt.Sprintf("%d (%d long)", len(r.Refused), long)
 }
 
 // violationCell is the number of violations, with their kinds when any.

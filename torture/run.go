@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fencekit/fence"
@@ -17,9 +18,18 @@ type Result struct {
 	Control bool
 	// Elapsed is the run's length, read-back and checks excluded.
 	Elapsed time.Duration
-	// Leases counts the leases taken; Writes the write attempts, split by
-	// outcome in Applied, Stale, Unknown and Failed.
-	Leases, Writes, Applied, Stale, Unknown, Failed int
+	// Leases counts the leases taken, LeasesLost those that ended lost
+	// (fence.ErrLeaseLost); Writes the write attempts, split by outcome
+	// in Applied, Stale, Unknown and Failed.
+	Leases, LeasesLost, Writes, Applied, Stale, Unknown, Failed int
+	// LongJobs lists the leases held for several TTLs (see
+	// Config.LongJobChance), the run's guaranteed one included.
+	LongJobs []LongJob
+	// Refused lists the releases refused after renewals (see Refusal).
+	// Under faults one can follow a loss the guard could not see, so they
+	// are reported; the guaranteed long job's must not happen (see
+	// LongJobErr).
+	Refused []Refusal
 	// Faults counts the faults injected, by kind (see FaultKinds).
 	Faults  map[string]int
 	Verdict Verdict
@@ -40,8 +50,14 @@ func (r *Result) Violations() int { return len(r.Verdict.Violations) + r.Linear.
 
 // Err says why the run failed, or returns nil: a fenced run fails on any
 // violation, lost write or illegal history; a control run fails when it
-// found no violation (the faults were too weak to show anything).
+// found no violation (the faults were too weak to show anything). Either
+// fails when the store refused the guaranteed long job's release (see
+// LongJobErr).
 func (r *Result) Err() error {
+	return errors.Join(r.fencingErr(), r.LongJobErr())
+}
+
+func (r *Result) fencingErr() error {
 	if r.Control {
 		if r.Violations() == 0 {
 			return fmt.Errorf("%s control: no violation found without fencing (%d writes, faults %s): the faults are too weak to prove anything", r.Pair, r.Writes, FormatCounts(r.Faults))
@@ -64,6 +80,26 @@ func (r *Result) Err() error {
 	head := fmt.Errorf("%s fenced: %d violations, %d acknowledged writes lost, %d illegal histories",
 		r.Pair, len(r.Verdict.Violations), len(r.Verdict.Lost), r.Linear.Illegal)
 	return errors.Join(append([]error{head}, errs...)...)
+}
+
+// LongJobErr fails a run in which the store refused to release the
+// guaranteed long job after its renewals, no loss having been seen before:
+// on a key of its own and off the faults, the likely cause is the release
+// itself (one that carries the lease as it was before its renewals, say). A guaranteed long job lost before its release (the
+// guard saw its renewals fail, as under heavy load) is only reported, in
+// LongJobs and the table.
+func (r *Result) LongJobErr() error {
+	var errs []error
+	for _, x := range r.Refused {
+		if x.Clean {
+			errs = append(errs, errors.New(x.String()))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	head := fmt.Errorf("%s %s: the guaranteed long job's release was refused after its renewals (%d times)", r.Pair, r.Mode(), len(errs))
+	return errors.Join(append([]error{head}, first(errs, 5)...)...)
 }
 
 func first[T any](s []T, n int) []T { return s[:min(n, len(s))] }
@@ -100,13 +136,21 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 		keys = append(keys, fmt.Sprintf("%s-k%d", stage.ID, i))
 	}
 	rec := &Recorder{}
+	pauseBegun := &atomic.Bool{}
 	var workers []*worker
 	for i := range cfg.Workers {
 		w, err := newWorker(i+1, &cfg, pair.Locker, newLocker, stage, keys, work, rec)
 		if err != nil {
 			return nil, fmt.Errorf("torture: %s: worker %d: %w", pair.Name(), i+1, err)
 		}
+		w.pauseBegun = pauseBegun
 		workers = append(workers, w)
+	}
+	// The last worker's first lease is the guaranteed long job, on a key
+	// of its own so that it starts at once; worker 1 keeps its
+	// guaranteed pause, so a run needs two workers for it.
+	if cfg.Workers >= 2 {
+		workers[cfg.Workers-1].longKey = stage.ID + "-long"
 	}
 
 	res := &Result{Pair: pair.Name(), Control: cfg.Control}
@@ -131,7 +175,8 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("torture: %s: read back: %w", pair.Name(), err)
 	}
-	res.Leases = rec.Leases()
+	res.Leases, res.LeasesLost = rec.Leases(), rec.LeasesLost()
+	res.LongJobs, res.Refused = rec.LongJobs(), rec.Refused()
 	res.Faults = stage.Counts.Snapshot()
 	for _, a := range attempts {
 		res.Writes++
@@ -163,19 +208,21 @@ func newWorker(id int, cfg *Config, kind LockerKind, newLocker NewLocker, s *Sta
 		return nil, err
 	}
 	p := &pausable{Locker: l}
+	watch := &leaseWatch{}
 	g, err := guard.New(p, &guard.Options{
 		TTL:            kind.TTL,
 		AcquireTimeout: 2 * kind.TTL,
 		BackoffMin:     kind.TTL / 50,
 		BackoffMax:     kind.TTL / 5,
 		Clock:          clock,
+		Observer:       watch.observer(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &worker{
 		id: id, cfg: cfg, prefix: s.ID, keys: keys, guard: g, locker: p,
-		res: res, rec: rec, counts: s.Counts, epoch: map[string]int{},
+		res: res, rec: rec, counts: s.Counts, ttl: kind.TTL, watch: watch, epoch: map[string]int{},
 	}, nil
 }
 

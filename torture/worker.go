@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/fencekit/fence"
@@ -24,24 +25,43 @@ type worker struct {
 	rec    *Recorder
 	counts *Counts
 
+	ttl      time.Duration // of the worker's leases
+	watch    *leaseWatch   // the current lease, as the guard's events tell it
+	longKey  string        // the key of the run's guaranteed long job, for its worker
+	longDone bool          // whether the guaranteed long job was released
+
 	seq      int
 	epoch    map[string]int // per key, the first name that may not be full
 	deadline time.Time      // end of the run: no pause begins that would outlast it
 	paused   bool           // whether the worker has paused yet
+	// pauseBegun is set, for all workers, when worker 1's guaranteed
+	// pause begins; random long jobs wait for it, lest one keep worker
+	// 1 from a key until its pause no longer fits in the run.
+	pauseBegun *atomic.Bool
 }
 
 // loop runs until ctx ends.
 func (w *worker) loop(ctx context.Context) {
 	for ctx.Err() == nil {
-		key := w.keys[rand.IntN(len(w.keys))]
-		err := w.guard.Do(ctx, key, func(wctx context.Context, lease fence.Lease) error {
+		p := w.next()
+		dctx := ctx
+		if p.clean {
+			dctx = WithoutFaults(ctx) // acquisition, renewals, writes and release
+		}
+		w.watch.reset()
+		err := w.guard.Do(dctx, p.key, func(wctx context.Context, lease fence.Lease) error {
 			w.rec.lease()
+			if p.long > 0 {
+				w.longJob(wctx, lease, p.long)
+				return nil
+			}
 			writes := 1 + rand.IntN(3)
 			for i := 0; i < writes && wctx.Err() == nil; i++ {
 				w.readModifyWrite(wctx, lease, i == 0 && w.shouldPause(lease.TTL))
 			}
 			return nil
 		})
+		w.settle(p, err)
 		if err != nil && !errors.Is(err, fence.ErrHeld) && !errors.Is(err, fence.ErrLeaseLost) {
 			_ = sleepCtx(ctx, 50*time.Millisecond) // a store error: do not spin
 		}
@@ -74,6 +94,9 @@ func maxPause(ttl time.Duration) time.Duration { return ttl * 5 / 2 }
 // newer write to undercut would prove nothing.
 func (w *worker) pauseFor(lease fence.Lease, guaranteed bool) {
 	w.paused = true
+	if guaranteed {
+		w.pauseBegun.Store(true)
+	}
 	d := randDuration(lease.TTL*3/2, maxPause(lease.TTL))
 	w.locker.pause(time.Now().Add(d))
 	w.counts.Add(FaultPause)
