@@ -14,6 +14,13 @@
 // token. Do not delete the objects by hand; that restarts a key's tokens
 // at 1.
 //
+// Cloud Storage answers 404 to a missing bucket and to a missing object
+// alike, so a Locker's first read of a missing object (and any write
+// answered 404) also asks for the bucket: a key in a bucket that does not
+// exist gets an error matching storage.ErrBucketNotExist, never "free".
+// A caller without permission to read the bucket's metadata is taken at
+// the object's word.
+//
 // Holding a lease is not a safety guarantee, only its token is: pass
 // Lease.Token to a fenced resource (see package fence).
 //

@@ -1,7 +1,10 @@
 package gcs
 
 import (
+	"context"
+	"crypto/rand"
 	"errors"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/storage"
@@ -90,5 +93,34 @@ func TestDefaultClientReachesTheEmulator(t *testing.T) {
 	}
 	if err := l.Release(t.Context(), lease); err != nil {
 		t.Fatalf("Release: %v", err)
+	}
+}
+
+// TestMissingBucket checks that a key in a bucket that does not exist is
+// reported as such, not as a free key: Cloud Storage answers 404 to a
+// missing bucket and to a missing object alike.
+func TestMissingBucket(t *testing.T) {
+	t.Parallel()
+	missing := "fence-missing-" + strings.ToLower(rand.Text()[:12])
+	l := newLocker(t, missing, nil, nil)
+	_, err := l.Inspect(t.Context(), "k")
+	if !errors.Is(err, storage.ErrBucketNotExist) {
+		t.Errorf("Inspect in a missing bucket: %v; want an error matching storage.ErrBucketNotExist", err)
+	}
+	if _, err := l.Acquire(t.Context(), "k", MinTTL, nil); !errors.Is(err, storage.ErrBucketNotExist) {
+		t.Errorf("Acquire in a missing bucket: %v; want an error matching storage.ErrBucketNotExist", err)
+	}
+	if err := l.Break(t.Context(), "k"); !errors.Is(err, storage.ErrBucketNotExist) {
+		t.Errorf("Break in a missing bucket: %v; want an error matching storage.ErrBucketNotExist", err)
+	}
+	// Once the bucket exists, a missing object is a free key again.
+	c := newClient(t, nil)
+	if err := CreateBucket(t.Context(), c.Bucket(missing), "fence-test"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Bucket(missing).Delete(context.Background()) })
+	info, err := l.Inspect(t.Context(), "k")
+	if err != nil || info.Held || info.Token != 0 {
+		t.Errorf("Inspect once the bucket exists: %+v, %v; want a key never acquired", info, err)
 	}
 }

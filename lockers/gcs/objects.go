@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -25,6 +26,9 @@ type objects struct {
 	bucket   *storage.BucketHandle
 	attempts int
 	backoff  time.Duration
+	// bucketSeen is set once the bucket was found to exist (or could not
+	// be asked about): a read of a missing object needs no more checks.
+	bucketSeen atomic.Bool
 }
 
 // handle returns the handle of object name with the SDK's retries off:
@@ -76,6 +80,11 @@ func (s *objects) read(ctx context.Context, name string) (data []byte, gen int64
 func (s *objects) readOnce(ctx context.Context, name string) ([]byte, int64, bool, error) {
 	r, err := s.handle(name).NewReader(ctx)
 	if errors.Is(err, storage.ErrObjectNotExist) {
+		if !s.bucketSeen.Load() {
+			if err := s.checkBucket(ctx); err != nil {
+				return nil, 0, false, err
+			}
+		}
 		return nil, 0, false, nil
 	}
 	if err != nil {
@@ -157,9 +166,34 @@ func (s *objects) writeOnce(ctx context.Context, name string, ifGen int64, data 
 		return 0, err
 	}
 	if err := w.Close(); err != nil {
+		var ge *googleapi.Error
+		if errors.As(err, &ge) && ge.Code == http.StatusNotFound {
+			if berr := s.checkBucket(ctx); berr != nil {
+				return 0, berr
+			}
+		}
 		return 0, err
 	}
 	return w.Attrs().Generation, nil
+}
+
+// checkBucket tells a missing bucket apart from a missing object: Cloud
+// Storage answers 404 to both, and the SDK reports every 404 of an object
+// read as storage.ErrObjectNotExist. It returns an error matching
+// storage.ErrBucketNotExist when the bucket does not exist, and nil when it
+// does or when the caller may not ask (403: the object's own answer
+// stands); other failures are returned to be retried.
+func (s *objects) checkBucket(ctx context.Context) error {
+	_, err := s.bucket.Attrs(ctx)
+	var ge *googleapi.Error
+	switch {
+	case err == nil, errors.As(err, &ge) && ge.Code == http.StatusForbidden:
+		s.bucketSeen.Store(true)
+		return nil
+	case errors.Is(err, storage.ErrBucketNotExist):
+		return fmt.Errorf("gcs: bucket %q: %w (create it with CreateBucket)", s.bucket.BucketName(), err)
+	}
+	return err
 }
 
 func isConflict(err error) bool {

@@ -186,5 +186,5 @@ func openGCS(ctx context.Context, s *Spec) (*Store, error) {
 		}
 		return gcs.CreateBucket(ctx, bucket, project)
 	}
-	return &Store{Locker: &bucketChecked{Locker: l, bucket: bucket, name: s.Bucket}, Create: create, Close: func() { _ = client.Close() }}, nil
+	return &Store{Locker: l, Create: create, Close: func() { _ = client.Close() }}, nil
 }
