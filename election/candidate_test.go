@@ -121,6 +121,39 @@ func TestResignHandsOverWithoutExpiry(t *testing.T) {
 	r.checkSafe()
 }
 
+// Leader hands out the term's lease as last renewed, not the copy the
+// term started with, whose ValidUntil passes after one TTL; the demotion
+// reports it too.
+func TestLeaderIsLastRenewal(t *testing.T) {
+	t.Parallel()
+	r, _ := memoryRace(t, 2, nil)
+	first := r.lastTerm()
+	leader := r.cands[first.id].c
+	r.run(2*testTTL + tick)
+	renewals := r.renewalsOf(first.id, first.lease.Token)
+	if len(renewals) < 6 {
+		t.Fatalf("%d renewals in two TTLs, want 6", len(renewals))
+	}
+	last := renewals[len(renewals)-1]
+	lease, ok := leader.Leader()
+	if !ok || lease != last || !lease.ValidUntil.After(r.clock.Now()) {
+		t.Fatalf("Leader: %+v, %v; want the last renewal %+v, valid after %v", lease, ok, last, r.clock.Now())
+	}
+	if !first.lease.ValidUntil.Before(r.clock.Now()) {
+		t.Fatalf("the lease as elected is valid until %v, not past %v", first.lease.ValidUntil, r.clock.Now())
+	}
+	if err := leader.Resign(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ds := r.demotionsOf(first.id)
+	if len(ds) != 1 || ds[0].lease != last {
+		t.Fatalf("demotions %+v, want one with the last renewal %+v", ds, last)
+	}
+	if rs := r.releasesOf(first.id); len(rs) != 1 || rs[0].err != nil {
+		t.Fatalf("releases %+v, want one without error", rs)
+	}
+}
+
 func TestResignWhenFollowing(t *testing.T) {
 	t.Parallel()
 	r, _ := memoryRace(t, 2, nil)

@@ -30,6 +30,7 @@ type ElectedEvent struct {
 
 // DemotedEvent reports the end of a term.
 type DemotedEvent struct {
+	// Lease is the term's lease as last renewed.
 	Lease fence.Lease
 	// Cause says why: a *fence.LeaseLostError, ErrResigned, ErrReturned,
 	// or the cause of the campaign's context.
@@ -38,8 +39,8 @@ type DemotedEvent struct {
 
 // FailedEvent reports an error that did not stop the campaign.
 type FailedEvent struct {
-	// Lease is the term whose function failed; the zero Lease when an
-	// attempt to take the key failed.
+	// Lease is the lease, as last renewed, of the term whose function
+	// failed; the zero Lease when an attempt to take the key failed.
 	Lease fence.Lease
 	Err   error
 }

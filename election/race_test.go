@@ -25,6 +25,8 @@ type race struct {
 	key   string
 	clock *clocktest.Fake // nil in real-time tests
 	cands []*cand
+	// patience bounds waitFor; 30 s unless a test sets it.
+	patience time.Duration
 
 	mu       sync.Mutex
 	log      []string
@@ -32,17 +34,28 @@ type race struct {
 	terms    []term // every Elected, in order
 	demotes  []demotion
 	failures map[int][]error
-	busy     map[int]int // guard attempts that found the key busy, per candidate
-	overlaps []string    // Elected while another candidate still led
-	regress  []string    // a term whose token was not above every earlier one
-	holding  int         // leases held: guard Acquired minus Released
-	parked   int         // leader functions waiting in lead for their term to end
-	active   int         // campaigns running
+	busy     map[int]int           // guard attempts that found the key busy, per candidate
+	renewals map[int][]fence.Lease // successful renewals, per candidate
+	releases []release
+	losses   []demotion // the guard's LeaseLost events
+	overlaps []string   // Elected while another candidate still led
+	regress  []string   // a term whose token was not above every earlier one
+	holding  int        // leases held: guard Acquired minus Released
+	parked   int        // leader functions waiting in lead for their term to end
+	active   int        // campaigns running
 }
 
 type term struct {
 	id    int
 	lease fence.Lease
+	at    time.Time // when Elected was reported, in real time
+}
+
+// release is a guard's Released event.
+type release struct {
+	id    int
+	lease fence.Lease
+	err   error
 }
 
 type demotion struct {
@@ -85,7 +98,8 @@ func (r *race) lead(ctx context.Context, _ fence.Lease) error {
 // parked; nil means r.lead itself. Campaigns stop when the test ends.
 func newRace(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, opts election.Options, mkFn func(*race) election.Func) *race {
 	t.Helper()
-	r := &race{t: t, key: "leader-" + t.Name(), clock: clock, leading: map[int]fence.Lease{}, failures: map[int][]error{}, busy: map[int]int{}}
+	r := &race{t: t, key: "leader-" + t.Name(), clock: clock, patience: 30 * time.Second,
+		leading: map[int]fence.Lease{}, failures: map[int][]error{}, busy: map[int]int{}, renewals: map[int][]fence.Lease{}}
 	if clock != nil {
 		opts.Clock = clock
 	}
@@ -171,7 +185,7 @@ func (r *race) observer(id int) *election.Observer {
 				r.regress = append(r.regress, fmt.Sprintf("%d elected with token %d after token %d", id, e.Lease.Token, r.terms[n-1].lease.Token))
 			}
 			r.leading[id] = e.Lease
-			r.terms = append(r.terms, term{id: id, lease: e.Lease})
+			r.terms = append(r.terms, term{id: id, lease: e.Lease, at: time.Now()})
 		},
 		Demoted: func(e election.DemotedEvent) {
 			r.mu.Lock()
@@ -206,10 +220,27 @@ func (r *race) guardObserver(id int) *guard.Observer {
 			r.holding++
 			r.mu.Unlock()
 		},
-		Released: func(guard.ReleasedEvent) {
+		Renewed: func(e guard.RenewedEvent) {
 			r.mu.Lock()
+			defer r.mu.Unlock()
+			if e.Err != nil {
+				r.note("%d renewal failed (token %d): %v", id, e.Lease.Token, e.Err)
+				return
+			}
+			r.renewals[id] = append(r.renewals[id], e.Lease)
+		},
+		LeaseLost: func(e guard.LeaseLostEvent) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.note("%d lost its lease, token %d: %v", id, e.Lease.Token, e.Cause)
+			r.losses = append(r.losses, demotion{id: id, lease: e.Lease, cause: e.Cause})
+		},
+		Released: func(e guard.ReleasedEvent) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
 			r.holding--
-			r.mu.Unlock()
+			r.note("%d released token %d after %v: %v", id, e.Lease.Token, e.Held, e.Err)
+			r.releases = append(r.releases, release{id: id, lease: e.Lease, err: e.Err})
 		},
 	}
 }
@@ -329,10 +360,10 @@ func (r *race) stepUntil(d time.Duration, max int, what string, cond func() bool
 // waitFor polls cond in real time, for tests on a real store.
 func (r *race) waitFor(what string, cond func() bool) {
 	r.t.Helper()
-	giveUp := time.Now().Add(30 * time.Second)
+	giveUp := time.Now().Add(r.patience)
 	for !cond() {
 		if time.Now().After(giveUp) {
-			r.t.Fatalf("%s: not within 30 s\n%s", what, r.history())
+			r.t.Fatalf("%s: not within %v\n%s", what, r.patience, r.history())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -344,6 +375,46 @@ func (r *race) demotionsOf(id int) []demotion {
 	defer r.mu.Unlock()
 	var out []demotion
 	for _, d := range r.demotes {
+		if d.id == id {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// renewalsOf returns the successful renewals of the leases of
+// candidate id with token tok.
+func (r *race) renewalsOf(id int, tok fence.Token) []fence.Lease {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []fence.Lease
+	for _, l := range r.renewals[id] {
+		if l.Token == tok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// releasesOf returns the guard's releases of candidate id.
+func (r *race) releasesOf(id int) []release {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []release
+	for _, rel := range r.releases {
+		if rel.id == id {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// lossesOf returns the leases candidate id's guard reported lost.
+func (r *race) lossesOf(id int) []demotion {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []demotion
+	for _, d := range r.losses {
 		if d.id == id {
 			out = append(out, d)
 		}
