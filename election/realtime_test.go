@@ -10,36 +10,26 @@ import (
 	"github.com/fencekit/fence/election"
 	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/faultlock"
+	"github.com/fencekit/fence/internal/testlockers"
 )
 
-// Three candidates on each real store, in real time with a one-second
-// lease (the shortest DynamoDB's locker takes). The leader is cut off
-// (its calls hang): its safety deadline (TTL minus a 400 ms margin after
-// its last renewal was sent) demotes it before the store lets another
-// candidate take the key, and another candidate is elected with a higher
-// token. Healed, the old leader campaigns as a follower. Then the new
-// leader resigns and a third term starts without waiting for expiry.
+// Three candidates on each store, in real time with the store's lease
+// (see onBackends). The leader is cut off (its calls hang): its safety
+// deadline (0.6 TTL after its last renewal was sent) demotes it before
+// the store lets another candidate take the key, and another candidate is
+// elected with a higher token. Healed, the old leader campaigns as a
+// follower. Then the new leader resigns and a third term starts without
+// waiting for expiry.
 func TestPartitionedLeaderOnStores(t *testing.T) {
 	t.Parallel()
-	for _, s := range stores {
-		t.Run(s.name, func(t *testing.T) {
-			t.Parallel()
-			testPartitionedLeader(t, s.lockers(t, 3))
-		})
-	}
+	onBackends(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
+		testPartitionedLeader(t, b.Lockers(t, 3, nil), ttl)
+	})
 }
 
-func testPartitionedLeader(t *testing.T, lockers []fence.Locker) {
-	r := newRace(t, lockers, nil, election.Options{
-		TTL:           time.Second,
-		RetryInterval: 200 * time.Millisecond,
-		Guard: guard.Options{
-			RenewInterval:  250 * time.Millisecond,
-			SafetyMargin:   400 * time.Millisecond,
-			CallTimeout:    150 * time.Millisecond,
-			ReleaseTimeout: time.Second,
-		},
-	}, nil)
+func testPartitionedLeader(t *testing.T, lockers []fence.Locker, ttl time.Duration) {
+	r := newRace(t, lockers, nil, realTimeOptions(ttl), nil)
+	r.patience = patience(ttl)
 	r.waitFor("a first leader", func() bool { return r.electedCount() > 0 })
 	old := r.lastTerm()
 
@@ -80,4 +70,87 @@ func testPartitionedLeader(t *testing.T, lockers []fence.Locker) {
 	if err != nil || info.Held {
 		t.Fatalf("after every campaign ended the key is %+v, %v; want it released", info, err)
 	}
+}
+
+// Three candidates on each store, in real time with the store's lease.
+// The leader leads for more than two TTLs, renewing all along, so the
+// lease it was elected with has run out long before: Leader hands out the
+// lease as last renewed, still valid. Then it resigns: the key is released
+// at once (a release refused because of an expired copy would leave it
+// taken until the lease ran out, or for a whole TTL of watching on the
+// clock-free stores), and a follower leads within TTL/4 of Resign
+// returning, long before the lease would have expired.
+func TestResignHandsOverOnStores(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
+		testResignHandsOver(t, b.Lockers(t, 3, nil), ttl)
+	})
+}
+
+func testResignHandsOver(t *testing.T, lockers []fence.Locker, ttl time.Duration) {
+	opts := realTimeOptions(ttl)
+	opts.Guard.SafetyMargin = ttl / 4 // no partition here: leave renewals room
+	r := newRace(t, lockers, nil, opts, nil)
+	r.patience = patience(ttl)
+	r.waitFor("a first leader", func() bool { return r.electedCount() > 0 })
+	first := r.lastTerm()
+	leader := r.cands[first.id]
+
+	time.Sleep(time.Until(first.at.Add(2*ttl + ttl/4)))
+	if n := r.electedCount(); n != 1 || !leader.c.IsLeader() {
+		t.Fatalf("%d terms after two TTLs, leader still leading: %v; want the first term running\n%s", n, leader.c.IsLeader(), r.history())
+	}
+	renewals := r.renewalsOf(first.id, first.lease.Token)
+	if len(renewals) < 4 {
+		t.Fatalf("%d renewals in two TTLs, want at least 4\n%s", len(renewals), r.history())
+	}
+	last := renewals[len(renewals)-1]
+	lease, ok := leader.c.Leader()
+	switch {
+	case !ok:
+		t.Fatalf("Leader reports no term\n%s", r.history())
+	case lease.Key != first.lease.Key || lease.Owner != first.lease.Owner || lease.Token != first.lease.Token:
+		t.Fatalf("Leader returned %+v, not a copy of the term's lease %+v", lease, first.lease)
+	case lease.ValidUntil.Before(last.ValidUntil) || !lease.ValidUntil.After(time.Now()):
+		t.Fatalf("Leader returned a lease valid until %v, before the last renewal's %v or now: a stale copy", lease.ValidUntil, last.ValidUntil)
+	}
+	if !first.lease.ValidUntil.Before(time.Now()) {
+		t.Fatalf("the lease as elected is valid until %v, not yet past: the leader has not led long enough", first.lease.ValidUntil)
+	}
+
+	if err := leader.c.Resign(t.Context()); err != nil {
+		t.Fatalf("Resign: %v", err)
+	}
+	resigned := time.Now()
+	info, err := lockers[(first.id+1)%len(lockers)].Inspect(t.Context(), r.key)
+	if err != nil || info.Held && info.Token <= first.lease.Token {
+		t.Fatalf("right after Resign the key is %+v, %v; want it released", info, err)
+	}
+	if rs := r.releasesOf(first.id); len(rs) != 1 || rs[0].err != nil || rs[0].lease.Token != first.lease.Token {
+		t.Fatalf("releases of the leader %+v, want one of token %d without error\n%s", rs, first.lease.Token, r.history())
+	}
+	if ls := r.lossesOf(first.id); len(ls) != 0 {
+		t.Fatalf("the leader lost its lease: %+v\n%s", ls, r.history())
+	}
+	ds := r.demotionsOf(first.id)
+	if len(ds) != 1 || !errors.Is(ds[0].cause, election.ErrResigned) || ds[0].lease.ValidUntil.Before(last.ValidUntil) {
+		t.Fatalf("demotions of the leader %+v, want one caused by ErrResigned, with the lease as last renewed", ds)
+	}
+
+	for r.electedCount() < 2 && time.Since(resigned) < ttl {
+		time.Sleep(time.Millisecond)
+	}
+	if r.electedCount() < 2 {
+		t.Fatalf("no follower led within a TTL (%v) of Resign returning\n%s", ttl, r.history())
+	}
+	next := r.lastTerm()
+	took := next.at.Sub(resigned)
+	if took >= ttl/4 {
+		t.Fatalf("a follower led %v after Resign returned, want within TTL/4 (%v)\n%s", took, ttl/4, r.history())
+	}
+	if next.id == first.id || next.lease.Token <= first.lease.Token {
+		t.Fatalf("term after the resignation %+v, want another candidate with a token above %d", next, first.lease.Token)
+	}
+	r.checkSafe()
+	t.Logf("leader renewed %d times in %v, a follower led %v after Resign", len(renewals), resigned.Sub(first.at), took)
 }
