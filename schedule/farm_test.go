@@ -22,20 +22,37 @@ type farm struct {
 	name  string
 	clock *clocktest.Fake // nil in real-time tests
 	reps  []*replica
+	// patience bounds waitFor; 30 s unless a test sets it.
+	patience time.Duration
 
-	mu      sync.Mutex
-	runs    map[time.Time][]run // by window start
-	events  []event
-	log     []string
-	holding int // job locks held: guard Acquired minus Released
-	blocked int // jobs waiting in block for their lease to end
-	active  int // Run loops running
+	mu       sync.Mutex
+	runs     map[time.Time][]run // by window start
+	events   []event
+	log      []string
+	holding  int         // job locks held: guard Acquired minus Released
+	renewals map[int]int // successful renewals of the job lock, per replica
+	releases []released
+	losses   []lost
+	blocked  int // jobs waiting in block for their lease to end
+	active   int // Run loops running
 }
 
 type run struct {
 	id     int
 	window time.Time
 	lease  fence.Lease
+}
+
+// released is a guard's Released event on a replica.
+type released struct {
+	id int
+	guard.ReleasedEvent
+}
+
+// lost is a guard's LeaseLost event on a replica.
+type lost struct {
+	id int
+	guard.LeaseLostEvent
 }
 
 type event struct {
@@ -67,7 +84,7 @@ func (c lagClock) Now() time.Time { return c.Fake.Now().Add(-c.lag) }
 // replicas do not run until start.
 func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []time.Duration, interval time.Duration, opts schedule.Options, job func(f *farm, r *replica, ctx context.Context, lease fence.Lease) error) *farm {
 	t.Helper()
-	f := &farm{t: t, name: "job-" + t.Name(), clock: clock, runs: map[time.Time][]run{}}
+	f := &farm{t: t, name: "job-" + t.Name(), clock: clock, patience: 30 * time.Second, runs: map[time.Time][]run{}, renewals: map[int]int{}}
 	for id, store := range stores {
 		r := &replica{id: id, p: faultlock.New(store)}
 		o := opts
@@ -85,7 +102,28 @@ func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []
 		}}
 		o.Guard.Observer = &guard.Observer{
 			Acquired: func(guard.AcquiredEvent) { f.mu.Lock(); f.holding++; f.mu.Unlock() },
-			Released: func(guard.ReleasedEvent) { f.mu.Lock(); f.holding--; f.mu.Unlock() },
+			Renewed: func(e guard.RenewedEvent) {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				if e.Err != nil {
+					f.note("%d %v renewal failed (token %d): %v", id, f.now(), e.Lease.Token, e.Err)
+					return
+				}
+				f.renewals[id]++
+			},
+			LeaseLost: func(e guard.LeaseLostEvent) {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				f.note("%d %v lost token %d: %v", id, f.now(), e.Lease.Token, e.Cause)
+				f.losses = append(f.losses, lost{id, e})
+			},
+			Released: func(e guard.ReleasedEvent) {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				f.holding--
+				f.note("%d %v released token %d after %v: %v", id, f.now(), e.Lease.Token, e.Held, e.Err)
+				f.releases = append(f.releases, released{id, e})
+			},
 		}
 		fn := func(ctx context.Context, window time.Time, lease fence.Lease) error {
 			f.mu.Lock()
@@ -211,6 +249,34 @@ func (f *farm) attemptsOf(id int, window time.Time) []schedule.AttemptEvent {
 	return out
 }
 
+// releasesOf returns replica id's releases of the job lock.
+func (f *farm) releasesOf(id int) []guard.ReleasedEvent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []guard.ReleasedEvent
+	for _, r := range f.releases {
+		if r.id == id {
+			out = append(out, r.ReleasedEvent)
+		}
+	}
+	return out
+}
+
+// allLosses returns the job leases the guards reported lost, on any
+// replica.
+func (f *farm) allLosses() []lost {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]lost(nil), f.losses...)
+}
+
+// renewalsOf returns how many times replica id renewed the job lock.
+func (f *farm) renewalsOf(id int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.renewals[id]
+}
+
 // eventsOf returns all of replica id's attempts.
 func (f *farm) eventsOf(id int) []schedule.AttemptEvent {
 	f.mu.Lock()
@@ -276,10 +342,10 @@ func (f *farm) advance(d, step time.Duration) {
 // waitFor polls cond in real time, for tests on a real clock.
 func (f *farm) waitFor(what string, cond func() bool) {
 	f.t.Helper()
-	giveUp := time.Now().Add(30 * time.Second)
+	giveUp := time.Now().Add(f.patience)
 	for !cond() {
 		if time.Now().After(giveUp) {
-			f.t.Fatalf("%s: not within 30 s\n%s", what, f.history())
+			f.t.Fatalf("%s: not within %v\n%s", what, f.patience, f.history())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -42,7 +42,8 @@ func sameStore(store fence.Locker, n int) []fence.Locker {
 // six windows: every window runs once. From the second window on the
 // replica on time runs it; the one lagging 5 s tries while the lock is
 // held for LockAtLeastFor (busy), the one lagging 20 s after it was
-// released, and finds the window marked (done).
+// released, and finds the window marked (done). TestEachWindowOnce runs
+// it on every store.
 func testEachWindowOnce(t *testing.T, clock *clocktest.Fake, stores []fence.Locker) {
 	f := newFarm(t, stores, clock, []time.Duration{0, step, 4 * step}, interval,
 		schedule.Options{LockAtMostFor: atMost, LockAtLeastFor: atLeast}, nil)
@@ -65,12 +66,6 @@ func testEachWindowOnce(t *testing.T, clock *clocktest.Fake, stores []fence.Lock
 			}
 		}
 	}
-}
-
-func TestEachWindowOnce(t *testing.T) {
-	t.Parallel()
-	clock := clocktest.New(start)
-	testEachWindowOnce(t, clock, sameStore(memory.New(&memory.Options{Clock: clock}), 3))
 }
 
 // A job that finishes at once keeps the lock until LockAtLeastFor has
