@@ -12,6 +12,7 @@ if [ -z "${FENCE_RUN_DIR:-}" ]; then
 	FENCE_RUN_DIR=$(mktemp -d /tmp/fence-run.XXXXXX)
 	FENCE_RUN_DIR_MADE=$FENCE_RUN_DIR
 fi
+mkdir -p "$FENCE_RUN_DIR"   # a directory named by the environment may not exist yet
 chmod 755 "$FENCE_RUN_DIR" # the postgres user reaches its data through it
 export FENCE_RUN_DIR
 
