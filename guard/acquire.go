@@ -74,9 +74,7 @@ func (g *Guard) acquire(ctx context.Context, key string) (acquired, error) {
 				// go, and keep the bounds (the release may be refused,
 				// and then the same lease is found again until it
 				// expires).
-				relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.releaseTimeout)
-				_ = g.locker.Release(relCtx, lease)
-				cancel()
+				_ = g.releaseLease(ctx, lease)
 				err = fmt.Errorf("%w (a lease won by an attempt whose answer was lost had too little time left)", err)
 			case found == foundOthers:
 				floor = readSent

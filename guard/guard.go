@@ -120,12 +120,17 @@ func orLost(fnErr error, lost *fence.LeaseLostError) error {
 	return lost
 }
 
-// release frees the lease with a context bounded by ReleaseTimeout that
-// ignores the cancellation of ctx.
+// release frees the lease and reports it to the Observer.
 func (g *Guard) release(ctx context.Context, a acquired) error {
-	relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.s.releaseTimeout)
-	defer cancel()
-	err := g.locker.Release(relCtx, a.lease)
+	err := g.releaseLease(ctx, a.lease)
 	g.s.obs.released(ReleasedEvent{Lease: a.lease, Held: g.s.clock.Now().Sub(a.at), Err: err})
 	return err
+}
+
+// releaseLease frees lease with a context bounded by ReleaseTimeout that
+// ignores the cancellation of ctx.
+func (g *Guard) releaseLease(ctx context.Context, lease fence.Lease) error {
+	relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.s.releaseTimeout)
+	defer cancel()
+	return g.locker.Release(relCtx, lease)
 }

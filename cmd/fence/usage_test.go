@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testlockers"
 )
 
 // TestUsage: bad usage exits 64 with a message saying what is wrong,
@@ -136,10 +135,7 @@ func TestInitMissingSchema(t *testing.T) {
 	t.Parallel()
 	base := testenv.PostgresURL(t)
 	schema := uniqueName("fence_cli_schema_")
-	store := base + "?table=" + schema + ".locks"
-	if strings.Contains(base, "?") {
-		store = base + "&table=" + schema + ".locks"
-	}
+	store := testlockers.WithQuery(base, "table="+schema+".locks")
 	r := fenceRun(t, nil, "init", "--store", store)
 	wantCode(t, r, exitStore)
 	for _, want := range []string{`schema "` + schema + `" does not exist`, `hint: fence init creates the lease table but not its schema: run CREATE SCHEMA "` + schema + `" first`} {
@@ -160,19 +156,7 @@ func TestInitMissingSchema(t *testing.T) {
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
+	testlockers.ExecOnCleanup(t, base, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 	wantCode(t, fenceRun(t, nil, "init", "--store", store), 0)
 	wantCode(t, fenceRun(t, nil, "run", "--ttl", "1s", "--store", store, "k", "--", "true"), 0)
 	if s := inspectJSON(t, store, "k"); s.Held || !s.Token.Valid() {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testlockers"
 )
 
 func play(t *testing.T, cfg config) (failed int, out string) {
@@ -121,7 +121,7 @@ func TestReportsLockers(t *testing.T) {
 		{"PostgreSQL", func(t *testing.T) config {
 			cfg := defaults()
 			cfg.postgres, cfg.postgresTable = testenv.PostgresURL(t), "reports_locks_"+suffix
-			t.Cleanup(func() { dropTable(t, cfg.postgres, cfg.postgresTable) })
+			testlockers.ExecOnCleanup(t, cfg.postgres, "DROP TABLE IF EXISTS "+pgx.Identifier{cfg.postgresTable}.Sanitize())
 			cfg.pauseTTL = 200 * time.Millisecond
 			return cfg
 		}},
@@ -136,22 +136,6 @@ func TestReportsLockers(t *testing.T) {
 			t.Parallel()
 			expect(t, tc.cfg(t))
 		})
-	}
-}
-
-// dropTable removes the lease table of a test from the shared server.
-func dropTable(t *testing.T, url, table string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Errorf("drop %s: %v", table, err)
-		return
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize()); err != nil {
-		t.Errorf("drop %s: %v", table, err)
 	}
 }
 

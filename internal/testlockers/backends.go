@@ -153,14 +153,19 @@ func GCSLockers(t *testing.T, n int, opts *gcs.Options) []fence.Locker {
 	return lockers
 }
 
+// newGCSClient returns a client of fake-gcs-server.
+func newGCSClient(ctx context.Context, t *testing.T) (*storage.Client, error) {
+	endpoint := testenv.GCSEndpoint(t)
+	return storage.NewClient(ctx,
+		option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/storage/v1/"),
+		option.WithoutAuthentication())
+}
+
 // gcsClient returns a client of fake-gcs-server, closed when the test
 // ends.
 func gcsClient(t *testing.T) *storage.Client {
 	t.Helper()
-	endpoint := testenv.GCSEndpoint(t)
-	c, err := storage.NewClient(context.Background(),
-		option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/storage/v1/"),
-		option.WithoutAuthentication())
+	c, err := newGCSClient(context.Background(), t)
 	if err != nil {
 		t.Fatalf("storage.NewClient: %v", err)
 	}
@@ -168,27 +173,39 @@ func gcsClient(t *testing.T) *storage.Client {
 	return c
 }
 
+// WithQuery adds param ("name=value") to the query of URL u, which may
+// have one already.
+func WithQuery(u, param string) string {
+	if strings.Contains(u, "?") {
+		return u + "&" + param
+	}
+	return u + "?" + param
+}
+
+// ExecOnCleanup runs stmt on the PostgreSQL server at url, on a connection
+// of its own, when the test ends (to drop what the test made there).
+func ExecOnCleanup(t *testing.T, url, stmt string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("%s: %v", stmt, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Errorf("%s: %v", stmt, err)
+		}
+	})
+}
+
 func postgresURL(t *testing.T) string {
 	t.Helper()
 	base := testenv.PostgresURL(t)
 	table := UniqueName("fence_cli_")
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop %s: %v", table, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize()); err != nil {
-			t.Errorf("drop %s: %v", table, err)
-		}
-	})
-	if strings.Contains(base, "?") {
-		return base + "&table=" + table
-	}
-	return base + "?table=" + table
+	ExecOnCleanup(t, base, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize())
+	return WithQuery(base, "table="+table)
 }
 
 // dynamoURL names a fresh table on dynalite; extra adds query parameters
@@ -246,8 +263,7 @@ func deleteContainer(t *testing.T, conn, name string) {
 func removeBucket(t *testing.T, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	endpoint := testenv.GCSEndpoint(t)
-	client, err := storage.NewClient(ctx, option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/storage/v1/"), option.WithoutAuthentication())
+	client, err := newGCSClient(ctx, t)
 	if err != nil {
 		t.Errorf("remove bucket %s: %v", name, err)
 		return
