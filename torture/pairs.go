@@ -67,9 +67,11 @@ type ResourceKind struct {
 	// Env lists the environment variables it needs.
 	Env []string
 	// Open sets the backend up on the stage and returns the resource the
-	// workers write through the stage's faults and one without faults to
-	// read back with. When fenced is false the token check is off (the
-	// control run): the backend's own unfenced mode, or Unfenced.
+	// workers write through the stage's faults, and the same resource
+	// without faults: the run reads back through it, and the guaranteed
+	// stale write goes through it. When fenced is false the token check
+	// of both is off (the control run): the backend's own unfenced mode,
+	// or Unfenced.
 	Open func(ctx context.Context, s *Stage, fenced bool) (work, clean fence.Resource, err error)
 }
 

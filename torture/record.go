@@ -113,13 +113,13 @@ func (r *Recorder) attempt(a Attempt) {
 	r.mu.Unlock()
 }
 
-// appliedAbove reports whether a write on key with a token above t has been
-// applied.
-func (r *Recorder) appliedAbove(key string, t fence.Token) bool {
+// appliedAbove reports whether a write on the resource name with a token
+// above t has been applied.
+func (r *Recorder) appliedAbove(name string, t fence.Token) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, a := range r.attempts {
-		if a.Key == key && a.Token > t && a.Outcome == Applied {
+		if a.Name == name && a.Token > t && a.Outcome == Applied {
 			return true
 		}
 	}

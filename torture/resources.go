@@ -101,7 +101,7 @@ func openSQLPostgres(ctx context.Context, s *Stage, fenced bool) (fence.Resource
 	if err != nil {
 		return nil, nil, err
 	}
-	return control(work, fenced), check, nil
+	return control(work, fenced), control(check, fenced), nil
 }
 
 func openSQLite(ctx context.Context, s *Stage, fenced bool) (fence.Resource, fence.Resource, error) {
@@ -119,7 +119,8 @@ func openSQLite(ctx context.Context, s *Stage, fenced bool) (fence.Resource, fen
 	if err != nil {
 		return nil, nil, err
 	}
-	return control(st, fenced), st, nil
+	c := control(st, fenced)
+	return c, c, nil
 }
 
 func openDynamoResource(ctx context.Context, s *Stage, fenced bool) (fence.Resource, fence.Resource, error) {
@@ -144,7 +145,7 @@ func openDynamoResource(ctx context.Context, s *Stage, fenced bool) (fence.Resou
 	if err != nil {
 		return nil, nil, err
 	}
-	return control(work, fenced), check, nil
+	return control(work, fenced), control(check, fenced), nil
 }
 
 func deleteDynamoTable(c *dynamodb.Client, table string) {
@@ -212,5 +213,5 @@ func openGCSResource(ctx context.Context, s *Stage, fenced bool) (fence.Resource
 	if err != nil {
 		return nil, nil, err
 	}
-	return control(work, fenced), check, nil
+	return control(work, fenced), control(check, fenced), nil
 }

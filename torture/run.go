@@ -139,7 +139,7 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	pauseBegun := &atomic.Bool{}
 	var workers []*worker
 	for i := range cfg.Workers {
-		w, err := newWorker(i+1, &cfg, pair.Locker, newLocker, stage, keys, work, rec)
+		w, err := newWorker(i+1, &cfg, pair.Locker, newLocker, stage, keys, work, clean, rec)
 		if err != nil {
 			return nil, fmt.Errorf("torture: %s: worker %d: %w", pair.Name(), i+1, err)
 		}
@@ -196,7 +196,7 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-func newWorker(id int, cfg *Config, kind LockerKind, newLocker NewLocker, s *Stage, keys []string, res fence.Resource, rec *Recorder) (*worker, error) {
+func newWorker(id int, cfg *Config, kind LockerKind, newLocker NewLocker, s *Stage, keys []string, res, clean fence.Resource, rec *Recorder) (*worker, error) {
 	var clock fence.Clock = fence.SystemClock{}
 	if kind.MaxSkew > 0 {
 		off := randDuration(-2*kind.MaxSkew, 2*kind.MaxSkew)
@@ -222,7 +222,7 @@ func newWorker(id int, cfg *Config, kind LockerKind, newLocker NewLocker, s *Sta
 	}
 	return &worker{
 		id: id, cfg: cfg, prefix: s.ID, keys: keys, guard: g, locker: p,
-		res: res, rec: rec, counts: s.Counts, ttl: kind.TTL, watch: watch, epoch: map[string]int{},
+		res: res, clean: clean, stage: s, rec: rec, counts: s.Counts, ttl: kind.TTL, watch: watch, epoch: map[string]int{},
 	}, nil
 }
 
@@ -237,7 +237,10 @@ func disrupt(ctx context.Context, s *Stage, every time.Duration, logf func(strin
 			return
 		}
 		d := ds[i%len(ds)]
-		if err := d.run(ctx); err != nil && ctx.Err() == nil {
+		s.calm.Lock()
+		err := d.run(ctx)
+		s.calm.Unlock()
+		if err != nil && ctx.Err() == nil {
 			logf("disruption %s: %v", d.name, err)
 		}
 	}

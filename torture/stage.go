@@ -28,10 +28,13 @@ type Stage struct {
 	clean     *http.Transport
 
 	outageOnce sync.Once
-	mu         sync.Mutex
-	undo       []func()
-	disrupts   []disruptor
-	pg         *pgPath
+	// calm is held for writing by a disruption and for reading by the
+	// guaranteed stale read and write, which no restart may interrupt.
+	calm     sync.RWMutex
+	mu       sync.Mutex
+	undo     []func()
+	disrupts []disruptor
+	pg       *pgPath
 }
 
 // disruptor interrupts a store or the path to it, and returns when the
@@ -87,6 +90,14 @@ func (s *Stage) addDisruptor(name string, run func(ctx context.Context) error) {
 	s.mu.Lock()
 	s.disrupts = append(s.disrupts, disruptor{name, run})
 	s.mu.Unlock()
+}
+
+// calmly runs f while no disruption runs: one that has begun ends first,
+// and none begins before f returns.
+func (s *Stage) calmly(f func()) {
+	s.calm.RLock()
+	defer s.calm.RUnlock()
+	f()
 }
 
 // disruptors returns the registered disruptors.

@@ -22,6 +22,8 @@ type worker struct {
 	guard  *guard.Guard
 	locker *pausable
 	res    fence.Resource
+	clean  fence.Resource // res without faults, for the guaranteed stale write
+	stage  *Stage
 	rec    *Recorder
 	counts *Counts
 
@@ -86,13 +88,15 @@ func (w *worker) shouldPause(ttl time.Duration) bool {
 func maxPause(ttl time.Duration) time.Duration { return ttl * 5 / 2 }
 
 // pauseFor stops the worker, and its renewals, for 1.5 to 2.5 TTLs of
-// lease. The run's guaranteed pause (guaranteed) then goes on, up to the
-// end of the run, until another worker's write with a higher token on the
-// lease's key has been applied: a clock-free locker lets a contender take
-// over only after it watched the record for a full TTL, which can come
-// after 1.5 TTLs, and a control run whose one sure stale write found no
-// newer write to undercut would prove nothing.
-func (w *worker) pauseFor(lease fence.Lease, guaranteed bool) {
+// lease. The run's guaranteed pause (name is the resource it read, ""
+// for other pauses) then goes on, up to the end of the run, until another
+// worker's write with a higher token on that name has been applied: a
+// clock-free locker lets a contender take over only after it watched the
+// record for a full TTL, which can come after 1.5 TTLs, and a control run
+// whose one sure stale write found no newer write to undercut would prove
+// nothing.
+func (w *worker) pauseFor(lease fence.Lease, name string) {
+	guaranteed := name != ""
 	w.paused = true
 	if guaranteed {
 		w.pauseBegun.Store(true)
@@ -101,7 +105,7 @@ func (w *worker) pauseFor(lease fence.Lease, guaranteed bool) {
 	w.locker.pause(time.Now().Add(d))
 	w.counts.Add(FaultPause)
 	time.Sleep(d)
-	for guaranteed && time.Now().Before(w.deadline) && !w.rec.appliedAbove(lease.Key, lease.Token) {
+	for guaranteed && time.Now().Before(w.deadline) && !w.rec.appliedAbove(name, lease.Token) {
 		w.locker.pause(time.Now().Add(200 * time.Millisecond))
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -111,13 +115,13 @@ func (w *worker) name(key string) string {
 	return fmt.Sprintf("%s-%s-%d", w.prefix, key, w.epoch[key])
 }
 
-// read returns the first name of key whose list is not full, and that
-// list; it records each read.
-func (w *worker) read(ctx context.Context, key string) (string, []Entry, error) {
+// read returns the first name of key whose list is not full in res, and
+// that list; it records each read.
+func (w *worker) read(ctx context.Context, res fence.Resource, key string) (string, []Entry, error) {
 	for {
 		name := w.name(key)
 		start := time.Now()
-		v, _, err := w.res.Get(ctx, name)
+		v, _, err := res.Get(ctx, name)
 		end := time.Now()
 		if errors.Is(err, fence.ErrNotFound) {
 			v, err = nil, nil
@@ -152,24 +156,37 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 		base = context.WithoutCancel(wctx)
 	}
 	// The run's one guaranteed pause: its stale read and write must reach
-	// the store (see WithoutFaults) after a newer write (see pauseFor).
+	// the store after a newer write (see pauseFor), so they go through the
+	// resource without faults, and no disruption (a store restart) runs
+	// while they do.
 	guaranteed := paused && w.id == 1 && !w.paused
+	res, calmly := w.res, func(f func()) { f() }
 	if guaranteed {
 		base = WithoutFaults(base)
+		res, calmly = w.clean, w.stage.calmly
 	}
-	pauseFirst := paused && rand.IntN(2) == 0
+	// The guaranteed pause comes between the read and the write, so
+	// that the newer write it waits for is on the name it will write.
+	pauseFirst := paused && !guaranteed && rand.IntN(2) == 0
 	if pauseFirst {
-		w.pauseFor(lease, guaranteed)
+		w.pauseFor(lease, "")
 	}
 	ctx, cancel := context.WithTimeout(base, w.cfg.OpTimeout)
 	defer cancel()
 	readStart := time.Now()
-	name, list, err := w.read(ctx, lease.Key)
+	var name string
+	var list []Entry
+	var err error
+	calmly(func() { name, list, err = w.read(ctx, res, lease.Key) })
 	if err != nil {
 		return
 	}
 	if paused && !pauseFirst {
-		w.pauseFor(lease, guaranteed)
+		waitOn := ""
+		if guaranteed {
+			waitOn = name
+		}
+		w.pauseFor(lease, waitOn)
 		ctx, cancel = context.WithTimeout(base, w.cfg.OpTimeout)
 		defer cancel()
 	}
@@ -183,7 +200,7 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 	}
 	value := encodeEntries(append(list, Entry{Worker: w.id, Seq: w.seq, Token: lease.Token}))
 	a.Start = time.Now()
-	err = w.res.Put(ctx, name, lease.Token, value)
+	calmly(func() { err = res.Put(ctx, name, lease.Token, value) })
 	a.End = time.Now()
 	a.Outcome = outcomeOf(err)
 	if err != nil {
