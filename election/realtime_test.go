@@ -22,7 +22,7 @@ import (
 // waiting for expiry.
 func TestPartitionedLeaderOnStores(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
+	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
 		testPartitionedLeader(t, b.Lockers(t, 3, nil), ttl)
 	})
 }
@@ -82,7 +82,7 @@ func testPartitionedLeader(t *testing.T, lockers []fence.Locker, ttl time.Durati
 // returning, long before the lease would have expired.
 func TestResignHandsOverOnStores(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
+	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
 		testResignHandsOver(t, b.Lockers(t, 3, nil), ttl)
 	})
 }

@@ -11,54 +11,45 @@ import (
 	"github.com/fencekit/fence/internal/testlockers"
 )
 
-// backendTTL is the lease of the guard's tests on b: its shortest, but at
-// least a second, so that renewals every TTL/3 stay well apart from the
-// calls' own latency under the race detector.
-func backendTTL(b testlockers.Backend) time.Duration { return max(b.MinTTL, time.Second) }
-
 // A guarded job that runs for three TTLs renews its lease all along,
 // returns nil, and leaves the key free at once: another replica takes it
 // right after Do returns, with a higher token. On every locker.
 func TestLongJobOnBackends(t *testing.T) {
 	t.Parallel()
-	for _, b := range testlockers.Backends {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			ttl := backendTTL(b)
-			lockers := b.Lockers(t, 2, nil)
-			var job fence.Lease
-			renewals := 0
-			opts := &guard.Options{TTL: ttl, Observer: &guard.Observer{
-				Renewed: func(e guard.RenewedEvent) {
-					if e.Err == nil {
-						renewals++
-					}
-				},
-			}}
-			err := guard.Run(t.Context(), lockers[0], "long-job", func(ctx context.Context, lease fence.Lease) error {
-				job = lease
-				select {
-				case <-time.After(3 * ttl):
-					return nil
-				case <-ctx.Done():
-					return context.Cause(ctx)
+	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
+		lockers := b.Lockers(t, 2, nil)
+		var job fence.Lease
+		renewals := 0
+		opts := &guard.Options{TTL: ttl, Observer: &guard.Observer{
+			Renewed: func(e guard.RenewedEvent) {
+				if e.Err == nil {
+					renewals++
 				}
-			}, opts)
-			if err != nil {
-				t.Fatalf("Do of a job of 3 TTLs (%v): %v", 3*ttl, err)
+			},
+		}}
+		err := guard.Run(t.Context(), lockers[0], "long-job", func(ctx context.Context, lease fence.Lease) error {
+			job = lease
+			select {
+			case <-time.After(3 * ttl):
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
 			}
-			if renewals < 3 {
-				t.Errorf("%d renewals in 3 TTLs; want at least 3", renewals)
-			}
-			next, err := lockers[1].Acquire(t.Context(), "long-job", ttl, nil)
-			if err != nil {
-				t.Fatalf("Acquire right after the job: %v; want the key free at once", err)
-			}
-			if next.Token <= job.Token {
-				t.Errorf("next token %d; want more than the job's %d", next.Token, job.Token)
-			}
-		})
-	}
+		}, opts)
+		if err != nil {
+			t.Fatalf("Do of a job of 3 TTLs (%v): %v", 3*ttl, err)
+		}
+		if renewals < 3 {
+			t.Errorf("%d renewals in 3 TTLs; want at least 3", renewals)
+		}
+		next, err := lockers[1].Acquire(t.Context(), "long-job", ttl, nil)
+		if err != nil {
+			t.Fatalf("Acquire right after the job: %v; want the key free at once", err)
+		}
+		if next.Token <= job.Token {
+			t.Errorf("next token %d; want more than the job's %d", next.Token, job.Token)
+		}
+	})
 }
 
 // A takeover while the job runs (an operator breaks the key and another
@@ -67,51 +58,47 @@ func TestLongJobOnBackends(t *testing.T) {
 // holder keeps the key. On every locker.
 func TestTakeoverCancelsJobOnBackends(t *testing.T) {
 	t.Parallel()
-	for _, b := range testlockers.Backends {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			ttl := backendTTL(b)
-			lockers := b.Lockers(t, 2, nil)
-			started := make(chan fence.Lease, 1)
-			var cause error
-			done := make(chan error, 1)
-			go func() {
-				done <- guard.Run(t.Context(), lockers[0], "taken", func(ctx context.Context, lease fence.Lease) error {
-					started <- lease
-					select {
-					case <-ctx.Done():
-						cause = context.Cause(ctx)
-						return cause
-					case <-time.After(10 * ttl):
-						return errors.New("the job ran on after a takeover")
-					}
-				}, &guard.Options{TTL: ttl})
-			}()
-			var job fence.Lease
-			select {
-			case job = <-started:
-			case err := <-done:
-				t.Fatalf("Do returned before the job started: %v", err)
-			}
-			other := lockers[1]
-			if err := other.Break(t.Context(), "taken"); err != nil {
-				t.Fatalf("Break: %v", err)
-			}
-			taker, err := other.Acquire(t.Context(), "taken", ttl, nil)
-			if err != nil {
-				t.Fatalf("Acquire after Break: %v", err)
-			}
-			err = <-done
-			if !errors.Is(err, fence.ErrLeaseLost) || !errors.Is(cause, fence.ErrLeaseLost) {
-				t.Fatalf("Do = %v, job's cause %v; want both matching fence.ErrLeaseLost", err, cause)
-			}
-			if taker.Token <= job.Token {
-				t.Errorf("taker's token %d; want more than the job's %d", taker.Token, job.Token)
-			}
-			info, err := other.Inspect(t.Context(), "taken")
-			if err != nil || !info.Held || info.Owner != taker.Owner || info.Token != taker.Token {
-				t.Errorf("after the job: %+v, %v; want the taker still holding the key", info, err)
-			}
-		})
-	}
+	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
+		lockers := b.Lockers(t, 2, nil)
+		started := make(chan fence.Lease, 1)
+		var cause error
+		done := make(chan error, 1)
+		go func() {
+			done <- guard.Run(t.Context(), lockers[0], "taken", func(ctx context.Context, lease fence.Lease) error {
+				started <- lease
+				select {
+				case <-ctx.Done():
+					cause = context.Cause(ctx)
+					return cause
+				case <-time.After(10 * ttl):
+					return errors.New("the job ran on after a takeover")
+				}
+			}, &guard.Options{TTL: ttl})
+		}()
+		var job fence.Lease
+		select {
+		case job = <-started:
+		case err := <-done:
+			t.Fatalf("Do returned before the job started: %v", err)
+		}
+		other := lockers[1]
+		if err := other.Break(t.Context(), "taken"); err != nil {
+			t.Fatalf("Break: %v", err)
+		}
+		taker, err := other.Acquire(t.Context(), "taken", ttl, nil)
+		if err != nil {
+			t.Fatalf("Acquire after Break: %v", err)
+		}
+		err = <-done
+		if !errors.Is(err, fence.ErrLeaseLost) || !errors.Is(cause, fence.ErrLeaseLost) {
+			t.Fatalf("Do = %v, job's cause %v; want both matching fence.ErrLeaseLost", err, cause)
+		}
+		if taker.Token <= job.Token {
+			t.Errorf("taker's token %d; want more than the job's %d", taker.Token, job.Token)
+		}
+		info, err := other.Inspect(t.Context(), "taken")
+		if err != nil || !info.Held || info.Owner != taker.Owner || info.Token != taker.Token {
+			t.Errorf("after the job: %+v, %v; want the taker still holding the key", info, err)
+		}
+	})
 }

@@ -22,7 +22,7 @@ import (
 // No lease expires on any store: every lock is released by its holder.
 func TestEachWindowOnce(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b testlockers.Backend, _ time.Duration) {
+	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, _ time.Duration) {
 		clock := clocktest.New(start)
 		testEachWindowOnce(t, clock, b.Lockers(t, 3, clock))
 	})
@@ -35,7 +35,7 @@ func TestEachWindowOnce(t *testing.T) {
 // token, and no window runs twice.
 func TestDeadReplicaOnStores(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b testlockers.Backend, lease time.Duration) {
+	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, lease time.Duration) {
 		testDeadReplica(t, b.Lockers(t, 3, nil), lease)
 	})
 }
@@ -105,7 +105,7 @@ func testDeadReplica(t *testing.T, lockers []fence.Locker, lease time.Duration) 
 // find the window done.
 func TestLockAtLeastForOverTTLOnStores(t *testing.T) {
 	t.Parallel()
-	onBackends(t, func(t *testing.T, b testlockers.Backend, lease time.Duration) {
+	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, lease time.Duration) {
 		testLockAtLeastForOverTTL(t, b.Lockers(t, 3, nil), lease)
 	})
 }
