@@ -85,9 +85,10 @@ func (r *Result) fencingErr() error {
 // LongJobErr fails a run in which the store refused to release the
 // guaranteed long job after its renewals, no loss having been seen before:
 // on a key of its own and off the faults, the likely cause is the release
-// itself (one that carries the lease as it was before its renewals, say). A guaranteed long job lost before its release (the
-// guard saw its renewals fail, as under heavy load) is only reported, in
-// LongJobs and the table.
+// itself (one that carries the lease as it was before its renewals, say).
+// A guaranteed long job lost before its release (the guard saw its
+// renewals fail, as under heavy load) is only reported, in LongJobs and
+// the table.
 func (r *Result) LongJobErr() error {
 	var errs []error
 	for _, x := range r.Refused {
@@ -221,8 +222,8 @@ func newWorker(id int, cfg *Config, kind LockerKind, newLocker NewLocker, s *Sta
 		return nil, err
 	}
 	return &worker{
-		id: id, cfg: cfg, prefix: s.ID, keys: keys, guard: g, locker: p,
-		res: res, clean: clean, stage: s, rec: rec, counts: s.Counts, ttl: kind.TTL, watch: watch, epoch: map[string]int{},
+		id: id, cfg: cfg, keys: keys, guard: g, locker: p,
+		res: res, clean: clean, stage: s, rec: rec, ttl: kind.TTL, watch: watch, epoch: map[string]int{},
 	}, nil
 }
 

@@ -63,10 +63,10 @@ func (t *Transport) down() bool {
 type cleanKey struct{}
 
 // WithoutFaults returns a context whose HTTP requests the Transport passes
-// on without faults or outages. The workload uses it for worker 1's first
-// paused write, so that every run has one stale write that reaches the
-// store: without it, a control run could end with no violation only because
-// the network faults happened to swallow its few stale writes.
+// on without faults or outages. The workload uses it for the run's
+// guaranteed long job (acquisition, renewals, writes and release), so that
+// a refused release of it can only come from the release itself, not from
+// the faults.
 func WithoutFaults(ctx context.Context) context.Context {
 	return context.WithValue(ctx, cleanKey{}, true)
 }

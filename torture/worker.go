@@ -17,15 +17,13 @@ import (
 type worker struct {
 	id     int
 	cfg    *Config
-	prefix string // of resource names
 	keys   []string
 	guard  *guard.Guard
 	locker *pausable
 	res    fence.Resource
 	clean  fence.Resource // res without faults, for the guaranteed stale write
-	stage  *Stage
+	stage  *Stage         // its ID prefixes resource names; its Counts count pauses
 	rec    *Recorder
-	counts *Counts
 
 	ttl      time.Duration // of the worker's leases
 	watch    *leaseWatch   // the current lease, as the guard's events tell it
@@ -88,22 +86,20 @@ func (w *worker) shouldPause(ttl time.Duration) bool {
 func maxPause(ttl time.Duration) time.Duration { return ttl * 5 / 2 }
 
 // pauseFor stops the worker, and its renewals, for 1.5 to 2.5 TTLs of
-// lease. The run's guaranteed pause (name is the resource it read, ""
-// for other pauses) then goes on, up to the end of the run, until another
-// worker's write with a higher token on that name has been applied: a
-// clock-free locker lets a contender take over only after it watched the
-// record for a full TTL, which can come after 1.5 TTLs, and a control run
-// whose one sure stale write found no newer write to undercut would prove
-// nothing.
-func (w *worker) pauseFor(lease fence.Lease, name string) {
-	guaranteed := name != ""
+// lease. The run's guaranteed pause then goes on, up to the end of the
+// run, until another worker's write with a higher token on name (the
+// resource it read) has been applied: a clock-free locker lets a
+// contender take over only after it watched the record for a full TTL,
+// which can come after 1.5 TTLs, and a control run whose one sure stale
+// write found no newer write to undercut would prove nothing.
+func (w *worker) pauseFor(lease fence.Lease, guaranteed bool, name string) {
 	w.paused = true
 	if guaranteed {
 		w.pauseBegun.Store(true)
 	}
 	d := randDuration(lease.TTL*3/2, maxPause(lease.TTL))
 	w.locker.pause(time.Now().Add(d))
-	w.counts.Add(FaultPause)
+	w.stage.Counts.Add(FaultPause)
 	time.Sleep(d)
 	for guaranteed && time.Now().Before(w.deadline) && !w.rec.appliedAbove(name, lease.Token) {
 		w.locker.pause(time.Now().Add(200 * time.Millisecond))
@@ -112,7 +108,7 @@ func (w *worker) pauseFor(lease fence.Lease, name string) {
 }
 
 func (w *worker) name(key string) string {
-	return fmt.Sprintf("%s-%s-%d", w.prefix, key, w.epoch[key])
+	return fmt.Sprintf("%s-%s-%d", w.stage.ID, key, w.epoch[key])
 }
 
 // read returns the first name of key whose list is not full in res, and
@@ -162,14 +158,13 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 	guaranteed := paused && w.id == 1 && !w.paused
 	res, calmly := w.res, func(f func()) { f() }
 	if guaranteed {
-		base = WithoutFaults(base)
 		res, calmly = w.clean, w.stage.calmly
 	}
 	// The guaranteed pause comes between the read and the write, so
 	// that the newer write it waits for is on the name it will write.
 	pauseFirst := paused && !guaranteed && rand.IntN(2) == 0
 	if pauseFirst {
-		w.pauseFor(lease, "")
+		w.pauseFor(lease, false, "")
 	}
 	ctx, cancel := context.WithTimeout(base, w.cfg.OpTimeout)
 	defer cancel()
@@ -182,11 +177,7 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 		return
 	}
 	if paused && !pauseFirst {
-		waitOn := ""
-		if guaranteed {
-			waitOn = name
-		}
-		w.pauseFor(lease, waitOn)
+		w.pauseFor(lease, guaranteed, name)
 		ctx, cancel = context.WithTimeout(base, w.cfg.OpTimeout)
 		defer cancel()
 	}
