@@ -39,8 +39,8 @@ var (
 // HeldError reports that Acquire found the key held by another owner.
 type HeldError struct {
 	Key string
-	// Holder is the current owner id, where the backend knows it.
-	Holder string
+	// Owner is the current owner id, where the backend knows it.
+	Owner string
 	// Token is the holder's token, where known.
 	Token Token
 	// ValidUntil is when the holder's lease expires on the caller's clock,
@@ -65,8 +65,8 @@ func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 // StaleTokenError reports a write refused because its token is lower than
 // the highest token the resource has accepted.
 type StaleTokenError struct {
-	// Resource names what was written (a key, row, object or item).
-	Resource string
+	// Key names what was written (a row, object or item).
+	Key string
 	// Token is the refused token.
 	Token Token
 	// Highest is the highest token the resource had accepted, where the
@@ -76,9 +76,9 @@ type StaleTokenError struct {
 
 func (e *StaleTokenError) Error() string {
 	if e.Highest == 0 {
-		return fmt.Sprintf("fence: stale token %d for %q", e.Token, e.Resource)
+		return fmt.Sprintf("fence: stale token %d for %q", e.Token, e.Key)
 	}
-	return fmt.Sprintf("fence: stale token %d for %q (highest seen %d)", e.Token, e.Resource, e.Highest)
+	return fmt.Sprintf("fence: stale token %d for %q (highest seen %d)", e.Token, e.Key, e.Highest)
 }
 
 // Is makes errors.Is(err, ErrStaleToken) true.
@@ -150,18 +150,18 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // Unwrap returns the underlying parse error.
 func (e *CorruptError) Unwrap() error { return e.Err }
 
-// NotFoundError reports that Resource.Get found no value under Name.
+// NotFoundError reports that Resource.Get found no value under Key.
 type NotFoundError struct {
-	Name string
+	Key string
 	// Tombstone is true when the name was deleted (its token is kept).
 	Tombstone bool
 }
 
 func (e *NotFoundError) Error() string {
 	if e.Tombstone {
-		return fmt.Sprintf("fence: %q not found (deleted)", e.Name)
+		return fmt.Sprintf("fence: %q not found (deleted)", e.Key)
 	}
-	return fmt.Sprintf("fence: %q not found", e.Name)
+	return fmt.Sprintf("fence: %q not found", e.Key)
 }
 
 // Is makes errors.Is(err, ErrNotFound) true.
@@ -175,8 +175,8 @@ func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 // reported as a stale token, which would claim the write was refused.
 // Retrying the write with the same token and value is harmless.
 type UnknownOutcomeError struct {
-	Resource string
-	Token    Token
+	Key   string
+	Token Token
 	// Highest is the token of the write that replaced the value, when that
 	// is why the outcome is unknown; 0 otherwise.
 	Highest Token
@@ -185,7 +185,7 @@ type UnknownOutcomeError struct {
 }
 
 func (e *UnknownOutcomeError) Error() string {
-	msg := fmt.Sprintf("fence: write of %q with token %d: outcome unknown, it may have been applied", e.Resource, e.Token)
+	msg := fmt.Sprintf("fence: write of %q with token %d: outcome unknown, it may have been applied", e.Key, e.Token)
 	if e.Highest != 0 {
 		msg += fmt.Sprintf(" and then replaced by token %d", e.Highest)
 	}

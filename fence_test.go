@@ -77,14 +77,14 @@ func TestErrorsMatchSentinels(t *testing.T) {
 		sentinel error
 		text     string
 	}{
-		{&fence.HeldError{Key: "k", Holder: "o", Token: 3, ValidUntil: time.Unix(10, 0)}, fence.ErrHeld, `lock "k" held by another owner (token 3) until 1970-01-01T00:00:10Z`},
-		{&fence.StaleTokenError{Resource: "r", Token: 2, Highest: 5}, fence.ErrStaleToken, `stale token 2 for "r" (highest seen 5)`},
-		{&fence.StaleTokenError{Resource: "r", Token: 2}, fence.ErrStaleToken, `stale token 2 for "r"`},
+		{&fence.HeldError{Key: "k", Owner: "o", Token: 3, ValidUntil: time.Unix(10, 0)}, fence.ErrHeld, `lock "k" held by another owner (token 3) until 1970-01-01T00:00:10Z`},
+		{&fence.StaleTokenError{Key: "r", Token: 2, Highest: 5}, fence.ErrStaleToken, `stale token 2 for "r" (highest seen 5)`},
+		{&fence.StaleTokenError{Key: "r", Token: 2}, fence.ErrStaleToken, `stale token 2 for "r"`},
 		{&fence.LeaseLostError{Key: "k", Token: 4, Err: reason}, fence.ErrLeaseLost, "connection reset"},
 		{&fence.InvalidError{Field: "ttl", Reason: "negative"}, fence.ErrInvalid, "invalid ttl: negative"},
 		{&fence.CorruptError{Key: "k", Reason: "token is not a number"}, fence.ErrCorrupt, "token is not a number"},
-		{&fence.NotFoundError{Name: "n", Tombstone: true}, fence.ErrNotFound, "deleted"},
-		{&fence.UnknownOutcomeError{Resource: "r", Token: 4, Highest: 5, Err: reason}, fence.ErrUnknownOutcome, "replaced by token 5"},
+		{&fence.NotFoundError{Key: "n", Tombstone: true}, fence.ErrNotFound, "deleted"},
+		{&fence.UnknownOutcomeError{Key: "r", Token: 4, Highest: 5, Err: reason}, fence.ErrUnknownOutcome, "replaced by token 5"},
 	}
 	all := []error{fence.ErrHeld, fence.ErrNotHeld, fence.ErrLeaseLost, fence.ErrStaleToken, fence.ErrInvalid, fence.ErrCorrupt, fence.ErrNotFound, fence.ErrUnknownOutcome}
 	for _, tt := range tests {

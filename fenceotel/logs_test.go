@@ -113,7 +113,7 @@ func TestDefaultsPassThrough(t *testing.T) {
 		t.Fatalf("Acquire = %+v, %v", first, err)
 	}
 	_, err = locker.Acquire(ctx, "k", time.Minute, nil)
-	if held, ok := errors.AsType[*fence.HeldError](err); !ok || held.Holder != "w1" || held.Token != 1 {
+	if held, ok := errors.AsType[*fence.HeldError](err); !ok || held.Owner != "w1" || held.Token != 1 {
 		t.Fatalf("busy Acquire: %v, want the HeldError of w1", err)
 	}
 	if info, err := locker.Inspect(ctx, "k"); err != nil || !info.Held || info.Token != 1 {

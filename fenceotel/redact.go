@@ -48,8 +48,8 @@ func safeError(err error, owners ...string) string {
 			s = strings.ReplaceAll(s, o, redacted)
 		}
 	}
-	if held, ok := errors.AsType[*fence.HeldError](err); ok && held.Holder != "" {
-		s = strings.ReplaceAll(s, held.Holder, redacted)
+	if held, ok := errors.AsType[*fence.HeldError](err); ok && held.Owner != "" {
+		s = strings.ReplaceAll(s, held.Owner, redacted)
 	}
 	s = uuidPattern.ReplaceAllString(s, redacted)
 	s = urlPassword.ReplaceAllString(s, "${1}"+redacted+"@")

@@ -32,7 +32,7 @@ func TestSafeError(t *testing.T) {
 			want: "password=[redacted] dbname=x", absent: []string{"s3cret"}},
 		{name: "quoted DSN password", err: errors.New("connect password='a b c' host=db"),
 			want: "password=[redacted] host=db", absent: []string{"a b c"}},
-		{name: "held by a named owner", err: &fence.HeldError{Key: "k", Holder: "job-runner-3", Token: 4},
+		{name: "held by a named owner", err: &fence.HeldError{Key: "k", Owner: "job-runner-3", Token: 4},
 			want: `lock "k" held by another owner (token 4)`, absent: []string{"job-runner-3"}},
 		{name: "reconcile names the other owner",
 			err: &fence.LeaseLostError{Key: "k", Token: 3, Err: &guard.ReconcileError{

@@ -45,7 +45,7 @@ func (g *Guard) acquire(ctx context.Context, key string) (acquired, error) {
 		case errors.Is(err, fence.ErrInvalid) || errors.Is(err, fence.ErrCorrupt):
 			s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Failed, Err: err})
 			return acquired{}, err
-		case errors.As(err, &held) && held.Holder != owner:
+		case errors.As(err, &held) && held.Owner != owner:
 			floor = sent
 			s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Busy, Err: err})
 		case errors.Is(err, fence.ErrHeld) && held == nil:

@@ -26,7 +26,7 @@ func TestTryOnceBusy(t *testing.T) {
 		t.Fatalf("Do on a busy key: %v, want ErrHeld", err)
 	}
 	var held *fence.HeldError
-	if !errors.As(err, &held) || held.Holder != holder.Owner || held.Token != holder.Token {
+	if !errors.As(err, &held) || held.Owner != holder.Owner || held.Token != holder.Token {
 		t.Errorf("HeldError = %+v, want holder %q token %d", held, holder.Owner, holder.Token)
 	}
 	if ran {

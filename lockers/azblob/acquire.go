@@ -52,7 +52,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 			if err != nil {
 				return fence.Lease{}, err
 			}
-			if he.Holder != "" {
+			if he.Owner != "" {
 				return fence.Lease{}, he
 			}
 		}
@@ -169,7 +169,7 @@ func (l *Locker) held(ctx context.Context, key string, r record) (*fence.HeldErr
 	cur, err := l.read(ctx, key, LeaseID(key, r.owner, r.token, r.ttl))
 	switch {
 	case err == nil && cur.token == r.token && cur.owner == r.owner:
-		he.Holder, he.Token = r.owner, r.token
+		he.Owner, he.Token = r.owner, r.token
 	case err != nil && !answered(err) && !errors.Is(err, fence.ErrCorrupt):
 		return nil, wrap(ctx, "read "+quote(key), err)
 	}

@@ -37,7 +37,7 @@ func Example() {
 
 	lease, err := locker.Acquire(ctx, "reports/nightly", 30*time.Second, nil)
 	if held, ok := errors.AsType[*fence.HeldError](err); ok {
-		fmt.Printf("busy: held by %q with token %d\n", held.Holder, held.Token)
+		fmt.Printf("busy: held by %q with token %d\n", held.Owner, held.Token)
 		return
 	}
 	if err != nil {

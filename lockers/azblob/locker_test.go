@@ -124,7 +124,7 @@ func TestRoundTrips(t *testing.T) {
 	count("Acquire of a held key", 2, func() {
 		_, err := l.Acquire(t.Context(), k, MinTTL, nil)
 		he, ok := errors.AsType[*fence.HeldError](err)
-		if !ok || he.Holder != lease.Owner || he.Token != lease.Token {
+		if !ok || he.Owner != lease.Owner || he.Token != lease.Token {
 			t.Fatalf("Acquire of a held key: %v; want a HeldError naming owner %q and token %d", err, lease.Owner, lease.Token)
 		}
 	})
@@ -277,7 +277,7 @@ func TestAcquireCompletesACrashedAttempt(t *testing.T) {
 		t.Fatalf("lease by hand: %v", err)
 	}
 	_, err := l.Acquire(t.Context(), k, MinTTL, nil)
-	if he, ok := errors.AsType[*fence.HeldError](err); !ok || he.Holder != "" || he.Token != 0 {
+	if he, ok := errors.AsType[*fence.HeldError](err); !ok || he.Owner != "" || he.Token != 0 {
 		t.Fatalf("Acquire by another owner: %v; want a HeldError naming nobody", err)
 	}
 	wantFree(t, l, k, "", 0)

@@ -95,7 +95,7 @@ func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Dur
 	if !held {
 		return fence.Lease{}, true, nil // changed since the update, or expired now
 	}
-	return fence.Lease{}, false, &fence.HeldError{Key: key, Holder: o.rec.owner, Token: o.rec.token, ValidUntil: until}
+	return fence.Lease{}, false, &fence.HeldError{Key: key, Owner: o.rec.owner, Token: o.rec.token, ValidUntil: until}
 }
 
 // won returns the lease of a successful Acquire and forgets what was seen

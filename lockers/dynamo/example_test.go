@@ -40,7 +40,7 @@ func ExampleNew() {
 		// Clock-free: this Locker now times the holder's record; an
 		// Acquire after the holder's lease has passed unchanged takes
 		// the key over.
-		fmt.Printf("busy: %s holds token %d, at most until %v\n", held.Holder, held.Token, held.ValidUntil)
+		fmt.Printf("busy: %s holds token %d, at most until %v\n", held.Owner, held.Token, held.ValidUntil)
 		return
 	}
 	if err != nil {

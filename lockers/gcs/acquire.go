@@ -43,7 +43,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 				}
 				continue
 			}
-			return fence.Lease{}, &fence.HeldError{Key: key, Holder: st.rec.owner, Token: st.rec.token, ValidUntil: until}
+			return fence.Lease{}, &fence.HeldError{Key: key, Owner: st.rec.owner, Token: st.rec.token, ValidUntil: until}
 		}
 		token := fence.Token(1)
 		if st.found {
@@ -72,7 +72,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 		}
 		he := &fence.HeldError{Key: key}
 		if st.found && st.rec.held {
-			he.Holder, he.Token = st.rec.owner, st.rec.token
+			he.Owner, he.Token = st.rec.owner, st.rec.token
 			_, he.ValidUntil = l.holding(st, l.clock.Now())
 		}
 		return fence.Lease{}, he

@@ -42,7 +42,7 @@ func ExampleNew() {
 		// Clock-free: this Locker now watches the holder's record; an
 		// Acquire once it has stayed unchanged for a whole lease takes
 		// the key over.
-		fmt.Printf("busy: %s holds token %d, at most until %v\n", held.Holder, held.Token, held.ValidUntil)
+		fmt.Printf("busy: %s holds token %d, at most until %v\n", held.Owner, held.Token, held.ValidUntil)
 		return
 	}
 	if err != nil {

@@ -17,7 +17,7 @@ func wantHeld(t *testing.T, l *Locker, key string, holder fence.Lease, until tim
 	t.Helper()
 	_, err := l.Acquire(t.Context(), key, MinTTL, nil)
 	he, ok := errors.AsType[*fence.HeldError](err)
-	if !ok || he.Holder != holder.Owner || he.Token != holder.Token || !he.ValidUntil.Equal(until) {
+	if !ok || he.Owner != holder.Owner || he.Token != holder.Token || !he.ValidUntil.Equal(until) {
 		t.Fatalf("Acquire(%q) returned %v; want a HeldError naming %q, token %d, until %v", key, err, holder.Owner, holder.Token, until)
 	}
 }

@@ -177,7 +177,7 @@ func TestLostResponseOfARefusedWriteIsNotASuccess(t *testing.T) {
 	}
 	won := r.lease
 	he, ok := errors.AsType[*fence.HeldError](err)
-	if !ok || he.Holder != won.Owner || he.Token != won.Token {
+	if !ok || he.Owner != won.Owner || he.Token != won.Token {
 		t.Fatalf("Acquire that lost (answer dropped) returned %v; want a HeldError naming the rival %q with token %d", err, won.Owner, won.Token)
 	}
 }

@@ -129,8 +129,8 @@ func (s *suite) checkHeldError(err error, key string, holder fence.Lease, before
 		return "want a *fence.HeldError"
 	case he.Key != key:
 		return fmt.Sprintf("HeldError.Key is %q; want %q", he.Key, key)
-	case he.Holder != "" && he.Holder != holder.Owner:
-		return fmt.Sprintf("HeldError.Holder is %q; want the holder %q", he.Holder, holder.Owner)
+	case he.Owner != "" && he.Owner != holder.Owner:
+		return fmt.Sprintf("HeldError.Owner is %q; want the holder %q", he.Owner, holder.Owner)
 	case he.Token != 0 && he.Token != holder.Token:
 		return fmt.Sprintf("HeldError.Token is %d; want the holder's %d", he.Token, holder.Token)
 	case !he.ValidUntil.IsZero() && s.h.Now != nil && (!he.ValidUntil.After(before) || he.ValidUntil.After(after.Add(holder.TTL))):

@@ -54,7 +54,7 @@ func ExampleLocker_Acquire_busy() {
 	_, err = locker.Acquire(ctx, "ledger", time.Minute, &fence.AcquireOptions{Owner: "worker-2"})
 	fmt.Println("busy:", errors.Is(err, fence.ErrHeld))
 	if held, ok := errors.AsType[*fence.HeldError](err); ok {
-		fmt.Printf("held by %s with token %d\n", held.Holder, held.Token)
+		fmt.Printf("held by %s with token %d\n", held.Owner, held.Token)
 	}
 	// Output:
 	// busy: true

@@ -80,7 +80,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 	now := l.clock.Now()
 	r := l.keys[key]
 	if l.live(r, now) {
-		return fence.Lease{}, &fence.HeldError{Key: key, Holder: r.owner, Token: r.token, ValidUntil: r.validUntil}
+		return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: r.validUntil}
 	}
 	if r == nil {
 		r = &record{}

@@ -72,5 +72,5 @@ func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Dur
 	if !r.heldAt(serverNow) {
 		return fence.Lease{}, true, nil // free in the snapshot, taken since
 	}
-	return fence.Lease{}, false, &fence.HeldError{Key: key, Holder: r.owner, Token: r.token, ValidUntil: localTime(sent, r.expires, serverNow)}
+	return fence.Lease{}, false, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: localTime(sent, r.expires, serverNow)}
 }

@@ -59,9 +59,9 @@ func TestContention(t *testing.T) {
 		last = w.Token
 		for i, err := range errs {
 			var held *fence.HeldError
-			if errors.As(err, &held) && held.Holder != "" && (held.Holder != w.Owner || held.Token != w.Token) {
+			if errors.As(err, &held) && held.Owner != "" && (held.Owner != w.Owner || held.Token != w.Token) {
 				t.Errorf("round %d: contender %d saw holder %q token %d, but %q won with %d",
-					round, i, held.Holder, held.Token, w.Owner, w.Token)
+					round, i, held.Owner, held.Token, w.Owner, w.Token)
 			}
 		}
 		if err := l.Release(t.Context(), w); err != nil {

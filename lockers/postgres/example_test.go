@@ -36,7 +36,7 @@ func ExampleNew() {
 	lease, err := locker.Acquire(ctx, "nightly-report", 30*time.Second, nil)
 	var held *fence.HeldError
 	if errors.As(err, &held) {
-		fmt.Printf("busy: %s holds token %d until %v\n", held.Holder, held.Token, held.ValidUntil)
+		fmt.Printf("busy: %s holds token %d until %v\n", held.Owner, held.Token, held.ValidUntil)
 		return
 	}
 	if err != nil {

@@ -29,7 +29,7 @@ func TestLeaseLifecycle(t *testing.T) {
 	if !errors.As(err, &held) {
 		t.Fatalf("Acquire of a held key: %v, want a *fence.HeldError", err)
 	}
-	if held.Holder != first.Owner || held.Token != first.Token || held.Key != key {
+	if held.Owner != first.Owner || held.Token != first.Token || held.Key != key {
 		t.Errorf("HeldError = %+v, want holder %q token %d", held, first.Owner, first.Token)
 	}
 	if d := held.ValidUntil.Sub(first.ValidUntil); d < -10*time.Second || d > 10*time.Second {

@@ -101,7 +101,7 @@ func TestLostRace(t *testing.T) {
 			if !errors.As(got.err, &held) {
 				t.Fatalf("contender after the winner committed: %v, want a *fence.HeldError", got.err)
 			}
-			if held.Holder != winner.Owner || held.Token != winner.Token || held.ValidUntil.IsZero() {
+			if held.Owner != winner.Owner || held.Token != winner.Token || held.ValidUntil.IsZero() {
 				t.Errorf("HeldError = %+v, want holder %q token %d with an expiry", held, winner.Owner, winner.Token)
 			}
 		})

@@ -138,7 +138,7 @@ func (r *Resource) Get(ctx context.Context, name string) ([]byte, fence.Token, e
 		return nil, 0, fmt.Errorf("fence/dynamo: get %q: %w", name, err)
 	}
 	if out.Item == nil {
-		return nil, 0, &fence.NotFoundError{Name: name}
+		return nil, 0, &fence.NotFoundError{Key: name}
 	}
 	tok, err := parseFence(name, r.t.o.FenceAttribute, out.Item[r.t.o.FenceAttribute])
 	if err != nil {
@@ -148,7 +148,7 @@ func (r *Resource) Get(ctx context.Context, name string) ([]byte, fence.Token, e
 		return nil, 0, &fence.CorruptError{Key: name, Reason: fmt.Sprintf("item has no fence attribute %q", r.t.o.FenceAttribute)}
 	}
 	if _, tomb := out.Item[r.t.o.TombstoneAttribute]; tomb {
-		return nil, 0, &fence.NotFoundError{Name: name, Tombstone: true}
+		return nil, 0, &fence.NotFoundError{Key: name, Tombstone: true}
 	}
 	v, ok := out.Item[r.value].(*types.AttributeValueMemberB)
 	if !ok {

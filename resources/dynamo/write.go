@@ -109,14 +109,14 @@ func (t *Table) settle(ctx context.Context, w *write, err error) (applied bool, 
 		if w.maybe.Load() {
 			// An earlier attempt may have landed and been replaced since:
 			// neither "stale" nor the caller's condition failing is known.
-			ue := &fence.UnknownOutcomeError{Resource: w.resource, Token: w.token, Err: err}
+			ue := &fence.UnknownOutcomeError{Key: w.resource, Token: w.token, Err: err}
 			if highest > w.token {
 				ue.Highest = highest
 			}
 			return false, ue
 		}
 		if highest > w.token {
-			return false, &fence.StaleTokenError{Resource: w.resource, Token: w.token, Highest: highest}
+			return false, &fence.StaleTokenError{Key: w.resource, Token: w.token, Highest: highest}
 		}
 		return false, &ConditionFailedError{Resource: w.resource, Item: item, Err: err}
 	}
@@ -128,7 +128,7 @@ func (t *Table) settle(ctx context.Context, w *write, err error) (applied bool, 
 	// done. Not finding this write does not prove it was never applied
 	// (a higher token may have replaced it, or the request may still
 	// land), so the outcome stays unknown.
-	ue := &fence.UnknownOutcomeError{Resource: w.resource, Token: w.token, Err: err}
+	ue := &fence.UnknownOutcomeError{Key: w.resource, Token: w.token, Err: err}
 	if cerr := ctx.Err(); cerr != nil {
 		if !errors.Is(err, cerr) {
 			ue.Err = errors.Join(err, cerr)

@@ -62,7 +62,7 @@ func TestNotFoundTellsTombstones(t *testing.T) {
 	}{{"never-written", false}, {"deleted", true}} {
 		_, _, err := r.Get(t.Context(), tc.name)
 		var nf *fence.NotFoundError
-		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone || nf.Name != tc.name {
+		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone || nf.Key != tc.name {
 			t.Errorf("Get(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.name, err, tc.tombstone)
 		}
 		_, err = r.Open(t.Context(), tc.name)

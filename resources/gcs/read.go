@@ -55,7 +55,7 @@ func (r *Resource) Open(ctx context.Context, name string) (*Reader, error) {
 			return nil, err
 		}
 		if !rec.exists || rec.tombstone {
-			return nil, &fence.NotFoundError{Name: name, Tombstone: rec.tombstone}
+			return nil, &fence.NotFoundError{Key: name, Tombstone: rec.tombstone}
 		}
 		rd, err := r.bucket.Object(name).Generation(rec.generation).NewReader(ctx)
 		if errors.Is(err, storage.ErrObjectNotExist) {

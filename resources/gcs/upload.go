@@ -126,9 +126,9 @@ func (r *Resource) write(ctx context.Context, req *writeReq) (*storage.ObjectAtt
 		case req.token < rec.token && maybe:
 			// Our write may have landed and been replaced since: saying
 			// "stale" would claim it was refused.
-			return nil, &fence.UnknownOutcomeError{Resource: req.name, Token: req.token, Highest: rec.token, Err: last}
+			return nil, &fence.UnknownOutcomeError{Key: req.name, Token: req.token, Highest: rec.token, Err: last}
 		case req.token < rec.token:
-			return nil, &fence.StaleTokenError{Resource: req.name, Token: req.token, Highest: rec.token}
+			return nil, &fence.StaleTokenError{Key: req.name, Token: req.token, Highest: rec.token}
 		case req.tombstone && rec.tombstone && req.token == rec.token:
 			return rec.attrs, nil // deleted already with this token
 		}

@@ -76,7 +76,7 @@ func (r *Resource) admit(name string, token fence.Token) (*entry, error) {
 		r.entries[name] = e
 	}
 	if token < e.highest && !r.unfenced {
-		return nil, &fence.StaleTokenError{Resource: name, Token: token, Highest: e.highest}
+		return nil, &fence.StaleTokenError{Key: name, Token: token, Highest: e.highest}
 	}
 	e.highest = max(e.highest, token)
 	return e, nil
@@ -126,7 +126,7 @@ func (r *Resource) Get(ctx context.Context, name string) ([]byte, fence.Token, e
 	defer r.mu.Unlock()
 	e := r.entries[name]
 	if e == nil || e.deleted {
-		return nil, 0, &fence.NotFoundError{Name: name, Tombstone: e != nil}
+		return nil, 0, &fence.NotFoundError{Key: name, Tombstone: e != nil}
 	}
 	v := slices.Clone(e.value)
 	if v == nil {

@@ -43,7 +43,7 @@ func TestNotFoundTellsTombstones(t *testing.T) {
 		if !errors.As(err, &nf) {
 			t.Fatalf("Get(%q) = %v; want a *fence.NotFoundError", tc.name, err)
 		}
-		if nf.Name != tc.name || nf.Tombstone != tc.tombstone {
+		if nf.Key != tc.name || nf.Tombstone != tc.tombstone {
 			t.Errorf("Get(%q) error = %+v; want Name %q, Tombstone %v", tc.name, nf, tc.name, tc.tombstone)
 		}
 	}

@@ -89,7 +89,7 @@ func TestHistoryCheckCapsItsReport(t *testing.T) {
 
 func TestHistoryWrite(t *testing.T) {
 	t.Parallel()
-	stale := &fence.StaleTokenError{Resource: "r", Token: 3, Highest: 5}
+	stale := &fence.StaleTokenError{Key: "r", Token: 3, Highest: 5}
 	broken := errors.New("connection reset")
 	var h resourcetest.History
 	var wg sync.WaitGroup

@@ -44,7 +44,7 @@ func (b *Bucket) GetObject(ctx context.Context, key string) (*Object, error) {
 	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)})
 	if err != nil {
 		if isNotFound(err) {
-			return nil, &fence.NotFoundError{Name: key}
+			return nil, &fence.NotFoundError{Key: key}
 		}
 		return nil, fmt.Errorf("fence/s3: get %q: %w", key, withCtx(ctx, err))
 	}
@@ -55,7 +55,7 @@ func (b *Bucket) GetObject(ctx context.Context, key string) (*Object, error) {
 	}
 	if m.tombstone {
 		out.Body.Close()
-		return nil, &fence.NotFoundError{Name: key, Tombstone: true}
+		return nil, &fence.NotFoundError{Key: key, Tombstone: true}
 	}
 	return &Object{
 		Body:          out.Body,

@@ -65,7 +65,7 @@ func (b *Bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 		if !maybe {
 			return fmt.Errorf("fence/s3: put %q: %w", w.key, err)
 		}
-		return &UnknownOutcomeError{Resource: w.key, Token: w.token, Highest: highest, Err: err}
+		return &UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
 	}
 	for n := 0; ; n++ {
 		if n > 0 {
@@ -90,7 +90,7 @@ func (b *Bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 				// token would be a false refusal.
 				return nil, unknown(lastErr, st.token)
 			}
-			return nil, &fence.StaleTokenError{Resource: w.key, Token: w.token, Highest: st.token}
+			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.token}
 		}
 		if w.tombstone && !b.unfenced && st.tombstone && st.token == w.token {
 			res.ETag = st.etag // already deleted with this token: nothing to write

@@ -138,7 +138,7 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 		var stored any
 		err = q.queryRow(ctx, "SELECT "+c.fence+" FROM "+c.table+" WHERE "+c.key+" = $1", key).Scan(&stored)
 		if isNoRows(err) {
-			return &fence.NotFoundError{Name: resource}
+			return &fence.NotFoundError{Key: resource}
 		}
 		if err != nil {
 			return fmt.Errorf("fencesql: read token of %s: %w", resource, err)
@@ -147,7 +147,7 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 			continue // the row appeared after the update looked: try again
 		}
 		if h, ok := asInt64(stored); ok && h > int64(token) {
-			return &fence.StaleTokenError{Resource: resource, Token: token, Highest: fence.Token(h)}
+			return &fence.StaleTokenError{Key: resource, Token: token, Highest: fence.Token(h)}
 		}
 		return &fence.CorruptError{Key: resource, Reason: "fence column holds " + describe(stored) + ", not a token"}
 	}

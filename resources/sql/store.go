@@ -145,9 +145,9 @@ func (s *Store) Get(ctx context.Context, name string) (value []byte, token fence
 	case err != nil:
 		return nil, 0, err
 	case r.highest == 0:
-		return nil, 0, &fence.NotFoundError{Name: name}
+		return nil, 0, &fence.NotFoundError{Key: name}
 	case r.value == nil:
-		return nil, 0, &fence.NotFoundError{Name: name, Tombstone: true}
+		return nil, 0, &fence.NotFoundError{Key: name, Tombstone: true}
 	}
 	return r.value, r.token, nil
 }
@@ -204,7 +204,7 @@ func (s *Store) settle(ctx context.Context, name string, token fence.Token, err 
 	if !ok || !ce.maybeApplied() {
 		return err
 	}
-	ue := &fence.UnknownOutcomeError{Resource: name, Token: token, Err: err}
+	ue := &fence.UnknownOutcomeError{Key: name, Token: token, Err: err}
 	if cerr := ctx.Err(); cerr != nil {
 		// ctx is done: honour it, as every Resource does, and send
 		// nothing more.

@@ -79,7 +79,7 @@ func judge(resource string, token fence.Token, stored any) error {
 	case uint64(h) == uint64(token):
 		return nil
 	case uint64(h) > uint64(token):
-		return &fence.StaleTokenError{Resource: resource, Token: token, Highest: fence.Token(h)}
+		return &fence.StaleTokenError{Key: resource, Token: token, Highest: fence.Token(h)}
 	}
 	return &fence.CorruptError{Key: resource, Reason: fmt.Sprintf("stored token %d is below %d yet refused it", h, token)}
 }
