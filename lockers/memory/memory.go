@@ -34,8 +34,12 @@ type Options struct {
 	Clock fence.Clock
 }
 
-// Locker is an in-memory fence.Locker. Create it with New.
-type Locker struct {
+// Locker is an in-memory fence.Locker: the portable locker over the
+// in-memory driver. Create it with New.
+type Locker = fence.PortableLocker
+
+// store is the in-memory driver: one record per key ever acquired.
+type store struct {
 	clock fence.Clock
 	mu    sync.Mutex
 	keys  map[string]*record
@@ -48,7 +52,7 @@ type record struct {
 	validUntil time.Time
 }
 
-var _ fence.Locker = (*Locker)(nil)
+var _ fence.LockerDriver = (*store)(nil)
 
 // New returns an empty Locker. opts may be nil.
 func New(opts *Options) *Locker {
@@ -56,115 +60,87 @@ func New(opts *Options) *Locker {
 	if opts != nil {
 		c = opts.Clock
 	}
-	return &Locker{clock: fence.ClockOrSystem(c), keys: make(map[string]*record)}
+	c = fence.ClockOrSystem(c)
+	l, err := fence.NewLocker(&store{clock: c, keys: make(map[string]*record)}, &fence.LockerOptions{Clock: c})
+	if err != nil {
+		panic(err) // the driver's Info is constant and valid
+	}
+	return l
 }
 
-func (l *Locker) live(r *record, now time.Time) bool {
+// Info implements fence.LockerDriver.
+func (s *store) Info() fence.DriverInfo {
+	return fence.DriverInfo{Name: "memory", MaxKeyLen: MaxKeyLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+func (s *store) live(r *record, now time.Time) bool {
 	return r != nil && r.held && now.Before(r.validUntil)
 }
 
-// Acquire implements fence.Locker.
-func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
-		return fence.Lease{}, err
-	}
-	if err := fence.ValidateTTL(ttl, MinTTL, MaxTTL); err != nil {
-		return fence.Lease{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return fence.Lease{}, err
-	}
-	owner := opts.OwnerOrNew()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.clock.Now()
-	r := l.keys[key]
-	if l.live(r, now) {
+// Acquire implements fence.LockerDriver.
+func (s *store) Acquire(_ context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	r := s.keys[key]
+	if s.live(r, now) {
 		return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: r.validUntil}
 	}
 	if r == nil {
 		r = &record{}
-		l.keys[key] = r
+		s.keys[key] = r
 	}
 	r.token++
 	r.owner, r.held, r.validUntil = owner, true, now.Add(ttl)
 	return fence.Lease{Key: key, Owner: owner, Token: r.token, TTL: ttl, ValidUntil: r.validUntil}, nil
 }
 
-// Renew implements fence.Locker.
-func (l *Locker) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
-	if err := fence.ValidateLease(lease, MaxKeyLen); err != nil {
-		return fence.Lease{}, err
-	}
-	if err := fence.ValidateTTL(lease.TTL, MinTTL, MaxTTL); err != nil {
-		return fence.Lease{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return fence.Lease{}, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.clock.Now()
-	r := l.keys[lease.Key]
-	if !l.live(r, now) || r.owner != lease.Owner || r.token != lease.Token {
-		return fence.Lease{}, fence.ErrNotHeld
+// Renew implements fence.LockerDriver.
+func (s *store) Renew(_ context.Context, lease fence.Lease) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	r := s.keys[lease.Key]
+	if !s.live(r, now) || r.owner != lease.Owner || r.token != lease.Token {
+		return fence.ErrNotHeld
 	}
 	r.validUntil = now.Add(lease.TTL)
-	lease.ValidUntil = r.validUntil
-	return lease, nil
+	return nil
 }
 
-// Release implements fence.Locker.
-func (l *Locker) Release(ctx context.Context, lease fence.Lease) error {
-	if err := fence.ValidateLease(lease, MaxKeyLen); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.keys[lease.Key]
-	if !l.live(r, l.clock.Now()) || r.owner != lease.Owner || r.token != lease.Token {
+// Release implements fence.LockerDriver.
+func (s *store) Release(_ context.Context, lease fence.Lease) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.keys[lease.Key]
+	if !s.live(r, s.clock.Now()) || r.owner != lease.Owner || r.token != lease.Token {
 		return fence.ErrNotHeld
 	}
 	r.held = false
 	return nil
 }
 
-// Break implements fence.Locker. The counter is kept, so the next token is
-// higher than the broken holder's.
-func (l *Locker) Break(ctx context.Context, key string) error {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if r := l.keys[key]; r != nil {
+// Break implements fence.LockerDriver. The counter is kept, so the next
+// token is higher than the broken holder's.
+func (s *store) Break(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.keys[key]; r != nil {
 		r.held = false
 	}
 	return nil
 }
 
-// Inspect implements fence.Locker.
-func (l *Locker) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
-		return fence.LockInfo{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return fence.LockInfo{}, err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.keys[key]
+// Inspect implements fence.LockerDriver.
+func (s *store) Inspect(_ context.Context, key string) (fence.LockInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.keys[key]
 	if r == nil {
 		return fence.LockInfo{Key: key}, nil
 	}
 	info := fence.LockInfo{Key: key, Owner: r.owner, Token: r.token}
-	if l.live(r, l.clock.Now()) {
+	if s.live(r, s.clock.Now()) {
 		info.Held, info.ValidUntil = true, r.validUntil
 	}
 	return info, nil
