@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -24,9 +25,9 @@ import (
 //
 // Credentials never come from the URL (a PostgreSQL password is accepted
 // but discouraged): each backend takes them from its SDK's usual
-// environment. Each backend's package documents its URL form and its
-// URLOpener, whose fields (an HTTP client, a Clock) configure what a URL
-// cannot say; register one of your own under a new scheme to use them.
+// environment. Each backend's package documents its URL form;
+// OpenLockerWith and OpenResourceWith pass what a URL cannot say (an HTTP
+// client, a Clock).
 
 // Opened is what a URL opener returns: the locker or resource, and how to
 // create its store and release the clients the opener made.
@@ -42,11 +43,39 @@ type Opened[T any] struct {
 	Close func() error
 }
 
+// OpenOptions is what a URL cannot say: the clients and clock the opened
+// locker or resource uses. A nil *OpenOptions means all defaults.
+type OpenOptions struct {
+	// Clock is the locker's Clock (LockerOptions.Clock, and the driver's
+	// where it reads one). Default: SystemClock.
+	Clock Clock
+	// HTTPClient carries the requests of backends that speak HTTP
+	// (DynamoDB, S3, Azure, Cloud Storage). Default: the SDK's.
+	HTTPClient *http.Client
+}
+
+// ClockOrSystem returns o.Clock, or SystemClock when o or its Clock is nil.
+func (o *OpenOptions) ClockOrSystem() Clock {
+	if o == nil {
+		return SystemClock{}
+	}
+	return ClockOrSystem(o.Clock)
+}
+
+// Client returns o.HTTPClient, or nil when o is nil.
+func (o *OpenOptions) Client() *http.Client {
+	if o == nil {
+		return nil
+	}
+	return o.HTTPClient
+}
+
 // LockerURLOpener opens the lockers of one URL scheme.
 type LockerURLOpener interface {
-	// OpenLockerURL opens the locker u names. It checks u but need not
-	// contact the store; the first call does.
-	OpenLockerURL(ctx context.Context, u *url.URL) (Opened[*PortableLocker], error)
+	// OpenLockerURL opens the locker u names, with opts (which may be
+	// nil). It checks u but need not contact the store; the first call
+	// does.
+	OpenLockerURL(ctx context.Context, u *url.URL, opts *OpenOptions) (Opened[*PortableLocker], error)
 	// URLForm returns the URL form, for help texts and errors, for
 	// example "postgres://[USER@]HOST[:PORT]/DB[?table=T]".
 	URLForm() string
@@ -54,7 +83,7 @@ type LockerURLOpener interface {
 
 // ResourceURLOpener opens the resources of one URL scheme.
 type ResourceURLOpener interface {
-	OpenResourceURL(ctx context.Context, u *url.URL) (Opened[*PortableResource], error)
+	OpenResourceURL(ctx context.Context, u *url.URL, opts *OpenOptions) (Opened[*PortableResource], error)
 	URLForm() string
 }
 
@@ -142,11 +171,16 @@ func RegisterResource(scheme string, o ResourceURLOpener) {
 // An unknown scheme or a malformed URL gets an error matching ErrInvalid,
 // with any password in the URL redacted.
 func OpenLocker(ctx context.Context, rawURL string) (*PortableLocker, error) {
+	return OpenLockerWith(ctx, rawURL, nil)
+}
+
+// OpenLockerWith is OpenLocker with the clients and clock of opts.
+func OpenLockerWith(ctx context.Context, rawURL string, opts *OpenOptions) (*PortableLocker, error) {
 	o, u, err := lockerURLs.lookup(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	opened, err := o.OpenLockerURL(ctx, u)
+	opened, err := o.OpenLockerURL(ctx, u, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +195,16 @@ func OpenLocker(ctx context.Context, rawURL string) (*PortableLocker, error) {
 // OpenResource opens the resource rawURL names, with the opener registered
 // for its scheme. Close it when done.
 func OpenResource(ctx context.Context, rawURL string) (*PortableResource, error) {
+	return OpenResourceWith(ctx, rawURL, nil)
+}
+
+// OpenResourceWith is OpenResource with the clients of opts.
+func OpenResourceWith(ctx context.Context, rawURL string, opts *OpenOptions) (*PortableResource, error) {
 	o, u, err := resourceURLs.lookup(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	opened, err := o.OpenResourceURL(ctx, u)
+	opened, err := o.OpenResourceURL(ctx, u, opts)
 	if err != nil {
 		return nil, err
 	}

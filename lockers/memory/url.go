@@ -14,11 +14,8 @@ func init() { fence.RegisterLocker("mem", &URLOpener{}) }
 // empty locker on every open) or mem://NAME (the one locker of this
 // process named NAME, created on first open: lockers opened with one name
 // share their leases). It takes no parameters.
+// A named locker keeps the Clock it was first opened with.
 type URLOpener struct {
-	// Clock is the Clock of the lockers it creates. Default:
-	// fence.SystemClock.
-	Clock fence.Clock
-
 	mu    sync.Mutex
 	named map[string]*Locker
 }
@@ -27,7 +24,7 @@ type URLOpener struct {
 func (*URLOpener) URLForm() string { return "mem://[NAME]" }
 
 // OpenLockerURL implements fence.LockerURLOpener.
-func (o *URLOpener) OpenLockerURL(_ context.Context, u *url.URL) (fence.Opened[*fence.PortableLocker], error) {
+func (o *URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
 	p := fence.NewURLParams(u)
 	if u.User != nil || u.Port() != "" || (u.Path != "" && u.Path != "/") {
 		p.Fail("a memory locker URL is mem:// or mem://NAME")
@@ -36,7 +33,7 @@ func (o *URLOpener) OpenLockerURL(_ context.Context, u *url.URL) (fence.Opened[*
 		return fence.Opened[*fence.PortableLocker]{}, err
 	}
 	if u.Host == "" {
-		return fence.Opened[*fence.PortableLocker]{Value: New(&Options{Clock: o.Clock})}, nil
+		return fence.Opened[*fence.PortableLocker]{Value: New(&Options{Clock: opts.ClockOrSystem()})}, nil
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -45,7 +42,7 @@ func (o *URLOpener) OpenLockerURL(_ context.Context, u *url.URL) (fence.Opened[*
 		if o.named == nil {
 			o.named = make(map[string]*Locker)
 		}
-		l = New(&Options{Clock: o.Clock})
+		l = New(&Options{Clock: opts.ClockOrSystem()})
 		o.named[u.Host] = l
 	}
 	return fence.Opened[*fence.PortableLocker]{Value: l}, nil
