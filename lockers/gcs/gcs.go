@@ -12,10 +12,10 @@ import (
 
 // Limits of the Cloud Storage locker.
 const (
-	// MaxNameLen is the longest object name Cloud Storage accepts, in
-	// bytes of UTF-8; a key may be as long as MaxNameLen minus the length
+	// MaxKeyLen is the longest object name Cloud Storage accepts, in
+	// bytes of UTF-8; a key may be as long as MaxKeyLen minus the length
 	// of Options.Prefix (see Locker.MaxKeyLen).
-	MaxNameLen = 1024
+	MaxKeyLen = 1024
 	// MaxOwnerLen is the longest owner id accepted, in bytes.
 	MaxOwnerLen = 1024
 	// MinRenewInterval is the shortest useful interval between two writes
@@ -41,7 +41,7 @@ const (
 // Options configure a Locker. A nil *Options means all defaults.
 type Options struct {
 	// Prefix is put before every key to name its object, for example
-	// "locks/". It counts against MaxNameLen and follows the same rules
+	// "locks/". It counts against MaxKeyLen and follows the same rules
 	// as object names (valid UTF-8, no carriage return or line feed).
 	// Default: "".
 	Prefix string
@@ -133,9 +133,9 @@ func New(bucket *storage.BucketHandle, opts *Options) (*Locker, error) {
 	}, nil
 }
 
-// MaxKeyLen returns the longest key l accepts, in bytes: MaxNameLen minus
+// MaxKeyLen returns the longest key l accepts, in bytes: MaxKeyLen minus
 // the length of its prefix.
-func (l *Locker) MaxKeyLen() int { return MaxNameLen - len(l.prefix) }
+func (l *Locker) MaxKeyLen() int { return MaxKeyLen - len(l.prefix) }
 
 // ObjectName returns the name of the object that holds key's record.
 func (l *Locker) ObjectName(key string) string { return l.prefix + key }

@@ -52,7 +52,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 		ShortTTL:  MinTTL,
 		Expire:    func(*testing.T) { clock.Advance(expire) },
 		Pass:      func(_ *testing.T, d time.Duration) { clock.Advance(d) },
-		MaxKeyLen: MaxNameLen,
+		MaxKeyLen: MaxKeyLen,
 		BadTTLs:   []time.Duration{0, -time.Second, MinTTL - time.Nanosecond, MaxTTL + time.Nanosecond},
 		Now:       clock.Now,
 		// A new process: new connections and an empty memory.

@@ -15,8 +15,8 @@ const acmePrefix = ".well-known/acme-challenge/"
 // on its own: the rules on the whole name are checked with each key.
 func checkPrefix(prefix string) error {
 	switch {
-	case len(prefix) >= MaxNameLen:
-		return &fence.InvalidError{Field: "Prefix", Reason: fmt.Sprintf("%d bytes leaves no room for a key in an object name of at most %d", len(prefix), MaxNameLen)}
+	case len(prefix) >= MaxKeyLen:
+		return &fence.InvalidError{Field: "Prefix", Reason: fmt.Sprintf("%d bytes leaves no room for a key in an object name of at most %d", len(prefix), MaxKeyLen)}
 	case !utf8.ValidString(prefix):
 		return &fence.InvalidError{Field: "Prefix", Reason: "not valid UTF-8"}
 	case strings.ContainsAny(prefix, "\r\n\x00"):

@@ -14,7 +14,7 @@ func TestKeysOutsideObjectNameRules(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t)
 	l := newLocker(t, bucket, nil, &Options{Prefix: "locks/"})
-	if got, want := l.MaxKeyLen(), MaxNameLen-len("locks/"); got != want {
+	if got, want := l.MaxKeyLen(), MaxKeyLen-len("locks/"); got != want {
 		t.Fatalf("MaxKeyLen() = %d; want %d", got, want)
 	}
 	atRoot := newLocker(t, bucket, nil, nil)
@@ -24,8 +24,8 @@ func TestKeysOutsideObjectNameRules(t *testing.T) {
 		key  string
 	}{
 		{"empty", l, ""},
-		{"name over 1024 bytes with the prefix", l, strings.Repeat("k", MaxNameLen-len("locks/")+1)},
-		{"name over 1024 bytes of two-byte runes", atRoot, strings.Repeat("é", MaxNameLen/2) + "k"},
+		{"name over 1024 bytes with the prefix", l, strings.Repeat("k", MaxKeyLen-len("locks/")+1)},
+		{"name over 1024 bytes of two-byte runes", atRoot, strings.Repeat("é", MaxKeyLen/2) + "k"},
 		{"carriage return", l, "a\rb"},
 		{"line feed", l, "a\nb"},
 		{"NUL", l, "a\x00b"},
@@ -65,7 +65,7 @@ func TestUnusualKeysRoundTrip(t *testing.T) {
 		{l, "/leading/and//double/slashes/"},
 		{l, "é名🔒"},
 		{l, "."}, // p/. is a valid object name
-		{l, strings.Repeat("é", (MaxNameLen-len("p/"))/2)},
+		{l, strings.Repeat("é", (MaxKeyLen-len("p/"))/2)},
 		{atRoot, "...."},
 		{atRoot, ".well-known/other"},
 	}
@@ -90,7 +90,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"prefix as long as a name", Options{Prefix: strings.Repeat("p", MaxNameLen)}},
+		{"prefix as long as a name", Options{Prefix: strings.Repeat("p", MaxKeyLen)}},
 		{"prefix with a line feed", Options{Prefix: "locks\n"}},
 		{"prefix not UTF-8", Options{Prefix: "\xff/"}},
 		{"negative skew", Options{TrustedClock: true, MaxClockSkew: -time.Second}},

@@ -20,9 +20,9 @@ const (
 	DefaultValueAttribute = "value"
 )
 
-// MaxNameLen is the longest name a Resource accepts, in bytes: DynamoDB's
+// MaxKeyLen is the longest name a Resource accepts, in bytes: DynamoDB's
 // limit for a partition key.
-const MaxNameLen = MaxPartitionKeyLen
+const MaxKeyLen = MaxPartitionKeyLen
 
 // ResourceOptions configure a Resource. A nil *ResourceOptions means all
 // defaults.
@@ -89,7 +89,7 @@ func (r *Resource) Table() *Table { return r.t }
 
 // key returns the key of name, checked.
 func (r *Resource) key(name string) (map[string]types.AttributeValue, error) {
-	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
 		return nil, err
 	}
 	return map[string]types.AttributeValue{r.t.o.PartitionKey: &types.AttributeValueMemberS{Value: name}}, nil

@@ -26,7 +26,7 @@ func TestResource(t *testing.T) {
 			}
 			return r
 		},
-		MaxNameLen: dynamo.MaxNameLen,
+		MaxKeyLen: dynamo.MaxKeyLen,
 		// dynalite applies the first PutItem (Put and Delete both send
 		// one); the transport drops its answer, and the SDK does not
 		// retry, so the package reads back.

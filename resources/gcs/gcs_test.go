@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 		New: func(t *testing.T) fence.Resource {
 			return newResource(t, newClient(t, nil).Bucket(bucket.BucketName()), fastOptions)
 		},
-		MaxNameLen: MaxNameLen,
+		MaxKeyLen: MaxKeyLen,
 		// fake-gcs-server applies the first upload; the transport drops
 		// its answer.
 		LostAnswer: func(t *testing.T, after func()) fence.Resource {

@@ -46,11 +46,11 @@ func TestValidateName(t *testing.T) {
 		{"名前/😀", true},
 		{"...", true},
 		{"./a", true},
-		{strings.Repeat("a", MaxNameLen), true},
-		{strings.Repeat("é", MaxNameLen/2), true},
+		{strings.Repeat("a", MaxKeyLen), true},
+		{strings.Repeat("é", MaxKeyLen/2), true},
 		{"", false},
-		{strings.Repeat("a", MaxNameLen+1), false},
-		{strings.Repeat("é", MaxNameLen/2) + "a", false},
+		{strings.Repeat("a", MaxKeyLen+1), false},
+		{strings.Repeat("é", MaxKeyLen/2) + "a", false},
 		{".", false},
 		{"..", false},
 		{"a\nb", false},
@@ -73,7 +73,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	t.Parallel()
 	r := newResource(t, offlineBucket(t), nil)
 	ctx := t.Context()
-	long := strings.Repeat("x", MaxNameLen+1)
+	long := strings.Repeat("x", MaxKeyLen+1)
 	for _, tc := range []struct {
 		desc string
 		call func() error

@@ -6,15 +6,15 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// MaxNameLen is the longest object name Cloud Storage accepts, in bytes of
+// MaxKeyLen is the longest object name Cloud Storage accepts, in bytes of
 // UTF-8.
-const MaxNameLen = 1024
+const MaxKeyLen = 1024
 
 // ValidateName checks an object name against the rules of Cloud Storage:
-// 1 to MaxNameLen bytes of valid UTF-8, no NUL, carriage return or line
+// 1 to MaxKeyLen bytes of valid UTF-8, no NUL, carriage return or line
 // feed, and not "." or "..". A bad name gets a *fence.InvalidError.
 func ValidateName(name string) error {
-	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
 		return err
 	}
 	switch {

@@ -16,8 +16,8 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// MaxNameLen is the longest name accepted, in bytes.
-const MaxNameLen = 1024
+// MaxKeyLen is the longest name accepted, in bytes.
+const MaxKeyLen = 1024
 
 // Options configure a Resource. The zero value is the fenced store.
 type Options struct {
@@ -58,7 +58,7 @@ func New(opts *Options) *Resource {
 
 // check validates a write's input and the context.
 func check(ctx context.Context, name string, token fence.Token) error {
-	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
 		return err
 	}
 	if err := fence.ValidateToken(token); err != nil {
@@ -116,7 +116,7 @@ func (r *Resource) Delete(ctx context.Context, name string, token fence.Token) e
 // for an absent name is a *fence.NotFoundError telling a tombstone from a
 // name never written.
 func (r *Resource) Get(ctx context.Context, name string) ([]byte, fence.Token, error) {
-	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
 		return nil, 0, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -137,7 +137,7 @@ func (r *Resource) Get(ctx context.Context, name string) ([]byte, fence.Token, e
 
 // Highest implements fence.Resource.
 func (r *Resource) Highest(ctx context.Context, name string) (fence.Token, error) {
-	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
 		return 0, err
 	}
 	if err := ctx.Err(); err != nil {

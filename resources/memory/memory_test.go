@@ -14,7 +14,7 @@ func TestConformance(t *testing.T) {
 	store := memory.New(nil)
 	resourcetest.Run(t, resourcetest.Harness{
 		New:        func(*testing.T) fence.Resource { return store },
-		MaxNameLen: memory.MaxNameLen,
+		MaxKeyLen: memory.MaxKeyLen,
 		// A wrapper that applied a write and then failed would test the
 		// wrapper's read-back, not this resource.
 		NoLostAnswer: "the in-memory resource has no transport: a write returns in the goroutine that applied it, so no answer can be lost",

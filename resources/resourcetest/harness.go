@@ -21,8 +21,8 @@ type Harness struct {
 	// times in one run, also concurrently; resources from one Harness share
 	// the store (the suite makes its names unique per case).
 	New func(t *testing.T) fence.Resource
-	// MaxNameLen is the longest name the backend accepts, in bytes.
-	MaxNameLen int
+	// MaxKeyLen is the longest name the backend accepts, in bytes.
+	MaxKeyLen int
 
 	// The fields below are optional.
 
@@ -64,7 +64,7 @@ type Harness struct {
 // DefaultLargeValueLen is the size of the suite's large value, in bytes.
 const DefaultLargeValueLen = 300_000
 
-// MinNameLen is the smallest MaxNameLen the suite can run with: its unique
+// MinNameLen is the smallest MaxKeyLen the suite can run with: its unique
 // names need that much room.
 const MinNameLen = 64
 

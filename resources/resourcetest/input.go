@@ -13,7 +13,7 @@ import (
 // is already done.
 var inputCases = []testCase{
 	{"BadNamesAreInvalid", func(t *testing.T, s *suite) {
-		n := s.h.MaxNameLen
+		n := s.h.MaxKeyLen
 		for _, tc := range []struct {
 			desc string
 			name string

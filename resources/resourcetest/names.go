@@ -39,7 +39,7 @@ var nameCases = []testCase{
 		for _, wide := range []bool{false, true} {
 			t.Run(fmt.Sprintf("multibyte=%v", wide), func(t *testing.T) {
 				t.Parallel()
-				r, name := s.h.New(t), s.nameOfLen("names-max", s.h.MaxNameLen, wide)
+				r, name := s.h.New(t), s.nameOfLen("names-max", s.h.MaxKeyLen, wide)
 				mustPut(t, r, name, 2, []byte("longest"))
 				wantValue(t, r, name, []byte("longest"), 2)
 				wantHighest(t, r, name, 2)

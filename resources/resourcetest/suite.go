@@ -13,15 +13,15 @@ import (
 // Get, Delete, Highest) and by topic (Names, Input, Concurrent,
 // LostAnswer). The subtests run in parallel, each on names of its own that
 // start with "rt-" and a random run id, so runs on a shared, persistent
-// store never meet. Run fails at once when h.New is nil or h.MaxNameLen is
+// store never meet. Run fails at once when h.New is nil or h.MaxKeyLen is
 // below MinNameLen.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	if h.New == nil {
 		t.Fatal("resourcetest: Harness.New is nil")
 	}
-	if h.MaxNameLen < MinNameLen {
-		t.Fatalf("resourcetest: Harness.MaxNameLen is %d; the suite needs at least %d", h.MaxNameLen, MinNameLen)
+	if h.MaxKeyLen < MinNameLen {
+		t.Fatalf("resourcetest: Harness.MaxKeyLen is %d; the suite needs at least %d", h.MaxKeyLen, MinNameLen)
 	}
 	s := &suite{h: h, run: rand.Text()[:10]}
 	t.Logf("resourcetest: names of this run start with %q", "rt-"+s.run)

@@ -25,7 +25,7 @@ func TestResourceSuite(t *testing.T) {
 			o := minioOptions
 			return newBucket(t, newClient(t, nil), bucket, &o)
 		},
-		MaxNameLen: minioOptions.MaxKeySegmentLen,
+		MaxKeyLen: minioOptions.MaxKeySegmentLen,
 		// MinIO applies the first PUT; the transport drops its answer.
 		LostAnswer: func(t *testing.T, after func()) fence.Resource {
 			f := newFaulty(t)

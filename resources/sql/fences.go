@@ -114,7 +114,7 @@ func (f *Fences) HighestPgx(ctx context.Context, db PgxQueryer, name string) (fe
 }
 
 func (f *Fences) highestOf(ctx context.Context, q rowQuerier, name string) (fence.Token, error) {
-	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
 		return 0, err
 	}
 	return f.highest(ctx, q, name)

@@ -140,7 +140,7 @@ func TestHighest(t *testing.T) {
 		}
 		h, err = b.highest(ctx, f, "account/1")
 		want("Highest after the rollback", h, err, 7)
-		for _, name := range []string{"", strings.Repeat("n", fencesql.MaxNameLen+1), "bad\x00name"} {
+		for _, name := range []string{"", strings.Repeat("n", fencesql.MaxKeyLen+1), "bad\x00name"} {
 			if _, err := b.highest(ctx, f, name); !errors.Is(err, fence.ErrInvalid) {
 				t.Errorf("Highest(%.20q) = %v; want ErrInvalid", name, err)
 			}
@@ -177,7 +177,7 @@ func TestCheckRefusesBadInput(t *testing.T) {
 			{"max token", "n", math.MaxUint64},
 			{"NUL in name", "a\x00b", 1},
 			{"invalid UTF-8", "a\xff", 1},
-			{"name too long", strings.Repeat("x", fencesql.MaxNameLen+1), 1},
+			{"name too long", strings.Repeat("x", fencesql.MaxKeyLen+1), 1},
 		} {
 			err := b.inTx(t.Context(), false, func(x txn) error { return x.check(f, tc.name, tc.token) })
 			if !errors.Is(err, fence.ErrInvalid) {

@@ -137,7 +137,7 @@ func (s *Store) Delete(ctx context.Context, name string, token fence.Token) erro
 // Get implements fence.Resource. The error for an absent name is a
 // *fence.NotFoundError telling a tombstone from a name never written.
 func (s *Store) Get(ctx context.Context, name string) (value []byte, token fence.Token, err error) {
-	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
 		return nil, 0, err
 	}
 	r, err := s.read(ctx, name)
@@ -227,7 +227,7 @@ func (s *Store) settle(ctx context.Context, name string, token fence.Token, err 
 
 // Highest implements fence.Resource.
 func (s *Store) Highest(ctx context.Context, name string) (fence.Token, error) {
-	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
 		return 0, err
 	}
 	var h fence.Token

@@ -23,7 +23,7 @@ func TestConformance(t *testing.T) {
 				}
 				return s
 			},
-			MaxNameLen: fencesql.MaxNameLen,
+			MaxKeyLen: fencesql.MaxKeyLen,
 			MaxToken:   fencesql.MaxToken,
 			LostAnswer: func(t *testing.T, after func()) fence.Resource {
 				return b.lostStore(t, tb, after)

@@ -7,9 +7,9 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// MaxNameLen is the longest resource name accepted by Fences and Store, in
+// MaxKeyLen is the longest resource name accepted by Fences and Store, in
 // bytes.
-const MaxNameLen = 1024
+const MaxKeyLen = 1024
 
 // MaxToken is the largest token accepted: tokens are stored in signed
 // 64-bit (bigint) columns. Lockers count tokens up from 1, so no real
@@ -29,7 +29,7 @@ func validToken(token fence.Token) error {
 
 // validWrite checks the name and token of a fenced write.
 func validWrite(name string, token fence.Token) error {
-	if err := fence.ValidateKey("name", name, MaxNameLen); err != nil {
+	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
 		return err
 	}
 	return validToken(token)
