@@ -24,7 +24,7 @@ func TestConformance(t *testing.T) {
 				return s
 			},
 			MaxKeyLen: fencesql.MaxKeyLen,
-			MaxToken:   fencesql.MaxToken,
+			MaxToken:  fencesql.MaxToken,
 			LostAnswer: func(t *testing.T, after func()) fence.Resource {
 				return b.lostStore(t, tb, after)
 			},
