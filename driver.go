@@ -345,6 +345,9 @@ func (e *OpError) Error() string {
 	if e.Key != "" {
 		msg += " " + strconv.Quote(e.Key)
 	}
+	if k, ok := e.Err.(keyed); ok && e.Key != "" {
+		return msg + ": " + k.detail()
+	}
 	return msg + ": " + strings.TrimPrefix(e.Err.Error(), "fence: ")
 }
 
@@ -361,10 +364,25 @@ type NotHeldError struct {
 }
 
 func (e *NotHeldError) Error() string {
-	if e.Reason == "" {
-		return fmt.Sprintf("fence: lease on %q not held", e.Key)
+	msg := fmt.Sprintf("fence: lease on %q not held", e.Key)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
 	}
-	return fmt.Sprintf("fence: lease on %q not held: %s", e.Key, e.Reason)
+	return msg
+}
+
+func (e *NotHeldError) detail() string {
+	if e.Reason == "" {
+		return "lease not held"
+	}
+	return "lease not held: " + e.Reason
+}
+
+// keyed is an error of this package that names its key; detail is its
+// message without the key, for an OpError that names it already.
+type keyed interface {
+	error
+	detail() string
 }
 
 // Is makes errors.Is(err, ErrNotHeld) true.

@@ -48,8 +48,10 @@ type HeldError struct {
 	ValidUntil time.Time
 }
 
-func (e *HeldError) Error() string {
-	msg := fmt.Sprintf("fence: lock %q held by another owner", e.Key)
+func (e *HeldError) Error() string { return fmt.Sprintf("fence: lock %q %s", e.Key, e.detail()) }
+
+func (e *HeldError) detail() string {
+	msg := "held by another owner"
 	if e.Token != 0 {
 		msg += fmt.Sprintf(" (token %d)", e.Token)
 	}
@@ -75,10 +77,18 @@ type StaleTokenError struct {
 }
 
 func (e *StaleTokenError) Error() string {
-	if e.Highest == 0 {
-		return fmt.Sprintf("fence: stale token %d for %q", e.Token, e.Key)
+	msg := fmt.Sprintf("fence: stale token %d for %q", e.Token, e.Key)
+	if e.Highest != 0 {
+		msg += fmt.Sprintf(" (highest seen %d)", e.Highest)
 	}
-	return fmt.Sprintf("fence: stale token %d for %q (highest seen %d)", e.Token, e.Key, e.Highest)
+	return msg
+}
+
+func (e *StaleTokenError) detail() string {
+	if e.Highest == 0 {
+		return fmt.Sprintf("stale token %d", e.Token)
+	}
+	return fmt.Sprintf("stale token %d (highest seen %d)", e.Token, e.Highest)
 }
 
 // Is makes errors.Is(err, ErrStaleToken) true.
@@ -137,7 +147,11 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	msg := fmt.Sprintf("fence: corrupted record %q: %s", e.Key, e.Reason)
+	return fmt.Sprintf("fence: corrupted record %q: %s", e.Key, e.detail())
+}
+
+func (e *CorruptError) detail() string {
+	msg := e.Reason
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
@@ -157,11 +171,13 @@ type NotFoundError struct {
 	Tombstone bool
 }
 
-func (e *NotFoundError) Error() string {
+func (e *NotFoundError) Error() string { return fmt.Sprintf("fence: %q %s", e.Key, e.detail()) }
+
+func (e *NotFoundError) detail() string {
 	if e.Tombstone {
-		return fmt.Sprintf("fence: %q not found (deleted)", e.Key)
+		return "not found (deleted)"
 	}
-	return fmt.Sprintf("fence: %q not found", e.Key)
+	return "not found"
 }
 
 // Is makes errors.Is(err, ErrNotFound) true.
@@ -185,7 +201,11 @@ type UnknownOutcomeError struct {
 }
 
 func (e *UnknownOutcomeError) Error() string {
-	msg := fmt.Sprintf("fence: write of %q with token %d: outcome unknown, it may have been applied", e.Key, e.Token)
+	return fmt.Sprintf("fence: write of %q %s", e.Key, e.detail())
+}
+
+func (e *UnknownOutcomeError) detail() string {
+	msg := fmt.Sprintf("with token %d: outcome unknown, it may have been applied", e.Token)
 	if e.Highest != 0 {
 		msg += fmt.Sprintf(" and then replaced by token %d", e.Highest)
 	}

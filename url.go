@@ -362,7 +362,10 @@ func (p *URLParams) Endpoint() string {
 // Fail records a problem, unless one is recorded already.
 func (p *URLParams) Fail(format string, args ...any) {
 	if p.err == nil {
-		p.err = &InvalidError{Field: "url", Reason: RedactURL(p.u.Redacted()) + ": " + fmt.Sprintf(format, args...)}
+		// The URL is named without its user information and query, either
+		// of which may carry a password, escaped or not.
+		where := p.u.Scheme + "://" + p.u.Host + p.u.EscapedPath()
+		p.err = &InvalidError{Field: "url", Reason: where + ": " + fmt.Sprintf(format, args...)}
 	}
 }
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // Func is the work of a leader. ctx is cancelled when the term ends (see
@@ -144,7 +144,7 @@ func (c *Candidate) Campaign(ctx context.Context, fn Func) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		wait := jitter(c.s.retry)
+		wait := backoff.Jitter(c.s.retry)
 		switch {
 		case t != nil:
 			if t.stepDown.Load() {
@@ -286,10 +286,4 @@ func (c *Candidate) sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// jitter returns a random duration in [d/2, d].
-func jitter(d time.Duration) time.Duration {
-	half := d / 2
-	return half + rand.N(d-half+1)
 }

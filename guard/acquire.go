@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // acquired is a lease and the send time of the call that got it.
@@ -90,7 +91,7 @@ func (g *Guard) acquire(ctx context.Context, key string) (acquired, error) {
 		if remaining <= 0 {
 			return acquired{}, fmt.Errorf("guard: gave up on %q after %v and %d attempts: %w", key, s.acquireTimeout, attempt, err)
 		}
-		t := s.clock.NewTimer(min(backoff(attempt, s.backoffMin, s.backoffMax), remaining))
+		t := s.clock.NewTimer(min(backoff.Policy{First: s.backoffMin, Max: s.backoffMax}.Delay(attempt), remaining))
 		select {
 		case <-t.C():
 		case <-ctx.Done():

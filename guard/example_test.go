@@ -73,6 +73,6 @@ func ExampleGuard_Do_leaseLost() {
 	})
 	fmt.Println("lost:", errors.Is(err, fence.ErrLeaseLost))
 	// Output:
-	// work stopped: fence: lease on "ledger" (token 1) lost: fence: lease not held
+	// work stopped: fence: lease on "ledger" (token 1) lost: fence/memory: renew "ledger": lease not held: released or broken
 	// lost: true
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // keeper renews one lease in the background and cancels the work context
@@ -119,7 +120,7 @@ func (k *keeper) run() {
 		// Still ours, or unknown: retry soon. Only a successful retry
 		// moves the deadline, from the retry's own send time.
 		k.failures++
-		next = k.s.clock.NewTimer(backoff(k.failures, min(k.s.backoffMin, k.s.renewInterval), min(k.s.backoffMax, k.s.renewInterval)))
+		next = k.s.clock.NewTimer(backoff.Policy{First: min(k.s.backoffMin, k.s.renewInterval), Max: min(k.s.backoffMax, k.s.renewInterval)}.Delay(k.failures))
 	}
 }
 

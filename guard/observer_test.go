@@ -42,7 +42,7 @@ func TestEventsInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []string{"attempt 1 acquired", "acquired token=1 attempts=1 latency=0s",
-			"renew failed", "renewed", "renew failed", "lost", "released held=21s err=fence: lease not held"}
+			"renew failed", "renewed", "renew failed", "lost", "released held=21s err=fence/memory: release \"job\": lease not held: released or broken"}
 		if got := e.obs.list(); !slices.Equal(got, want) {
 			t.Errorf("events\n%q\nwant\n%q", got, want)
 		}

@@ -13,6 +13,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -77,6 +78,25 @@ func (s *store) live(r *record, now time.Time) bool {
 	return r != nil && r.held && now.Before(r.validUntil)
 }
 
+// held returns nil if r is lease's live record at now, and a
+// *fence.NotHeldError saying why not otherwise.
+func (s *store) held(r *record, lease fence.Lease, now time.Time) error {
+	why := ""
+	switch {
+	case r == nil:
+		why = "the key was never acquired"
+	case r.token != lease.Token || r.owner != lease.Owner:
+		why = fmt.Sprintf("token %d has been issued since", r.token)
+	case !r.held:
+		why = "released or broken"
+	case !now.Before(r.validUntil):
+		why = "expired"
+	default:
+		return nil
+	}
+	return &fence.NotHeldError{Key: lease.Key, Reason: why}
+}
+
 // Acquire implements fence.LockerDriver.
 func (s *store) Acquire(_ context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	s.mu.Lock()
@@ -101,8 +121,8 @@ func (s *store) Renew(_ context.Context, lease fence.Lease) error {
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	r := s.keys[lease.Key]
-	if !s.live(r, now) || r.owner != lease.Owner || r.token != lease.Token {
-		return fence.ErrNotHeld
+	if err := s.held(r, lease, now); err != nil {
+		return err
 	}
 	r.validUntil = now.Add(lease.TTL)
 	return nil
@@ -113,8 +133,8 @@ func (s *store) Release(_ context.Context, lease fence.Lease) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.keys[lease.Key]
-	if !s.live(r, s.clock.Now()) || r.owner != lease.Owner || r.token != lease.Token {
-		return fence.ErrNotHeld
+	if err := s.held(r, lease, s.clock.Now()); err != nil {
+		return err
 	}
 	r.held = false
 	return nil
