@@ -64,7 +64,9 @@ func (d *oneKey) Release(context.Context, fence.Lease) error {
 	return nil
 }
 
-func (d *oneKey) Break(context.Context, string) error { return d.Release(context.Background(), fence.Lease{}) }
+func (d *oneKey) Break(context.Context, string) error {
+	return d.Release(context.Background(), fence.Lease{})
+}
 
 func (d *oneKey) Inspect(_ context.Context, key string) (fence.LockInfo, error) {
 	d.mu.Lock()
@@ -96,11 +98,14 @@ func TestBadInputNeverReachesTheDriver(t *testing.T) {
 	ctx := context.Background()
 	good := fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: time.Minute}
 	for name, call := range map[string]func() error{
-		"empty key":      func() error { _, err := l.Acquire(ctx, "", time.Minute, nil); return err },
-		"long key":       func() error { _, err := l.Acquire(ctx, strings.Repeat("k", 17), time.Minute, nil); return err },
-		"short ttl":      func() error { _, err := l.Acquire(ctx, "k", time.Millisecond, nil); return err },
-		"long ttl":       func() error { _, err := l.Acquire(ctx, "k", 2*time.Hour, nil); return err },
-		"long owner":     func() error { _, err := l.Acquire(ctx, "k", time.Minute, &fence.AcquireOptions{Owner: strings.Repeat("o", 41)}); return err },
+		"empty key": func() error { _, err := l.Acquire(ctx, "", time.Minute, nil); return err },
+		"long key":  func() error { _, err := l.Acquire(ctx, strings.Repeat("k", 17), time.Minute, nil); return err },
+		"short ttl": func() error { _, err := l.Acquire(ctx, "k", time.Millisecond, nil); return err },
+		"long ttl":  func() error { _, err := l.Acquire(ctx, "k", 2*time.Hour, nil); return err },
+		"long owner": func() error {
+			_, err := l.Acquire(ctx, "k", time.Minute, &fence.AcquireOptions{Owner: strings.Repeat("o", 41)})
+			return err
+		},
 		"renew token 0":  func() error { bad := good; bad.Token = 0; _, err := l.Renew(ctx, bad); return err },
 		"renew no owner": func() error { bad := good; bad.Owner = ""; _, err := l.Renew(ctx, bad); return err },
 		"renew bad ttl":  func() error { bad := good; bad.TTL = 2 * time.Hour; _, err := l.Renew(ctx, bad); return err },
