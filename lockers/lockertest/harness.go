@@ -1,6 +1,9 @@
 // Package lockertest is the conformance suite every fence.Locker passes. A
 // backend's test is a small Harness and one call to Run; third-party
-// backends can import it the same way:
+// backends can import it the same way. A backend is a fence.LockerDriver;
+// its Harness.New returns fence.NewLocker over it (or the backend's
+// constructor, which does that), so the suite certifies the driver together
+// with the portable layer every user gets:
 //
 //	func TestConformance(t *testing.T) {
 //		clock := clocktest.New(time.Now())

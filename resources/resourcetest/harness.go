@@ -1,7 +1,10 @@
 // Package resourcetest is the conformance suite every fenced resource
 // passes in its portable form, fence.Resource. A backend's test is a small
 // Harness and one call to Run; third-party backends can import it the same
-// way.
+// way. A backend is a fence.ResourceDriver; its Harness.New returns
+// fence.NewResource over it (or the backend's constructor, which does
+// that), so the suite certifies the driver together with the portable
+// layer every user gets.
 //
 // The package also holds History, a recorder and checker of concurrent
 // writes that fault-injection tests reuse: it fails when a resource accepted
@@ -19,9 +22,9 @@ import (
 type Harness struct {
 	// New returns a Resource on the backend's store. It may be called many
 	// times in one run, also concurrently; resources from one Harness share
-	// the store (the suite makes its names unique per case).
+	// the store (the suite makes its keys unique per case).
 	New func(t *testing.T) fence.Resource
-	// MaxKeyLen is the longest name the backend accepts, in bytes.
+	// MaxKeyLen is the longest key the backend accepts, in bytes.
 	MaxKeyLen int
 
 	// The fields below are optional.
