@@ -1,0 +1,31 @@
+// Package backends registers the URL schemes of every locker and resource
+// backend of fence when imported for its side effect:
+//
+//	import _ "github.com/fencekit/fence/backends"
+//
+//	locker, err := fence.OpenLocker(ctx, os.Getenv("FENCE_STORE"))
+//
+// The fence command and the torture run import it; a program that uses one
+// backend imports that backend's package instead and links no other SDK.
+// A new backend joins the command and the torture run by one import here.
+//
+// Locker schemes: mem (lockers/memory), postgres and postgresql
+// (lockers/postgres), dynamodb (lockers/dynamo), azblob (lockers/azblob),
+// gs (lockers/gcs). Resource schemes: mem (resources/memory), postgres,
+// postgresql and sqlite (resources/sql), dynamodb (resources/dynamo), s3
+// (resources/s3), gs (resources/gcs). fence.LockerSchemes and
+// fence.ResourceSchemes list what is registered.
+package backends
+
+import (
+	_ "github.com/fencekit/fence/lockers/azblob"   // azblob://
+	_ "github.com/fencekit/fence/lockers/dynamo"   // dynamodb://
+	_ "github.com/fencekit/fence/lockers/gcs"      // gs://
+	_ "github.com/fencekit/fence/lockers/memory"   // mem://
+	_ "github.com/fencekit/fence/lockers/postgres" // postgres://, postgresql://
+	_ "github.com/fencekit/fence/resources/dynamo" // dynamodb://
+	_ "github.com/fencekit/fence/resources/gcs"    // gs://
+	_ "github.com/fencekit/fence/resources/memory" // mem://
+	_ "github.com/fencekit/fence/resources/s3"     // s3://
+	_ "github.com/fencekit/fence/resources/sql"    // postgres://, postgresql://, sqlite://
+)

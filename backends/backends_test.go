@@ -1,0 +1,26 @@
+package backends_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/fencekit/fence"
+	_ "github.com/fencekit/fence/backends"
+)
+
+func TestEveryBackendRegistersItsSchemes(t *testing.T) {
+	t.Parallel()
+	for _, want := range []string{"azblob", "dynamodb", "gs", "mem", "postgres", "postgresql"} {
+		if !slices.Contains(fence.LockerSchemes(), want) {
+			t.Errorf("locker scheme %q not registered; have %v", want, fence.LockerSchemes())
+		}
+	}
+	for _, want := range []string{"dynamodb", "gs", "mem", "postgres", "postgresql", "s3", "sqlite"} {
+		if !slices.Contains(fence.ResourceSchemes(), want) {
+			t.Errorf("resource scheme %q not registered; have %v", want, fence.ResourceSchemes())
+		}
+	}
+	if n := len(fence.LockerURLForms()); n < 5 {
+		t.Errorf("LockerURLForms() has %d forms; want one per locker backend", n)
+	}
+}
