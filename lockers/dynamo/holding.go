@@ -27,7 +27,7 @@ func (d *driver) holding(key string, r record, now time.Time) (held bool, until 
 	// over once expires_ms + ceil(skew in ms) < now in ms, that is from
 	// expires + ceil(skew) + 1ms on. Judging with that skew agrees with
 	// the store's condition to the nanosecond.
-	judge := clockfree.Mode{TrustedClock: true, MaxClockSkew: d.skewMillis()*time.Millisecond + time.Millisecond}
+	judge := clockfree.Mode{TrustedClock: true, MaxClockSkew: time.Duration(d.skewMillis()+1) * time.Millisecond}
 	return judge.Holding(s, now, now)
 }
 
@@ -35,12 +35,12 @@ func (d *driver) holding(key string, r record, now time.Time) (held bool, until 
 // lease has expired at now in trusted-clock mode: expires + skew < now,
 // in whole milliseconds rounded towards the later takeover.
 func (d *driver) cut(now time.Time) int64 {
-	return now.UnixMilli() - int64(d.skewMillis())
+	return now.UnixMilli() - d.skewMillis()
 }
 
 // skewMillis is the trusted-clock skew in whole milliseconds, rounded up.
-func (d *driver) skewMillis() time.Duration {
-	return (d.mode.MaxClockSkew + time.Millisecond - 1) / time.Millisecond
+func (d *driver) skewMillis() int64 {
+	return int64((d.mode.MaxClockSkew + time.Millisecond - 1) / time.Millisecond)
 }
 
 // newVersion returns a fresh random record version.
