@@ -12,33 +12,20 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Acquire implements fence.Locker: one conditional UpdateItem that sets
-// the owner, a new version, the lease duration and expiry, marks the item
-// held and increments the token with ADD, if the item is absent, free or
-// expired (in clock-free mode: its version is one this Locker has seen
-// unchanged for the lease stored with it). A failed Acquire writes nothing;
-// it reads the item (from the error where DynamoDB returns it, otherwise
-// with one consistent GetItem) and reports the holder in a
+// Acquire implements fence.LockerDriver: one conditional UpdateItem that
+// sets the owner, a new version, the lease duration and expiry, marks the
+// item held and increments the token with ADD, if the item is absent, free
+// or expired (in clock-free mode: its version is one this Locker has seen
+// unchanged for the lease stored with it). A failed Acquire writes
+// nothing; it reads the item (from the error where DynamoDB returns it,
+// otherwise with one consistent GetItem) and reports the holder in a
 // *fence.HeldError, and in clock-free mode starts the wait for a takeover.
 //
 // If the item changed between the failed update and the read so that it
 // looks free or expired, Acquire tries the update once more.
-func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
-		return fence.Lease{}, err
-	}
-	if err := fence.ValidateTTL(ttl, MinTTL, MaxTTL); err != nil {
-		return fence.Lease{}, err
-	}
-	owner := opts.OwnerOrNew()
-	if err := fence.ValidateKey("owner", owner, MaxOwnerLen); err != nil {
-		return fence.Lease{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return fence.Lease{}, wrap(ctx, "acquire", key, err)
-	}
+func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	for range 2 {
-		lease, again, err := l.tryAcquire(ctx, key, owner, ttl)
+		lease, again, err := d.tryAcquire(ctx, key, owner, ttl)
 		if !again {
 			return lease, err
 		}
@@ -48,22 +35,22 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 
 // tryAcquire sends the acquiring update once. again reports that the item
 // looked takeable after the update failed: another try may succeed.
-func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, again bool, err error) {
+func (d *driver) tryAcquire(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, again bool, err error) {
 	version := newVersion()
-	sent := l.clock.Now()
-	cond, values := l.takeable(key, sent)
+	sent := d.clock.Now()
+	cond, values := d.takeable(key, sent)
 	values[":o"] = &types.AttributeValueMemberS{Value: owner}
 	values[":v"] = &types.AttributeValueMemberS{Value: version}
 	values[":l"] = millis(ttl)
 	values[":e"] = expiry(sent, ttl)
 	values[":true"] = &types.AttributeValueMemberBOOL{Value: true}
 	values[":one"] = &types.AttributeValueMemberN{Value: "1"}
-	out, err := l.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(l.table),
-		Key:                                 l.itemKey(key),
+	out, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(d.table),
+		Key:                                 d.itemKey(key),
 		UpdateExpression:                    aws.String("SET #o = :o, #v = :v, #l = :l, #e = :e, #h = :true ADD #t :one"),
 		ConditionExpression:                 aws.String(cond),
-		ExpressionAttributeNames:            l.names(),
+		ExpressionAttributeNames:            d.names(),
 		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -76,14 +63,14 @@ func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Dur
 		case !ok || r.version != version || r.owner != owner:
 			return fence.Lease{}, false, &fence.CorruptError{Key: key, Reason: "the acquiring update returned an item it did not write"}
 		}
-		return l.won(key, owner, r.token, ttl, sent), false, nil
+		return d.won(key, owner, r.token, ttl, sent), false, nil
 	}
-	o, err := l.settle(ctx, "acquire", key, version, err)
+	o, err := d.settle(ctx, key, version, err)
 	switch {
 	case err != nil:
 		return fence.Lease{}, false, err
 	case o.applied: // a lost answer to our own update, which the SDK retried
-		return l.won(key, owner, o.rec.token, ttl, sent), false, nil
+		return d.won(key, owner, o.rec.token, ttl, sent), false, nil
 	case !o.condFailed:
 		return fence.Lease{}, false, o.err
 	case !o.found:
@@ -91,34 +78,36 @@ func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Dur
 	case o.rec.token == math.MaxUint64:
 		return fence.Lease{}, false, &fence.CorruptError{Key: key, Reason: "the token is the largest there is; no higher one can be issued"}
 	}
-	held, until := l.holding(key, o.rec, o.at)
+	held, until := d.holding(key, o.rec, o.at)
 	if !held {
 		return fence.Lease{}, true, nil // changed since the update, or expired now
 	}
 	return fence.Lease{}, false, &fence.HeldError{Key: key, Owner: o.rec.owner, Token: o.rec.token, ValidUntil: until}
 }
 
-// won returns the lease of a successful Acquire and forgets what was seen
-// of key.
-func (l *Locker) won(key, owner string, token fence.Token, ttl time.Duration, sent time.Time) fence.Lease {
-	l.obs.forget(l.table, key)
+// won returns the lease of a successful Acquire, valid until the send time
+// of the write that won plus ttl (after a lost answer, that write may be
+// an earlier try than the one whose answer came), and forgets what was
+// seen of key.
+func (d *driver) won(key, owner string, token fence.Token, ttl time.Duration, sent time.Time) fence.Lease {
+	d.obs.Forget(d.table, key)
 	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl, ValidUntil: sent.Add(ttl)}
 }
 
 // takeable returns the condition under which Acquire may take key at now,
 // and the expression values it uses.
-func (l *Locker) takeable(key string, now time.Time) (string, map[string]types.AttributeValue) {
+func (d *driver) takeable(key string, now time.Time) (string, map[string]types.AttributeValue) {
 	free := "#h = :false"
 	values := map[string]types.AttributeValue{
 		":false": &types.AttributeValueMemberBOOL{Value: false},
 		":max":   &types.AttributeValueMemberN{Value: belowMax},
 	}
-	if l.trusted {
+	if d.mode.TrustedClock {
 		free += " OR #e < :cut"
-		values[":cut"] = &types.AttributeValueMemberN{Value: itoa(l.cut(now))}
-	} else if seen, ok := l.obs.expired(l.table, key, now); ok {
+		values[":cut"] = &types.AttributeValueMemberN{Value: itoa(d.cut(now))}
+	} else if seen, ok := d.obs.Expired(d.table, key, now); ok {
 		free += " OR #v = :seen"
-		values[":seen"] = &types.AttributeValueMemberS{Value: seen}
+		values[":seen"] = &types.AttributeValueMemberS{Value: seen.Version}
 	}
 	// An existing item must also have a numeric token from 1 to one
 	// below the largest: a corrupted one fails the condition and is

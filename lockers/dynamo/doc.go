@@ -31,6 +31,22 @@
 // Holding a lease is not a safety guarantee, only its token is: pass
 // Lease.Token to a fenced resource (see package fence).
 //
+// # Layers
+//
+// A Locker is the fence.PortableLocker over this package's driver (a
+// fence.LockerDriver), with Table added. The portable layer does what
+// every backend shares: it checks keys, TTLs, owner ids and leases,
+// generates owner ids, sets Lease.ValidUntil on its Clock and refuses
+// Renew and Release of a lease that has run out there, and wraps every
+// error as "fence/dynamo: <op> "<key>": <cause>". The driver does only
+// what is DynamoDB's: the conditional writes below, the read-back of
+// writes whose outcome is unknown, and the parsing of items. The judgement
+// of expiry is the clockfree package's (clockfree.Mode and
+// clockfree.Observations), which the gcs locker shares. A table that does
+// not exist gets an error matching fence.ErrStoreMissing (and the SDK's
+// *types.ResourceNotFoundException); Locker.Create or CreateTable creates
+// it.
+//
 // # Who measures expiry
 //
 // DynamoDB has no clock that a condition can read, so a Locker decides
@@ -42,16 +58,20 @@
 // version, unchanged, for a full lease duration measured on its own
 // monotonic clock. Clock skew between machines does not matter, only clock
 // rates do. Acquire still tries once and never waits: the Locker remembers
-// what it saw (see Observations), so an Acquire (or Inspect) now starts the
-// wait and a later Acquire can take the key over. A process that starts
-// afresh, or a Locker that never looked at a key, waits a full lease from
-// its first look, even if the holder died long ago. Every Renew writes a new
-// version, so observers restart their wait; a holder that keeps renewing
-// keeps the key. Lockers of one process should share one Observations.
+// what it saw (see clockfree.Observations), so an Acquire (or Inspect) now
+// starts the wait and a later Acquire can take the key over. A process
+// that starts afresh, or a Locker that never looked at a key, waits a full
+// lease from its first look, even if the holder died long ago. Every Renew
+// writes a new version, so observers restart their wait; a holder that
+// keeps renewing keeps the key. Lockers of one process should share one
+// clockfree.Observations (Options.Observations).
 //
 // Trusted clock: each write also stores an expiry, the writer's wall clock
 // plus the TTL, and a Locker takes a key over once that expiry plus
-// Options.MaxClockSkew has passed on its own wall clock. A takeover can
+// Options.MaxClockSkew has passed on its own wall clock (in whole
+// milliseconds, rounded towards the later takeover: the condition of the
+// write compares the stored number, and a Locker's own judgement, in
+// Inspect and HeldError.ValidUntil, agrees with it). A takeover can
 // come right away, without a previous look, but its safety rests on every
 // machine's wall clock staying within MaxClockSkew of the others.
 //
@@ -79,7 +99,9 @@
 // its version, the write was applied and the method succeeds. Otherwise the
 // error is returned; it may still be ambiguous (a request can be applied
 // after the read), as the fence.Locker contract says. When ctx ends first,
-// nothing is read back.
+// or the table does not exist, nothing is read back. When an Acquire's
+// answer was lost, the lease it returns is valid from the send time of the
+// write that won.
 //
 // # The stored item
 //
@@ -111,6 +133,25 @@
 // version to a new random string. Never lower a token or delete the item.
 // To repair an item reported corrupt, give every attribute above its type
 // and a token no lower than the last one issued.
+//
+// # Opening from a URL
+//
+// Importing this package registers the URL scheme dynamodb with
+// fence.OpenLocker:
+//
+//	dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A&trusted-clock=true&max-clock-skew=D]
+//
+// The client is built by config.LoadDefaultConfig, so the region and
+// credentials come from the AWS SDK's usual environment (AWS_REGION,
+// AWS_PROFILE, AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL_DYNAMODB, ...);
+// region= overrides the region and endpoint= the service endpoint (an
+// emulator, a private endpoint). key-attribute= is Options.KeyAttribute,
+// trusted-clock=true and max-clock-skew= select trusted-clock expiry
+// (Options.TrustedClock, MaxClockSkew). fence.OpenOptions' HTTPClient
+// carries the SDK's requests and its Clock is Options.Clock. Each locker
+// opened from a URL keeps its own clockfree.Observations; to share one,
+// build the lockers with New. The opened locker's Create creates the
+// table (CreateTable).
 //
 // # Running on the emulator
 //

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/leases"
+	"github.com/fencekit/fence/clockfree"
 )
 
 // Limits of the DynamoDB locker.
@@ -22,7 +22,7 @@ const (
 	MinTTL = time.Second
 	MaxTTL = 24 * time.Hour
 	// MaxClockSkew bounds Options.MaxClockSkew.
-	MaxClockSkew = time.Hour
+	MaxClockSkew = clockfree.MaxClockSkew
 	// DefaultKeyAttribute is the partition key attribute used when
 	// Options.KeyAttribute is empty.
 	DefaultKeyAttribute = "key"
@@ -39,10 +39,11 @@ type Options struct {
 	// reading also computes stored expiries. Default: fence.SystemClock.
 	Clock fence.Clock
 	// Observations is where a clock-free Locker remembers the versions it
-	// saw. Lockers of one process on one table should share one, so that
-	// what one saw counts for all; they must then share a Clock too.
-	// Default: a new Observations for this Locker alone.
-	Observations *Observations
+	// saw, under the table's name. Lockers of one process on one table
+	// should share one, so that what one saw counts for all; they must
+	// then share a Clock too. Default: a new clockfree.Observations for
+	// this Locker alone.
+	Observations *clockfree.Observations
 	// TrustedClock selects trusted-clock expiry (see the package doc).
 	// Default: false, clock-free expiry.
 	TrustedClock bool
@@ -53,27 +54,34 @@ type Options struct {
 	MaxClockSkew time.Duration
 }
 
-// Locker is a fence.Locker on a DynamoDB table. Create it with New; it is
-// safe for concurrent use.
+// Locker is a fence.Locker on a DynamoDB table: the fence.PortableLocker
+// over this package's driver, with the methods specific to DynamoDB.
+// Create it with New; it is safe for concurrent use.
 type Locker struct {
+	*fence.PortableLocker
+	d *driver
+}
+
+var _ fence.Locker = (*Locker)(nil)
+
+// driver is the fence.LockerDriver on one table.
+type driver struct {
 	api     DynamoDBAPI
 	table   string
 	keyAttr string
 	clock   fence.Clock
-	obs     *Observations
-	trusted bool
-	skew    time.Duration
-	book    leases.Book // latest ValidUntil of the leases l renewed
+	obs     *clockfree.Observations
+	mode    clockfree.Mode
 }
 
-var _ fence.Locker = (*Locker)(nil)
+var _ fence.LockerDriver = (*driver)(nil)
 
 // tableName is DynamoDB's rule for table names.
 var tableName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
 
 // New returns a Locker on table through api (a *dynamodb.Client). It
 // checks its arguments but does not call DynamoDB; create the table with
-// CreateTable or your own tools (see KeySchema).
+// CreateTable, Locker.Create or your own tools (see KeySchema).
 func New(api DynamoDBAPI, table string, opts *Options) (*Locker, error) {
 	if api == nil {
 		return nil, &fence.InvalidError{Field: "api", Reason: "nil"}
@@ -91,28 +99,35 @@ func New(api DynamoDBAPI, table string, opts *Options) (*Locker, error) {
 	if err := checkKeyAttribute(o.KeyAttribute); err != nil {
 		return nil, err
 	}
-	switch {
-	case o.MaxClockSkew < 0 || o.MaxClockSkew > MaxClockSkew:
-		return nil, &fence.InvalidError{Field: "MaxClockSkew", Reason: fmt.Sprintf("%v is outside the range 0 to %v", o.MaxClockSkew, MaxClockSkew)}
-	case o.MaxClockSkew != 0 && !o.TrustedClock:
-		return nil, &fence.InvalidError{Field: "MaxClockSkew", Reason: "set without TrustedClock; clock-free expiry ignores wall clocks"}
+	mode := clockfree.Mode{TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew}
+	if err := mode.Check(); err != nil {
+		return nil, err
 	}
 	if o.Observations == nil {
-		o.Observations = NewObservations()
+		o.Observations = clockfree.NewObservations()
 	}
-	return &Locker{
+	d := &driver{
 		api:     api,
 		table:   table,
 		keyAttr: o.KeyAttribute,
 		clock:   fence.ClockOrSystem(o.Clock),
 		obs:     o.Observations,
-		trusted: o.TrustedClock,
-		skew:    o.MaxClockSkew,
-	}, nil
+		mode:    mode,
+	}
+	p, err := fence.NewLocker(d, &fence.LockerOptions{Clock: d.clock})
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{PortableLocker: p, d: d}, nil
+}
+
+// Info implements fence.LockerDriver.
+func (d *driver) Info() fence.DriverInfo {
+	return fence.DriverInfo{Name: "dynamo", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
 }
 
 // Table returns the name of the lease table.
-func (l *Locker) Table() string { return l.table }
+func (l *Locker) Table() string { return l.d.table }
 
 func checkTable(table string) error {
 	if !tableName.MatchString(table) {

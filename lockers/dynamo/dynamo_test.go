@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/internal/emulators"
 	"github.com/fencekit/fence/lockers/lockertest"
@@ -38,7 +39,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 	var (
 		mu  sync.Mutex
 		api = client
-		obs = NewObservations()
+		obs = clockfree.NewObservations()
 	)
 	locker := func(t *testing.T) *Locker {
 		mu.Lock()
@@ -74,7 +75,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 			fresh := emulators.DynamoClient(t, nil)
 			mu.Lock()
 			defer mu.Unlock()
-			api, obs = fresh, NewObservations()
+			api, obs = fresh, clockfree.NewObservations()
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/lockers/dynamo"
 )
 
@@ -29,7 +30,7 @@ func ExampleNew() {
 	}
 
 	// One Observations for all the lockers of this process.
-	seen := dynamo.NewObservations()
+	seen := clockfree.NewObservations()
 	locker, err := dynamo.New(client, "fence-locks", &dynamo.Options{Observations: seen})
 	if err != nil {
 		log.Fatal(err)

@@ -58,13 +58,13 @@ func TestClockFreeTakeover(t *testing.T) {
 		wantHeld(t, contender, "job", "on the first look")
 		cc.Advance(MinTTL - time.Millisecond)
 		wantHeld(t, contender, "job", "a millisecond before a full lease from the first look")
-		if contender.obs.Len() != 1 {
-			t.Errorf("the contender remembers %d keys; want 1", contender.obs.Len())
+		if contender.d.obs.Len() != 1 {
+			t.Errorf("the contender remembers %d keys; want 1", contender.d.obs.Len())
 		}
 		cc.Advance(time.Millisecond)
 		wantTaken(t, contender, "job", lease.Token+1, "a full lease after the first look")
-		if contender.obs.Len() != 0 {
-			t.Errorf("after taking the key the contender remembers %d keys; want 0", contender.obs.Len())
+		if contender.d.obs.Len() != 0 {
+			t.Errorf("after taking the key the contender remembers %d keys; want 0", contender.d.obs.Len())
 		}
 		// The old holder's own clock says its lease ran out: no write.
 		_, err = holder.Renew(t.Context(), lease)
@@ -116,7 +116,7 @@ func TestClockFreeTakeover(t *testing.T) {
 		}
 		wantHeld(t, contender, "job", "on the first look")
 		cc.Advance(MinTTL)
-		sibling := newLocker(t, contender.api, contender.table, &Options{Clock: cc, Observations: contender.obs})
+		sibling := newLocker(t, contender.d.api, contender.d.table, &Options{Clock: cc, Observations: contender.d.obs})
 		wantTaken(t, sibling, "job", 2, "by a Locker sharing the Observations that timed the lease")
 	})
 }
@@ -141,6 +141,56 @@ func TestTrustedClockTakeover(t *testing.T) {
 	wantHeld(t, contender, "job", "at the stored expiry plus the skew")
 	cc.Advance(time.Millisecond)
 	wantTaken(t, contender, "job", lease.Token+1, "a millisecond after the stored expiry plus the skew")
+}
+
+// TestTrustedClockAgreesWithTheStore checks that, in trusted-clock mode,
+// what a contender judges locally (Inspect) agrees with the store's
+// condition (Acquire), which compares whole milliseconds, for clocks and
+// skews that are not whole milliseconds: Inspect reports the key free
+// exactly when Acquire takes it, less than 3 ms after the holder's
+// ValidUntil plus the skew (the stored expiry and the skew are rounded up
+// to whole milliseconds, and the store's comparison is strict), never
+// before.
+func TestTrustedClockAgreesWithTheStore(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		skew   time.Duration
+		offset time.Duration // of the holder's send time within a millisecond
+	}{{300 * time.Millisecond, 0}, {250*time.Millisecond + 500*time.Microsecond, 0}, {0, 300 * time.Microsecond}, {7*time.Millisecond + time.Nanosecond, 999 * time.Microsecond}} {
+		holder, contender, hc, cc := twoLockers(t, true, c.skew)
+		hc.Advance(c.offset)
+		cc.Advance(c.offset)
+		lease, err := holder.Acquire(t.Context(), "job", MinTTL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expiry := lease.ValidUntil.Add(c.skew)
+		cc.Advance(MinTTL + c.skew - 2*time.Millisecond)
+		for step := 0; ; step++ {
+			if step > 20 {
+				t.Fatalf("skew %v: not taken over %v after the expiry plus skew", c.skew, cc.Now().Sub(expiry))
+			}
+			info, err := contender.Inspect(t.Context(), "job")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := contender.Acquire(t.Context(), "job", MinTTL, nil)
+			if info.Held {
+				if !errors.Is(err, fence.ErrHeld) {
+					t.Fatalf("skew %v, %v after the expiry plus skew: Inspect says held, Acquire = %+v, %v", c.skew, cc.Now().Sub(expiry), got, err)
+				}
+				cc.Advance(250 * time.Microsecond)
+				continue
+			}
+			if err != nil || got.Token != lease.Token+1 {
+				t.Fatalf("skew %v, %v after the expiry plus skew: Inspect says free, Acquire = %+v, %v", c.skew, cc.Now().Sub(expiry), got, err)
+			}
+			if late := cc.Now().Sub(expiry); late < 0 || late >= 3*time.Millisecond {
+				t.Errorf("skew %v: taken over %v after the expiry plus skew; want within 3ms after", c.skew, late)
+			}
+			break
+		}
+	}
 }
 
 // TestExpiredLeaseIsNotWritten checks that Renew and Release of a lease

@@ -134,7 +134,7 @@ func TestLostAnswers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				before := getItem(t, check.api.(*dynamodb.Client), check.table, "job")
+				before := getItem(t, check.d.api.(*dynamodb.Client), check.d.table, "job")
 				f.lose("UpdateItem", 1)
 				renewed, err := l.Renew(t.Context(), lease)
 				if err != nil {
@@ -143,7 +143,7 @@ func TestLostAnswers(t *testing.T) {
 				if renewed.Token != lease.Token || renewed.ValidUntil.Before(lease.ValidUntil) {
 					t.Errorf("Renew returned %+v after %+v", renewed, lease)
 				}
-				after := getItem(t, check.api.(*dynamodb.Client), check.table, "job")
+				after := getItem(t, check.d.api.(*dynamodb.Client), check.d.table, "job")
 				if versionOf(t, before) == versionOf(t, after) {
 					t.Error("the renewal wrote no new version")
 				}

@@ -6,44 +6,41 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/fencekit/fence/clockfree"
 )
 
-// holding decides whether r, read at now on l's clock, is a lease still
-// held, and until when on l's clock (zero where unknown). In clock-free
-// mode it records the observation.
-func (l *Locker) holding(key string, r record, now time.Time) (held bool, until time.Time) {
+// holding decides whether r, read at now on d's clock, is a lease still
+// held, and until when on d's clock (zero where unknown), as
+// clockfree.Mode.Holding judges it. In clock-free mode it notes the
+// sighting in d's Observations first; a free item is forgotten.
+func (d *driver) holding(key string, r record, now time.Time) (held bool, until time.Time) {
 	if !r.held {
-		l.obs.forget(l.table, key)
+		d.obs.Forget(d.table, key)
 		return false, time.Time{}
 	}
-	if l.trusted {
-		if r.expires.UnixMilli() < l.cut(now) {
-			return false, time.Time{}
-		}
-		// The stored expiry is on the writer's clock; the lease cannot
-		// outlast a full duration from when it was read either.
-		until = r.expires
-		if limit := now.Add(r.lease); until.After(limit) {
-			until = limit
-		}
-		if !until.After(now) {
-			until = time.Time{} // within the skew allowance
-		}
-		return true, until
+	s := clockfree.Sighting{Version: r.version, Held: true, TTL: r.lease, Expires: r.expires}
+	if !d.mode.TrustedClock {
+		return d.mode.Holding(s, d.obs.Note(d.table, key, s, now), now)
 	}
-	since := l.obs.note(l.table, key, r.version, r.lease, now)
-	until = since.Add(r.lease)
-	if !until.After(now) {
-		return false, time.Time{}
-	}
-	return true, until
+	// The store compares whole milliseconds (see cut): a lease is taken
+	// over once expires_ms + ceil(skew in ms) < now in ms, that is from
+	// expires + ceil(skew) + 1ms on. Judging with that skew agrees with
+	// the store's condition to the nanosecond.
+	judge := clockfree.Mode{TrustedClock: true, MaxClockSkew: time.Duration(d.skewMillis()+1) * time.Millisecond}
+	return judge.Holding(s, now, now)
 }
 
 // cut returns the stored expiry, in Unix milliseconds, before which a
 // lease has expired at now in trusted-clock mode: expires + skew < now,
 // in whole milliseconds rounded towards the later takeover.
-func (l *Locker) cut(now time.Time) int64 {
-	return now.UnixMilli() - int64((l.skew+time.Millisecond-1)/time.Millisecond)
+func (d *driver) cut(now time.Time) int64 {
+	return now.UnixMilli() - d.skewMillis()
+}
+
+// skewMillis is the trusted-clock skew in whole milliseconds, rounded up.
+func (d *driver) skewMillis() int64 {
+	return int64((d.mode.MaxClockSkew + time.Millisecond - 1) / time.Millisecond)
 }
 
 // newVersion returns a fresh random record version.

@@ -6,27 +6,21 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Inspect implements fence.Locker with one consistent GetItem. In
+// Inspect implements fence.LockerDriver with one consistent GetItem. In
 // clock-free mode it records what it saw, like a failed Acquire, so that
-// a later Acquire by a Locker sharing l's Observations can take over an
+// a later Acquire by a Locker sharing d's Observations can take over an
 // expired lease; Held is then false once this Locker has seen the item
 // unchanged for its lease, and ValidUntil is when that will be. In
 // trusted-clock mode Held is false once the stored expiry plus
 // MaxClockSkew has passed, and ValidUntil is the stored expiry (zero
 // within the skew allowance). An item that breaks the table's invariants
 // gets an error matching fence.ErrCorrupt.
-func (l *Locker) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
+func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	item, err := d.read(ctx, key)
+	if err != nil {
 		return fence.LockInfo{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return fence.LockInfo{}, wrap(ctx, "inspect", key, err)
-	}
-	item, err := l.read(ctx, key)
-	if err != nil {
-		return fence.LockInfo{}, wrap(ctx, "inspect", key, err)
-	}
-	now := l.clock.Now()
+	now := d.clock.Now()
 	r, found, err := parseItem(key, item)
 	if err != nil {
 		return fence.LockInfo{}, err
@@ -34,6 +28,6 @@ func (l *Locker) Inspect(ctx context.Context, key string) (fence.LockInfo, error
 	if !found {
 		return fence.LockInfo{Key: key}, nil
 	}
-	held, until := l.holding(key, r, now)
+	held, until := d.holding(key, r, now)
 	return fence.LockInfo{Key: key, Held: held, Owner: r.owner, Token: r.token, ValidUntil: until}, nil
 }

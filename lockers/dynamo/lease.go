@@ -3,8 +3,6 @@ package dynamo
 import (
 	"context"
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -13,100 +11,56 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Renew implements fence.Locker: one conditional UpdateItem that writes a
-// new version, lease duration and expiry if the item still has the lease's
-// owner and token and is held. Observers then restart their wait. Any copy
-// of a lease works (see fence.Lease): a lease whose latest renewal by l
-// has run out on l's clock is not renewed, and Renew returns an error
-// matching fence.ErrNotHeld without writing. The returned lease's
-// ValidUntil is the send time plus TTL.
-func (l *Locker) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
-	if err := checkLease(lease); err != nil {
-		return fence.Lease{}, err
-	}
-	if err := fence.ValidateTTL(lease.TTL, MinTTL, MaxTTL); err != nil {
-		return fence.Lease{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return fence.Lease{}, wrap(ctx, "renew", lease.Key, err)
-	}
-	sent := l.clock.Now()
-	if err := l.unexpired(lease, sent); err != nil {
-		return fence.Lease{}, err
-	}
+// Renew implements fence.LockerDriver: one conditional UpdateItem that
+// writes a new version, lease duration and expiry if the item still has
+// the lease's owner and token and is held. Observers then restart their
+// wait.
+func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 	version := newVersion()
-	err := l.updateHeld(ctx, lease, "SET #v = :v, #l = :l, #e = :e", []string{"#l", "#e"}, map[string]types.AttributeValue{
+	sent := d.clock.Now()
+	err := d.updateHeld(ctx, lease, "SET #v = :v, #l = :l, #e = :e", []string{"#l", "#e"}, map[string]types.AttributeValue{
 		":v": &types.AttributeValueMemberS{Value: version},
 		":l": millis(lease.TTL),
 		":e": expiry(sent, lease.TTL),
 	})
 	if err != nil {
-		if err := l.settleHeld(ctx, "renew", lease.Key, version, err); err != nil {
-			if errors.Is(err, fence.ErrNotHeld) {
-				l.book.Forget(lease)
-			}
-			return fence.Lease{}, err
-		}
+		return d.settleHeld(ctx, lease.Key, version, err)
 	}
-	lease.ValidUntil = sent.Add(lease.TTL)
-	l.book.Record(lease, sent)
-	return lease, nil
+	return nil
 }
 
-// Release implements fence.Locker: one conditional UpdateItem that marks
-// the item free and writes a new version if the item still has the lease's
-// owner and token and is held. The item and its token stay. Any copy of a
-// lease works; a lease whose latest renewal by l has run out on l's clock
-// is not released: Release returns an error matching fence.ErrNotHeld
-// without writing, and the key stays held in the store until another
-// Locker takes it over.
-func (l *Locker) Release(ctx context.Context, lease fence.Lease) error {
-	if err := checkLease(lease); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return wrap(ctx, "release", lease.Key, err)
-	}
-	if err := l.unexpired(lease, l.clock.Now()); err != nil {
-		return err
-	}
+// Release implements fence.LockerDriver: one conditional UpdateItem that
+// marks the item free and writes a new version if the item still has the
+// lease's owner and token and is held. The item and its token stay.
+func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
 	version := newVersion()
-	err := l.updateHeld(ctx, lease, "SET #v = :v, #h = :false", nil, map[string]types.AttributeValue{
+	err := d.updateHeld(ctx, lease, "SET #v = :v, #h = :false", nil, map[string]types.AttributeValue{
 		":v":     &types.AttributeValueMemberS{Value: version},
 		":false": &types.AttributeValueMemberBOOL{Value: false},
 	})
 	if err != nil {
-		err = l.settleHeld(ctx, "release", lease.Key, version, err)
+		return d.settleHeld(ctx, lease.Key, version, err)
 	}
-	if err == nil || errors.Is(err, fence.ErrNotHeld) {
-		l.book.Forget(lease)
-	}
-	return err
+	return nil
 }
 
-// Break implements fence.Locker: one UpdateItem that marks key's item free
-// and writes a new version, whoever holds it, if the item exists. The
-// token stays, so the next Acquire issues a higher one.
-func (l *Locker) Break(ctx context.Context, key string) error {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return wrap(ctx, "break", key, err)
-	}
-	_, err := l.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(l.table),
-		Key:                      l.itemKey(key),
+// Break implements fence.LockerDriver: one UpdateItem that marks key's
+// item free and writes a new version, whoever holds it, if the item
+// exists. The token stays, so the next Acquire issues a higher one.
+func (d *driver) Break(ctx context.Context, key string) error {
+	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(d.table),
+		Key:                      d.itemKey(key),
 		UpdateExpression:         aws.String("SET #v = :v, #h = :false"),
 		ConditionExpression:      aws.String("attribute_exists(#k)"),
-		ExpressionAttributeNames: l.names("#k", "#v", "#h"),
+		ExpressionAttributeNames: d.names("#k", "#v", "#h"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":v":     &types.AttributeValueMemberS{Value: newVersion()},
 			":false": &types.AttributeValueMemberBOOL{Value: false},
 		},
 	})
 	if _, unknown := errors.AsType[*types.ConditionalCheckFailedException](err); err != nil && !unknown {
-		return wrap(ctx, "break", key, err)
+		return sdkError("UpdateItem", err)
 	}
 	return nil
 }
@@ -114,16 +68,16 @@ func (l *Locker) Break(ctx context.Context, key string) error {
 // updateHeld applies update to lease's item on the condition that the
 // item has the lease's owner and token and is held. extra lists the
 // placeholders the update uses besides #v.
-func (l *Locker) updateHeld(ctx context.Context, lease fence.Lease, update string, extra []string, values map[string]types.AttributeValue) error {
+func (d *driver) updateHeld(ctx context.Context, lease fence.Lease, update string, extra []string, values map[string]types.AttributeValue) error {
 	values[":o"] = &types.AttributeValueMemberS{Value: lease.Owner}
 	values[":t"] = &types.AttributeValueMemberN{Value: lease.Token.String()}
 	values[":true"] = &types.AttributeValueMemberBOOL{Value: true}
-	_, err := l.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(l.table),
-		Key:                                 l.itemKey(lease.Key),
+	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(d.table),
+		Key:                                 d.itemKey(lease.Key),
 		UpdateExpression:                    aws.String(update),
 		ConditionExpression:                 aws.String("#o = :o AND #t = :t AND #h = :true"),
-		ExpressionAttributeNames:            l.names(append([]string{"#o", "#t", "#h", "#v"}, extra...)...),
+		ExpressionAttributeNames:            d.names(append([]string{"#o", "#t", "#h", "#v"}, extra...)...),
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -131,37 +85,17 @@ func (l *Locker) updateHeld(ctx context.Context, lease fence.Lease, update strin
 }
 
 // settleHeld finds out what became of a failed Renew or Release that
-// carried version: nil if it was applied after all, an error matching
-// fence.ErrNotHeld if the condition failed, the write's error otherwise.
-func (l *Locker) settleHeld(ctx context.Context, op, key, version string, err error) error {
-	o, err := l.settle(ctx, op, key, version, err)
+// carried version: nil if it was applied after all, a *fence.NotHeldError
+// if the condition failed, the write's error otherwise.
+func (d *driver) settleHeld(ctx context.Context, key, version string, err error) error {
+	o, err := d.settle(ctx, key, version, err)
 	switch {
 	case err != nil:
 		return err
 	case o.applied:
 		return nil
 	case o.condFailed:
-		return fmt.Errorf("fence/dynamo: %s %q: %w", op, key, fence.ErrNotHeld)
+		return &fence.NotHeldError{Key: key, Reason: "released, broken or taken over"}
 	}
 	return o.err
-}
-
-// unexpired returns an error matching fence.ErrNotHeld if lease has run
-// out at now on l's clock: the latest ValidUntil of any copy of it that l
-// returned, or of the copy given.
-func (l *Locker) unexpired(lease fence.Lease, now time.Time) error {
-	until := l.book.ValidUntil(lease)
-	if now.Before(until) {
-		return nil
-	}
-	return fmt.Errorf("fence/dynamo: lease on %q (token %d) ran out at %v on this locker's clock: %w",
-		lease.Key, lease.Token, until, fence.ErrNotHeld)
-}
-
-// checkLease validates a lease handed to Renew or Release.
-func checkLease(lease fence.Lease) error {
-	if err := fence.ValidateLease(lease, MaxKeyLen); err != nil {
-		return err
-	}
-	return fence.ValidateKey("owner", lease.Owner, MaxOwnerLen)
 }

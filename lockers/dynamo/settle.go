@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/fencekit/fence"
 )
 
 // outcome is what a failed conditional write found in the store.
@@ -22,35 +23,35 @@ type outcome struct {
 	// applied: the item carries the version the write sent, so the write
 	// (an earlier attempt of it whose answer was lost) was applied.
 	applied bool
-	// at is when the item was read, on l's clock.
+	// at is when the item was read, on d's clock.
 	at time.Time
-	// err is the write's error, wrapped, for callers that return it.
+	// err is the write's error, for callers that return it.
 	err error
 }
 
 // settle finds out what became of a conditional write that carried version
 // and failed with err. The item comes with the error when DynamoDB returns
 // it (ReturnValuesOnConditionCheckFailure); otherwise it is read with a
-// consistent GetItem, unless ctx is done. It returns an error when the
-// outcome cannot be learnt (ctx done, the read failed) or the item is
-// corrupt.
-func (l *Locker) settle(ctx context.Context, op, key, version string, err error) (outcome, error) {
-	o := outcome{err: wrap(ctx, op, key, err)}
+// consistent GetItem, unless ctx is done or the table is missing. It
+// returns an error when the outcome cannot be learnt (ctx done, the table
+// missing, the read failed) or the item is corrupt.
+func (d *driver) settle(ctx context.Context, key, version string, err error) (outcome, error) {
+	o := outcome{err: sdkError("UpdateItem", err)}
 	ccf, isCCF := errors.AsType[*types.ConditionalCheckFailedException](err)
 	o.condFailed = isCCF
 	var item map[string]types.AttributeValue
 	if isCCF && len(ccf.Item) > 0 {
 		item = ccf.Item
 	} else {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(o.err, fence.ErrStoreMissing) {
 			return outcome{}, o.err
 		}
 		var rerr error
-		if item, rerr = l.read(ctx, key); rerr != nil {
+		if item, rerr = d.read(ctx, key); rerr != nil {
 			return outcome{}, fmt.Errorf("%w; reading the item back: %w", o.err, rerr)
 		}
 	}
-	o.at = l.clock.Now()
+	o.at = d.clock.Now()
 	r, found, perr := parseItem(key, item)
 	if perr != nil {
 		return outcome{}, perr
@@ -61,29 +62,29 @@ func (l *Locker) settle(ctx context.Context, op, key, version string, err error)
 }
 
 // read returns key's item with a consistent read; nil if there is none.
-func (l *Locker) read(ctx context.Context, key string) (map[string]types.AttributeValue, error) {
-	out, err := l.api.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(l.table),
-		Key:            l.itemKey(key),
+func (d *driver) read(ctx context.Context, key string) (map[string]types.AttributeValue, error) {
+	out, err := d.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(d.table),
+		Key:            d.itemKey(key),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return nil, err
+		return nil, sdkError("GetItem", err)
 	}
 	return out.Item, nil
 }
 
 // itemKey is the primary key of key's item.
-func (l *Locker) itemKey(key string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{l.keyAttr: &types.AttributeValueMemberS{Value: key}}
+func (d *driver) itemKey(key string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{d.keyAttr: &types.AttributeValueMemberS{Value: key}}
 }
 
 // names maps the placeholders of every expression to the attributes.
 // DynamoDB rejects placeholders an expression does not use, so each
 // method passes only the ones it uses.
-func (l *Locker) names(placeholders ...string) map[string]string {
+func (d *driver) names(placeholders ...string) map[string]string {
 	all := map[string]string{
-		"#k": l.keyAttr, "#o": attrOwner, "#t": attrToken, "#v": attrVersion,
+		"#k": d.keyAttr, "#o": attrOwner, "#t": attrToken, "#v": attrVersion,
 		"#l": attrLease, "#e": attrExpires, "#h": attrHeld,
 	}
 	if len(placeholders) == 0 {
@@ -96,11 +97,12 @@ func (l *Locker) names(placeholders ...string) map[string]string {
 	return out
 }
 
-// wrap adds what was being done to an error from the SDK. If ctx is done,
-// the result also matches ctx's error, whatever the SDK reported.
-func wrap(ctx context.Context, op, key string, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("fence/dynamo: %s %s: %w (%w)", op, strconv.Quote(key), err, cerr)
+// sdkError names the call that failed with err. A table that does not
+// exist (ResourceNotFoundException) also matches fence.ErrStoreMissing.
+func sdkError(call string, err error) error {
+	err = fmt.Errorf("%s: %w", call, err)
+	if _, missing := errors.AsType[*types.ResourceNotFoundException](err); missing {
+		return fence.StoreMissing(err)
 	}
-	return fmt.Errorf("fence/dynamo: %s %s: %w", op, strconv.Quote(key), err)
+	return err
 }

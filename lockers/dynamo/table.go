@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,8 +47,30 @@ func KeySchema(keyAttribute string) ([]types.KeySchemaElement, []types.Attribute
 // (PAY_PER_REQUEST) and the key schema of KeySchema, and waits until it is
 // ACTIVE. If the table exists already it only waits, and checks that its
 // key schema is the one a Locker needs (an error matching fence.ErrInvalid
-// otherwise). Run it once at start-up or in a deployment step.
+// otherwise). Run it once at start-up or in a deployment step. Its errors
+// are *fence.OpError values of operation "create".
 func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOptions) error {
+	if err := createTable(ctx, api, table, opts); err != nil {
+		return &fence.OpError{Backend: "dynamo", Op: "create", Err: err}
+	}
+	return nil
+}
+
+// Create implements the optional Create of a fence.LockerDriver, which
+// Locker.Create calls: CreateTable of the Locker's table and key attribute,
+// through the client given to New, which must then be a TableAPI too (a
+// *dynamodb.Client is); otherwise it returns an error matching
+// errors.ErrUnsupported.
+func (d *driver) Create(ctx context.Context) error {
+	api, ok := d.api.(TableAPI)
+	if !ok {
+		return fmt.Errorf("the client given to New (%T) cannot create tables; use CreateTable: %w", d.api, errors.ErrUnsupported)
+	}
+	return createTable(ctx, api, d.table, &TableOptions{KeyAttribute: d.keyAttr})
+}
+
+// createTable is CreateTable, with its errors unwrapped.
+func createTable(ctx context.Context, api TableAPI, table string, opts *TableOptions) error {
 	if api == nil {
 		return &fence.InvalidError{Field: "api", Reason: "nil"}
 	}

@@ -89,19 +89,65 @@ func TestCreateTable(t *testing.T) {
 }
 
 // TestMissingTable checks that calls on a table that does not exist fail
-// with the SDK's error reachable, not a guess.
+// with the SDK's error reachable and matching fence.ErrStoreMissing, not a
+// guess, without reading back a write that cannot have been applied; and
+// that Locker.Create then creates the table.
 func TestMissingTable(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, emulators.DynamoClient(t, nil), uniqueName("fence-missing-"), nil)
+	f := newFaulty(t)
+	client := emulators.DynamoClient(t, f)
+	table := uniqueName("fence-missing-")
+	l := newLocker(t, client, table, nil)
+	wantMissing := func(call string, err error) {
+		t.Helper()
+		if _, ok := errors.AsType[*types.ResourceNotFoundException](err); !ok || !errors.Is(err, fence.ErrStoreMissing) || errors.Is(err, fence.ErrHeld) {
+			t.Fatalf("%s on a missing table: %v; want a wrapped ResourceNotFoundException matching ErrStoreMissing", call, err)
+		}
+	}
+	f.lose("", 0) // resets the counts
 	_, err := l.Acquire(t.Context(), "job", time.Minute, nil)
-	if _, ok := errors.AsType[*types.ResourceNotFoundException](err); !ok || errors.Is(err, fence.ErrHeld) {
-		t.Fatalf("Acquire on a missing table: %v; want a wrapped ResourceNotFoundException", err)
+	wantMissing("Acquire", err)
+	if n := f.count("GetItem"); n != 0 {
+		t.Errorf("Acquire on a missing table read the item back %d times; want 0", n)
 	}
 	_, err = l.Inspect(t.Context(), "job")
-	if _, ok := errors.AsType[*types.ResourceNotFoundException](err); !ok {
-		t.Fatalf("Inspect on a missing table: %v; want a wrapped ResourceNotFoundException", err)
+	wantMissing("Inspect", err)
+	wantMissing("Break", l.Break(t.Context(), "job"))
+	lease := fence.Lease{Key: "job", Owner: "o", Token: 1, TTL: time.Minute, ValidUntil: time.Now().Add(time.Minute)}
+	_, err = l.Renew(t.Context(), lease)
+	wantMissing("Renew", err)
+	wantMissing("Release", l.Release(t.Context(), lease))
+	if n := f.count("GetItem"); n != 1 {
+		t.Errorf("%d GetItem requests on a missing table; want 1, Inspect's", n)
+	}
+
+	if err := l.Create(t.Context()); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	t.Cleanup(func() { deleteTable(t, client, table) })
+	lease, err = l.Acquire(t.Context(), "job", time.Minute, nil)
+	if err != nil {
+		t.Fatalf("Acquire after Create: %v", err)
+	}
+	wantInfo(t, l, fence.LockInfo{Key: "job", Held: true, Owner: lease.Owner, Token: 1})
+	if err := l.Create(t.Context()); err != nil {
+		t.Fatalf("Create of an existing table: %v", err)
 	}
 }
+
+// TestCreateUnsupported checks that Locker.Create says so when the client
+// given to New cannot create tables.
+func TestCreateUnsupported(t *testing.T) {
+	t.Parallel()
+	l := newLocker(t, itemsOnly{emulators.DynamoClient(t, nil)}, "fence-never-made", nil)
+	err := l.Create(t.Context())
+	if !errors.Is(err, errors.ErrUnsupported) || !strings.HasPrefix(err.Error(), "fence/dynamo: create: ") {
+		t.Fatalf("Create with a client that cannot create tables: %v; want a fence/dynamo error matching ErrUnsupported", err)
+	}
+}
+
+// itemsOnly narrows a client to DynamoDBAPI.
+type itemsOnly struct{ DynamoDBAPI }
 
 // TestKeyBytes checks that the 2048-byte limit counts bytes of UTF-8. The
 // Locker checks it itself: dynalite counts UTF-16 code units for string

@@ -1,0 +1,102 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
+)
+
+func init() { fence.RegisterLocker("dynamodb", URLOpener{}) }
+
+// URLOpener opens DynamoDB lockers from URLs of the form URLForm returns
+// (see the package doc), with a client built by config.LoadDefaultConfig
+// from the AWS SDK's usual environment.
+type URLOpener struct{}
+
+// URLForm implements fence.LockerURLOpener.
+func (URLOpener) URLForm() string {
+	return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A&" + clockfree.URLForm + "]"
+}
+
+// urlConfig is what a dynamodb:// URL says.
+type urlConfig struct {
+	table        string
+	region       string // "" for the SDK's default chain
+	endpoint     string // "" for the SDK's default
+	keyAttribute string // "" for DefaultKeyAttribute
+	mode         clockfree.Mode
+}
+
+// parseURL reads a dynamodb:// URL and checks what it names as New would.
+// Every error matches fence.ErrInvalid.
+func parseURL(u *url.URL) (urlConfig, error) {
+	p := fence.NewURLParams(u)
+	c := urlConfig{
+		table:        p.Name("table"),
+		region:       p.String("region"),
+		endpoint:     p.Endpoint(),
+		keyAttribute: p.String("key-attribute"),
+		mode:         clockfree.FromURL(p),
+	}
+	if err := p.Done(); err != nil {
+		return urlConfig{}, err
+	}
+	if err := checkTable(c.table); err != nil {
+		return urlConfig{}, err
+	}
+	if c.keyAttribute != "" {
+		if err := checkKeyAttribute(c.keyAttribute); err != nil {
+			return urlConfig{}, err
+		}
+	}
+	if err := c.mode.Check(); err != nil {
+		return urlConfig{}, err
+	}
+	return c, nil
+}
+
+// OpenLockerURL implements fence.LockerURLOpener. It loads the AWS
+// configuration but does not call DynamoDB.
+func (URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
+	var none fence.Opened[*fence.PortableLocker]
+	c, err := parseURL(u)
+	if err != nil {
+		return none, err
+	}
+	var load []func(*config.LoadOptions) error
+	if c.region != "" {
+		load = append(load, config.WithRegion(c.region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return none, &fence.OpError{Backend: "dynamo", Op: "open", Err: fmt.Errorf("AWS configuration: %w", err)}
+	}
+	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		if c.endpoint != "" {
+			o.BaseEndpoint = aws.String(c.endpoint)
+		}
+		// The DynamoDB client's only, not the configuration's: that one
+		// also fetches credentials, and refuses an *http.Client when
+		// AWS_CA_BUNDLE is set. The given client's transport decides TLS.
+		if hc := opts.Client(); hc != nil {
+			o.HTTPClient = hc
+		}
+	})
+	l, err := New(client, c.table, &Options{
+		KeyAttribute: c.keyAttribute,
+		Clock:        opts.ClockOrSystem(),
+		TrustedClock: c.mode.TrustedClock,
+		MaxClockSkew: c.mode.MaxClockSkew,
+	})
+	if err != nil {
+		return none, err
+	}
+	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Create: l.d.Create}, nil
+}
