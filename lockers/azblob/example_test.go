@@ -31,7 +31,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := locker.CreateContainer(ctx); err != nil {
+	if err := locker.Create(ctx); err != nil {
 		log.Fatal(err)
 	}
 
