@@ -23,32 +23,26 @@ var (
 	errLeased  = errors.New("another lease is active")
 )
 
-// Acquire implements fence.Locker. It reads the key's blob (creating it
-// the first time), takes a lease with If-Match on the ETag read, and
-// writes the next token under that lease (see the package doc). A key
-// whose current lease is verifiably its last owner's loses at once, after
-// two reads and no write; the HeldError then names the holder and its
-// token. A key taken by someone who has not written the token yet loses
-// to the service's LeaseAlreadyPresent, and the HeldError names nobody.
-// ValidUntil is the send time of the lease request plus ttl.
-func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
-	if err := ValidateKey(key); err != nil {
+// Acquire implements fence.LockerDriver. It reads the key's blob
+// (creating it the first time), takes a lease with If-Match on the ETag
+// read, and writes the next token under that lease (see the package doc).
+// A key whose current lease is verifiably its last owner's loses at once,
+// after two reads and no write; the HeldError then names the holder and
+// its token. A key taken by someone who has not written the token yet
+// loses to the service's LeaseAlreadyPresent, and the HeldError names
+// nobody. Keys, owners and TTLs that Azure cannot hold as given are
+// refused with a *fence.InvalidError before anything is sent.
+func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	if err := checkInput(key, owner, ttl); err != nil {
 		return fence.Lease{}, err
 	}
-	if err := validateTTL(ttl); err != nil {
-		return fence.Lease{}, err
-	}
-	owner := opts.OwnerOrNew()
-	if err := validateOwner(owner); err != nil {
-		return fence.Lease{}, err
-	}
-	r, err := l.readOrCreate(ctx, key)
+	r, err := d.readOrCreate(ctx, key)
 	if err != nil {
 		return fence.Lease{}, err
 	}
 	for attempt := 1; ; attempt++ {
 		if r.leased {
-			he, err := l.held(ctx, key, r)
+			he, err := d.held(ctx, key, r)
 			if err != nil {
 				return fence.Lease{}, err
 			}
@@ -56,7 +50,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 				return fence.Lease{}, he
 			}
 		}
-		lease, err := l.try(ctx, key, owner, ttl, r)
+		lease, err := d.try(ctx, key, owner, ttl, r)
 		switch {
 		case err == nil:
 			return lease, nil
@@ -65,7 +59,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 		case !errors.Is(err, errChanged):
 			return fence.Lease{}, err
 		}
-		if r, err = l.readOrCreate(ctx, key); err != nil {
+		if r, err = d.readOrCreate(ctx, key); err != nil {
 			return fence.Lease{}, err
 		}
 	}
@@ -74,14 +68,13 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 // try takes the lease that issues the token after r's to owner for ttl,
 // and writes that token. It fails with errChanged when the blob changed
 // since r was read, and with errLeased when another lease is active.
-func (l *Locker) try(ctx context.Context, key, owner string, ttl time.Duration, r record) (fence.Lease, error) {
+func (d *driver) try(ctx context.Context, key, owner string, ttl time.Duration, r record) (fence.Lease, error) {
 	token, meta, err := r.next(key, owner, ttl)
 	if err != nil {
 		return fence.Lease{}, err
 	}
 	id := LeaseID(key, owner, token, ttl)
-	sent := l.clock.Now()
-	etag, err := l.acquireLease(ctx, key, id, ttl, r.etag)
+	etag, err := d.acquireLease(ctx, key, id, ttl, r.etag)
 	switch {
 	case err == nil:
 	case bloberror.HasCode(err, bloberror.LeaseAlreadyPresent, bloberror.LeaseIsBreakingAndCannotBeAcquired):
@@ -89,34 +82,34 @@ func (l *Locker) try(ctx context.Context, key, owner string, ttl time.Duration, 
 	case bloberror.HasCode(err, bloberror.ConditionNotMet, bloberror.BlobNotFound):
 		return fence.Lease{}, errChanged
 	case answered(err):
-		return fence.Lease{}, wrap(ctx, "lease "+quote(key), err)
+		return fence.Lease{}, wrap("lease", err)
 	default:
 		// No answer: the lease may be ours. A read conditioned on its
 		// id tells, while ctx lasts; otherwise undo it.
 		if ctx.Err() != nil {
-			l.undo(ctx, key, id)
-			return fence.Lease{}, wrap(ctx, "lease "+quote(key), err)
+			d.undo(ctx, key, id)
+			return fence.Lease{}, wrap("lease", err)
 		}
-		cur, rerr := l.read(ctx, key, id)
+		cur, rerr := d.read(ctx, key, id)
 		switch {
 		case rerr != nil && answered(rerr) && isNotHeld(rerr):
-			return fence.Lease{}, wrap(ctx, "lease "+quote(key)+" (not taken)", err)
+			return fence.Lease{}, wrap("lease (not taken)", err)
 		case rerr != nil:
-			l.undo(ctx, key, id)
-			return fence.Lease{}, wrap(ctx, "lease "+quote(key), errors.Join(err, rerr))
+			d.undo(ctx, key, id)
+			return fence.Lease{}, wrap("lease", errors.Join(err, rerr))
 		case cur.token != r.token:
-			l.undo(ctx, key, id)
+			d.undo(ctx, key, id)
 			return fence.Lease{}, errChanged
 		}
 		etag = cur.etag
 	}
-	if err := l.bump(ctx, key, owner, id, etag, r.token, token, meta); err != nil {
+	if err := d.bump(ctx, key, owner, id, etag, r.token, token, meta); err != nil {
 		if !errors.Is(err, fence.ErrHeld) {
-			l.undo(ctx, key, id)
+			d.undo(ctx, key, id)
 		}
 		return fence.Lease{}, err
 	}
-	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl, ValidUntil: sent.Add(ttl)}, nil
+	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}, nil
 }
 
 // bump writes meta, which issues token to owner, under the lease id if the
@@ -125,13 +118,13 @@ func (l *Locker) try(ctx context.Context, key, owner string, ttl time.Duration, 
 // answer, it reads the blob under the lease: the token and owner show
 // whether the write landed, and a changed ETag with the token unchanged is
 // written again. A lease lost before the write gives a *fence.HeldError.
-func (l *Locker) bump(ctx context.Context, key, owner, id string, etag azcore.ETag, prev, token fence.Token, meta map[string]*string) error {
-	what := fmt.Sprintf("write token %d of %s", token, quote(key))
+func (d *driver) bump(ctx context.Context, key, owner, id string, etag azcore.ETag, prev, token fence.Token, meta map[string]*string) error {
+	what := fmt.Sprintf("write token %d", token)
 	lost := func(err error) error {
-		return fmt.Errorf("fence/azblob: %s: the lease ended before the token was written: %w", what, errors.Join(&fence.HeldError{Key: key}, err))
+		return fmt.Errorf("%s: the lease ended before the token was written: %w", what, errors.Join(&fence.HeldError{Key: key}, err))
 	}
 	for attempt := 1; ; attempt++ {
-		err := l.setMeta(ctx, key, id, etag, meta)
+		err := d.setMeta(ctx, key, id, etag, meta)
 		switch {
 		case err == nil:
 			return nil
@@ -139,14 +132,14 @@ func (l *Locker) bump(ctx context.Context, key, owner, id string, etag azcore.ET
 			return lost(err)
 		case answered(err) && !bloberror.HasCode(err, bloberror.ConditionNotMet),
 			ctx.Err() != nil, attempt == maxAttempts:
-			return wrap(ctx, what, err)
+			return wrap(what, err)
 		}
-		cur, rerr := l.read(ctx, key, id)
+		cur, rerr := d.read(ctx, key, id)
 		switch {
 		case rerr != nil && isNotHeld(rerr):
 			return lost(rerr)
 		case rerr != nil:
-			return wrap(ctx, what, errors.Join(err, rerr))
+			return wrap(what, errors.Join(err, rerr))
 		case cur.token == token && cur.owner == owner:
 			return nil // the write landed
 		case cur.token != prev:
@@ -161,46 +154,40 @@ func (l *Locker) bump(ctx context.Context, key, owner, id string, etag azcore.ET
 // r's acquisition succeeds with r's token and owner: that lease is then
 // the active one. Otherwise the holder is unknown (another acquirer is
 // between its lease and its token write, or the lease just ended).
-func (l *Locker) held(ctx context.Context, key string, r record) (*fence.HeldError, error) {
+func (d *driver) held(ctx context.Context, key string, r record) (*fence.HeldError, error) {
 	he := &fence.HeldError{Key: key}
 	if r.token == 0 {
 		return he, nil
 	}
-	cur, err := l.read(ctx, key, LeaseID(key, r.owner, r.token, r.ttl))
+	cur, err := d.read(ctx, key, LeaseID(key, r.owner, r.token, r.ttl))
 	switch {
 	case err == nil && cur.token == r.token && cur.owner == r.owner:
 		he.Owner, he.Token = r.owner, r.token
 	case err != nil && !answered(err) && !errors.Is(err, fence.ErrCorrupt):
-		return nil, wrap(ctx, "read "+quote(key), err)
+		return nil, wrap("read", err)
 	}
 	return he, nil
 }
 
 // readOrCreate reads key's blob, creating it with token 0 the first time.
-func (l *Locker) readOrCreate(ctx context.Context, key string) (record, error) {
-	r, err := l.read(ctx, key, "")
+func (d *driver) readOrCreate(ctx context.Context, key string) (record, error) {
+	r, err := d.read(ctx, key, "")
 	if err == nil {
 		return r, nil
-	}
-	if bloberror.HasCode(err, bloberror.ContainerNotFound) {
-		return record{}, wrap(ctx, "read "+quote(key)+": no container (see CreateContainer)", err)
 	}
 	if !bloberror.HasCode(err, bloberror.BlobNotFound) {
-		return record{}, wrap(ctx, "read "+quote(key), err)
+		return record{}, wrap("read", err)
 	}
-	r, err = l.create(ctx, key)
+	r, err = d.create(ctx, key)
 	if err == nil {
 		return r, nil
 	}
-	if bloberror.HasCode(err, bloberror.ContainerNotFound) {
-		return record{}, wrap(ctx, "create "+quote(key)+": no container (see CreateContainer)", err)
-	}
 	if answered(err) && !bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet) || ctx.Err() != nil {
-		return record{}, wrap(ctx, "create "+quote(key), err)
+		return record{}, wrap("create blob", err)
 	}
 	// Created meanwhile, by another acquirer or by this request.
-	if r, err = l.read(ctx, key, ""); err != nil {
-		return record{}, wrap(ctx, "read "+quote(key), err)
+	if r, err = d.read(ctx, key, ""); err != nil {
+		return record{}, wrap("read", err)
 	}
 	return r, nil
 }
@@ -210,8 +197,8 @@ func (l *Locker) readOrCreate(ctx context.Context, key string) (record, error) {
 // when ctx is done, for at most the cleanup timeout, and its outcome does
 // not matter: a lease it fails to release runs out after its TTL, and no
 // token was handed out under it.
-func (l *Locker) undo(ctx context.Context, key, id string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cleanup)
+func (d *driver) undo(ctx context.Context, key, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cleanup)
 	defer cancel()
-	_ = l.releaseLease(ctx, key, id)
+	_ = d.releaseLease(ctx, key, id)
 }

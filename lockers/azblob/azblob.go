@@ -3,13 +3,13 @@ package azblob
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/leases"
 )
 
 // Limits of the Azure blob locker.
@@ -36,8 +36,8 @@ const (
 type Options struct {
 	// Clock supplies the send times from which Lease.ValidUntil is
 	// computed, and tells Renew and Release when a lease has run out
-	// locally. Expiry itself is measured by the service. Default:
-	// fence.SystemClock.
+	// locally (fence.LockerOptions.Clock). Expiry itself is measured by
+	// the service. Default: fence.SystemClock.
 	Clock fence.Clock
 	// CleanupTimeout bounds the release of a lease that Acquire took but
 	// could not finish (its token increment failed), when ctx is done.
@@ -45,16 +45,25 @@ type Options struct {
 	CleanupTimeout time.Duration
 }
 
-// Locker is a fence.Locker on the blobs of one Azure Storage container.
-// Create it with New; it is safe for concurrent use.
+// Locker is a fence.Locker on the blobs of one Azure Storage container:
+// the portable locker over this package's driver. Create it with New; it
+// is safe for concurrent use. Create (of fence.PortableLocker) creates
+// the container.
 type Locker struct {
-	c       *container.Client
-	clock   fence.Clock
-	cleanup time.Duration
-	book    leases.Book // latest ValidUntil of the leases l renewed
+	*fence.PortableLocker
+	d *driver
 }
 
 var _ fence.Locker = (*Locker)(nil)
+
+// driver is the fence.LockerDriver on Azure blob leases: the store calls
+// of the methods of fence.Locker, on input the PortableLocker checked.
+type driver struct {
+	c       *container.Client
+	cleanup time.Duration
+}
+
+var _ fence.LockerDriver = (*driver)(nil)
 
 // New returns a Locker that keeps its leases in the container of c.
 //
@@ -66,7 +75,7 @@ var _ fence.Locker = (*Locker)(nil)
 // azcore.ClientOptions.Transport (as this package's tests do).
 //
 // New checks the options but does not touch the service; create the
-// container with CreateContainer or with your own tools.
+// container with the Locker's Create or with your own tools.
 func New(c *container.Client, opts *Options) (*Locker, error) {
 	if c == nil {
 		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
@@ -81,15 +90,28 @@ func New(c *container.Client, opts *Options) (*Locker, error) {
 	case o.CleanupTimeout == 0:
 		o.CleanupTimeout = DefaultCleanupTimeout
 	}
-	return &Locker{c: c, clock: fence.ClockOrSystem(o.Clock), cleanup: o.CleanupTimeout}, nil
+	d := &driver{c: c, cleanup: o.CleanupTimeout}
+	p, err := fence.NewLocker(d, &fence.LockerOptions{Clock: o.Clock})
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{PortableLocker: p, d: d}, nil
 }
 
-// CreateContainer creates the Locker's container if it does not exist yet.
-// It is idempotent and safe to run concurrently.
-func (l *Locker) CreateContainer(ctx context.Context) error {
-	_, err := l.c.Create(ctx, nil)
+// Info implements fence.LockerDriver.
+func (d *driver) Info() fence.DriverInfo {
+	return fence.DriverInfo{Name: "azblob", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+// Create creates the container if it does not exist yet. It is
+// idempotent and safe to run concurrently. The PortableLocker's Create
+// calls it.
+func (d *driver) Create(ctx context.Context) error {
+	_, err := d.c.Create(ctx, nil)
 	if err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
-		return wrap(ctx, "create container "+quote(l.c.URL()), err)
+		// The URL without its query, which may be a SAS token.
+		u, _, _ := strings.Cut(d.c.URL(), "?")
+		return fmt.Errorf("create container %s: %w", u, oneLine(err))
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func TestCorruptMetadata(t *testing.T) {
 			if err := l.Release(t.Context(), first); err != nil {
 				t.Fatalf("Release: %v", err)
 			}
-			b := l.c.NewBlobClient(first.Key)
+			b := l.d.c.NewBlobClient(first.Key)
 			set, err := b.SetMetadata(t.Context(), tt.meta, nil)
 			if err != nil {
 				t.Fatalf("SetMetadata: %v", err)

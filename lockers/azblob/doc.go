@@ -10,6 +10,30 @@
 // hand; a deleted blob restarts its key's tokens at 1, and a token that is
 // not a number makes every later Acquire fail with fence.ErrCorrupt.
 //
+// # Layering
+//
+// A Locker is a fence.PortableLocker over this package's driver (a
+// fence.LockerDriver). The portable layer checks keys, owners, TTLs and
+// leases against the driver's limits, generates owner ids, sets
+// Lease.ValidUntil, refuses Renew and Release of a lease that ran out on
+// its Clock, and wraps every error as "fence/azblob: <op> "<key>":
+// <cause>". The driver adds Azure's own rules on input (blob names, owner
+// ids Azure metadata holds, whole seconds) and does the store's part: the
+// blob and lease requests below, the derivation of lease ids, the mapping
+// of Azure's error codes, and settling requests whose answers were lost.
+// A missing container gives an error matching fence.ErrStoreMissing (and
+// bloberror.ContainerNotFound); the Locker's Create creates it.
+//
+// # Opening from a URL
+//
+// Importing the package registers the scheme azblob with
+// fence.OpenLocker:
+//
+//	azblob://CONTAINER[?account=A&endpoint=URL]
+//
+// with credentials from the environment (EnvConnectionString, or the
+// account with EnvAccountKey or EnvSASToken); see URLOpener.
+//
 // # How a lease is taken
 //
 // Acquire reads the blob (creating it with If-None-Match: * the first time,
@@ -44,12 +68,11 @@
 // leases are not offered, since a holder that dies would keep the key
 // until an operator breaks it. Azure lets the holder renew or release its
 // own lease after expiry as long as nobody took it since; the contract
-// does not, so Renew and Release of a lease whose ValidUntil (send time +
-// TTL on the locker's Clock) has passed answer fence.ErrNotHeld without
-// asking the service. They accept any copy of a lease (the one from
-// Acquire or from any Renew) and judge it by the latest ValidUntil this
-// Locker gave it. Azure does not report when a lease ends, so
-// HeldError.ValidUntil and LockInfo.ValidUntil are zero.
+// does not, and the PortableLocker refuses Renew and Release of a lease
+// whose latest ValidUntil (send time + TTL on the locker's Clock) has
+// passed with fence.ErrNotHeld, without asking the service. Azure does not
+// report when a lease ends, so HeldError.ValidUntil and
+// LockInfo.ValidUntil are zero.
 //
 // # Break
 //
@@ -73,8 +96,9 @@
 // succeeds only if that lease is active), and after an increment without
 // an answer it re-reads the token and owner; what it cannot settle while
 // ctx lasts it undoes by releasing the lease with its id (harmless if the
-// lease is not ours). When ctx ends, the method returns an error wrapping
-// ctx.Err() and the caller reconciles with Inspect, as the contract says.
+// lease is not ours). When ctx ends, the method returns an error that the
+// PortableLocker makes wrap ctx.Err(), and the caller reconciles with
+// Inspect, as the contract says.
 // The SDK's own retries are safe: a repeated lease request with the same
 // proposed id succeeds on our own lease, a repeated increment fails its
 // If-Match and is recognised, a repeated Renew is a renewal. A repeated
@@ -119,6 +143,8 @@
 //	DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:PORT/devstoreaccount1;
 //
 // and a Locker's client comes from it with
-// container.NewClientFromConnectionString(connStr, "locks", nil). Azurite
-// times leases on its own clock, 15 to 60 s as Azure does.
+// container.NewClientFromConnectionString(connStr, "locks", nil), or
+// fence.OpenLocker opens "azblob://locks" with it in
+// EnvConnectionString. Azurite times leases on its own clock, 15 to 60 s
+// as Azure does.
 package azblob

@@ -1,7 +1,6 @@
 package azblob
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+
+	"github.com/fencekit/fence"
 )
 
 // notHeldCodes are the service's answers to a lease operation (or a write
@@ -62,25 +63,22 @@ func (e *serviceError) Error() string {
 func (e *serviceError) Unwrap() error { return e.err }
 
 // oneLine returns err with an *azcore.ResponseError at its top wrapped in
-// a serviceError, and any other error unchanged. The calls of blob.go
-// pass every SDK error through it.
+// a serviceError, and any other error unchanged. A ContainerNotFound
+// answer also matches fence.ErrStoreMissing. The calls of blob.go pass
+// every SDK error through it.
 func oneLine(err error) error {
-	if re, ok := err.(*azcore.ResponseError); ok {
-		return &serviceError{err: re}
+	re, ok := err.(*azcore.ResponseError)
+	if !ok {
+		return err
 	}
-	return err
+	if bloberror.HasCode(re, bloberror.ContainerNotFound) {
+		return fence.StoreMissing(fmt.Errorf("%w (create the container with Create)", &serviceError{err: re}))
+	}
+	return &serviceError{err: re}
 }
 
-// wrap adds what the locker was doing to an SDK error, and ctx's error
-// when ctx is done, so that errors.Is(err, ctx.Err()) holds as the
-// contract requires. An SDK answer is told in one line (see serviceError).
-func wrap(ctx context.Context, what string, err error) error {
-	err = oneLine(err)
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("fence/azblob: %s: %w (%w)", what, err, cerr)
-	}
-	return fmt.Errorf("fence/azblob: %s: %w", what, err)
+// wrap adds what the driver was doing to an error, with an SDK answer
+// told in one line (see serviceError).
+func wrap(what string, err error) error {
+	return fmt.Errorf("%s: %w", what, oneLine(err))
 }
-
-// quote quotes a key for error messages.
-func quote(key string) string { return strconv.Quote(key) }

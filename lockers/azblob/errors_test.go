@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
@@ -54,15 +55,29 @@ func TestNotHeldNamesTheAzureCode(t *testing.T) {
 	t.Logf("Renew after Break: %v", err)
 }
 
-// TestWrappedErrorsAreOneLine checks an SDK error that the locker wraps
-// with what it was doing: an Acquire in a container that does not exist.
+// TestWrappedErrorsAreOneLine checks SDK errors that the locker wraps
+// with what it was doing: every method in a container that does not
+// exist, which also match fence.ErrStoreMissing.
 func TestWrappedErrorsAreOneLine(t *testing.T) {
 	t.Parallel()
 	l := newLocker(t, containerClient(t, "fence-missing-"+strings.ToLower(key(t)), nil, false), nil)
-	_, err := l.Acquire(t.Context(), key(t), MinTTL, nil)
-	wantOneLine(t, "Acquire in a missing container", err, bloberror.ContainerNotFound)
-	if !strings.HasPrefix(err.Error(), "fence/azblob: ") {
-		t.Errorf("Acquire in a missing container: %q; want the prefix fence/azblob:", err)
+	k := key(t)
+	_, acquire := l.Acquire(t.Context(), k, MinTTL, nil)
+	_, inspect := l.Inspect(t.Context(), k)
+	lease := fence.Lease{Key: k, Owner: "o", Token: 1, TTL: MinTTL, ValidUntil: time.Now().Add(time.Hour)}
+	_, renew := l.Renew(t.Context(), lease)
+	for what, err := range map[string]error{
+		"Acquire": acquire, "Inspect": inspect, "Break": l.Break(t.Context(), k),
+		"Renew": renew, "Release": l.Release(t.Context(), lease),
+	} {
+		what += " in a missing container"
+		wantOneLine(t, what, err, bloberror.ContainerNotFound)
+		if !errors.Is(err, fence.ErrStoreMissing) {
+			t.Errorf("%s: %v; want an error matching fence.ErrStoreMissing", what, err)
+		}
+		if !strings.HasPrefix(err.Error(), "fence/azblob: ") {
+			t.Errorf("%s: %q; want the prefix fence/azblob:", what, err)
+		}
 	}
 }
 

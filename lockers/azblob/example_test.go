@@ -31,7 +31,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := locker.CreateContainer(ctx); err != nil {
+	if err := locker.Create(ctx); err != nil {
 		log.Fatal(err)
 	}
 
@@ -49,6 +49,27 @@ func Example() {
 	if err := locker.Release(ctx, lease); err != nil && !errors.Is(err, fence.ErrNotHeld) {
 		log.Fatal(err)
 	}
+}
+
+// Opening from a URL, with credentials from the environment (here a
+// connection string in AZURE_STORAGE_CONNECTION_STRING). This example
+// needs a storage account (or Azurite), so it only compiles.
+func Example_openLocker() {
+	ctx := context.Background()
+	locker, err := fence.OpenLocker(ctx, "azblob://locks")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer locker.Close()
+	if err := locker.Create(ctx); err != nil { // the container, if missing
+		log.Fatal(err)
+	}
+	lease, err := locker.Acquire(ctx, "reports/nightly", 30*time.Second, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("token", lease.Token)
+	_ = locker.Release(ctx, lease)
 }
 
 // Keys are blob names used as given; names that Azure or URL handling

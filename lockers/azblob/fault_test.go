@@ -308,7 +308,7 @@ func TestTokenWriteFindsTheBlobChanged(t *testing.T) {
 				if tt.token != "0" {
 					meta = metaOf(MetaToken, tt.token, MetaOwner, "someone", MetaTTL, "15")
 				}
-				if err := other.setMeta(req.Context(), k, header(req, "x-ms-lease-id"), azcore.ETagAny, meta); err != nil {
+				if err := other.d.setMeta(req.Context(), k, header(req, "x-ms-lease-id"), azcore.ETagAny, meta); err != nil {
 					t.Errorf("SetMetadata under the lease: %v", err)
 				}
 			}

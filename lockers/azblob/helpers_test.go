@@ -77,7 +77,7 @@ func newLocker(t testing.TB, c *container.Client, opts *Options) *Locker {
 // own, without faults or retries.
 func plainLocker(t testing.TB, l *Locker) *Locker {
 	t.Helper()
-	return newLocker(t, containerClient(t, path.Base(l.c.URL()), nil, false), nil)
+	return newLocker(t, containerClient(t, path.Base(l.d.c.URL()), nil, false), nil)
 }
 
 // wantHeld fails t unless lease holds its key: Inspect through l shows

@@ -8,22 +8,22 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Inspect implements fence.Locker with one read of the blob's properties.
-// Held is true while a lease is active. Azure does not say when a lease
-// ends, so ValidUntil is zero. While an acquirer is between its lease and
-// its token write (one round trip), Inspect shows the key held by the
-// previous owner and token, or as never acquired on a key's first
-// acquisition.
-func (l *Locker) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
-	if err := ValidateKey(key); err != nil {
+// Inspect implements fence.LockerDriver with one read of the blob's
+// properties. Held is true while a lease is active. Azure does not say
+// when a lease ends, so ValidUntil is zero. While an acquirer is between
+// its lease and its token write (one round trip), Inspect shows the key
+// held by the previous owner and token, or as never acquired on a key's
+// first acquisition.
+func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	if err := blobName(key); err != nil {
 		return fence.LockInfo{}, err
 	}
-	r, err := l.read(ctx, key, "")
+	r, err := d.read(ctx, key, "")
 	switch {
 	case bloberror.HasCode(err, bloberror.BlobNotFound):
 		return fence.LockInfo{Key: key}, nil
 	case err != nil:
-		return fence.LockInfo{}, wrap(ctx, "inspect "+quote(key), err)
+		return fence.LockInfo{}, wrap("read", err)
 	}
 	return r.info(key), nil
 }

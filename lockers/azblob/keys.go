@@ -25,11 +25,18 @@ import (
 //   - more than MaxSegments segments.
 //
 // Everything else, including '%', spaces, '?' and '#', is escaped on the
-// wire by the SDK and names a blob of its own.
+// wire by the SDK and names a blob of its own. The Locker checks every key
+// with it.
 func ValidateKey(key string) error {
 	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
 		return err
 	}
+	return blobName(key)
+}
+
+// blobName checks the rules of ValidateKey beyond fence.ValidateKey's,
+// which the PortableLocker checked already.
+func blobName(key string) error {
 	for _, r := range key {
 		switch {
 		case r == '\\':
@@ -57,48 +64,39 @@ func ValidateKey(key string) error {
 	return nil
 }
 
-// validateOwner checks an owner id: 1 to MaxOwnerLen bytes of printable
-// ASCII without leading or trailing spaces, the values an HTTP header (and
-// so Azure metadata) carries unchanged.
-func validateOwner(owner string) error {
-	if owner == "" {
-		return &fence.InvalidError{Field: "owner", Reason: "empty"}
-	}
-	if len(owner) > MaxOwnerLen {
-		return &fence.InvalidError{Field: "owner", Reason: fmt.Sprintf("%d bytes, more than the limit of %d", len(owner), MaxOwnerLen)}
-	}
+// ownerChars checks the rule on owner ids beyond the PortableLocker's
+// (1 to MaxOwnerLen bytes): printable ASCII without leading or trailing
+// spaces, the values an HTTP header (and so Azure metadata) carries
+// unchanged.
+func ownerChars(owner string) error {
 	for i := 0; i < len(owner); i++ {
 		if c := owner[i]; c < 0x20 || c > 0x7e {
 			return &fence.InvalidError{Field: "owner", Reason: fmt.Sprintf("byte %#x at %d is not printable ASCII, which Azure metadata cannot hold", c, i)}
 		}
 	}
-	if owner[0] == ' ' || owner[len(owner)-1] == ' ' {
+	if owner != "" && (owner[0] == ' ' || owner[len(owner)-1] == ' ') {
 		return &fence.InvalidError{Field: "owner", Reason: "starts or ends with a space, which HTTP drops"}
 	}
 	return nil
 }
 
-// validateTTL checks a lease duration: MinTTL to MaxTTL, whole seconds.
-func validateTTL(ttl time.Duration) error {
-	if err := fence.ValidateTTL(ttl, MinTTL, MaxTTL); err != nil {
-		return err
-	}
+// wholeSeconds checks the rule on lease durations beyond the
+// PortableLocker's (MinTTL to MaxTTL): a whole number of seconds.
+func wholeSeconds(ttl time.Duration) error {
 	if ttl%time.Second != 0 {
 		return &fence.InvalidError{Field: "ttl", Reason: fmt.Sprintf("%v is not a whole number of seconds, as Azure leases are", ttl)}
 	}
 	return nil
 }
 
-// validateLease checks a lease handed to Renew or Release.
-func validateLease(lease fence.Lease) error {
-	if err := fence.ValidateLease(lease, MaxKeyLen); err != nil {
+// checkInput checks a key, owner and TTL that the PortableLocker checked
+// against the limits of DriverInfo by the rules of Azure on top.
+func checkInput(key, owner string, ttl time.Duration) error {
+	if err := blobName(key); err != nil {
 		return err
 	}
-	if err := ValidateKey(lease.Key); err != nil {
+	if err := ownerChars(owner); err != nil {
 		return err
 	}
-	if err := validateOwner(lease.Owner); err != nil {
-		return err
-	}
-	return validateTTL(lease.TTL)
+	return wholeSeconds(ttl)
 }

@@ -2,6 +2,7 @@ package azblob
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,33 @@ func FuzzValidateKey(f *testing.F) {
 	})
 }
 
-func TestValidateOwner(t *testing.T) {
+// inputLocker returns a Locker on a container that does not exist, and
+// the counter of the requests it sends: input it refuses sends nothing,
+// input it accepts gets as far as the service, which answers that the
+// container is missing.
+func inputLocker(t *testing.T) (*Locker, *counter) {
+	t.Helper()
+	n := &counter{}
+	return newLocker(t, containerClient(t, "fence-missing-"+strings.ToLower(key(t)), n, false), nil), n
+}
+
+// wantInput fails t unless err, of a call that sent sent requests, is a
+// refusal of the input (ErrInvalid, nothing sent) when ok is false, or
+// the service's answer that the container is missing when ok is true.
+func wantInput(t *testing.T, what string, err error, sent int64, ok bool) {
+	t.Helper()
+	switch {
+	case ok && !errors.Is(err, fence.ErrStoreMissing):
+		t.Errorf("%s: %v; want it accepted and sent (an error matching fence.ErrStoreMissing)", what, err)
+	case !ok && (!errors.Is(err, fence.ErrInvalid) || sent != 0):
+		t.Errorf("%s: %v after %d requests; want an error matching fence.ErrInvalid and nothing sent", what, err, sent)
+	}
+}
+
+// TestOwners checks the owner ids Acquire accepts: what Azure metadata
+// holds unchanged, up to MaxOwnerLen bytes. (An empty owner asks for a
+// new one: see fence.AcquireOptions.)
+func TestOwners(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		owner string
@@ -97,22 +124,23 @@ func TestValidateOwner(t *testing.T) {
 		{fence.NewOwnerID(), true},
 		{"worker 7 on host-a", true},
 		{strings.Repeat("o", MaxOwnerLen), true},
-		{"", false},
 		{strings.Repeat("o", MaxOwnerLen+1), false},
 		{"é", false},
 		{"a\nb", false},
 		{" a", false},
 		{"a ", false},
 	}
+	l, n := inputLocker(t)
 	for _, tt := range tests {
-		err := validateOwner(tt.owner)
-		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, fence.ErrInvalid)) {
-			t.Errorf("validateOwner(%q) = %v; want ok %v", tt.owner, err, tt.ok)
-		}
+		before := n.n.Load()
+		_, err := l.Acquire(t.Context(), "k", MinTTL, &fence.AcquireOptions{Owner: tt.owner})
+		wantInput(t, fmt.Sprintf("Acquire with owner %q", tt.owner), err, n.n.Load()-before, tt.ok)
 	}
 }
 
-func TestValidateTTL(t *testing.T) {
+// TestTTLs checks the lease durations Acquire, Renew and Release accept:
+// whole seconds from MinTTL to MaxTTL.
+func TestTTLs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		ttl time.Duration
@@ -128,10 +156,19 @@ func TestValidateTTL(t *testing.T) {
 		{MinTTL + time.Millisecond, false},
 		{-1, false}, // Azure's infinite lease is not offered
 	}
+	l, n := inputLocker(t)
 	for _, tt := range tests {
-		err := validateTTL(tt.ttl)
-		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, fence.ErrInvalid)) {
-			t.Errorf("validateTTL(%v) = %v; want ok %v", tt.ttl, err, tt.ok)
-		}
+		before := n.n.Load()
+		_, err := l.Acquire(t.Context(), "k", tt.ttl, nil)
+		wantInput(t, fmt.Sprintf("Acquire for %v", tt.ttl), err, n.n.Load()-before, tt.ok)
+		// A lease this Locker did not give out, but whose ValidUntil
+		// lies ahead, reaches the driver's own checks.
+		lease := fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: tt.ttl, ValidUntil: time.Now().Add(time.Hour)}
+		before = n.n.Load()
+		_, err = l.Renew(t.Context(), lease)
+		wantInput(t, fmt.Sprintf("Renew for %v", tt.ttl), err, n.n.Load()-before, tt.ok)
+		before = n.n.Load()
+		err = l.Release(t.Context(), lease)
+		wantInput(t, fmt.Sprintf("Release for %v", tt.ttl), err, n.n.Load()-before, tt.ok)
 	}
 }

@@ -24,25 +24,27 @@ func TestNewChecksOptions(t *testing.T) {
 		t.Errorf("New with a negative CleanupTimeout = %v; want an error matching fence.ErrInvalid", err)
 	}
 	l, err := New(c, nil)
-	if err != nil || l.cleanup != DefaultCleanupTimeout {
+	if err != nil || l.d.cleanup != DefaultCleanupTimeout {
 		t.Errorf("New(c, nil) = %+v, %v; want the default cleanup timeout", l, err)
 	}
 }
 
-func TestCreateContainer(t *testing.T) {
+// TestCreate checks that the Locker's Create creates its container, which
+// is missing until then (fence.ErrStoreMissing), and can run again.
+func TestCreate(t *testing.T) {
 	t.Parallel()
 	name := "fence-create-" + strings.ToLower(key(t)[2:])
 	l := newLocker(t, containerClient(t, name, nil, false), nil)
 	_, err := l.Acquire(t.Context(), key(t), MinTTL, nil)
-	if err == nil || !strings.Contains(err.Error(), "CreateContainer") {
-		t.Fatalf("Acquire in a missing container: %v; want an error that points to CreateContainer", err)
+	if !errors.Is(err, fence.ErrStoreMissing) || !bloberror.HasCode(err, bloberror.ContainerNotFound) || !strings.Contains(err.Error(), "Create") {
+		t.Fatalf("Acquire in a missing container: %v; want an error matching fence.ErrStoreMissing and ContainerNotFound that points to Create", err)
 	}
 	for range 2 {
-		if err := l.CreateContainer(t.Context()); err != nil {
-			t.Fatalf("CreateContainer: %v", err)
+		if err := l.Create(t.Context()); err != nil {
+			t.Fatalf("Create: %v", err)
 		}
 	}
-	t.Cleanup(func() { _, _ = l.c.Delete(context.Background(), nil) })
+	t.Cleanup(func() { _, _ = l.d.c.Delete(context.Background(), nil) })
 	mustAcquire(t, l, key(t), MinTTL, nil)
 }
 
@@ -58,7 +60,7 @@ func TestBadOwner(t *testing.T) {
 			t.Errorf("Acquire with owner %q: %v; want a *fence.InvalidError", owner, err)
 		}
 	}
-	if _, err := l.c.NewBlobClient(k).GetProperties(t.Context(), nil); !bloberror.HasCode(err, bloberror.BlobNotFound) {
+	if _, err := l.d.c.NewBlobClient(k).GetProperties(t.Context(), nil); !bloberror.HasCode(err, bloberror.BlobNotFound) {
 		t.Fatalf("the blob of a key only refused exists or cannot be read: %v", err)
 	}
 }
@@ -70,7 +72,7 @@ func TestKeysAreBlobNames(t *testing.T) {
 	l := newLocker(t, newContainer(t, nil, false), nil)
 	for _, k := range []string{"jobs/nightly report", "a%2Fb", "q?x#y", "é名/😀"} {
 		lease := mustAcquire(t, l, k, MinTTL, nil)
-		resp, err := l.c.NewBlobClient(k).GetProperties(t.Context(), nil)
+		resp, err := l.d.c.NewBlobClient(k).GetProperties(t.Context(), nil)
 		if err != nil {
 			t.Fatalf("GetProperties of blob %q: %v", k, err)
 		}
@@ -78,7 +80,7 @@ func TestKeysAreBlobNames(t *testing.T) {
 			t.Fatalf("blob %q has token %q; want %d", k, v, lease.Token)
 		}
 	}
-	pager := l.c.NewListBlobsFlatPager(nil)
+	pager := l.d.c.NewListBlobsFlatPager(nil)
 	var names []string
 	for pager.More() {
 		page, err := pager.NextPage(t.Context())
@@ -162,7 +164,7 @@ func TestBreakRetiresTheLease(t *testing.T) {
 	if _, err := l.Renew(t.Context(), lease); !errors.Is(err, fence.ErrNotHeld) {
 		t.Fatalf("Renew of a broken lease: %v; want an error matching fence.ErrNotHeld", err)
 	}
-	resp, err := l.c.NewBlobClient(lease.Key).GetProperties(t.Context(), nil)
+	resp, err := l.d.c.NewBlobClient(lease.Key).GetProperties(t.Context(), nil)
 	if err != nil {
 		t.Fatalf("GetProperties: %v", err)
 	}
@@ -200,18 +202,26 @@ func TestLocalExpiry(t *testing.T) {
 	wantHeld(t, plainLocker(t, l), lease)
 }
 
-// TestLeaseWithoutValidUntil checks a lease rebuilt from Inspect (zero
-// ValidUntil): Renew and Release first check with the service that the
-// lease is active, and refuse a forged one.
-func TestLeaseWithoutValidUntil(t *testing.T) {
+// TestRebuiltLease checks a lease rebuilt from Inspect (zero ValidUntil):
+// the Locker that gave it out knows it by its key, owner and token and
+// renews and releases it, but refuses a forged one; a Locker that did not
+// give it out refuses it without a request, as the service alone cannot
+// tell it from a lease that ran out.
+func TestRebuiltLease(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newContainer(t, nil, false), nil)
+	n := &counter{}
+	c := newContainer(t, n, false)
+	l := newLocker(t, c, nil)
 	held := mustAcquire(t, l, key(t), MinTTL, nil)
 	info, err := l.Inspect(t.Context(), held.Key)
 	if err != nil {
 		t.Fatalf("Inspect: %v", err)
 	}
 	rebuilt := fence.Lease{Key: info.Key, Owner: info.Owner, Token: info.Token, TTL: MinTTL}
+	before := n.n.Load()
+	if _, err := newLocker(t, c, nil).Renew(t.Context(), rebuilt); !errors.Is(err, fence.ErrNotHeld) || n.n.Load() != before {
+		t.Fatalf("Renew by another Locker of a lease rebuilt from Inspect: %v after %d requests; want an error matching fence.ErrNotHeld and none", err, n.n.Load()-before)
+	}
 	forged := rebuilt
 	forged.Token++
 	if _, err := l.Renew(t.Context(), forged); !errors.Is(err, fence.ErrNotHeld) {
@@ -238,7 +248,7 @@ func TestKeepsOtherMetadata(t *testing.T) {
 	if err := l.Release(t.Context(), first); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
-	b := l.c.NewBlobClient(first.Key)
+	b := l.d.c.NewBlobClient(first.Key)
 	resp, err := b.GetProperties(t.Context(), nil)
 	if err != nil {
 		t.Fatalf("GetProperties: %v", err)
@@ -270,10 +280,10 @@ func TestAcquireCompletesACrashedAttempt(t *testing.T) {
 	t.Parallel()
 	l := newLocker(t, newContainer(t, nil, false), nil)
 	k, owner := key(t), fence.NewOwnerID()
-	if _, err := l.create(t.Context(), k); err != nil {
+	if _, err := l.d.create(t.Context(), k); err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if _, err := l.acquireLease(t.Context(), k, LeaseID(k, owner, 1, MinTTL), MinTTL, ""); err != nil {
+	if _, err := l.d.acquireLease(t.Context(), k, LeaseID(k, owner, 1, MinTTL), MinTTL, ""); err != nil {
 		t.Fatalf("lease by hand: %v", err)
 	}
 	_, err := l.Acquire(t.Context(), k, MinTTL, nil)

@@ -74,10 +74,10 @@ func parseRecord(key string, meta map[string]*string) (record, error) {
 		return corrupt(fmt.Sprintf("%s %q is not a number of seconds", MetaTTL, ttl), err)
 	}
 	r.ttl = time.Duration(secs) * time.Second
-	if validateTTL(r.ttl) != nil {
+	if r.ttl < MinTTL || r.ttl > MaxTTL {
 		return corrupt(fmt.Sprintf("%s %q is out of range", MetaTTL, ttl), nil)
 	}
-	if validateOwner(r.owner) != nil {
+	if len(r.owner) > MaxOwnerLen || ownerChars(r.owner) != nil {
 		return corrupt(fmt.Sprintf("%s %q is not a valid owner id", MetaOwner, r.owner), nil)
 	}
 	return r, nil

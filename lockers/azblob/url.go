@@ -1,0 +1,177 @@
+package azblob
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/fencekit/fence"
+)
+
+func init() { fence.RegisterLocker("azblob", &URLOpener{}) }
+
+// Environment variables read for Azure credentials by the URL opener, as
+// by Azure's own tools.
+const (
+	// EnvConnectionString is a storage account connection string. It is
+	// used when the URL names neither an account nor an endpoint.
+	EnvConnectionString = "AZURE_STORAGE_CONNECTION_STRING"
+	// EnvAccount names the storage account when the URL has no
+	// account parameter.
+	EnvAccount = "AZURE_STORAGE_ACCOUNT"
+	// EnvAccountKey is the account's shared key (base64).
+	EnvAccountKey = "AZURE_STORAGE_KEY"
+	// EnvSASToken is a shared access signature for the container, with
+	// or without its leading '?'; used when EnvAccountKey is unset.
+	EnvSASToken = "AZURE_STORAGE_SAS_TOKEN"
+)
+
+// URLOpener opens lockers on the URLs of scheme azblob, of the form
+//
+//	azblob://CONTAINER[?account=A&endpoint=URL]
+//
+// CONTAINER is the container of the lock blobs (an Azure container name:
+// 3 to 63 lower-case letters, digits and single hyphens), account the
+// storage account (3 to 24 lower-case letters and digits), and endpoint
+// the blob service URL, for Azurite or a private endpoint (default:
+// https://ACCOUNT.blob.core.windows.net). The container's URL is the
+// endpoint, "/", CONTAINER.
+//
+// Credentials come from the environment: EnvConnectionString when the URL
+// has neither account nor endpoint; otherwise the account (from the URL,
+// or EnvAccount) with EnvAccountKey, or else EnvSASToken. The opened
+// locker's Create creates the container. OpenOptions.HTTPClient, when
+// set, carries the SDK's requests; OpenOptions.Clock is Options.Clock.
+type URLOpener struct{}
+
+var _ fence.LockerURLOpener = (*URLOpener)(nil)
+
+// URLForm implements fence.LockerURLOpener.
+func (*URLOpener) URLForm() string { return "azblob://CONTAINER[?account=A&endpoint=URL]" }
+
+// OpenLockerURL implements fence.LockerURLOpener. It does not contact the
+// service.
+func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
+	return open(u, opts, os.Getenv)
+}
+
+// open opens u with the credentials getenv finds.
+func open(u *url.URL, opts *fence.OpenOptions, getenv func(string) string) (fence.Opened[*fence.PortableLocker], error) {
+	cfg, err := parseURL(u)
+	if err != nil {
+		return fence.Opened[*fence.PortableLocker]{}, err
+	}
+	c, err := cfg.client(getenv, opts.Client())
+	if err != nil {
+		return fence.Opened[*fence.PortableLocker]{}, &fence.OpError{Backend: "azblob", Op: "open", Err: err}
+	}
+	l, err := New(c, &Options{Clock: opts.ClockOrSystem()})
+	if err != nil {
+		return fence.Opened[*fence.PortableLocker]{}, err
+	}
+	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker}, nil
+}
+
+// config is what an azblob URL says.
+type config struct {
+	container string
+	account   string // "" for the environment's
+	endpoint  string // "" for Azure's public endpoint of the account
+}
+
+// parseURL reads an azblob URL. Every error matches fence.ErrInvalid.
+func parseURL(u *url.URL) (config, error) {
+	p := fence.NewURLParams(u)
+	if e, err := url.Parse(u.Query().Get("endpoint")); err == nil && e.User != nil {
+		// Refused before p.Endpoint does, whose message shows the URL
+		// with the endpoint's password if it is escaped.
+		return config{}, &fence.InvalidError{Field: "url", Reason: "the endpoint carries user information; credentials come from the environment"}
+	}
+	cfg := config{container: p.Name("container"), account: p.String("account"), endpoint: p.Endpoint()}
+	if cfg.container != "" && !validContainer(cfg.container) {
+		p.Fail("%q is not an Azure container name (3 to 63 lower-case letters, digits and single hyphens, starting and ending with a letter or digit)", cfg.container)
+	}
+	if cfg.account != "" && !validAccount(cfg.account) {
+		p.Fail("account %q is not an Azure storage account name (3 to 24 lower-case letters and digits)", cfg.account)
+	}
+	if err := p.Done(); err != nil {
+		return config{}, err
+	}
+	return cfg, nil
+}
+
+// validContainer reports whether name is an Azure container name.
+func validContainer(name string) bool {
+	if len(name) < 3 || len(name) > 63 || name[0] == '-' || name[len(name)-1] == '-' || strings.Contains(name, "--") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !lowerOrDigit(c) && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// validAccount reports whether name is an Azure storage account name.
+func validAccount(name string) bool {
+	if len(name) < 3 || len(name) > 24 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !lowerOrDigit(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerOrDigit(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+// client builds the client of cfg's container with the credentials
+// getenv finds: a connection string, or an account with a shared key or
+// a SAS token. hc, when not nil, carries the requests.
+func (cfg config) client(getenv func(string) string, hc *http.Client) (*container.Client, error) {
+	opts := &container.ClientOptions{}
+	if hc != nil {
+		opts.Transport = hc
+	}
+	conn := getenv(EnvConnectionString)
+	if conn != "" && cfg.endpoint == "" && cfg.account == "" {
+		c, err := container.NewClientFromConnectionString(conn, cfg.container, opts)
+		if err != nil {
+			// The SDK's message can quote the connection string.
+			return nil, &fence.InvalidError{Field: EnvConnectionString, Reason: "not a usable connection string"}
+		}
+		return c, nil
+	}
+	account := cfg.account
+	if account == "" {
+		account = getenv(EnvAccount)
+	}
+	if account == "" {
+		return nil, &fence.InvalidError{Field: "Azure credentials", Reason: fmt.Sprintf("none for azblob://%s: set %s, or %s (or ?account=) with %s or %s",
+			cfg.container, EnvConnectionString, EnvAccount, EnvAccountKey, EnvSASToken)}
+	}
+	base := cfg.endpoint
+	if base == "" {
+		base = "https://" + account + ".blob.core.windows.net"
+	}
+	u := base + "/" + cfg.container
+	if key := getenv(EnvAccountKey); key != "" {
+		cred, err := container.NewSharedKeyCredential(account, key)
+		if err != nil {
+			return nil, &fence.InvalidError{Field: EnvAccountKey, Reason: "not a usable account key"}
+		}
+		return container.NewClientWithSharedKeyCredential(u, cred, opts)
+	}
+	if sas := strings.TrimPrefix(getenv(EnvSASToken), "?"); sas != "" {
+		return container.NewClientWithNoCredential(u+"?"+sas, opts)
+	}
+	return nil, &fence.InvalidError{Field: "Azure credentials", Reason: fmt.Sprintf("none for account %q: set %s or %s", account, EnvAccountKey, EnvSASToken)}
+}
