@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/lockers/gcs"
 )
 
@@ -29,7 +30,7 @@ func ExampleNew() {
 	}
 
 	// One Observations for all the lockers of this process.
-	seen := gcs.NewObservations()
+	seen := clockfree.NewObservations()
 	locker, err := gcs.New(bucket, &gcs.Options{Prefix: "locks/", Observations: seen})
 	if err != nil {
 		log.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/internal/testenv"
 )
@@ -84,7 +85,7 @@ func newLocker(t testing.TB, bucket string, rt http.RoundTripper, opts *Options)
 
 // fakeOptions returns options with a fake clock and fast retries.
 func fakeOptions(clock *clocktest.Fake) *Options {
-	return &Options{Clock: clock, Observations: NewObservations(), Backoff: time.Millisecond}
+	return &Options{Clock: clock, Observations: clockfree.NewObservations(), Backoff: time.Millisecond}
 }
 
 // writeRaw writes data as object name of bucket, unconditionally, as an

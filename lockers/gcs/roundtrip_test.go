@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
 )
 
@@ -19,7 +20,7 @@ func TestRequestsPerCall(t *testing.T) {
 	bucket := newBucket(t)
 	clock := clocktest.New(time.Now())
 	c := &counter{next: http.DefaultTransport}
-	seen := NewObservations()
+	seen := clockfree.NewObservations()
 	l := newLocker(t, bucket, c, &Options{Clock: clock, Observations: seen})
 	sibling := newLocker(t, bucket, c, &Options{Clock: clock, Observations: seen}) // same process
 	stranger := newLocker(t, bucket, c, &Options{Clock: clock})                    // another process
