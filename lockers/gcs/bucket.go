@@ -20,13 +20,22 @@ import (
 // rules must never delete them (that restarts a key's tokens at 1). An
 // error is a *fence.OpError for the operation "create".
 func CreateBucket(ctx context.Context, bucket *storage.BucketHandle, projectID string) error {
+	if err := createBucket(ctx, bucket, projectID); err != nil {
+		return &fence.OpError{Backend: "gcs", Op: "create", Err: err}
+	}
+	return nil
+}
+
+// createBucket is CreateBucket with a bare error, for the URL opener's
+// Create (which the portable layer wraps).
+func createBucket(ctx context.Context, bucket *storage.BucketHandle, projectID string) error {
 	err := bucket.Create(ctx, projectID, &storage.BucketAttrs{VersioningEnabled: false})
 	var ge *googleapi.Error
 	if errors.As(err, &ge) && ge.Code == http.StatusConflict {
 		return nil
 	}
 	if err != nil {
-		return &fence.OpError{Backend: "gcs", Op: "create", Err: fmt.Errorf("bucket %q: %w", bucket.BucketName(), err)}
+		return fmt.Errorf("bucket %q: %w", bucket.BucketName(), err)
 	}
 	return nil
 }
