@@ -77,8 +77,10 @@ type Options struct {
 // Locker is a fence.Locker on the objects of one Cloud Storage bucket: the
 // portable fence.PortableLocker over this package's driver, with the
 // methods that only a Cloud Storage locker has. Create it with New, or
-// open it with fence.OpenLocker (see URLOpener). It is safe for concurrent
-// use.
+// open it with fence.OpenLocker (see URLOpener). The bucket of a Locker
+// from New is made with CreateBucket (its Create, which lacks a project,
+// is unsupported); one opened from a URL makes it with Create. It is safe
+// for concurrent use.
 type Locker struct {
 	*fence.PortableLocker
 	d *driver
