@@ -9,36 +9,29 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Acquire implements fence.Locker. It decides on the last state of key's
-// object that l knows (read first when it knows none) and writes the
+// Acquire implements fence.LockerDriver. It decides on the last state of
+// key's object that d knows (read first when it knows none) and writes the
 // next token under a precondition on that generation: the object must not
-// exist, or must still be the free or expired record l saw. When the
+// exist, or must still be the free or expired record d saw. When the
 // remembered state was stale, the object is read once and the decision
 // made again; Acquire never waits for a holder. A lost race or a live
 // lease returns a *fence.HeldError with the holder, its token and, where
-// known, when l will consider it expired.
-func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
-	name, err := l.objectName(key)
+// known, when d will consider it expired.
+func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	name, err := d.objectName(key)
 	if err != nil {
 		return fence.Lease{}, err
 	}
-	if err := fence.ValidateTTL(ttl, MinTTL, MaxTTL); err != nil {
-		return fence.Lease{}, err
-	}
-	owner := opts.OwnerOrNew()
-	if err := fence.ValidateKey("owner", owner, MaxOwnerLen); err != nil {
-		return fence.Lease{}, err
-	}
-	st, err := l.remembered(ctx, key, name)
+	st, err := d.remembered(ctx, key, name)
 	if err != nil {
 		return fence.Lease{}, err
 	}
 	for {
-		now := l.clock.Now()
-		if held, until := l.holding(st, now); held {
+		now := d.clock.Now()
+		if held, until := d.holding(st, now); held {
 			if st.cached {
 				// The holder may have let go since: look again.
-				if st, err = l.look(ctx, key, name); err != nil {
+				if st, err = d.look(ctx, key, name); err != nil {
 					return fence.Lease{}, err
 				}
 				continue
@@ -52,10 +45,10 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 			}
 			token = st.rec.token + 1
 		}
-		rec := l.newRecord(owner, token, ttl, now)
-		gen, err := l.store.write(ctx, name, st.gen, rec.encode())
+		rec := d.newRecord(owner, token, ttl, now)
+		gen, err := d.store.write(ctx, name, st.gen, rec.encode())
 		if err == nil {
-			l.wrote(name, gen, rec, now)
+			d.wrote(name, gen, rec, now)
 			return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl, ValidUntil: now.Add(ttl)}, nil
 		}
 		if !errors.Is(err, errConflict) {
@@ -64,7 +57,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 		// Another write came first. Read what it left: a decision made on
 		// a stale memory is made again; a lost race is reported.
 		wasCached := st.cached
-		if st, err = l.look(ctx, key, name); err != nil {
+		if st, err = d.look(ctx, key, name); err != nil {
 			return fence.Lease{}, err
 		}
 		if wasCached {
@@ -73,7 +66,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 		he := &fence.HeldError{Key: key}
 		if st.found && st.rec.held {
 			he.Owner, he.Token = st.rec.owner, st.rec.token
-			_, he.ValidUntil = l.holding(st, l.clock.Now())
+			_, he.ValidUntil = d.holding(st, d.clock.Now())
 		}
 		return fence.Lease{}, he
 	}

@@ -5,38 +5,35 @@ import (
 	"errors"
 )
 
-// Break implements fence.Locker: it reads key's object and, when it holds
-// a lease (running or expired), writes a free record that keeps the
+// Break implements fence.LockerDriver: it reads key's object and, when it
+// holds a lease (running or expired), writes a free record that keeps the
 // holder's owner and token under a precondition on the generation read,
 // so the next Acquire issues a higher token. When another write comes
 // first it reads and tries again, until the write lands or ctx ends. A
 // missing or free record is left as it is. A corrupted record is not
 // written over: Break returns an error matching fence.ErrCorrupt.
-func (l *Locker) Break(ctx context.Context, key string) error {
-	name, err := l.objectName(key)
+func (d *driver) Break(ctx context.Context, key string) error {
+	name, err := d.objectName(key)
 	if err != nil {
 		return err
 	}
 	for {
-		st, err := l.look(ctx, key, name)
+		st, err := d.look(ctx, key, name)
 		if err != nil {
 			return err
 		}
 		if !st.found || !st.rec.held {
 			return nil
 		}
-		sent := l.clock.Now()
+		sent := d.clock.Now()
 		rec := freed(st.rec)
-		gen, err := l.store.write(ctx, name, st.gen, rec.encode())
+		gen, err := d.store.write(ctx, name, st.gen, rec.encode())
 		if err == nil {
-			l.wrote(name, gen, rec, sent)
+			d.wrote(name, gen, rec, sent)
 			return nil
 		}
-		if !errors.Is(err, errConflict) {
+		if !errors.Is(err, errConflict) || ctx.Err() != nil {
 			return err
-		}
-		if ctx.Err() != nil {
-			return ctxError(ctx, "break", name, err)
 		}
 	}
 }

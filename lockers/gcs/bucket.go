@@ -8,6 +8,8 @@ import (
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
+
+	"github.com/fencekit/fence"
 )
 
 // CreateBucket creates bucket in the Google Cloud project projectID with
@@ -15,15 +17,25 @@ import (
 // otherwise keep the record it replaced). A bucket that exists already is
 // not an error and is left as it is; it must not have a retention policy
 // or hold objects (the Locker overwrites its objects), and its lifecycle
-// rules must never delete them (that restarts a key's tokens at 1).
+// rules must never delete them (that restarts a key's tokens at 1). An
+// error is a *fence.OpError for the operation "create".
 func CreateBucket(ctx context.Context, bucket *storage.BucketHandle, projectID string) error {
+	if err := createBucket(ctx, bucket, projectID); err != nil {
+		return &fence.OpError{Backend: "gcs", Op: "create", Err: err}
+	}
+	return nil
+}
+
+// createBucket is CreateBucket with a bare error, for the URL opener's
+// Create (which the portable layer wraps).
+func createBucket(ctx context.Context, bucket *storage.BucketHandle, projectID string) error {
 	err := bucket.Create(ctx, projectID, &storage.BucketAttrs{VersioningEnabled: false})
 	var ge *googleapi.Error
 	if errors.As(err, &ge) && ge.Code == http.StatusConflict {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("gcs: create bucket %q: %w", bucket.BucketName(), err)
+		return fmt.Errorf("bucket %q: %w", bucket.BucketName(), err)
 	}
 	return nil
 }

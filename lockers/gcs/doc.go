@@ -1,6 +1,30 @@
 // Package gcs is a fence.Locker on Google Cloud Storage, driven through
 // cloud.google.com/go/storage.
 //
+// A Locker is the portable fence.PortableLocker over this package's
+// driver, the fence.LockerDriver that reads and conditionally writes one
+// object per key. The portable layer does what every backend shares: it
+// checks keys, TTLs, owners and leases, makes owner ids, checks ctx, times
+// Lease.ValidUntil from its send time, refuses a Renew or Release of a
+// lease that ran out on the local clock without asking the store, and
+// wraps every error as "fence/gcs: <op> "<key>": <cause>". The driver
+// keeps only what is Cloud Storage's: the object-name rules beyond those
+// checks, the generation preconditions, retries and the reconciliation of
+// lost answers. When the lease expires is decided by package clockfree,
+// which any store without a clock of its own shares. Open a Locker with
+// New, or from a URL with fence.OpenLocker:
+//
+//	import _ "github.com/fencekit/fence/lockers/gcs"
+//
+//	locker, err := fence.OpenLocker(ctx, "gs://my-locks?prefix=locks/")
+//
+// The URL form is
+//
+//	gs://BUCKET[?prefix=P&project=ID&endpoint=URL&trusted-clock=true&max-clock-skew=D]
+//
+// (see URLOpener); credentials come from Application Default Credentials,
+// or none on an emulator named by STORAGE_EMULATOR_HOST.
+//
 // Each key is one object of a bucket, named Options.Prefix + key, holding
 // a small JSON record: the owner of the last lease, the fencing token (a
 // number that only grows), the lease duration, whether the key is held
@@ -17,7 +41,8 @@
 // Cloud Storage answers 404 to a missing bucket and to a missing object
 // alike, so a Locker's first read of a missing object (and any write
 // answered 404) also asks for the bucket: a key in a bucket that does not
-// exist gets an error matching storage.ErrBucketNotExist, never "free".
+// exist gets an error matching storage.ErrBucketNotExist and
+// fence.ErrStoreMissing, never "free".
 // A caller without permission to read the bucket's metadata is taken at
 // the object's word.
 //
@@ -27,20 +52,22 @@
 // # Who measures expiry
 //
 // Cloud Storage has no clock a precondition can read, so a Locker decides
-// when another owner's lease has expired, in one of two ways chosen with
-// Options.TrustedClock.
+// when another owner's lease has expired, in one of the two ways of
+// package clockfree, chosen with Options.TrustedClock.
 //
 // Clock-free (the default): a Locker takes a key over only after it has
 // itself seen the same object generation, unchanged, for the full lease
 // duration stored in the record, measured on its own monotonic clock.
 // Clock skew between machines does not matter, only clock rates do.
 // Acquire still tries once and never waits: the Locker remembers what it
-// saw (see Observations), so an Acquire or Inspect now starts the wait and
-// a later Acquire takes the key over. A process that starts afresh, or a
-// Locker that never looked at a key, waits a full lease from its first
-// look, even if the holder died long ago. Every Renew writes a new
-// generation, so observers restart their wait. Lockers of one process
-// should share one Observations (and one Clock).
+// saw in a clockfree.Observations (Options.Observations: the generation of
+// each object, its record, and since when it has been seen), so an
+// Acquire or Inspect now starts the wait and a later Acquire takes the key
+// over. A process that starts afresh, or a Locker that never looked at a
+// key, waits a full lease from its first look, even if the holder died
+// long ago. Every Renew writes a new generation, so observers restart
+// their wait. Lockers of one process should share one Observations (and
+// one Clock).
 //
 // Trusted clock: each held record also stores an expiry, the writer's
 // wall clock at sending plus the TTL, and a Locker takes a key over once
@@ -52,9 +79,12 @@
 //
 // In both modes a holder counts its lease from the time it sent the
 // request, on its own clock (Lease.ValidUntil). Renew and Release accept
-// any copy of a lease (the one from Acquire or from any Renew): they judge
-// it by the latest ValidUntil this Locker gave it, and once that has passed
-// they fail with fence.ErrNotHeld without writing.
+// any copy of a lease (the one from Acquire or from any Renew): the
+// portable layer judges it by the latest ValidUntil this Locker gave it,
+// and once that has passed they fail with a *fence.NotHeldError without
+// writing. The remembered generation also serves as the precondition of
+// the Locker's next write to the object, which saves a read when it is
+// still current (and costs one when it is not).
 //
 // # Write rate
 //
@@ -80,7 +110,8 @@
 //
 // # The stored object
 //
-// One object per key, named Options.Prefix + key, never deleted, written
+// One object per key, named Options.Prefix + key (at most
+// MaxObjectNameLen bytes in all), never deleted, written
 // with Content-Type application/json and Cache-Control no-store. Its
 // generation is the record's version: every write is conditional on it,
 // and clock-free Lockers time takeovers by it. Its content is one JSON
@@ -121,8 +152,8 @@
 // scripts/emulators.sh starts fake-gcs-server on a free loopback port and
 // exports it as FENCE_GCS_ENDPOINT and STORAGE_EMULATOR_HOST.
 // storage.NewClient talks to the emulator, without credentials, whenever
-// STORAGE_EMULATOR_HOST is set (to host:port or http://host:port); or name
-// the endpoint yourself:
+// STORAGE_EMULATOR_HOST is set (to host:port or http://host:port), and so
+// does fence.OpenLocker on gs://BUCKET; or name the endpoint yourself:
 //
 //	client, err := storage.NewClient(ctx,
 //		option.WithEndpoint("http://127.0.0.1:PORT/storage/v1/"),

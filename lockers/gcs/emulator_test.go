@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testenv"
 )
 
@@ -29,7 +30,7 @@ import (
 func TestEmulatorHonoursTheWritePreconditions(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t)
-	s := &objects{bucket: newClient(t, nil).Bucket(bucket), attempts: 1, backoff: DefaultBackoff}
+	s := &objects{bucket: newClient(t, nil).Bucket(bucket), attempts: 1}
 	ctx := t.Context()
 	g1, err := s.write(ctx, "o", 0, []byte("one"))
 	if err != nil {
@@ -98,21 +99,23 @@ func TestDefaultClientReachesTheEmulator(t *testing.T) {
 
 // TestMissingBucket checks that a key in a bucket that does not exist is
 // reported as such, not as a free key: Cloud Storage answers 404 to a
-// missing bucket and to a missing object alike.
+// missing bucket and to a missing object alike. The error matches both
+// the SDK's storage.ErrBucketNotExist and fence.ErrStoreMissing.
 func TestMissingBucket(t *testing.T) {
 	t.Parallel()
 	missing := "fence-missing-" + strings.ToLower(rand.Text()[:12])
 	l := newLocker(t, missing, nil, nil)
+	wantMissing := func(call string, err error) {
+		t.Helper()
+		if !errors.Is(err, storage.ErrBucketNotExist) || !errors.Is(err, fence.ErrStoreMissing) {
+			t.Errorf("%s in a missing bucket: %v; want an error matching storage.ErrBucketNotExist and fence.ErrStoreMissing", call, err)
+		}
+	}
 	_, err := l.Inspect(t.Context(), "k")
-	if !errors.Is(err, storage.ErrBucketNotExist) {
-		t.Errorf("Inspect in a missing bucket: %v; want an error matching storage.ErrBucketNotExist", err)
-	}
-	if _, err := l.Acquire(t.Context(), "k", MinTTL, nil); !errors.Is(err, storage.ErrBucketNotExist) {
-		t.Errorf("Acquire in a missing bucket: %v; want an error matching storage.ErrBucketNotExist", err)
-	}
-	if err := l.Break(t.Context(), "k"); !errors.Is(err, storage.ErrBucketNotExist) {
-		t.Errorf("Break in a missing bucket: %v; want an error matching storage.ErrBucketNotExist", err)
-	}
+	wantMissing("Inspect", err)
+	_, err = l.Acquire(t.Context(), "k", MinTTL, nil)
+	wantMissing("Acquire", err)
+	wantMissing("Break", l.Break(t.Context(), "k"))
 	// Once the bucket exists, a missing object is a free key again.
 	c := newClient(t, nil)
 	if err := CreateBucket(t.Context(), c.Bucket(missing), "fence-test"); err != nil {

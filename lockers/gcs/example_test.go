@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/lockers/gcs"
 )
 
@@ -29,7 +30,7 @@ func ExampleNew() {
 	}
 
 	// One Observations for all the lockers of this process.
-	seen := gcs.NewObservations()
+	seen := clockfree.NewObservations()
 	locker, err := gcs.New(bucket, &gcs.Options{Prefix: "locks/", Observations: seen})
 	if err != nil {
 		log.Fatal(err)
@@ -107,4 +108,25 @@ func ExampleLocker_Inspect() {
 			}
 		}
 	}
+}
+
+// Opened from a URL, as the fence command does: `fence init` is Create.
+// On an emulator, set STORAGE_EMULATOR_HOST; the project comes from the
+// URL or GOOGLE_CLOUD_PROJECT.
+func ExampleURLOpener() {
+	ctx := context.Background()
+	locker, err := fence.OpenLocker(ctx, "gs://my-project-locks?prefix=locks/&project=my-project")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer locker.Close()
+	if err := locker.Create(ctx); err != nil {
+		log.Fatal(err)
+	}
+	lease, err := locker.Acquire(ctx, "nightly-report", 30*time.Second, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("writing with token", lease.Token)
+	_ = locker.Release(ctx, lease)
 }

@@ -80,21 +80,6 @@ func TestThrottlingStopsAtTheCallersDeadline(t *testing.T) {
 	}
 }
 
-func TestBackoffDoublesWithJitterUpToTheCap(t *testing.T) {
-	t.Parallel()
-	s := &objects{backoff: 100 * time.Millisecond}
-	for attempt, full := range map[int]time.Duration{
-		1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 4: 800 * time.Millisecond,
-		8: maxBackoff, 70: maxBackoff,
-	} {
-		for range 200 {
-			if d := s.delay(attempt); d < full/2 || d > full {
-				t.Fatalf("delay(%d) = %v; want between %v and %v", attempt, d, full/2, full)
-			}
-		}
-	}
-}
-
 // A write whose response is lost (or answered 503 after it was applied)
 // is reconciled by reading the object back: the write id shows it landed.
 func TestLostResponsesAreReconciled(t *testing.T) {

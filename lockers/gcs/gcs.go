@@ -7,15 +7,16 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/leases"
+	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // Limits of the Cloud Storage locker.
 const (
-	// MaxKeyLen is the longest object name Cloud Storage accepts, in
-	// bytes of UTF-8; a key may be as long as MaxKeyLen minus the length
-	// of Options.Prefix (see Locker.MaxKeyLen).
-	MaxKeyLen = 1024
+	// MaxObjectNameLen is the longest object name Cloud Storage accepts,
+	// in bytes of UTF-8. A key may be as long as MaxObjectNameLen minus
+	// the length of Options.Prefix (see Locker.MaxKeyLen).
+	MaxObjectNameLen = 1024
 	// MaxOwnerLen is the longest owner id accepted, in bytes.
 	MaxOwnerLen = 1024
 	// MinRenewInterval is the shortest useful interval between two writes
@@ -26,8 +27,6 @@ const (
 	// in nanoseconds.
 	MinTTL = 3 * MinRenewInterval
 	MaxTTL = 24 * time.Hour
-	// MaxClockSkew bounds Options.MaxClockSkew.
-	MaxClockSkew = time.Hour
 	// DefaultMaxAttempts is the number of tries of one request when
 	// Options.MaxAttempts is 0.
 	DefaultMaxAttempts = 8
@@ -41,9 +40,9 @@ const (
 // Options configure a Locker. A nil *Options means all defaults.
 type Options struct {
 	// Prefix is put before every key to name its object, for example
-	// "locks/". It counts against MaxKeyLen and follows the same rules
-	// as object names (valid UTF-8, no carriage return or line feed).
-	// Default: "".
+	// "locks/". It counts against MaxObjectNameLen and follows the same
+	// rules as object names (valid UTF-8, no carriage return or line
+	// feed). Default: "".
 	Prefix string
 	// Clock times leases and, in clock-free mode, how long a generation
 	// has been seen unchanged; in trusted-clock mode its wall reading
@@ -51,17 +50,18 @@ type Options struct {
 	// Default: fence.SystemClock.
 	Clock fence.Clock
 	// Observations is where a Locker remembers the generations it saw
-	// and wrote. Lockers of one process should share one, so that what
-	// one saw counts for all; they must then share a Clock too. Default:
-	// a new Observations for this Locker alone.
-	Observations *Observations
+	// and wrote, keyed by bucket and object name. Lockers of one process
+	// should share one, so that what one saw counts for all; they must
+	// then share a Clock too. Default: a new Observations for this Locker
+	// alone.
+	Observations *clockfree.Observations
 	// TrustedClock selects trusted-clock expiry (see the package doc).
 	// Default: false, clock-free expiry.
 	TrustedClock bool
 	// MaxClockSkew is how far apart the wall clocks of the machines using
 	// the bucket may be, in trusted-clock mode only: an expired lease is
-	// taken over this long after its stored expiry. 0 to MaxClockSkew.
-	// Default: 0.
+	// taken over this long after its stored expiry. 0 to
+	// clockfree.MaxClockSkew. Default: 0.
 	MaxClockSkew time.Duration
 	// MaxAttempts is how many times one request is tried when Cloud
 	// Storage throttles it (429), fails transiently (5xx) or the
@@ -74,19 +74,32 @@ type Options struct {
 	Backoff time.Duration
 }
 
-// Locker is a fence.Locker on the objects of one Cloud Storage bucket.
-// Create it with New; it is safe for concurrent use.
+// Locker is a fence.Locker on the objects of one Cloud Storage bucket: the
+// portable fence.PortableLocker over this package's driver, with the
+// methods that only a Cloud Storage locker has. Create it with New, or
+// open it with fence.OpenLocker (see URLOpener). The bucket of a Locker
+// from New is made with CreateBucket (its Create, which lacks a project,
+// is unsupported); one opened from a URL makes it with Create. It is safe
+// for concurrent use.
 type Locker struct {
-	store   *objects
-	prefix  string
-	clock   fence.Clock
-	obs     *Observations
-	trusted bool
-	skew    time.Duration
-	book    leases.Book // latest ValidUntil of the leases l renewed
+	*fence.PortableLocker
+	d *driver
 }
 
 var _ fence.Locker = (*Locker)(nil)
+
+// driver is the fence.LockerDriver on one bucket: the reads and
+// conditional writes of its objects, and what it saw of them.
+type driver struct {
+	store  *objects
+	scope  string // the bucket's name: the scope of its objects in obs
+	prefix string
+	clock  fence.Clock
+	obs    *clockfree.Observations
+	mode   clockfree.Mode
+}
+
+var _ fence.LockerDriver = (*driver)(nil)
 
 // New returns a Locker that keeps its records in bucket (from
 // storage.Client.Bucket). It checks the options but does not call Cloud
@@ -104,11 +117,11 @@ func New(bucket *storage.BucketHandle, opts *Options) (*Locker, error) {
 	if err := checkPrefix(o.Prefix); err != nil {
 		return nil, err
 	}
+	mode := clockfree.Mode{TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew}
+	if err := mode.Check(); err != nil {
+		return nil, err
+	}
 	switch {
-	case o.MaxClockSkew < 0 || o.MaxClockSkew > MaxClockSkew:
-		return nil, &fence.InvalidError{Field: "MaxClockSkew", Reason: fmt.Sprintf("%v is outside the range 0 to %v", o.MaxClockSkew, MaxClockSkew)}
-	case o.MaxClockSkew != 0 && !o.TrustedClock:
-		return nil, &fence.InvalidError{Field: "MaxClockSkew", Reason: "set without TrustedClock; clock-free expiry ignores wall clocks"}
 	case o.MaxAttempts < 0:
 		return nil, &fence.InvalidError{Field: "MaxAttempts", Reason: fmt.Sprintf("%d is negative", o.MaxAttempts)}
 	case o.Backoff < 0 || o.Backoff > maxBackoff:
@@ -121,21 +134,32 @@ func New(bucket *storage.BucketHandle, opts *Options) (*Locker, error) {
 		o.Backoff = DefaultBackoff
 	}
 	if o.Observations == nil {
-		o.Observations = NewObservations()
+		o.Observations = clockfree.NewObservations()
 	}
-	return &Locker{
-		store:   &objects{bucket: bucket, attempts: o.MaxAttempts, backoff: o.Backoff},
-		prefix:  o.Prefix,
-		clock:   fence.ClockOrSystem(o.Clock),
-		obs:     o.Observations,
-		trusted: o.TrustedClock,
-		skew:    o.MaxClockSkew,
-	}, nil
+	clock := fence.ClockOrSystem(o.Clock)
+	d := &driver{
+		store:  &objects{bucket: bucket, attempts: o.MaxAttempts, backoff: backoff.Policy{First: o.Backoff, Max: maxBackoff}},
+		scope:  bucket.BucketName(),
+		prefix: o.Prefix,
+		clock:  clock,
+		obs:    o.Observations,
+		mode:   mode,
+	}
+	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{PortableLocker: pl, d: d}, nil
 }
 
-// MaxKeyLen returns the longest key l accepts, in bytes: MaxKeyLen minus
-// the length of its prefix.
-func (l *Locker) MaxKeyLen() int { return MaxKeyLen - len(l.prefix) }
+// Info implements fence.LockerDriver.
+func (d *driver) Info() fence.DriverInfo {
+	return fence.DriverInfo{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+// MaxKeyLen returns the longest key l accepts, in bytes: MaxObjectNameLen
+// minus the length of its prefix.
+func (l *Locker) MaxKeyLen() int { return l.Info().MaxKeyLen }
 
 // ObjectName returns the name of the object that holds key's record.
-func (l *Locker) ObjectName(key string) string { return l.prefix + key }
+func (l *Locker) ObjectName(key string) string { return l.d.prefix + key }

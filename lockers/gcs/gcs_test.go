@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
@@ -25,7 +26,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 	var (
 		mu     sync.Mutex
 		client = newClient(t, nil)
-		seen   = NewObservations()
+		seen   = clockfree.NewObservations()
 	)
 	opts := func() *Options {
 		o := &Options{Clock: clock, Observations: seen, TrustedClock: trusted, Backoff: 10 * time.Millisecond}
@@ -52,7 +53,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 		ShortTTL:  MinTTL,
 		Expire:    func(*testing.T) { clock.Advance(expire) },
 		Pass:      func(_ *testing.T, d time.Duration) { clock.Advance(d) },
-		MaxKeyLen: MaxKeyLen,
+		MaxKeyLen: MaxObjectNameLen,
 		BadTTLs:   []time.Duration{0, -time.Second, MinTTL - time.Nanosecond, MaxTTL + time.Nanosecond},
 		Now:       clock.Now,
 		// A new process: new connections and an empty memory.
@@ -60,7 +61,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 			c := newClient(outer, nil) // closed when the whole run ends
 			mu.Lock()
 			defer mu.Unlock()
-			client, seen = c, NewObservations()
+			client, seen = c, clockfree.NewObservations()
 		},
 	}
 }

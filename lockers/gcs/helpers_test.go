@@ -17,6 +17,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/internal/testenv"
 )
@@ -50,26 +51,30 @@ func newBucket(t testing.TB) string {
 	if err := CreateBucket(t.Context(), b, "fence-test"); err != nil {
 		t.Fatalf("CreateBucket: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		it := b.Objects(ctx, nil)
-		for {
-			attrs, err := it.Next()
-			if errors.Is(err, iterator.Done) {
-				break
-			}
-			if err != nil {
-				t.Logf("listing %s: %v", name, err)
-				return
-			}
-			_ = b.Object(attrs.Name).Delete(ctx)
-		}
-		if err := b.Delete(ctx); err != nil {
-			t.Logf("deleting bucket %s: %v", name, err)
-		}
-	})
+	t.Cleanup(func() { removeBucket(t, b) })
 	return name
+}
+
+// removeBucket deletes bucket b and its objects.
+func removeBucket(t testing.TB, b *storage.BucketHandle) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	name := b.BucketName()
+	it := b.Objects(ctx, nil)
+	for {
+		attrs, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		if err != nil {
+			t.Logf("listing %s: %v", name, err)
+			return
+		}
+		_ = b.Object(attrs.Name).Delete(ctx)
+	}
+	if err := b.Delete(ctx); err != nil {
+		t.Logf("deleting bucket %s: %v", name, err)
+	}
 }
 
 // newLocker returns a Locker on bucket through rt (nil: directly).
@@ -84,7 +89,7 @@ func newLocker(t testing.TB, bucket string, rt http.RoundTripper, opts *Options)
 
 // fakeOptions returns options with a fake clock and fast retries.
 func fakeOptions(clock *clocktest.Fake) *Options {
-	return &Options{Clock: clock, Observations: NewObservations(), Backoff: time.Millisecond}
+	return &Options{Clock: clock, Observations: clockfree.NewObservations(), Backoff: time.Millisecond}
 }
 
 // writeRaw writes data as object name of bucket, unconditionally, as an

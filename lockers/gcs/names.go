@@ -15,8 +15,8 @@ const acmePrefix = ".well-known/acme-challenge/"
 // on its own: the rules on the whole name are checked with each key.
 func checkPrefix(prefix string) error {
 	switch {
-	case len(prefix) >= MaxKeyLen:
-		return &fence.InvalidError{Field: "Prefix", Reason: fmt.Sprintf("%d bytes leaves no room for a key in an object name of at most %d", len(prefix), MaxKeyLen)}
+	case len(prefix) >= MaxObjectNameLen:
+		return &fence.InvalidError{Field: "Prefix", Reason: fmt.Sprintf("%d bytes leaves no room for a key in an object name of at most %d", len(prefix), MaxObjectNameLen)}
 	case !utf8.ValidString(prefix):
 		return &fence.InvalidError{Field: "Prefix", Reason: "not valid UTF-8"}
 	case strings.ContainsAny(prefix, "\r\n\x00"):
@@ -25,18 +25,16 @@ func checkPrefix(prefix string) error {
 	return nil
 }
 
-// objectName checks key and returns the name of its object, prefix + key.
-// Cloud Storage's rules: 1 to 1024 bytes of UTF-8, no carriage return or
-// line feed, not "." or "..", not under .well-known/acme-challenge/. NUL is
-// refused too (fence.ValidateKey).
-func (l *Locker) objectName(key string) (string, error) {
-	if err := fence.ValidateKey("key", key, l.MaxKeyLen()); err != nil {
-		return "", err
-	}
+// objectName returns the name of key's object, prefix + key, after the
+// rules of Cloud Storage that the portable layer does not know: no
+// carriage return or line feed, not "." or "..", not under
+// .well-known/acme-challenge/. The layer has checked the rest (1 to
+// MaxObjectNameLen-len(prefix) bytes of UTF-8, no NUL).
+func (d *driver) objectName(key string) (string, error) {
 	if strings.ContainsAny(key, "\r\n") {
 		return "", &fence.InvalidError{Field: "key", Reason: "contains a carriage return or line feed, which object names cannot hold"}
 	}
-	name := l.prefix + key
+	name := d.prefix + key
 	switch {
 	case name == "." || name == "..":
 		return "", &fence.InvalidError{Field: "key", Reason: fmt.Sprintf("the object name %q is not allowed", name)}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
 )
 
@@ -14,7 +15,7 @@ func TestKeysOutsideObjectNameRules(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t)
 	l := newLocker(t, bucket, nil, &Options{Prefix: "locks/"})
-	if got, want := l.MaxKeyLen(), MaxKeyLen-len("locks/"); got != want {
+	if got, want := l.MaxKeyLen(), MaxObjectNameLen-len("locks/"); got != want {
 		t.Fatalf("MaxKeyLen() = %d; want %d", got, want)
 	}
 	atRoot := newLocker(t, bucket, nil, nil)
@@ -24,8 +25,8 @@ func TestKeysOutsideObjectNameRules(t *testing.T) {
 		key  string
 	}{
 		{"empty", l, ""},
-		{"name over 1024 bytes with the prefix", l, strings.Repeat("k", MaxKeyLen-len("locks/")+1)},
-		{"name over 1024 bytes of two-byte runes", atRoot, strings.Repeat("é", MaxKeyLen/2) + "k"},
+		{"name over 1024 bytes with the prefix", l, strings.Repeat("k", MaxObjectNameLen-len("locks/")+1)},
+		{"name over 1024 bytes of two-byte runes", atRoot, strings.Repeat("é", MaxObjectNameLen/2) + "k"},
 		{"carriage return", l, "a\rb"},
 		{"line feed", l, "a\nb"},
 		{"NUL", l, "a\x00b"},
@@ -65,7 +66,7 @@ func TestUnusualKeysRoundTrip(t *testing.T) {
 		{l, "/leading/and//double/slashes/"},
 		{l, "é名🔒"},
 		{l, "."}, // p/. is a valid object name
-		{l, strings.Repeat("é", (MaxKeyLen-len("p/"))/2)},
+		{l, strings.Repeat("é", (MaxObjectNameLen-len("p/"))/2)},
 		{atRoot, "...."},
 		{atRoot, ".well-known/other"},
 	}
@@ -90,11 +91,11 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"prefix as long as a name", Options{Prefix: strings.Repeat("p", MaxKeyLen)}},
+		{"prefix as long as a name", Options{Prefix: strings.Repeat("p", MaxObjectNameLen)}},
 		{"prefix with a line feed", Options{Prefix: "locks\n"}},
 		{"prefix not UTF-8", Options{Prefix: "\xff/"}},
 		{"negative skew", Options{TrustedClock: true, MaxClockSkew: -time.Second}},
-		{"skew over the limit", Options{TrustedClock: true, MaxClockSkew: MaxClockSkew + 1}},
+		{"skew over the limit", Options{TrustedClock: true, MaxClockSkew: clockfree.MaxClockSkew + 1}},
 		{"skew without a trusted clock", Options{MaxClockSkew: time.Second}},
 		{"negative attempts", Options{MaxAttempts: -1}},
 		{"negative backoff", Options{Backoff: -time.Second}},

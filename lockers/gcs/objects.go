@@ -6,18 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"sync/atomic"
-	"time"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // errConflict reports a write refused by its generation precondition
 // (HTTP 412): another write came first.
-var errConflict = errors.New("gcs: generation precondition failed")
+var errConflict = errors.New("generation precondition failed")
 
 // objects reads and writes whole small objects of one bucket, with the
 // retries and reconciliation of the package doc. It is the only code that
@@ -25,7 +26,7 @@ var errConflict = errors.New("gcs: generation precondition failed")
 type objects struct {
 	bucket   *storage.BucketHandle
 	attempts int
-	backoff  time.Duration
+	backoff  backoff.Policy
 	// bucketSeen is set once the bucket was found to exist (or could not
 	// be asked about): a read of a missing object needs no more checks.
 	bucketSeen atomic.Bool
@@ -111,7 +112,8 @@ func (s *objects) write(ctx context.Context, name string, ifGen int64, data []by
 			return gen, nil
 		}
 		if ctx.Err() != nil {
-			return 0, ctxError(ctx, "write", name, err)
+			// The portable layer adds ctx's error.
+			return 0, fmt.Errorf("write %q: %w", name, err)
 		}
 		if isConflict(err) {
 			if ambiguous {
@@ -143,7 +145,7 @@ func (s *objects) reconcile(ctx context.Context, name string, ifGen int64, data 
 	got, gen, found, err := s.read(ctx, name)
 	switch {
 	case err != nil:
-		return 0, false, fmt.Errorf("gcs: write of %q had no answer and reading it back failed: %w", name, err)
+		return 0, false, fmt.Errorf("write of %q had no answer and reading it back failed: %w", name, err)
 	case found && bytes.Equal(got, data):
 		return gen, true, nil
 	case found != (ifGen != 0) || gen != ifGen:
@@ -180,9 +182,9 @@ func (s *objects) writeOnce(ctx context.Context, name string, ifGen int64, data 
 // checkBucket tells a missing bucket apart from a missing object: Cloud
 // Storage answers 404 to both, and the SDK reports every 404 of an object
 // read as storage.ErrObjectNotExist. It returns an error matching
-// storage.ErrBucketNotExist when the bucket does not exist, and nil when it
-// does or when the caller may not ask (403: the object's own answer
-// stands); other failures are returned to be retried.
+// storage.ErrBucketNotExist and fence.ErrStoreMissing when the bucket does
+// not exist, and nil when it does or when the caller may not ask (403: the
+// object's own answer stands); other failures are returned to be retried.
 func (s *objects) checkBucket(ctx context.Context) error {
 	_, err := s.bucket.Attrs(ctx)
 	var ge *googleapi.Error
@@ -191,7 +193,7 @@ func (s *objects) checkBucket(ctx context.Context) error {
 		s.bucketSeen.Store(true)
 		return nil
 	case errors.Is(err, storage.ErrBucketNotExist):
-		return fmt.Errorf("gcs: bucket %q: %w (create it with CreateBucket)", s.bucket.BucketName(), err)
+		return fence.StoreMissing(fmt.Errorf("bucket %q: %w (create it with CreateBucket)", s.bucket.BucketName(), err))
 	}
 	return err
 }
@@ -203,42 +205,17 @@ func isConflict(err error) bool {
 
 // wait decides what follows the failed attempt number attempt of op on
 // name: nil after a jittered backoff when the request may be tried again,
-// or the error to return.
+// or the error to return. When ctx ends, the portable layer adds its
+// error.
 func (s *objects) wait(ctx context.Context, attempt int, op, name string, err error) error {
-	if ctx.Err() != nil {
-		return ctxError(ctx, op, name, err)
+	switch {
+	case ctx.Err() != nil, classify(err) == fatal:
+		return fmt.Errorf("%s %q: %w", op, name, err)
+	case attempt >= s.attempts:
+		return fmt.Errorf("%s %q: gave up after %d attempts: %w", op, name, attempt, err)
 	}
-	if classify(err) == fatal {
-		return fmt.Errorf("gcs: %s %q: %w", op, name, err)
+	if backoff.Sleep(ctx, s.backoff.Delay(attempt)) != nil {
+		return fmt.Errorf("%s %q: %w", op, name, err)
 	}
-	if attempt >= s.attempts {
-		return fmt.Errorf("gcs: %s %q: gave up after %d attempts: %w", op, name, attempt, err)
-	}
-	t := time.NewTimer(s.delay(attempt))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctxError(ctx, op, name, err)
-	}
-}
-
-// delay returns the wait after failed attempt number attempt: the backoff
-// doubled attempt-1 times, capped at maxBackoff, jittered between half and
-// all of it.
-func (s *objects) delay(attempt int) time.Duration {
-	d := s.backoff << min(attempt-1, 16)
-	if d > maxBackoff || d <= 0 {
-		d = maxBackoff
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
-// ctxError wraps ctx.Err() and err, the failure it caused or cut short.
-func ctxError(ctx context.Context, op, name string, err error) error {
-	if errors.Is(err, ctx.Err()) {
-		return fmt.Errorf("gcs: %s %q: %w", op, name, err)
-	}
-	return fmt.Errorf("gcs: %s %q: %w (%w)", op, name, ctx.Err(), err)
+	return nil
 }

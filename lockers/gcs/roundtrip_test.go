@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
 )
 
@@ -19,7 +20,7 @@ func TestRequestsPerCall(t *testing.T) {
 	bucket := newBucket(t)
 	clock := clocktest.New(time.Now())
 	c := &counter{next: http.DefaultTransport}
-	seen := NewObservations()
+	seen := clockfree.NewObservations()
 	l := newLocker(t, bucket, c, &Options{Clock: clock, Observations: seen})
 	sibling := newLocker(t, bucket, c, &Options{Clock: clock, Observations: seen}) // same process
 	stranger := newLocker(t, bucket, c, &Options{Clock: clock})                    // another process
@@ -66,4 +67,29 @@ func heldErr(_ fence.Lease, err error) error {
 		return errors.New("acquired a key that should be held")
 	}
 	return err
+}
+
+// A lease whose record was freed or taken over since is not held: Renew
+// and Release say so with a *fence.NotHeldError naming the key. Renew,
+// remembering the lease's record, writes once under its generation and is
+// refused; what it reads then tells Release without a write.
+func TestRenewAndReleaseAfterBreakAreNotHeld(t *testing.T) {
+	t.Parallel()
+	bucket := newBucket(t)
+	c := &counter{next: http.DefaultTransport}
+	l := newLocker(t, bucket, c, nil)
+	lease := acquire(t, l, "k", MinTTL)
+	if err := newLocker(t, bucket, nil, nil).Break(t.Context(), "k"); err != nil {
+		t.Fatal(err)
+	}
+	_, renewErr := l.Renew(t.Context(), lease)
+	for call, err := range map[string]error{"Renew": renewErr, "Release": l.Release(t.Context(), lease)} {
+		nh, ok := errors.AsType[*fence.NotHeldError](err)
+		if !ok || nh.Key != "k" || !errors.Is(err, fence.ErrNotHeld) {
+			t.Errorf("%s after Break = %v; want a *fence.NotHeldError for key k", call, err)
+		}
+	}
+	if w := c.writes.Load(); w != 2 {
+		t.Errorf("%d uploads; want 2: the Acquire's and the Renew's refused one", w)
+	}
 }

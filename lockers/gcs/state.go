@@ -2,12 +2,14 @@ package gcs
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
 )
 
-// state is what a Locker knows of one key's object: whether it exists, its
+// state is what a driver knows of one key's object: whether it exists, its
 // generation and record, and since when that generation has been seen.
 type state struct {
 	found  bool
@@ -17,20 +19,23 @@ type state struct {
 	cached bool // from Observations, not read just now: it may be stale
 }
 
-// id names key's object for Observations.
-func (l *Locker) id(name string) objectID {
-	return objectID{bucket: l.store.bucket.BucketName(), name: name}
+// sighting returns generation gen holding r as clockfree sees it: the
+// generation orders versions and, in decimal, names them; the record
+// rides along so that a remembered generation still serves as the
+// precondition of the next write.
+func sighting(gen int64, r record) clockfree.Sighting {
+	return clockfree.Sighting{Version: strconv.FormatInt(gen, 10), Seq: gen, Held: r.held, TTL: r.ttl, Expires: r.expires, Record: r}
 }
 
 // look reads key's object and records what it saw.
-func (l *Locker) look(ctx context.Context, key, name string) (state, error) {
-	data, gen, found, err := l.store.read(ctx, name)
+func (d *driver) look(ctx context.Context, key, name string) (state, error) {
+	data, gen, found, err := d.store.read(ctx, name)
 	if err != nil {
 		return state{}, err
 	}
 	// The generation existed when the answer arrived; a time taken
 	// before sending the read could precede the write that made it.
-	seen := l.clock.Now()
+	seen := d.clock.Now()
 	if !found {
 		return state{}, nil
 	}
@@ -38,57 +43,40 @@ func (l *Locker) look(ctx context.Context, key, name string) (state, error) {
 	if err != nil {
 		return state{}, err
 	}
-	since := l.obs.note(l.id(name), gen, r, seen)
+	since := d.obs.Note(d.scope, name, sighting(gen, r), seen)
 	return state{found: true, gen: gen, rec: r, since: since}, nil
 }
 
-// remembered returns the last state l's Observations hold for name, or
+// remembered returns the last state d's Observations hold for name, or
 // reads it when they hold none.
-func (l *Locker) remembered(ctx context.Context, key, name string) (state, error) {
-	if obs, ok := l.obs.last(l.id(name)); ok {
-		return state{found: true, gen: obs.gen, rec: obs.rec, since: obs.since, cached: true}, nil
+func (d *driver) remembered(ctx context.Context, key, name string) (state, error) {
+	if s, since, ok := d.obs.Last(d.scope, name); ok {
+		if r, ok := s.Record.(record); ok {
+			return state{found: true, gen: s.Seq, rec: r, since: since, cached: true}, nil
+		}
 	}
-	return l.look(ctx, key, name)
+	return d.look(ctx, key, name)
 }
 
-// wrote records a record that l wrote as generation gen, sent at sent.
-func (l *Locker) wrote(name string, gen int64, r record, sent time.Time) {
-	l.obs.note(l.id(name), gen, r, sent)
+// wrote records a record that d wrote as generation gen, sent at sent.
+func (d *driver) wrote(name string, gen int64, r record, sent time.Time) {
+	d.obs.Note(d.scope, name, sighting(gen, r), sent)
 }
 
 // holding decides whether st holds a lease that is still running at now
-// on l's clock, and until when (zero where unknown).
-func (l *Locker) holding(st state, now time.Time) (held bool, until time.Time) {
-	if !st.found || !st.rec.held {
+// on d's clock, and until when (zero where unknown): clockfree's judgement.
+func (d *driver) holding(st state, now time.Time) (held bool, until time.Time) {
+	if !st.found {
 		return false, time.Time{}
 	}
-	if l.trusted && !st.rec.expires.IsZero() {
-		if !now.Before(st.rec.expires.Add(l.skew)) {
-			return false, time.Time{}
-		}
-		// The stored expiry is on the writer's clock; no lease outlasts a
-		// full duration from the moment it was read either.
-		until = st.rec.expires
-		if limit := now.Add(st.rec.ttl); until.After(limit) {
-			until = limit
-		}
-		if !until.After(now) {
-			until = time.Time{} // within the skew allowance
-		}
-		return true, until
-	}
-	until = st.since.Add(st.rec.ttl)
-	if !now.Before(until) {
-		return false, time.Time{}
-	}
-	return true, until
+	return d.mode.Holding(clockfree.Sighting{Held: st.rec.held, TTL: st.rec.ttl, Expires: st.rec.expires}, st.since, now)
 }
 
 // newRecord returns the record of a lease held by owner with token for
 // ttl, sent at sent.
-func (l *Locker) newRecord(owner string, token fence.Token, ttl time.Duration, sent time.Time) record {
+func (d *driver) newRecord(owner string, token fence.Token, ttl time.Duration, sent time.Time) record {
 	r := record{held: true, owner: owner, token: token, ttl: ttl, write: newWriteID()}
-	if l.trusted {
+	if d.mode.TrustedClock {
 		r.expires = sent.Add(ttl)
 	}
 	return r

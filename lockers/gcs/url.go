@@ -1,0 +1,168 @@
+package gcs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clockfree"
+)
+
+func init() { fence.RegisterLocker("gs", &URLOpener{}) }
+
+// Environment variables the opener reads, besides those of the SDK's
+// Application Default Credentials.
+const (
+	// envProject names the project in which Create makes a bucket when
+	// the URL has no project parameter.
+	envProject = "GOOGLE_CLOUD_PROJECT"
+	// envEmulator points storage.NewClient at an emulator, without
+	// credentials.
+	envEmulator = "STORAGE_EMULATOR_HOST"
+)
+
+// URLOpener opens Cloud Storage lockers from URLs of the form
+//
+//	gs://BUCKET[?prefix=P&project=ID&endpoint=URL&trusted-clock=true&max-clock-skew=D]
+//
+// prefix is Options.Prefix (it may be empty); project is the Google Cloud
+// project in which Create makes the bucket (default: $GOOGLE_CLOUD_PROJECT;
+// none is needed on an emulator); endpoint is the base URL of the server
+// (the JSON API under /storage/v1/), for emulators and private endpoints;
+// trusted-clock and max-clock-skew are Options.TrustedClock and
+// Options.MaxClockSkew (see package clockfree).
+//
+// The client is storage.NewClient's, with credentials from Application
+// Default Credentials, or none when STORAGE_EMULATOR_HOST names an
+// emulator. fence.OpenOptions.HTTPClient, when set, carries the requests
+// as it is: the SDK adds no credentials to it. fence.OpenOptions.Clock is
+// Options.Clock. Each locker opened has an Observations of its own; build
+// lockers with New to share one. Close closes the client.
+type URLOpener struct{}
+
+// URLForm implements fence.LockerURLOpener.
+func (*URLOpener) URLForm() string {
+	return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL&" + clockfree.URLForm + "]"
+}
+
+// config is what a gs:// URL says.
+type config struct {
+	bucket   string
+	prefix   string
+	project  string
+	endpoint string // without a trailing slash
+	mode     clockfree.Mode
+	url      string // the URL, for errors
+}
+
+// parseURL reads u, a gs:// URL. Every error matches fence.ErrInvalid.
+func parseURL(u *url.URL) (config, error) {
+	p := fence.NewURLParams(u)
+	c := config{bucket: p.Name("bucket"), url: u.Redacted()}
+	if c.bucket != "" {
+		if why := badBucketName(c.bucket); why != "" {
+			p.Fail("bucket name %q %s", c.bucket, why)
+		}
+	}
+	c.prefix = p.Optional("prefix")
+	if ie, ok := checkPrefix(c.prefix).(*fence.InvalidError); ok {
+		p.Fail("prefix: %s", ie.Reason)
+	}
+	c.project = p.String("project")
+	c.endpoint = p.Endpoint()
+	c.mode = clockfree.FromURL(p)
+	if ie, ok := c.mode.Check().(*fence.InvalidError); ok {
+		p.Fail("max-clock-skew: %s", ie.Reason)
+	}
+	if err := p.Done(); err != nil {
+		return config{}, err
+	}
+	return c, nil
+}
+
+// badBucketName says what is wrong with a bucket name, after Cloud
+// Storage's rules: 3 to 222 bytes of lower-case letters, digits, dashes,
+// underscores and dots, starting and ending with a letter or digit. ""
+// when nothing is.
+func badBucketName(name string) string {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	if len(name) < 3 || len(name) > 222 {
+		return "is not 3 to 222 characters long"
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return "may hold only lower-case letters, digits, dashes, underscores and dots"
+		}
+	}
+	if !alnum(name[0]) || !alnum(name[len(name)-1]) {
+		return "must start and end with a letter or digit"
+	}
+	return ""
+}
+
+// clientOptions returns the options of the client c needs, over hc when
+// it is not nil.
+func (c config) clientOptions(hc *http.Client) []option.ClientOption {
+	var opts []option.ClientOption
+	if c.endpoint != "" {
+		opts = append(opts, option.WithEndpoint(c.endpoint+"/storage/v1/"))
+	}
+	if hc != nil {
+		opts = append(opts, option.WithHTTPClient(hc))
+	}
+	return opts
+}
+
+// createProject returns the project in which to create the bucket: the
+// URL's, else $GOOGLE_CLOUD_PROJECT; on an emulator (an endpoint, or
+// STORAGE_EMULATOR_HOST), any name does.
+func (c config) createProject(getenv func(string) string) (string, error) {
+	switch {
+	case c.project != "":
+		return c.project, nil
+	case getenv(envProject) != "":
+		return getenv(envProject), nil
+	case c.endpoint != "" || getenv(envEmulator) != "":
+		return "emulator", nil
+	}
+	return "", &fence.InvalidError{Field: "url", Reason: fmt.Sprintf("%s: creating a bucket needs a project: add ?project=ID or set %s", c.url, envProject)}
+}
+
+// OpenLockerURL implements fence.LockerURLOpener. It makes a client but
+// does not call Cloud Storage.
+func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
+	var none fence.Opened[*fence.PortableLocker]
+	c, err := parseURL(u)
+	if err != nil {
+		return none, err
+	}
+	client, err := storage.NewClient(ctx, c.clientOptions(opts.Client())...)
+	if err != nil {
+		return none, &fence.OpError{Backend: "gcs", Op: "open", Err: fmt.Errorf("Cloud Storage client: %w", err)}
+	}
+	bucket := client.Bucket(c.bucket)
+	l, err := New(bucket, &Options{
+		Prefix:       c.prefix,
+		Clock:        opts.ClockOrSystem(),
+		TrustedClock: c.mode.TrustedClock,
+		MaxClockSkew: c.mode.MaxClockSkew,
+	})
+	if err != nil {
+		_ = client.Close()
+		return none, err
+	}
+	create := func(ctx context.Context) error {
+		project, err := c.createProject(os.Getenv)
+		if err != nil {
+			return err
+		}
+		return createBucket(ctx, bucket, project)
+	}
+	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Create: create, Close: client.Close}, nil
+}
