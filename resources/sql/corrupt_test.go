@@ -32,7 +32,7 @@ func TestSchemaKeepsCorruptionOut(t *testing.T) {
 
 // TestCorruptFenceRow: in a fence table made by hand without the
 // constraints, a corrupted token gets ErrCorrupt from Check, QueueCheck and
-// Store, and is not written over.
+// Resource, and is not written over.
 func TestCorruptFenceRow(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
@@ -52,7 +52,7 @@ func TestCorruptFenceRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := b.newStore(tb)
+		s, err := b.newResource(tb)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -214,7 +214,7 @@ func TestTableNamesAreQuoted(t *testing.T) {
 				b.exec(t, `DROP TABLE "`+strings.ReplaceAll(odd, `"`, `""`)+`"`, `DROP TABLE "`+tb.Value+`"`)
 			}
 		})
-		s, err := b.newStore(tb)
+		s, err := b.newResource(tb)
 		if err != nil {
 			t.Fatal(err)
 		}

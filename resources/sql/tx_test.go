@@ -33,6 +33,10 @@ func TestRunTxGivesUpOnEndlessConflicts(t *testing.T) {
 		if ce.Attempts < 2 || (calls > 0 && ce.Attempts != calls) {
 			t.Fatalf("%d attempts, fn called %d times; want at least 2, equal", ce.Attempts, calls)
 		}
+		var oe *fence.OpError
+		if !errors.As(err, &oe) || oe.Backend != "sql" || oe.Op != "transaction" {
+			t.Fatalf("err = %v; want it in a *fence.OpError of sql, transaction", err)
+		}
 	}
 	t.Run("postgres-stdlib", func(t *testing.T) {
 		t.Parallel()
