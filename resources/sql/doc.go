@@ -102,11 +102,11 @@
 // The fence table (DefaultFenceTable, "fence_tokens") has one row per
 // key, never deleted by the package:
 //
-//	name   text, the resource key, primary key, not empty
+//	key    text, the resource key, primary key, not empty
 //	token  bigint, the highest token accepted for the key, 1 to MaxToken
 //
 // Resource's value table (DefaultValueTable, "fence_values") has the
-// columns name (the key, primary key), value (bytea; BLOB in SQLite) and
+// columns key (primary key), value (bytea; BLOB in SQLite) and
 // token, the token of the write that stored the value, at most the fence
 // row's. A Resource tombstone is a fence row without a value row. A
 // fenced column holds the token of the last write to its row, 0 when no

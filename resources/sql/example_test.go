@@ -162,7 +162,7 @@ func ExampleSchemaSQL() {
 	fmt.Println(stmts[0])
 	// Output:
 	// CREATE TABLE IF NOT EXISTS "app"."fences" (
-	// 	name text PRIMARY KEY CHECK (name <> ''),
+	// 	key text PRIMARY KEY CHECK (key <> ''),
 	// 	token bigint NOT NULL CHECK (token > 0)
 	// )
 }

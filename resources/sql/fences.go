@@ -37,8 +37,8 @@ func NewFences(table string) (*Fences, error) {
 	// and a corrupt value unchanged. "f.token > 0" keeps a hand-corrupted
 	// negative token from being silently overwritten, and the CAST a
 	// fraction or text in an SQLite table that is not STRICT.
-	upsert := `INSERT INTO ` + q + ` AS f (name, token) VALUES ($1, $2)
-ON CONFLICT (name) DO UPDATE SET token =
+	upsert := `INSERT INTO ` + q + ` AS f (key, token) VALUES ($1, $2)
+ON CONFLICT (key) DO UPDATE SET token =
 	CASE WHEN f.token > 0 AND f.token <= excluded.token AND CAST(f.token AS bigint) = f.token
 	THEN excluded.token ELSE f.token END
 RETURNING token`
@@ -133,7 +133,7 @@ func (f *Fences) highestNative(ctx context.Context, q rowQuerier, key string) (f
 // unwrapped.
 func (f *Fences) highest(ctx context.Context, q rowQuerier, key string) (fence.Token, error) {
 	var stored any
-	err := q.queryRow(ctx, `SELECT token FROM `+f.quoted+` WHERE name = $1`, key).Scan(&stored)
+	err := q.queryRow(ctx, `SELECT token FROM `+f.quoted+` WHERE key = $1`, key).Scan(&stored)
 	if isNoRows(err) {
 		return 0, nil
 	}

@@ -97,10 +97,10 @@ func newResource(d Dialect, t Tables, run func(context.Context, func(context.Con
 		tables:  t,
 		fences:  f,
 		run:     run,
-		put: `INSERT INTO ` + vt + ` (name, value, token) VALUES ($1, $2, $3)
-ON CONFLICT (name) DO UPDATE SET value = excluded.value, token = excluded.token`,
-		del: `DELETE FROM ` + vt + ` WHERE name = $1`,
-		get: `SELECT f.token, v.value, v.token FROM ` + ft + ` f LEFT JOIN ` + vt + ` v ON v.name = f.name WHERE f.name = $1`,
+		put: `INSERT INTO ` + vt + ` (key, value, token) VALUES ($1, $2, $3)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
+		del: `DELETE FROM ` + vt + ` WHERE key = $1`,
+		get: `SELECT f.token, v.value, v.token FROM ` + ft + ` f LEFT JOIN ` + vt + ` v ON v.key = f.key WHERE f.key = $1`,
 	}
 	p, err := fence.NewResource(s)
 	if err != nil {

@@ -65,11 +65,11 @@ func SchemaSQL(d Dialect, t Tables) ([]string, error) {
 	if d == SQLite {
 		return []string{
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-	name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
+	key TEXT NOT NULL PRIMARY KEY CHECK (key <> ''),
 	token INTEGER NOT NULL CHECK (token > 0)
 ) STRICT, WITHOUT ROWID`, ft),
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-	name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
+	key TEXT NOT NULL PRIMARY KEY CHECK (key <> ''),
 	value BLOB NOT NULL,
 	token INTEGER NOT NULL CHECK (token > 0)
 ) STRICT, WITHOUT ROWID`, vt),
@@ -77,11 +77,11 @@ func SchemaSQL(d Dialect, t Tables) ([]string, error) {
 	}
 	return []string{
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-	name text PRIMARY KEY CHECK (name <> ''),
+	key text PRIMARY KEY CHECK (key <> ''),
 	token bigint NOT NULL CHECK (token > 0)
 )`, ft),
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-	name text PRIMARY KEY CHECK (name <> ''),
+	key text PRIMARY KEY CHECK (key <> ''),
 	value bytea NOT NULL,
 	token bigint NOT NULL CHECK (token > 0)
 )`, vt),

@@ -108,7 +108,7 @@ func TestRunTxReturnsOtherErrorsUnchangedAndRollsBack(t *testing.T) {
 		calls := 0
 		err = b.inTx(t.Context(), false, func(x txn) error {
 			calls++
-			if err := x.exec(fmt.Sprintf(`INSERT INTO %q (name, token) VALUES ('written', 1)`, tb.Fence)); err != nil {
+			if err := x.exec(fmt.Sprintf(`INSERT INTO %q (key, token) VALUES ('written', 1)`, tb.Fence)); err != nil {
 				return err
 			}
 			return x.check(f, "n", 3)
