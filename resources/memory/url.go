@@ -16,8 +16,7 @@ func init() { fence.RegisterResource("mem", &URLOpener{}) }
 // name share their values). It takes no parameters; an unfenced resource
 // (Options.Unfenced) is not offered by URL.
 type URLOpener struct {
-	mu    sync.Mutex
-	named map[string]*Resource
+	named sync.Map // name -> *Resource
 }
 
 // URLForm implements fence.ResourceURLOpener.
@@ -44,15 +43,9 @@ func (o *URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.Open
 	if name == "" {
 		return fence.Opened[*fence.PortableResource]{Value: New(nil)}, nil
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	r, ok := o.named[name]
+	r, ok := o.named.Load(name)
 	if !ok {
-		if o.named == nil {
-			o.named = make(map[string]*Resource)
-		}
-		r = New(nil)
-		o.named[name] = r
+		r, _ = o.named.LoadOrStore(name, New(nil))
 	}
-	return fence.Opened[*fence.PortableResource]{Value: r}, nil
+	return fence.Opened[*fence.PortableResource]{Value: r.(*Resource)}, nil
 }
