@@ -1,8 +1,14 @@
 // Package memory is an in-process fenced store implementing fence.Resource:
-// named values guarded by the highest token each name has seen, under one
+// keyed values guarded by the highest token each key has seen, under one
 // mutex. It protects goroutines of one process only; it is the embedded
 // default for demos and tests, and the reference implementation of the
 // resource contract.
+//
+// Like every backend, it is a driver behind fence.PortableResource: the
+// portable layer validates keys and tokens, checks the context and wraps
+// errors ("fence/memory: put "k": ..."); the driver here keeps only the
+// map and its token check. OpenResource opens it from mem:// URLs (see
+// URLOpener).
 //
 // Its name clashes with lockers/memory; alias one on import, for example
 // memres "github.com/fencekit/fence/resources/memory".
@@ -16,7 +22,7 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// MaxKeyLen is the longest name accepted, in bytes.
+// MaxKeyLen is the longest key accepted, in bytes.
 const MaxKeyLen = 1024
 
 // Options configure a Resource. The zero value is the fenced store.
@@ -28,15 +34,18 @@ type Options struct {
 	Unfenced bool
 }
 
-// Resource is an in-memory fence.Resource, safe for concurrent use.
-// Create it with New.
-type Resource struct {
+// Resource is an in-memory fence.Resource, safe for concurrent use: the
+// portable resource over the in-memory driver. Create it with New.
+type Resource = fence.PortableResource
+
+// store is the in-memory driver.
+type store struct {
 	unfenced bool
 	mu       sync.Mutex
 	entries  map[string]*entry
 }
 
-// entry is the state of one name. It is never removed: a Delete turns it
+// entry is the state of one key. It is never removed: a Delete turns it
 // into a tombstone that keeps the high-water mark.
 type entry struct {
 	value   []byte
@@ -45,51 +54,46 @@ type entry struct {
 	deleted bool        // a tombstone: no value
 }
 
-var _ fence.Resource = (*Resource)(nil)
+var _ fence.ResourceDriver = (*store)(nil)
 
 // New returns an empty Resource. opts may be nil.
 func New(opts *Options) *Resource {
-	r := &Resource{entries: make(map[string]*entry)}
+	s := &store{entries: make(map[string]*entry)}
 	if opts != nil {
-		r.unfenced = opts.Unfenced
+		s.unfenced = opts.Unfenced
+	}
+	r, err := fence.NewResource(s)
+	if err != nil {
+		panic(err) // the driver's ResourceInfo is constant and valid
 	}
 	return r
 }
 
-// check validates a write's input and the context.
-func check(ctx context.Context, name string, token fence.Token) error {
-	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
-		return err
-	}
-	if err := fence.ValidateToken(token); err != nil {
-		return err
-	}
-	return ctx.Err()
+// ResourceInfo implements fence.ResourceDriver.
+func (s *store) ResourceInfo() fence.ResourceInfo {
+	return fence.ResourceInfo{Name: "memory", MaxKeyLen: MaxKeyLen}
 }
 
-// admit returns the entry of name, created if absent, when a write with
-// token may proceed, and a *fence.StaleTokenError otherwise. r.mu is held.
-func (r *Resource) admit(name string, token fence.Token) (*entry, error) {
-	e := r.entries[name]
+// admit returns the entry of key, created if absent, when a write with
+// token may proceed, and a *fence.StaleTokenError otherwise. s.mu is held.
+func (s *store) admit(key string, token fence.Token) (*entry, error) {
+	e := s.entries[key]
 	if e == nil {
 		e = &entry{deleted: true}
-		r.entries[name] = e
+		s.entries[key] = e
 	}
-	if token < e.highest && !r.unfenced {
-		return nil, &fence.StaleTokenError{Key: name, Token: token, Highest: e.highest}
+	if token < e.highest && !s.unfenced {
+		return nil, &fence.StaleTokenError{Key: key, Token: token, Highest: e.highest}
 	}
 	e.highest = max(e.highest, token)
 	return e, nil
 }
 
-// Put implements fence.Resource. It stores a copy of value.
-func (r *Resource) Put(ctx context.Context, name string, token fence.Token, value []byte) error {
-	if err := check(ctx, name, token); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e, err := r.admit(name, token)
+// Put implements fence.ResourceDriver. It stores a copy of value.
+func (s *store) Put(_ context.Context, key string, token fence.Token, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.admit(key, token)
 	if err != nil {
 		return err
 	}
@@ -97,14 +101,11 @@ func (r *Resource) Put(ctx context.Context, name string, token fence.Token, valu
 	return nil
 }
 
-// Delete implements fence.Resource.
-func (r *Resource) Delete(ctx context.Context, name string, token fence.Token) error {
-	if err := check(ctx, name, token); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e, err := r.admit(name, token)
+// Delete implements fence.ResourceDriver.
+func (s *store) Delete(_ context.Context, key string, token fence.Token) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.admit(key, token)
 	if err != nil {
 		return err
 	}
@@ -112,40 +113,24 @@ func (r *Resource) Delete(ctx context.Context, name string, token fence.Token) e
 	return nil
 }
 
-// Get implements fence.Resource. It returns a copy of the value; the error
-// for an absent name is a *fence.NotFoundError telling a tombstone from a
-// name never written.
-func (r *Resource) Get(ctx context.Context, name string) ([]byte, fence.Token, error) {
-	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
-		return nil, 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e := r.entries[name]
+// Get implements fence.ResourceDriver. It returns a copy of the value; the
+// error for an absent key is a *fence.NotFoundError telling a tombstone
+// from a key never written.
+func (s *store) Get(_ context.Context, key string) ([]byte, fence.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
 	if e == nil || e.deleted {
-		return nil, 0, &fence.NotFoundError{Key: name, Tombstone: e != nil}
+		return nil, 0, &fence.NotFoundError{Key: key, Tombstone: e != nil}
 	}
-	v := slices.Clone(e.value)
-	if v == nil {
-		v = []byte{}
-	}
-	return v, e.token, nil
+	return slices.Clone(e.value), e.token, nil
 }
 
-// Highest implements fence.Resource.
-func (r *Resource) Highest(ctx context.Context, name string) (fence.Token, error) {
-	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
-		return 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if e := r.entries[name]; e != nil {
+// Highest implements fence.ResourceDriver.
+func (s *store) Highest(_ context.Context, key string) (fence.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.entries[key]; e != nil {
 		return e.highest, nil
 	}
 	return 0, nil

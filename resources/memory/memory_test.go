@@ -32,19 +32,19 @@ func TestNotFoundTellsTombstones(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name      string
+		key       string
 		tombstone bool
 	}{
 		{"never-written", false},
 		{"deleted", true},
 	} {
-		_, _, err := r.Get(ctx, tc.name)
+		_, _, err := r.Get(ctx, tc.key)
 		var nf *fence.NotFoundError
 		if !errors.As(err, &nf) {
-			t.Fatalf("Get(%q) = %v; want a *fence.NotFoundError", tc.name, err)
+			t.Fatalf("Get(%q) = %v; want a *fence.NotFoundError", tc.key, err)
 		}
-		if nf.Key != tc.name || nf.Tombstone != tc.tombstone {
-			t.Errorf("Get(%q) error = %+v; want Name %q, Tombstone %v", tc.name, nf, tc.name, tc.tombstone)
+		if nf.Key != tc.key || nf.Tombstone != tc.tombstone {
+			t.Errorf("Get(%q) error = %+v; want Key %q, Tombstone %v", tc.key, nf, tc.key, tc.tombstone)
 		}
 	}
 }
@@ -80,5 +80,25 @@ func TestUnfencedFailsTheChecker(t *testing.T) {
 				t.Logf("checker reports, as it should:\n%v", err)
 			}
 		})
+	}
+}
+
+// TestErrorsNameTheBackend: every error is a *fence.OpError of backend
+// "memory" naming the operation and the key, around the contract's error.
+func TestErrorsNameTheBackend(t *testing.T) {
+	t.Parallel()
+	r := memory.New(nil)
+	ctx := t.Context()
+	if err := r.Put(ctx, "k", 5, []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	err := r.Put(ctx, "k", 4, []byte("stale"))
+	var oe *fence.OpError
+	if !errors.As(err, &oe) || oe.Backend != "memory" || oe.Op != "put" || oe.Key != "k" || !errors.Is(err, fence.ErrStaleToken) {
+		t.Errorf("stale Put = %v; want a *fence.OpError of memory, put, \"k\", matching ErrStaleToken", err)
+	}
+	var ie *fence.InvalidError
+	if _, err := r.Highest(ctx, ""); !errors.As(err, &ie) || ie.Field != "key" {
+		t.Errorf("Highest(\"\") = %v; want a *fence.InvalidError for field \"key\"", err)
 	}
 }

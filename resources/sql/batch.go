@@ -24,54 +24,61 @@ const (
 	invalidTextRepresentation = "22P02"
 )
 
-// QueueCheck queues, in b, the check of token on the resource called name:
-// the same check-and-advance as CheckPgx, but pipelined with the caller's
-// own statements, so the fence costs no round trip of its own. Queue it
-// before your statements: right after Batch.BeginTx, or first in a batch
-// sent with tx.SendBatch; QueueCheck returns a *fence.InvalidError if b
-// already holds a statement that is neither a BEGIN nor another fence.
+// QueueCheck queues, in b, the check of token on the resource key: the
+// same check-and-advance as CheckPgx, but pipelined with the caller's own
+// statements, so the fence costs no round trip of its own. Queue it before
+// your statements: right after Batch.BeginTx, or first in a batch sent
+// with tx.SendBatch; QueueCheck returns a *fence.InvalidError if b already
+// holds a statement that is neither a BEGIN nor another fence.
 //
 // When the token is stale the statement raises an error, so the server
 // skips every later statement of the batch and the transaction can only
 // roll back: none of the caller's statements takes effect. The outcome is
 // reported, in order, by BatchResults.Close (which runs the queued
 // callbacks): a *fence.StaleTokenError with the highest token, a
-// *fence.CorruptError, or nil. On any error from the batch, roll the
-// transaction back. A batch sent outside a transaction runs in one
-// implicit transaction, which the error also rolls back.
-func (f *Fences) QueueCheck(b *pgx.Batch, name string, token fence.Token) error {
+// *fence.CorruptError, or nil, in a *fence.OpError as Check's. On any
+// error from the batch, roll the transaction back. A batch sent outside a
+// transaction runs in one implicit transaction, which the error also rolls
+// back.
+func (f *Fences) QueueCheck(b *pgx.Batch, key string, token fence.Token) error {
 	if b == nil {
-		return &fence.InvalidError{Field: "batch", Reason: "nil"}
+		return opError("check", key, &fence.InvalidError{Field: "batch", Reason: "nil"})
 	}
-	if err := validWrite(name, token); err != nil {
-		return err
+	if err := validWrite(key, token); err != nil {
+		return opError("check", key, err)
 	}
 	for i, qq := range b.QueuedQueries {
 		if !strings.HasPrefix(qq.SQL, raiseTag) && !isBegin(qq.SQL) {
-			return &fence.InvalidError{Field: "batch", Reason: fmt.Sprintf("statement %d is queued before the fence; queue the fence first", i+1)}
+			return opError("check", key, &fence.InvalidError{Field: "batch", Reason: fmt.Sprintf("statement %d is queued before the fence; queue the fence first", i+1)})
 		}
 	}
-	b.Queue(f.raise, name, int64(token)).QueryRow(func(row pgx.Row) error {
-		var stored int64
-		err := row.Scan(&stored)
-		if err == nil {
-			return judge(name, token, stored)
-		}
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == invalidTextRepresentation {
-			if i := strings.Index(pgErr.Message, raiseMarker); i >= 0 {
-				if v, ok := parseRaised(pgErr.Message[i+len(raiseMarker):]); ok {
-					if err := judge(name, token, v); err != nil {
-						return err
-					}
-					// The statement raised, so nothing was admitted,
-					// whatever the message says.
-				}
-			}
-		}
-		return fmt.Errorf("fencesql: check %q in %s: %w", name, f.table, err)
+	b.Queue(f.raise, key, int64(token)).QueryRow(func(row pgx.Row) error {
+		return opError("check", key, f.raised(row, key, token))
 	})
 	return nil
+}
+
+// raised returns the outcome of the fence statement QueueCheck queued,
+// unwrapped.
+func (f *Fences) raised(row pgx.Row, key string, token fence.Token) error {
+	var stored int64
+	err := row.Scan(&stored)
+	if err == nil {
+		return judge(key, token, stored)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == invalidTextRepresentation {
+		if i := strings.Index(pgErr.Message, raiseMarker); i >= 0 {
+			if v, ok := parseRaised(pgErr.Message[i+len(raiseMarker):]); ok {
+				if err := judge(key, token, v); err != nil {
+					return err
+				}
+				// The statement raised, so nothing was admitted,
+				// whatever the message says.
+			}
+		}
+	}
+	return fmt.Errorf("fence table %s: %w", f.table, storeMissing(err))
 }
 
 // isBegin reports whether query starts a transaction.

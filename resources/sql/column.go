@@ -86,22 +86,32 @@ func (c *Column) UpdateSQL(set string, nargs int) (string, error) {
 // WHERE, a placeholder other than $1..$len(args)); and, from the
 // database, a set whose expressions are not valid SQL (a syntax error).
 //
-// A lower token gets a *fence.StaleTokenError with the row's token; a
-// missing row a *fence.NotFoundError; a fence column holding NULL or a
-// negative value a *fence.CorruptError. On any error, roll tx back.
+// Errors come in a *fence.OpError whose key is the table and the row's
+// key ("fence/sql: update "accounts/42": ..."). A lower token gets a
+// *fence.StaleTokenError with the row's token; a missing row a
+// *fence.NotFoundError; a fence column holding NULL or a negative value a
+// *fence.CorruptError. On any error, roll tx back.
 func (c *Column) Update(ctx context.Context, tx *sql.Tx, key any, token fence.Token, set string, args ...any) error {
 	if tx == nil {
-		return errNilTx
+		return opError("update", c.resource(key), errNilTx)
 	}
-	return c.update(ctx, sqlTx{tx}, key, token, set, args)
+	return opError("update", c.resource(key), c.update(ctx, sqlTx{tx}, key, token, set, args))
 }
 
 // UpdatePgx is Update for a native pgx transaction.
 func (c *Column) UpdatePgx(ctx context.Context, tx pgx.Tx, key any, token fence.Token, set string, args ...any) error {
 	if tx == nil {
-		return errNilTx
+		return opError("update", c.resource(key), errNilTx)
 	}
-	return c.update(ctx, pgxTx{tx}, key, token, set, args)
+	return opError("update", c.resource(key), c.update(ctx, pgxTx{tx}, key, token, set, args))
+}
+
+// resource names the row of key in errors: "accounts/42".
+func (c *Column) resource(key any) string {
+	if key == nil {
+		return c.name
+	}
+	return c.name + "/" + fmt.Sprint(key)
 }
 
 // attempts bounds the re-tries of Update when its row appeared between the
@@ -119,7 +129,7 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 	if err != nil {
 		return err
 	}
-	resource := c.name + "/" + fmt.Sprint(key)
+	resource := c.resource(key)
 	all := append(append(make([]any, 0, len(args)+2), args...), key, int64(token))
 	for range attempts {
 		n, err := q.exec(ctx, stmt, all...)
@@ -129,7 +139,7 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 			return fmt.Errorf("%w (%w)", &fence.InvalidError{Field: "set clause", Reason: fmt.Sprintf("%q is not valid SQL", set)}, err)
 		}
 		if err != nil {
-			return fmt.Errorf("fencesql: update %s: %w", resource, err)
+			return storeMissing(err)
 		}
 		if n > 0 {
 			return nil
@@ -141,7 +151,7 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 			return &fence.NotFoundError{Key: resource}
 		}
 		if err != nil {
-			return fmt.Errorf("fencesql: read token of %s: %w", resource, err)
+			return fmt.Errorf("reading the token back: %w", err)
 		}
 		if h, ok := asInt64(stored); ok && h >= 0 && h <= int64(token) {
 			continue // the row appeared after the update looked: try again
@@ -151,7 +161,7 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 		}
 		return &fence.CorruptError{Key: resource, Reason: "fence column holds " + describe(stored) + ", not a token"}
 	}
-	return fmt.Errorf("fencesql: update %s: the row kept changing under the update; retry the transaction", resource)
+	return errors.New("the row kept changing under the update; retry the transaction")
 }
 
 // isSyntaxError reports whether err is the database refusing a statement

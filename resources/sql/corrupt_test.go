@@ -21,7 +21,7 @@ func TestSchemaKeepsCorruptionOut(t *testing.T) {
 		}
 		for _, v := range values {
 			err := b.inTx(t.Context(), false, func(x txn) error {
-				return x.exec(fmt.Sprintf(`INSERT INTO %q (name, token) VALUES ('n', %s)`, tb.Fence, v))
+				return x.exec(fmt.Sprintf(`INSERT INTO %q (key, token) VALUES ('n', %s)`, tb.Fence, v))
 			})
 			if err == nil {
 				t.Errorf("the fence table took token %s", v)
@@ -32,7 +32,7 @@ func TestSchemaKeepsCorruptionOut(t *testing.T) {
 
 // TestCorruptFenceRow: in a fence table made by hand without the
 // constraints, a corrupted token gets ErrCorrupt from Check, QueueCheck and
-// Store, and is not written over.
+// Resource, and is not written over.
 func TestCorruptFenceRow(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
@@ -46,13 +46,13 @@ func TestCorruptFenceRow(t *testing.T) {
 		if b.dialect == fencesql.SQLite {
 			typ = "" // no type: SQLite stores whatever it is given
 		}
-		b.exec(t, fmt.Sprintf(`CREATE TABLE %q (name text PRIMARY KEY, token %s)`, tb.Fence, typ))
+		b.exec(t, fmt.Sprintf(`CREATE TABLE %q (key text PRIMARY KEY, token %s)`, tb.Fence, typ))
 		b.dropLater(t, tb.Fence, tb.Value)
 		f, err := fencesql.NewFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := b.newStore(tb)
+		s, err := b.newResource(tb)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestCorruptFenceRow(t *testing.T) {
 		}
 		for i, v := range values {
 			name := fmt.Sprintf("corrupt-%d", i)
-			b.exec(t, fmt.Sprintf(`INSERT INTO %q (name, token) VALUES ('%s', %s)`, tb.Fence, name, v))
+			b.exec(t, fmt.Sprintf(`INSERT INTO %q (key, token) VALUES ('%s', %s)`, tb.Fence, name, v))
 			before := storedToken(t, b, tb.Fence, name)
 			err := b.inTx(t.Context(), false, func(x txn) error { return x.check(f, name, 9) })
 			if !errors.Is(err, fence.ErrCorrupt) {
@@ -100,7 +100,7 @@ func TestCorruptFenceRowInABatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("account/%d", 5+i)
-		if _, err := conn.Exec(t.Context(), fmt.Sprintf(`INSERT INTO %s (name, token) VALUES ($1, %s)`, quoteName(l.fences.Table()), v), name); err != nil {
+		if _, err := conn.Exec(t.Context(), fmt.Sprintf(`INSERT INTO %s (key, token) VALUES ($1, %s)`, quoteName(l.fences.Table()), v), name); err != nil {
 			t.Fatal(err)
 		}
 		err := l.write(t.Context(), conn, int64(5+i), 100, 9)

@@ -11,15 +11,15 @@
 //
 // # Fence rows
 //
-// A fence table holds one row per resource name with the highest token
+// A fence table holds one row per resource key with the highest token
 // accepted for it (see Tables and CreateTables). Fences.Check, called in
 // the transaction that does the write, upserts that row in one conditional
 // statement: it raises the token when the caller's is not lower and
 // otherwise returns a *fence.StaleTokenError. The row stays locked until
-// the transaction ends, so a concurrent writer of the same name waits and
+// the transaction ends, so a concurrent writer of the same key waits and
 // then sees the committed token. Deleting the protected data leaves the
 // fence row, so the high-water mark outlives it. Fences.Highest reads the
-// token of a name.
+// token of a key.
 //
 // Two rules make this safe, and the package cannot enforce them for you:
 //
@@ -58,25 +58,59 @@
 //
 // # Portable form
 //
-// Store is a fence.Resource over a value table and a fence table, one
-// transaction per call. When the answer to its COMMIT is lost, it reads
-// the name back (see Store). It passes resources/resourcetest on
-// PostgreSQL and SQLite.
+// Resource is a fence.Resource over a value table and a fence table, one
+// transaction per call. Like every backend it is a driver behind
+// fence.PortableResource: the portable layer validates keys and tokens
+// (at most MaxToken), checks the context and wraps every error ("fence/sql:
+// put "k": ..."); the driver here keeps the two statements of a write in
+// one transaction, and the read-back that settles a write whose COMMIT
+// answer was lost (see Resource). It passes resources/resourcetest on
+// PostgreSQL (database/sql and pgx) and SQLite.
+//
+// The native calls above (Fences, Column, CreateTables, RunTx) are not
+// behind the portable layer: they validate their own input and report
+// errors in the same style, a *fence.OpError of backend "sql" ("fence/sql:
+// check "account/42": stale token 6 ...") around the contract's error, so
+// errors.Is and errors.As see through it. A missing fence or value table
+// gets an error matching fence.ErrStoreMissing.
+//
+// # URLs
+//
+// Importing the package registers the resource URL schemes postgres,
+// postgresql and sqlite with fence.OpenResource:
+//
+//	postgres://[USER@]HOST[:PORT]/DB[?fence-table=T&value-table=V&PGX-PARAMS]
+//	sqlite:///ABSOLUTE/PATH.db[?fence-table=T&value-table=V&busy-timeout=D]
+//	sqlite://RELATIVE/PATH.db[?...]
+//
+// fence-table and value-table name the tables (Tables.Fence and
+// Tables.Value, "table" or "schema.table"; default DefaultFenceTable and
+// DefaultValueTable). A PostgreSQL URL is otherwise a pgx connection
+// string: its other parameters (sslmode, pool_max_conns, ...) go to
+// pgxpool, and credentials come from PG* environment variables and
+// ~/.pgpass as pgx reads them (a password in the URL works, but shows in
+// ps). An SQLite file is opened with modernc.org/sqlite (which the package
+// imports for this) as the section on SQLite below advises: WAL mode,
+// write transactions that lock when they begin, and a busy timeout of
+// busy-timeout (default DefaultBusyTimeout). The driver's
+// Create (r.Driver().(interface{ Create(context.Context) error })) creates
+// the tables; Close closes the pool or the database. See
+// PostgresURLOpener and SQLiteURLOpener.
 //
 // # The stored records
 //
 // The fence table (DefaultFenceTable, "fence_tokens") has one row per
-// name, never deleted by the package:
+// key, never deleted by the package:
 //
-//	name   text, the resource name, primary key, not empty
-//	token  bigint, the highest token accepted for the name, 1 to MaxToken
+//	key    text, the resource key, primary key, not empty
+//	token  bigint, the highest token accepted for the key, 1 to MaxToken
 //
-// Store's value table (DefaultValueTable, "fence_values") has the columns
-// name (primary key), value (bytea; BLOB in SQLite) and token, the token of
-// the write that stored the value, at most the fence row's. A Store
-// tombstone is a fence row without a value row. A fenced column holds the
-// token of the last write to its row, 0 when no fenced write has touched
-// it. Inspect them with plain SELECTs. A repaired row must keep its token
+// Resource's value table (DefaultValueTable, "fence_values") has the
+// columns key (primary key), value (bytea; BLOB in SQLite) and
+// token, the token of the write that stored the value, at most the fence
+// row's. A Resource tombstone is a fence row without a value row. A
+// fenced column holds the token of the last write to its row, 0 when no
+// fenced write has touched it. Inspect them with plain SELECTs. A repaired row must keep its token
 // at least the highest token any holder may still write with: lowering a
 // token, or deleting a fence row (or a fenced row), lets a stale writer
 // through. A token that is NULL, not positive or (in SQLite) not an

@@ -67,7 +67,7 @@ func ExampleFences_Check() {
 	// Output:
 	// <nil>
 	// <nil>
-	// fence: stale token 6 for "account/42" (highest seen 7) true
+	// fence/sql: check "account/42": stale token 6 for "account/42" (highest seen 7) true
 	// balance: 150
 }
 
@@ -120,22 +120,22 @@ func ExampleColumn_Update() {
 	fmt.Println("balance:", balance, "token:", token)
 	// Output:
 	// <nil>
-	// fence: stale token 2 for "accounts/42" (highest seen 3)
-	// fence: "accounts/43" not found
+	// fence/sql: update "accounts/42": stale token 2 for "accounts/42" (highest seen 3)
+	// fence/sql: update "accounts/43": "accounts/43" not found
 	// balance: 100 token: 3
 }
 
 // The portable form: a fence.Resource on SQLite.
-func ExampleStore() {
+func ExampleResource() {
 	ctx := context.Background()
 	db, cleanup := openExampleDB()
 	defer cleanup()
 	tables := fencesql.Tables{Fence: "report_fences", Value: "reports"}
-	if err := fencesql.CreateTables(ctx, db, fencesql.SQLite, tables); err != nil {
+	store, err := fencesql.NewResource(db, fencesql.SQLite, tables)
+	if err != nil {
 		panic(err)
 	}
-	store, err := fencesql.NewStore(db, tables)
-	if err != nil {
+	if err := store.Create(ctx); err != nil {
 		panic(err)
 	}
 	fmt.Println(store.Put(ctx, "daily", 5, []byte("v1")))
@@ -148,8 +148,8 @@ func ExampleStore() {
 	// Output:
 	// <nil>
 	// <nil>
-	// fence: stale token 5 for "daily" (highest seen 6)
-	// fence: "daily" not found (deleted)
+	// fence/sql: put "daily": stale token 5 for "daily" (highest seen 6)
+	// fence/sql: get "daily": "daily" not found (deleted)
 	// highest: 6
 }
 
@@ -162,7 +162,7 @@ func ExampleSchemaSQL() {
 	fmt.Println(stmts[0])
 	// Output:
 	// CREATE TABLE IF NOT EXISTS "app"."fences" (
-	// 	name text PRIMARY KEY CHECK (name <> ''),
+	// 	key text PRIMARY KEY CHECK (key <> ''),
 	// 	token bigint NOT NULL CHECK (token > 0)
 	// )
 }

@@ -37,8 +37,8 @@ func NewFences(table string) (*Fences, error) {
 	// and a corrupt value unchanged. "f.token > 0" keeps a hand-corrupted
 	// negative token from being silently overwritten, and the CAST a
 	// fraction or text in an SQLite table that is not STRICT.
-	upsert := `INSERT INTO ` + q + ` AS f (name, token) VALUES ($1, $2)
-ON CONFLICT (name) DO UPDATE SET token =
+	upsert := `INSERT INTO ` + q + ` AS f (key, token) VALUES ($1, $2)
+ON CONFLICT (key) DO UPDATE SET token =
 	CASE WHEN f.token > 0 AND f.token <= excluded.token AND CAST(f.token AS bigint) = f.token
 	THEN excluded.token ELSE f.token END
 RETURNING token`
@@ -56,83 +56,93 @@ FROM up`,
 // Table returns the fence table's name as given to NewFences.
 func (f *Fences) Table() string { return f.table }
 
-// Check admits a write carrying token on the resource called name, in the
+// Check admits a write carrying token on the resource key, in the
 // database/sql transaction tx that does the write (PostgreSQL or SQLite):
-// if token is at least the highest token recorded for name, it records
+// if token is at least the highest token recorded for key, it records
 // token and returns nil; the row stays locked until tx ends, so
-// concurrent writers of name queue behind tx.
+// concurrent writers of key queue behind tx.
 //
-// A lower token gets a *fence.StaleTokenError (matching
-// fence.ErrStaleToken) carrying the highest; a fence row that holds no
-// valid token gets a *fence.CorruptError; an empty or over-long name, or
-// token 0, gets a *fence.InvalidError. On any error, roll tx back.
-func (f *Fences) Check(ctx context.Context, tx *sql.Tx, name string, token fence.Token) error {
+// Errors come in a *fence.OpError ("fence/sql: check "k": ..."). A lower
+// token gets a *fence.StaleTokenError (matching fence.ErrStaleToken)
+// carrying the highest; a fence row that holds no valid token gets a
+// *fence.CorruptError; an empty or over-long key, token 0 or a token
+// above MaxToken a *fence.InvalidError; a missing fence table an error
+// matching fence.ErrStoreMissing. On any error, roll tx back.
+func (f *Fences) Check(ctx context.Context, tx *sql.Tx, key string, token fence.Token) error {
 	if tx == nil {
-		return errNilTx
+		return opError("check", key, errNilTx)
 	}
-	return f.check(ctx, sqlTx{tx}, name, token)
+	return f.checkNative(ctx, sqlTx{tx}, key, token)
 }
 
 // CheckPgx is Check for a native pgx transaction.
-func (f *Fences) CheckPgx(ctx context.Context, tx pgx.Tx, name string, token fence.Token) error {
+func (f *Fences) CheckPgx(ctx context.Context, tx pgx.Tx, key string, token fence.Token) error {
 	if tx == nil {
-		return errNilTx
+		return opError("check", key, errNilTx)
 	}
-	return f.check(ctx, pgxTx{tx}, name, token)
+	return f.checkNative(ctx, pgxTx{tx}, key, token)
 }
 
-func (f *Fences) check(ctx context.Context, q querier, name string, token fence.Token) error {
-	if err := validWrite(name, token); err != nil {
-		return err
+func (f *Fences) checkNative(ctx context.Context, q querier, key string, token fence.Token) error {
+	if err := validWrite(key, token); err != nil {
+		return opError("check", key, err)
 	}
+	return opError("check", key, f.check(ctx, q, key, token))
+}
+
+// check is Check on valid input, its errors unwrapped.
+func (f *Fences) check(ctx context.Context, q querier, key string, token fence.Token) error {
 	var stored any
-	if err := q.queryRow(ctx, f.upsert, name, int64(token)).Scan(&stored); err != nil {
-		return fmt.Errorf("fencesql: check %q in %s: %w", name, f.table, err)
+	if err := q.queryRow(ctx, f.upsert, key, int64(token)).Scan(&stored); err != nil {
+		return fmt.Errorf("fence table %s: %w", f.table, storeMissing(err))
 	}
-	return judge(name, token, stored)
+	return judge(key, token, stored)
 }
 
-// Highest returns the highest token recorded for name in the fence table,
+// Highest returns the highest token recorded for key in the fence table,
 // 0 if none was, read through db: a *sql.DB or *sql.Conn reads the
 // committed token, and a *sql.Tx also sees its own Check. It takes no lock
-// and writes nothing. A fence row that holds no valid token gets a
-// *fence.CorruptError; an empty or over-long name a *fence.InvalidError.
-func (f *Fences) Highest(ctx context.Context, db SQLQueryer, name string) (fence.Token, error) {
+// and writes nothing. Errors come in a *fence.OpError: a fence row that
+// holds no valid token gets a *fence.CorruptError, an empty or over-long
+// key a *fence.InvalidError.
+func (f *Fences) Highest(ctx context.Context, db SQLQueryer, key string) (fence.Token, error) {
 	if db == nil {
-		return 0, &fence.InvalidError{Field: "db", Reason: "nil"}
+		return 0, opError("highest", key, &fence.InvalidError{Field: "db", Reason: "nil"})
 	}
-	return f.highestOf(ctx, sqlRows{db}, name)
+	return f.highestNative(ctx, sqlRows{db}, key)
 }
 
 // HighestPgx is Highest for pgx: db is a *pgx.Conn, a *pgxpool.Pool or a
 // pgx.Tx.
-func (f *Fences) HighestPgx(ctx context.Context, db PgxQueryer, name string) (fence.Token, error) {
+func (f *Fences) HighestPgx(ctx context.Context, db PgxQueryer, key string) (fence.Token, error) {
 	if db == nil {
-		return 0, &fence.InvalidError{Field: "db", Reason: "nil"}
+		return 0, opError("highest", key, &fence.InvalidError{Field: "db", Reason: "nil"})
 	}
-	return f.highestOf(ctx, pgxRows{db}, name)
+	return f.highestNative(ctx, pgxRows{db}, key)
 }
 
-func (f *Fences) highestOf(ctx context.Context, q rowQuerier, name string) (fence.Token, error) {
-	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
-		return 0, err
+func (f *Fences) highestNative(ctx context.Context, q rowQuerier, key string) (fence.Token, error) {
+	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
+		return 0, opError("highest", key, err)
 	}
-	return f.highest(ctx, q, name)
+	h, err := f.highest(ctx, q, key)
+	return h, opError("highest", key, err)
 }
 
-// highest returns the token recorded for name, 0 if none.
-func (f *Fences) highest(ctx context.Context, q rowQuerier, name string) (fence.Token, error) {
+// highest returns the token recorded for key, 0 if none, its errors
+// unwrapped.
+func (f *Fences) highest(ctx context.Context, q rowQuerier, key string) (fence.Token, error) {
 	var stored any
-	err := q.queryRow(ctx, `SELECT token FROM `+f.quoted+` WHERE name = $1`, name).Scan(&stored)
+	err := q.queryRow(ctx, `SELECT token FROM `+f.quoted+` WHERE key = $1`, key).Scan(&stored)
 	if isNoRows(err) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("fencesql: read highest of %q: %w", name, err)
+		return 0, fmt.Errorf("fence table %s: %w", f.table, storeMissing(err))
 	}
 	h, ok := asInt64(stored)
 	if !ok || h <= 0 {
-		return 0, &fence.CorruptError{Key: name, Reason: "stored token is " + describe(stored) + ", not a positive integer"}
+		return 0, &fence.CorruptError{Key: key, Reason: "stored token is " + describe(stored) + ", not a positive integer"}
 	}
 	return fence.Token(h), nil
 }

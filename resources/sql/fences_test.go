@@ -30,7 +30,7 @@ func storedToken(t *testing.T, b *backend, table, name string) any {
 	var v any
 	b.do(t, func(x txn) error {
 		var err error
-		v, err = x.scalar(fmt.Sprintf(`SELECT token FROM %q WHERE name = $1`, table), name)
+		v, err = x.scalar(fmt.Sprintf(`SELECT token FROM %q WHERE key = $1`, table), name)
 		if err != nil && strings.Contains(err.Error(), "no rows") {
 			v, err = nil, nil
 		}
@@ -214,7 +214,7 @@ func TestTableNamesAreQuoted(t *testing.T) {
 				b.exec(t, `DROP TABLE "`+strings.ReplaceAll(odd, `"`, `""`)+`"`, `DROP TABLE "`+tb.Value+`"`)
 			}
 		})
-		s, err := b.newStore(tb)
+		s, err := b.newResource(tb)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -152,17 +152,17 @@ type backend struct {
 	// inTx runs fn in a transaction through RunTx or RunPgxTx. serializable
 	// asks for that isolation level (SQLite always is).
 	inTx func(ctx context.Context, serializable bool, fn func(txn) error) error
-	// newStore returns a Store on tables of this backend.
-	newStore func(t fencesql.Tables) (*fencesql.Store, error)
+	// newResource returns a Resource on tables of this backend.
+	newResource func(t fencesql.Tables) (*fencesql.Resource, error)
 	// createTables creates tables on this backend.
 	createTables func(ctx context.Context, t fencesql.Tables) error
 	// highest reads the highest token of name with Fences.Highest or
 	// HighestPgx on the database itself, outside any transaction.
 	highest func(ctx context.Context, f *fencesql.Fences, name string) (fence.Token, error)
-	// lostStore returns a Store on tables of this backend, through
+	// lostResource returns a Resource on tables of this backend, through
 	// connections of its own, whose first COMMIT is applied but loses its
-	// answer, calling after in between (see withLostStore).
-	lostStore func(t *testing.T, tb fencesql.Tables, after func()) *fencesql.Store
+	// answer, calling after in between (see withLostResource).
+	lostResource func(t *testing.T, tb fencesql.Tables, after func()) *fencesql.Resource
 }
 
 // do runs fn in its own transaction and fails the test on error.
@@ -220,7 +220,7 @@ func sqlBackend(name string, d fencesql.Dialect, db *sql.DB) *backend {
 				return fn(stdTxn{ctx, tx})
 			})
 		},
-		newStore: func(t fencesql.Tables) (*fencesql.Store, error) { return fencesql.NewStore(db, t) },
+		newResource: func(t fencesql.Tables) (*fencesql.Resource, error) { return fencesql.NewResource(db, d, t) },
 		highest: func(ctx context.Context, f *fencesql.Fences, name string) (fence.Token, error) {
 			return f.Highest(ctx, db, name)
 		},
@@ -243,7 +243,7 @@ func pgxBackend(pool *pgxpool.Pool) *backend {
 				return fn(pgxTxn{ctx, tx})
 			})
 		},
-		newStore: func(t fencesql.Tables) (*fencesql.Store, error) { return fencesql.NewPgxStore(pool, t) },
+		newResource: func(t fencesql.Tables) (*fencesql.Resource, error) { return fencesql.NewPgxResource(pool, t) },
 		highest: func(ctx context.Context, f *fencesql.Fences, name string) (fence.Token, error) {
 			return f.HighestPgx(ctx, pool, name)
 		},
@@ -260,13 +260,13 @@ var backendKinds = []struct {
 }{
 	{"sqlite", func(t testing.TB, n int) *backend {
 		dsn := sqliteDSN(t)
-		return withLostStore(sqlBackend("sqlite", fencesql.SQLite, openSQLiteDSN(t, dsn)), dsn)
+		return withLostResource(sqlBackend("sqlite", fencesql.SQLite, openSQLiteDSN(t, dsn)), dsn)
 	}},
 	{"postgres-stdlib", func(t testing.TB, n int) *backend {
-		return withLostStore(sqlBackend("postgres-stdlib", fencesql.PostgreSQL, openPgStd(t, n)), "")
+		return withLostResource(sqlBackend("postgres-stdlib", fencesql.PostgreSQL, openPgStd(t, n)), "")
 	}},
 	{"postgres-pgx", func(t testing.TB, n int) *backend {
-		return withLostStore(pgxBackend(openPgPool(t, int32(n), nil)), "")
+		return withLostResource(pgxBackend(openPgPool(t, int32(n), nil)), "")
 	}},
 }
 

@@ -245,16 +245,16 @@ func (tx *lossyTx) Commit() error {
 	return errAnswerLost
 }
 
-// withLostStore gives b a constructor of Stores whose first COMMIT loses
-// its answer; dsn is the SQLite database's, unused on PostgreSQL.
-func withLostStore(b *backend, dsn string) *backend {
-	b.lostStore = func(t *testing.T, tb fencesql.Tables, after func()) *fencesql.Store {
+// withLostResource gives b a constructor of Resources whose first COMMIT
+// loses its answer; dsn is the SQLite database's, unused on PostgreSQL.
+func withLostResource(b *backend, dsn string) *backend {
+	b.lostResource = func(t *testing.T, tb fencesql.Tables, after func()) *fencesql.Resource {
 		t.Helper()
-		var s *fencesql.Store
+		var s *fencesql.Resource
 		var err error
 		switch b.name {
 		case "sqlite":
-			s, err = fencesql.NewStore(lostSQLiteDB(t, dsn, after), tb)
+			s, err = fencesql.NewResource(lostSQLiteDB(t, dsn, after), fencesql.SQLite, tb)
 		case "postgres-stdlib":
 			cfg, perr := pgx.ParseConfig(testenv.PostgresURL(t))
 			if perr != nil {
@@ -263,7 +263,7 @@ func withLostStore(b *backend, dsn string) *backend {
 			cfg.DialFunc = lossyDial(t, after)
 			db := stdlib.OpenDB(*cfg)
 			t.Cleanup(func() { _ = db.Close() })
-			s, err = fencesql.NewStore(db, tb)
+			s, err = fencesql.NewResource(db, fencesql.PostgreSQL, tb)
 		case "postgres-pgx":
 			cfg, perr := pgxpool.ParseConfig(testenv.PostgresURL(t))
 			if perr != nil {
@@ -275,9 +275,9 @@ func withLostStore(b *backend, dsn string) *backend {
 				t.Fatal(perr)
 			}
 			t.Cleanup(pool.Close)
-			s, err = fencesql.NewPgxStore(pool, tb)
+			s, err = fencesql.NewPgxResource(pool, tb)
 		default:
-			t.Fatalf("no lost-answer store for backend %s", b.name)
+			t.Fatalf("no lost-answer resource for backend %s", b.name)
 		}
 		if err != nil {
 			t.Fatal(err)

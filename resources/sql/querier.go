@@ -81,6 +81,3 @@ func (q pgxTx) exec(ctx context.Context, query string, args ...any) (int64, erro
 func isNoRows(err error) bool {
 	return errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows)
 }
-
-// errNilTx is returned for a nil transaction.
-var errNilTx = errors.New("fencesql: nil transaction")

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fencekit/fence"
 )
 
 // Default table names.
@@ -19,10 +21,10 @@ const (
 // each part is at most MaxIdentLen bytes and is quoted, so it is used
 // exactly as written (case included). Zero fields take the defaults.
 type Tables struct {
-	// Fence is the fence table: one row per resource name with the highest
+	// Fence is the fence table: one row per resource key with the highest
 	// token accepted. Default: DefaultFenceTable.
 	Fence string
-	// Value is the value table of Store. Default: DefaultValueTable.
+	// Value is the value table of Resource. Default: DefaultValueTable.
 	Value string
 }
 
@@ -46,12 +48,12 @@ func (t Tables) quoted() (fenceTable, valueTable string, err error) {
 // SchemaSQL returns the statements that create the tables named by t in
 // dialect d (CREATE TABLE IF NOT EXISTS, one statement per string), for
 // users who run their own migrations. The CHECK constraints (a positive
-// token, a non-empty name) and, in SQLite, STRICT typing keep a hand-made
+// token, a non-empty key) and, in SQLite, STRICT typing keep a hand-made
 // corruption out; the package still reports any it meets with
 // fence.ErrCorrupt.
 //
-// The value table is needed only by Store; Fences and Column use only the
-// fence table and the caller's own tables.
+// The value table is needed only by Resource; Fences and Column use only
+// the fence table and the caller's own tables.
 func SchemaSQL(d Dialect, t Tables) ([]string, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
@@ -63,11 +65,11 @@ func SchemaSQL(d Dialect, t Tables) ([]string, error) {
 	if d == SQLite {
 		return []string{
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-	name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
+	key TEXT NOT NULL PRIMARY KEY CHECK (key <> ''),
 	token INTEGER NOT NULL CHECK (token > 0)
 ) STRICT, WITHOUT ROWID`, ft),
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-	name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
+	key TEXT NOT NULL PRIMARY KEY CHECK (key <> ''),
 	value BLOB NOT NULL,
 	token INTEGER NOT NULL CHECK (token > 0)
 ) STRICT, WITHOUT ROWID`, vt),
@@ -75,11 +77,11 @@ func SchemaSQL(d Dialect, t Tables) ([]string, error) {
 	}
 	return []string{
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-	name text PRIMARY KEY CHECK (name <> ''),
+	key text PRIMARY KEY CHECK (key <> ''),
 	token bigint NOT NULL CHECK (token > 0)
 )`, ft),
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-	name text PRIMARY KEY CHECK (name <> ''),
+	key text PRIMARY KEY CHECK (key <> ''),
 	value bytea NOT NULL,
 	token bigint NOT NULL CHECK (token > 0)
 )`, vt),
@@ -115,29 +117,39 @@ type PgxExecer interface {
 
 // CreateTables runs SchemaSQL(d, t) on db. It leaves existing tables as
 // they are. Two CreateTables racing on a new PostgreSQL table can fail with
-// a unique violation; run it once, at start-up or in a migration.
+// a unique violation; run it once, at start-up or in a migration. Errors
+// come in a *fence.OpError for operation "create".
 func CreateTables(ctx context.Context, db SQLExecer, d Dialect, t Tables) error {
+	if db == nil {
+		return opError("create", "", &fence.InvalidError{Field: "db", Reason: "nil"})
+	}
+	return opError("create", "", createTables(ctx, d, t, func(ctx context.Context, stmt string) error {
+		_, err := db.ExecContext(ctx, stmt)
+		return err
+	}))
+}
+
+// CreateTablesPgx runs SchemaSQL(PostgreSQL, t) on db, like CreateTables.
+func CreateTablesPgx(ctx context.Context, db PgxExecer, t Tables) error {
+	if db == nil {
+		return opError("create", "", &fence.InvalidError{Field: "db", Reason: "nil"})
+	}
+	return opError("create", "", createTables(ctx, PostgreSQL, t, func(ctx context.Context, stmt string) error {
+		_, err := db.Exec(ctx, stmt)
+		return err
+	}))
+}
+
+// createTables runs the statements of SchemaSQL(d, t) with exec, its
+// errors unwrapped.
+func createTables(ctx context.Context, d Dialect, t Tables, exec func(ctx context.Context, stmt string) error) error {
 	stmts, err := SchemaSQL(d, t)
 	if err != nil {
 		return err
 	}
 	for _, s := range stmts {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("fencesql: create tables: %w", err)
-		}
-	}
-	return nil
-}
-
-// CreateTablesPgx runs SchemaSQL(PostgreSQL, t) on db, like CreateTables.
-func CreateTablesPgx(ctx context.Context, db PgxExecer, t Tables) error {
-	stmts, err := SchemaSQL(PostgreSQL, t)
-	if err != nil {
-		return err
-	}
-	for _, s := range stmts {
-		if _, err := db.Exec(ctx, s); err != nil {
-			return fmt.Errorf("fencesql: create tables: %w", err)
+		if err := exec(ctx, s); err != nil {
+			return fmt.Errorf("create tables: %w", err)
 		}
 	}
 	return nil

@@ -7,8 +7,8 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// MaxKeyLen is the longest resource name accepted by Fences and Store, in
-// bytes.
+// MaxKeyLen is the longest resource key accepted by Fences and Resource,
+// in bytes.
 const MaxKeyLen = 1024
 
 // MaxToken is the largest token accepted: tokens are stored in signed
@@ -16,7 +16,8 @@ const MaxKeyLen = 1024
 // token comes near it; a larger one gets a *fence.InvalidError.
 const MaxToken fence.Token = math.MaxInt64
 
-// validToken checks that token can be stored in a bigint.
+// validToken checks that token can be stored in a bigint (the native
+// calls; the portable layer checks a Resource's tokens).
 func validToken(token fence.Token) error {
 	if err := fence.ValidateToken(token); err != nil {
 		return err
@@ -27,9 +28,9 @@ func validToken(token fence.Token) error {
 	return nil
 }
 
-// validWrite checks the name and token of a fenced write.
-func validWrite(name string, token fence.Token) error {
-	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
+// validWrite checks the key and token of a fenced write of a native call.
+func validWrite(key string, token fence.Token) error {
+	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
 		return err
 	}
 	return validToken(token)
@@ -69,17 +70,17 @@ func describe(v any) string {
 // *fence.StaleTokenError when a higher token is stored, and a
 // *fence.CorruptError when the stored value is no valid token, or is lower
 // than token although the conditional write refused it.
-func judge(resource string, token fence.Token, stored any) error {
+func judge(key string, token fence.Token, stored any) error {
 	h, ok := asInt64(stored)
 	switch {
 	case !ok:
-		return &fence.CorruptError{Key: resource, Reason: "stored token is " + describe(stored) + ", not a positive integer"}
+		return &fence.CorruptError{Key: key, Reason: "stored token is " + describe(stored) + ", not a positive integer"}
 	case h <= 0:
-		return &fence.CorruptError{Key: resource, Reason: fmt.Sprintf("stored token %d is not positive", h)}
+		return &fence.CorruptError{Key: key, Reason: fmt.Sprintf("stored token %d is not positive", h)}
 	case uint64(h) == uint64(token):
 		return nil
 	case uint64(h) > uint64(token):
-		return &fence.StaleTokenError{Key: resource, Token: token, Highest: fence.Token(h)}
+		return &fence.StaleTokenError{Key: key, Token: token, Highest: fence.Token(h)}
 	}
-	return &fence.CorruptError{Key: resource, Reason: fmt.Sprintf("stored token %d is below %d yet refused it", h, token)}
+	return &fence.CorruptError{Key: key, Reason: fmt.Sprintf("stored token %d is below %d yet refused it", h, token)}
 }

@@ -5,31 +5,32 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // MaxTxAttempts bounds the attempts RunTx and RunPgxTx make at one
 // transaction, besides the context.
 const MaxTxAttempts = 50
 
-// Backoff between attempts: from minBackoff, doubling up to maxBackoff,
-// each delay drawn at random from its upper half.
-const (
-	minBackoff = 2 * time.Millisecond
-	maxBackoff = 250 * time.Millisecond
-	// rollbackTimeout bounds a rollback, which runs even when ctx is done.
-	rollbackTimeout = 5 * time.Second
-)
+// txBackoff is the wait between attempts: from 2ms, doubling up to
+// 250ms, each drawn at random from its upper half.
+var txBackoff = backoff.Policy{First: 2 * time.Millisecond, Max: 250 * time.Millisecond}
+
+// rollbackTimeout bounds a rollback, which runs even when ctx is done.
+const rollbackTimeout = 5 * time.Second
 
 // ConflictError reports that RunTx or RunPgxTx gave up on a transaction
 // that kept failing with a conflict (a serialization failure, a deadlock,
 // SQLITE_BUSY) because ctx ended or MaxTxAttempts attempts failed. Nothing
 // it ran was committed. It unwraps to the last conflict and to the
-// context's error.
+// context's error. RunTx returns it inside a *fence.OpError, a Resource
+// inside the *fence.OpError of its call.
 type ConflictError struct {
 	// Attempts is the number of attempts made.
 	Attempts int
@@ -43,7 +44,7 @@ type ConflictError struct {
 // Error says how many attempts failed, why retrying stopped and the last
 // conflict.
 func (e *ConflictError) Error() string {
-	msg := fmt.Sprintf("fencesql: transaction failed with a conflict %d times", e.Attempts)
+	msg := fmt.Sprintf("transaction failed with a conflict %d times", e.Attempts)
 	if e.Cause != nil {
 		msg += " (stopped: " + e.Cause.Error() + ")"
 	}
@@ -87,13 +88,35 @@ func Retryable(err error) bool {
 //
 // A commit that fails for another reason (a broken connection, ctx ending
 // while the COMMIT was in flight) may or may not have been applied; RunTx
-// returns that error and does not retry. Store reconciles such a commit by
-// reading the name back.
+// returns that error and does not retry. Resource reconciles such a commit
+// by reading the key back.
+//
+// RunTx's own errors (a failed BEGIN or COMMIT, a *ConflictError) come in
+// a *fence.OpError for operation "transaction": "fence/sql: transaction:
+// commit: ...".
 func RunTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	if db == nil {
+		return &fence.OpError{Backend: backendName, Op: "transaction", Err: &fence.InvalidError{Field: "db", Reason: "nil"}}
+	}
+	return txFailed(runTx(ctx, db, opts, fn))
+}
+
+// txFailed wraps the errors of runTx and runPgxTx that are their own, not
+// fn's, as RunTx's.
+func txFailed(err error) error {
+	switch err.(type) {
+	case *beginError, *commitError, *ConflictError:
+		return &fence.OpError{Backend: backendName, Op: "transaction", Err: err}
+	}
+	return err
+}
+
+// runTx is RunTx with its own errors unwrapped.
+func runTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return retry(ctx, func() error {
 		tx, err := db.BeginTx(ctx, opts)
 		if err != nil {
-			return fmt.Errorf("fencesql: begin: %w", err)
+			return &beginError{err}
 		}
 		if err := callRollingBack(ctx, tx, fn, func() { _ = tx.Rollback() }); err != nil {
 			return err
@@ -106,7 +129,7 @@ func RunTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(ctx con
 }
 
 // PgxBeginner is the part of *pgx.Conn and *pgxpool.Pool that RunPgxTx and
-// NewPgxStore use.
+// NewPgxResource use.
 type PgxBeginner interface {
 	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
 }
@@ -114,10 +137,18 @@ type PgxBeginner interface {
 // RunPgxTx is RunTx for pgx: it runs fn in a transaction begun on db with
 // opts, retrying conflicts the same way.
 func RunPgxTx(ctx context.Context, db PgxBeginner, opts pgx.TxOptions, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	if db == nil {
+		return &fence.OpError{Backend: backendName, Op: "transaction", Err: &fence.InvalidError{Field: "db", Reason: "nil"}}
+	}
+	return txFailed(runPgxTx(ctx, db, opts, fn))
+}
+
+// runPgxTx is RunPgxTx with its own errors unwrapped.
+func runPgxTx(ctx context.Context, db PgxBeginner, opts pgx.TxOptions, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	return retry(ctx, func() error {
 		tx, err := db.BeginTx(ctx, opts)
 		if err != nil {
-			return fmt.Errorf("fencesql: begin: %w", err)
+			return &beginError{err}
 		}
 		rollback := func() {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
@@ -134,10 +165,17 @@ func RunPgxTx(ctx context.Context, db PgxBeginner, opts pgx.TxOptions, fn func(c
 	})
 }
 
+// beginError is a failed BEGIN.
+type beginError struct{ err error }
+
+func (e *beginError) Error() string { return "begin: " + e.err.Error() }
+
+func (e *beginError) Unwrap() error { return e.err }
+
 // commitError is a failed COMMIT.
 type commitError struct{ err error }
 
-func (e *commitError) Error() string { return "fencesql: commit: " + e.err.Error() }
+func (e *commitError) Error() string { return "commit: " + e.err.Error() }
 
 func (e *commitError) Unwrap() error { return e.err }
 
@@ -182,24 +220,39 @@ func callRollingBack[T any](ctx context.Context, tx T, fn func(context.Context, 
 }
 
 // retry calls attempt until it succeeds, fails with an error that is not
-// Retryable, ctx is done or MaxTxAttempts attempts failed.
+// Retryable, ctx is done or MaxTxAttempts attempts failed. An attempt
+// after a conflict that ctx ended (its BEGIN failed, or fn failed with
+// ctx's error) also ends in a *ConflictError: retrying stopped because ctx
+// ended, and nothing was committed. A failed COMMIT is always returned as
+// it is, for the Resource to settle.
 func retry(ctx context.Context, attempt func() error) error {
-	delay := minBackoff
+	var conflict error // the last conflict
 	for n := 1; ; n++ {
 		err := attempt()
-		if err == nil || !Retryable(err) {
+		if err == nil {
+			return nil
+		}
+		if !Retryable(err) {
+			if conflict == nil || ctx.Err() == nil {
+				return err
+			}
+			switch err.(type) {
+			case *beginError:
+				return &ConflictError{Attempts: n - 1, Err: conflict, Cause: context.Cause(ctx)}
+			case *commitError:
+				return err
+			}
+			if errors.Is(err, ctx.Err()) {
+				return &ConflictError{Attempts: n, Err: conflict, Cause: context.Cause(ctx)}
+			}
 			return err
 		}
+		conflict = err
 		if n >= MaxTxAttempts {
 			return &ConflictError{Attempts: n, Err: err}
 		}
-		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Sleep(ctx, txBackoff.Delay(n)) != nil {
 			return &ConflictError{Attempts: n, Err: err, Cause: context.Cause(ctx)}
-		case <-t.C:
 		}
-		delay = min(2*delay, maxBackoff)
 	}
 }

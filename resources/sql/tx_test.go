@@ -33,6 +33,10 @@ func TestRunTxGivesUpOnEndlessConflicts(t *testing.T) {
 		if ce.Attempts < 2 || (calls > 0 && ce.Attempts != calls) {
 			t.Fatalf("%d attempts, fn called %d times; want at least 2, equal", ce.Attempts, calls)
 		}
+		var oe *fence.OpError
+		if !errors.As(err, &oe) || oe.Backend != "sql" || oe.Op != "transaction" {
+			t.Fatalf("err = %v; want it in a *fence.OpError of sql, transaction", err)
+		}
 	}
 	t.Run("postgres-stdlib", func(t *testing.T) {
 		t.Parallel()
@@ -104,7 +108,7 @@ func TestRunTxReturnsOtherErrorsUnchangedAndRollsBack(t *testing.T) {
 		calls := 0
 		err = b.inTx(t.Context(), false, func(x txn) error {
 			calls++
-			if err := x.exec(fmt.Sprintf(`INSERT INTO %q (name, token) VALUES ('written', 1)`, tb.Fence)); err != nil {
+			if err := x.exec(fmt.Sprintf(`INSERT INTO %q (key, token) VALUES ('written', 1)`, tb.Fence)); err != nil {
 				return err
 			}
 			return x.check(f, "n", 3)

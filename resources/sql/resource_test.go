@@ -17,7 +17,7 @@ func TestConformance(t *testing.T) {
 		tb := b.tables(t)
 		resourcetest.Run(t, resourcetest.Harness{
 			New: func(t *testing.T) fence.Resource {
-				s, err := b.newStore(tb)
+				s, err := b.newResource(tb)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -26,17 +26,17 @@ func TestConformance(t *testing.T) {
 			MaxKeyLen: fencesql.MaxKeyLen,
 			MaxToken:  fencesql.MaxToken,
 			LostAnswer: func(t *testing.T, after func()) fence.Resource {
-				return b.lostStore(t, tb, after)
+				return b.lostResource(t, tb, after)
 			},
 		})
 	})
 }
 
-func TestStoreKeepsTombstones(t *testing.T) {
+func TestResourceKeepsTombstones(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		s, err := b.newStore(tb)
+		s, err := b.newResource(tb)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,28 +62,28 @@ func TestStoreKeepsTombstones(t *testing.T) {
 		}
 		wantStale(t, s.Put(ctx, "doc", 4, []byte("stale re-create")), 4, 5)
 		if _, _, err := s.Get(ctx, "never"); !errors.As(err, &nf) || nf.Tombstone {
-			t.Fatalf("Get of a name never written: %v; want a NotFoundError without tombstone", err)
+			t.Fatalf("Get of a key never written: %v; want a NotFoundError without tombstone", err)
 		}
 	})
 }
 
-// TestStoreLostCommitWithCtxDone: ctx ends while the COMMIT is in flight,
-// after the database applied it. The Store honours ctx and reads nothing
+// TestResourceLostCommitWithCtxDone: ctx ends while the COMMIT is in flight,
+// after the database applied it. The Resource honours ctx and reads nothing
 // back: the outcome is unknown, matching ctx's error, never stale, whether
 // or not a higher token replaced the write meanwhile; the write is there
 // (or replaced) all the same.
-func TestStoreLostCommitWithCtxDone(t *testing.T) {
+func TestResourceLostCommitWithCtxDone(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		other, err := b.newStore(tb)
+		other, err := b.newResource(tb)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, replaced := range []bool{false, true} {
 			name := fmt.Sprintf("cancelled-replaced-%v", replaced)
 			ctx, cancel := context.WithCancel(t.Context())
-			s := b.lostStore(t, tb, func() {
+			s := b.lostResource(t, tb, func() {
 				if replaced {
 					if err := other.Put(t.Context(), name, 6, []byte("six")); err != nil {
 						t.Errorf("the newer holder's Put: %v", err)

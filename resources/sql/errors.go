@@ -1,0 +1,43 @@
+package sql
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fencekit/fence"
+)
+
+// backendName names this package in errors: "fence/sql: check "k": ...".
+const backendName = "sql"
+
+// opError wraps err, the outcome of op on key of a native (not portable)
+// call, as every error of the package reads; nil stays nil.
+func opError(op, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &fence.OpError{Backend: backendName, Op: op, Key: key, Err: err}
+}
+
+// errNilTx is the cause for a nil transaction.
+var errNilTx = &fence.InvalidError{Field: "tx", Reason: "nil"}
+
+// storeMissing returns err, made to match fence.ErrStoreMissing too when
+// it says that a table does not exist: PostgreSQL's undefined_table
+// (42P01) and invalid_schema_name (3F000), SQLite's "no such table".
+func storeMissing(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		if pgErr.Code == "42P01" || pgErr.Code == "3F000" {
+			return fence.StoreMissing(err)
+		}
+		return err
+	}
+	var code interface{ Code() int }
+	if errors.As(err, &code) && code.Code()&0xff == 1 && strings.Contains(err.Error(), "no such table") {
+		return fence.StoreMissing(err)
+	}
+	return err
+}

@@ -1,0 +1,150 @@
+package sql_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fencekit/fence"
+	fencesql "github.com/fencekit/fence/resources/sql"
+)
+
+// wantOp fails unless err is a *fence.OpError of backend "sql" for op
+// and key that matches target.
+func wantOp(t *testing.T, what string, err error, op, key string, target error) {
+	t.Helper()
+	var oe *fence.OpError
+	if !errors.As(err, &oe) || oe.Backend != "sql" || oe.Op != op || oe.Key != key || !errors.Is(err, target) {
+		t.Errorf("%s = %v; want a *fence.OpError of sql, %s %q, matching %v", what, err, op, key, target)
+	}
+}
+
+// TestErrorsNameTheBackend: the native calls and the Resource report
+// errors in one style, a *fence.OpError of backend "sql" naming the
+// operation and the key, around the contract's error.
+func TestErrorsNameTheBackend(t *testing.T) {
+	t.Parallel()
+	onEachBackend(t, 2, func(t *testing.T, b *backend) {
+		ctx := t.Context()
+		tb := b.tables(t)
+		f, err := fencesql.NewFences(tb.Fence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.do(t, func(x txn) error { return x.check(f, "k", 5) })
+		err = b.inTx(ctx, false, func(x txn) error { return x.check(f, "k", 4) })
+		wantOp(t, "a stale Check", err, "check", "k", fence.ErrStaleToken)
+		err = b.inTx(ctx, false, func(x txn) error { return x.check(f, "", 4) })
+		wantOp(t, "Check of an empty key", err, "check", "", fence.ErrInvalid)
+		var ie *fence.InvalidError
+		if !errors.As(err, &ie) || ie.Field != "key" {
+			t.Errorf("Check of an empty key = %v; want a *fence.InvalidError for field \"key\"", err)
+		}
+		_, err = b.highest(ctx, f, "")
+		wantOp(t, "Highest of an empty key", err, "highest", "", fence.ErrInvalid)
+
+		table := accountsTable(t, b, true)
+		c, err := fencesql.NewColumn(table, "id", "fence")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.do(t, func(x txn) error { return x.update(c, int64(1), 3, "") })
+		err = b.inTx(ctx, false, func(x txn) error { return x.update(c, int64(1), 2, "") })
+		wantOp(t, "a stale Column.Update", err, "update", table+"/1", fence.ErrStaleToken)
+
+		r, err := b.newResource(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Put(ctx, "k", 5, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		wantOp(t, "a stale Resource.Put", r.Put(ctx, "k", 4, nil), "put", "k", fence.ErrStaleToken)
+		_, err = r.Highest(ctx, "")
+		if !errors.As(err, &ie) || ie.Field != "key" {
+			t.Errorf("Resource.Highest of an empty key = %v; want a *fence.InvalidError for field \"key\"", err)
+		}
+	})
+	t.Run("nil", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		f, _ := fencesql.NewFences("")
+		wantOp(t, "Check(nil tx)", f.Check(ctx, nil, "k", 1), "check", "k", fence.ErrInvalid)
+		wantOp(t, "CheckPgx(nil tx)", f.CheckPgx(ctx, nil, "k", 1), "check", "k", fence.ErrInvalid)
+		wantOp(t, "QueueCheck(nil batch)", f.QueueCheck(nil, "k", 1), "check", "k", fence.ErrInvalid)
+		wantOp(t, "QueueCheck(token 0)", f.QueueCheck(&pgx.Batch{}, "k", 0), "check", "k", fence.ErrInvalid)
+		c, _ := fencesql.NewColumn("accounts", "id", "fence")
+		wantOp(t, "Column.Update(nil tx)", c.Update(ctx, nil, 7, 1, ""), "update", "accounts/7", fence.ErrInvalid)
+		wantOp(t, "CreateTables(nil db)", fencesql.CreateTables(ctx, nil, fencesql.SQLite, fencesql.Tables{}), "create", "", fence.ErrInvalid)
+		wantOp(t, "CreateTables(bad dialect)", fencesql.CreateTables(ctx, openSQLite(t), 0, fencesql.Tables{}), "create", "", fence.ErrInvalid)
+		err := fencesql.RunTx(ctx, nil, nil, func(context.Context, *sql.Tx) error { return nil })
+		wantOp(t, "RunTx(nil db)", err, "transaction", "", fence.ErrInvalid)
+		if _, err := fencesql.NewResource(nil, fencesql.SQLite, fencesql.Tables{}); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("NewResource(nil db) = %v; want ErrInvalid", err)
+		}
+		if _, err := fencesql.NewResource(openSQLite(t), 0, fencesql.Tables{}); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("NewResource(no dialect) = %v; want ErrInvalid", err)
+		}
+	})
+}
+
+// TestMissingTables: on tables never created, the Resource and Fences
+// report errors matching fence.ErrStoreMissing; Resource.Create creates
+// them, and creating again changes nothing.
+func TestMissingTables(t *testing.T) {
+	t.Parallel()
+	onEachBackend(t, 2, func(t *testing.T, b *backend) {
+		ctx := t.Context()
+		tables := []fencesql.Tables{{Fence: uniqueName("missing_fence"), Value: uniqueName("missing_value")}}
+		if b.dialect == fencesql.PostgreSQL {
+			// A schema that does not exist either.
+			tables = append(tables, fencesql.Tables{Fence: uniqueName("noschema") + ".f", Value: uniqueName("noschema") + ".v"})
+		}
+		for _, tb := range tables {
+			r, err := b.newResource(tb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				op  string
+				err error
+			}{
+				{"put", r.Put(ctx, "k", 1, []byte("v"))},
+				{"delete", r.Delete(ctx, "k", 1)},
+				{"get", func() error { _, _, err := r.Get(ctx, "k"); return err }()},
+				{"highest", func() error { _, err := r.Highest(ctx, "k"); return err }()},
+			} {
+				wantOp(t, c.op+" on "+tb.Fence, c.err, c.op, "k", fence.ErrStoreMissing)
+			}
+			f, err := fencesql.NewFences(tb.Fence)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = b.inTx(ctx, false, func(x txn) error { return x.check(f, "k", 1) })
+			wantOp(t, "Check on "+tb.Fence, err, "check", "k", fence.ErrStoreMissing)
+			_, err = b.highest(ctx, f, "k")
+			wantOp(t, "Fences.Highest on "+tb.Fence, err, "highest", "k", fence.ErrStoreMissing)
+		}
+
+		tb := tables[0]
+		r, err := b.newResource(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.dropLater(t, tb.Fence, tb.Value)
+		for range 2 {
+			if err := r.Create(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Put(ctx, "k", 1, []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v, tok, err := r.Get(ctx, "k"); err != nil || string(v) != "v" || tok != 1 {
+			t.Errorf("Get after Create and Put = %q, %d, %v; want v, 1", v, tok, err)
+		}
+	})
+}

@@ -1,0 +1,269 @@
+package sql
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fencekit/fence"
+)
+
+// Resource is the portable form of this package: a fence.Resource keeping
+// keyed values in a value table, fenced by a fence table (see Tables), one
+// transaction per call. It is the fence.PortableResource over this
+// package's driver (its errors read "fence/sql: put "k": ..."), with
+// Create besides. Create it with NewResource (database/sql: PostgreSQL or
+// SQLite) or NewPgxResource (native pgx), or open it from a URL (see
+// PostgresURLOpener and SQLiteURLOpener). It is safe for concurrent use.
+//
+// Nothing a write does is applied before its COMMIT. When the COMMIT was
+// sent and its answer lost because the connection broke, Put and Delete
+// read the key back on a fresh connection: the write succeeds if it is
+// found (its token in the fence row and its value stored, or no value for
+// a Delete), and otherwise the error is a *fence.UnknownOutcomeError,
+// carrying in Highest the token that has replaced the write since, if one
+// has. When ctx ended while the COMMIT was in flight, nothing more is
+// sent: the error is a *fence.UnknownOutcomeError that also wraps ctx's
+// error, as for the other resources. A retry with the same token and
+// value is harmless.
+//
+// A missing table gets an error matching fence.ErrStoreMissing.
+type Resource struct {
+	*fence.PortableResource
+	d *store
+}
+
+// store is the driver under Resource.
+type store struct {
+	dialect Dialect
+	tables  Tables
+	fences  *Fences
+	run     func(ctx context.Context, fn func(ctx context.Context, q querier) error) error
+	put     string // upsert of a value
+	del     string // delete of a value
+	get     string // value, its token and the highest, of one key
+}
+
+var (
+	_ fence.ResourceDriver                       = (*store)(nil)
+	_ interface{ Create(context.Context) error } = (*store)(nil)
+	_ fence.Resource                             = (*Resource)(nil)
+)
+
+// NewResource returns a Resource on db, a database of dialect d
+// (PostgreSQL through pgx stdlib, or SQLite) holding, or to hold (see
+// Create), the tables named by t. Each call runs in a transaction through
+// RunTx, so conflicts are retried.
+func NewResource(db *sql.DB, d Dialect, t Tables) (*Resource, error) {
+	if db == nil {
+		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	return newResource(d, t, func(ctx context.Context, fn func(context.Context, querier) error) error {
+		return runTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, sqlTx{tx}) })
+	})
+}
+
+// NewPgxResource returns a Resource on db, a *pgxpool.Pool (or a *pgx.Conn
+// used by one goroutine at a time) on a PostgreSQL database holding, or to
+// hold, the tables named by t. Each call runs in a transaction through
+// RunPgxTx.
+func NewPgxResource(db PgxBeginner, t Tables) (*Resource, error) {
+	if db == nil {
+		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	return newResource(PostgreSQL, t, func(ctx context.Context, fn func(context.Context, querier) error) error {
+		return runPgxTx(ctx, db, pgx.TxOptions{}, func(ctx context.Context, tx pgx.Tx) error { return fn(ctx, pgxTx{tx}) })
+	})
+}
+
+func newResource(d Dialect, t Tables, run func(context.Context, func(context.Context, querier) error) error) (*Resource, error) {
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	ft, vt, err := t.quoted()
+	if err != nil {
+		return nil, err
+	}
+	f, err := NewFences(t.Fence)
+	if err != nil {
+		return nil, err
+	}
+	s := &store{
+		dialect: d,
+		tables:  t,
+		fences:  f,
+		run:     run,
+		put: `INSERT INTO ` + vt + ` (key, value, token) VALUES ($1, $2, $3)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
+		del: `DELETE FROM ` + vt + ` WHERE key = $1`,
+		get: `SELECT f.token, v.value, v.token FROM ` + ft + ` f LEFT JOIN ` + vt + ` v ON v.key = f.key WHERE f.key = $1`,
+	}
+	p, err := fence.NewResource(s)
+	if err != nil {
+		return nil, err
+	}
+	return &Resource{PortableResource: p, d: s}, nil
+}
+
+// Create creates the fence and value tables if they are missing, as
+// CreateTables does, in one transaction. Errors come in a *fence.OpError
+// for operation "create".
+func (r *Resource) Create(ctx context.Context) error {
+	return opError("create", "", r.d.Create(ctx))
+}
+
+// ResourceInfo implements fence.ResourceDriver.
+func (s *store) ResourceInfo() fence.ResourceInfo {
+	return fence.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen, MaxToken: MaxToken}
+}
+
+// Create creates the tables if missing.
+func (s *store) Create(ctx context.Context) error {
+	return s.run(ctx, func(ctx context.Context, q querier) error {
+		return createTables(ctx, s.dialect, s.tables, func(ctx context.Context, stmt string) error {
+			_, err := q.exec(ctx, stmt)
+			return err
+		})
+	})
+}
+
+// Put implements fence.ResourceDriver: in one transaction, it checks and
+// advances token in the fence table, then stores value. When the COMMIT
+// may have been applied but its answer was lost (see Resource), it reads
+// key back.
+func (s *store) Put(ctx context.Context, key string, token fence.Token, value []byte) error {
+	if value == nil {
+		value = []byte{} // a value, not a NULL
+	}
+	err := s.run(ctx, func(ctx context.Context, q querier) error {
+		if err := s.fences.check(ctx, q, key, token); err != nil {
+			return err
+		}
+		if _, err := q.exec(ctx, s.put, key, value, int64(token)); err != nil {
+			return fmt.Errorf("value table: %w", storeMissing(err))
+		}
+		return nil
+	})
+	return s.settle(ctx, key, token, err, func(r record) bool {
+		return r.value != nil && r.token == token && bytes.Equal(r.value, value)
+	})
+}
+
+// Delete implements fence.ResourceDriver: in one transaction, it checks
+// and advances token in the fence table, then deletes the value. The fence
+// row is the tombstone. A lost answer is reconciled as for Put.
+func (s *store) Delete(ctx context.Context, key string, token fence.Token) error {
+	err := s.run(ctx, func(ctx context.Context, q querier) error {
+		if err := s.fences.check(ctx, q, key, token); err != nil {
+			return err
+		}
+		if _, err := q.exec(ctx, s.del, key); err != nil {
+			return fmt.Errorf("value table: %w", storeMissing(err))
+		}
+		return nil
+	})
+	return s.settle(ctx, key, token, err, func(r record) bool { return r.value == nil })
+}
+
+// Get implements fence.ResourceDriver. The error for an absent key is a
+// *fence.NotFoundError telling a tombstone from a key never written.
+func (s *store) Get(ctx context.Context, key string) (value []byte, token fence.Token, err error) {
+	r, err := s.read(ctx, key)
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case r.highest == 0:
+		return nil, 0, &fence.NotFoundError{Key: key}
+	case r.value == nil:
+		return nil, 0, &fence.NotFoundError{Key: key, Tombstone: true}
+	}
+	return r.value, r.token, nil
+}
+
+// Highest implements fence.ResourceDriver.
+func (s *store) Highest(ctx context.Context, key string) (fence.Token, error) {
+	var h fence.Token
+	err := s.run(ctx, func(ctx context.Context, q querier) error {
+		var err error
+		h, err = s.fences.highest(ctx, q, key)
+		return err
+	})
+	return h, err
+}
+
+// record is what the tables hold for one key.
+type record struct {
+	highest fence.Token // the fence row's token; 0 when there is none
+	value   []byte      // nil when there is no value row (a tombstone)
+	token   fence.Token // the value row's token
+}
+
+// read returns the record of key, checked: a *fence.CorruptError when a
+// token is not positive or the value's is above the fence's.
+func (s *store) read(ctx context.Context, key string) (record, error) {
+	var r record
+	err := s.run(ctx, func(ctx context.Context, q querier) error {
+		var highest, stored any
+		var v []byte
+		err := q.queryRow(ctx, s.get, key).Scan(&highest, &v, &stored)
+		if isNoRows(err) {
+			r = record{}
+			return nil
+		}
+		if err != nil {
+			return storeMissing(err)
+		}
+		h, ok := asInt64(highest)
+		if !ok || h <= 0 {
+			return &fence.CorruptError{Key: key, Reason: "fence token is " + describe(highest) + ", not a positive integer"}
+		}
+		r = record{highest: fence.Token(h)}
+		if stored == nil {
+			return nil
+		}
+		t, ok := asInt64(stored)
+		if !ok || t <= 0 || t > h {
+			return &fence.CorruptError{Key: key, Reason: fmt.Sprintf("value token is %s, not a positive integer at most the fence token %d", describe(stored), h)}
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		r.value, r.token = v, fence.Token(t)
+		return nil
+	})
+	return r, err
+}
+
+// settle returns the outcome of a write of token on key that ended with
+// err, reconciling a lost COMMIT answer as the Resource doc says: applied
+// reports whether the record read back is the write's. For such a COMMIT
+// it never returns the raw error, nor a stale token.
+func (s *store) settle(ctx context.Context, key string, token fence.Token, err error, applied func(record) bool) error {
+	ce, ok := errors.AsType[*commitError](err)
+	if !ok || !ce.maybeApplied() {
+		return err
+	}
+	ue := &fence.UnknownOutcomeError{Key: key, Token: token, Err: err}
+	if cerr := ctx.Err(); cerr != nil {
+		// ctx is done: honour it, as every Resource does, and send
+		// nothing more.
+		if !errors.Is(err, cerr) {
+			ue.Err = errors.Join(err, cerr)
+		}
+		return ue
+	}
+	r, rerr := s.read(ctx, key)
+	switch {
+	case rerr != nil:
+		ue.Err = errors.Join(ue.Err, fmt.Errorf("reading back: %w", rerr))
+	case r.highest == token && applied(r):
+		return nil
+	case r.highest > token:
+		ue.Highest = r.highest
+	}
+	return ue
+}

@@ -1,0 +1,238 @@
+package sql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, for sqlite:// URLs
+
+	"github.com/fencekit/fence"
+)
+
+func init() {
+	pg := &PostgresURLOpener{}
+	fence.RegisterResource("postgres", pg)
+	fence.RegisterResource("postgresql", pg)
+	fence.RegisterResource("sqlite", &SQLiteURLOpener{})
+}
+
+// The URL parameters naming the tables, and their defaults.
+const (
+	fenceTableParam = "fence-table" // Tables.Fence
+	valueTableParam = "value-table" // Tables.Value
+	busyTimeout     = "busy-timeout"
+	// DefaultBusyTimeout is how long an SQLite Resource opened from a URL
+	// waits for another writer's lock.
+	DefaultBusyTimeout = 10 * time.Second
+)
+
+// PostgresURLOpener opens Resources from postgres:// and postgresql://
+// URLs: pgx connection strings that may also name the tables,
+//
+//	postgres://[USER[:PASSWORD]@]HOST[:PORT]/DB[?fence-table=T&value-table=V&PGX-PARAMS]
+//
+// fence-table and value-table are Tables.Fence and Tables.Value ("table"
+// or "schema.table"; default DefaultFenceTable and DefaultValueTable).
+// Every other parameter goes to pgxpool.ParseConfig (sslmode,
+// pool_max_conns, ...), and credentials come from the URL or from the PG*
+// environment variables and ~/.pgpass, as pgx reads them. The Resource
+// runs on a pgxpool.Pool that its Close closes; its driver's Create
+// creates the tables.
+type PostgresURLOpener struct{}
+
+// URLForm implements fence.ResourceURLOpener.
+func (*PostgresURLOpener) URLForm() string {
+	return "postgres://[USER@]HOST[:PORT]/DB[?fence-table=T&value-table=V&PGX-PARAMS]"
+}
+
+// OpenResourceURL implements fence.ResourceURLOpener. It does not
+// connect; the first call does.
+func (*PostgresURLOpener) OpenResourceURL(ctx context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
+	var none fence.Opened[*fence.PortableResource]
+	c, err := parseURL(u)
+	if err != nil {
+		return none, err
+	}
+	cfg, err := pgxpool.ParseConfig(c.conn)
+	if err != nil {
+		// pgx quotes the connection string in some parse errors.
+		return none, &fence.InvalidError{Field: "url", Reason: fence.RedactURL(u.Redacted()) + ": " + c.scrub(err)}
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return none, opError("open", "", errors.New(c.scrub(err)))
+	}
+	r, err := NewPgxResource(pool, c.tables)
+	if err != nil {
+		pool.Close()
+		return none, err
+	}
+	return fence.Opened[*fence.PortableResource]{
+		Value: r.PortableResource,
+		Close: func() error { pool.Close(); return nil },
+	}, nil
+}
+
+// SQLiteURLOpener opens Resources on SQLite files from sqlite:// URLs,
+//
+//	sqlite:///ABSOLUTE/PATH.db[?fence-table=T&value-table=V&busy-timeout=D]
+//	sqlite://RELATIVE/PATH.db[?...]
+//
+// through modernc.org/sqlite (which this package imports), in WAL mode,
+// with write transactions that take the lock when they begin and wait up
+// to busy-timeout (default DefaultBusyTimeout) for another writer's. The
+// file is made when missing; its driver's Create creates the tables, and
+// Close closes the database.
+type SQLiteURLOpener struct{}
+
+// URLForm implements fence.ResourceURLOpener.
+func (*SQLiteURLOpener) URLForm() string {
+	return "sqlite://[/]PATH.db[?fence-table=T&value-table=V&busy-timeout=D]"
+}
+
+// OpenResourceURL implements fence.ResourceURLOpener.
+func (*SQLiteURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
+	var none fence.Opened[*fence.PortableResource]
+	c, err := parseURL(u)
+	if err != nil {
+		return none, err
+	}
+	db, err := sql.Open("sqlite", c.conn)
+	if err != nil {
+		return none, opError("open", "", err)
+	}
+	r, err := NewResource(db, SQLite, c.tables)
+	if err != nil {
+		_ = db.Close()
+		return none, err
+	}
+	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Close: db.Close}, nil
+}
+
+// urlConfig is what a URL says.
+type urlConfig struct {
+	dialect Dialect
+	tables  Tables
+	// conn is the pgx connection string without this package's
+	// parameters, or the SQLite DSN.
+	conn string
+	// password is the URL's password, to scrub from pgx's errors.
+	password string
+}
+
+// scrub returns err's text without the password.
+func (c urlConfig) scrub(err error) string {
+	msg := err.Error()
+	if c.password != "" {
+		msg = strings.ReplaceAll(msg, c.password, "xxxxx")
+	}
+	return fence.RedactURL(msg)
+}
+
+// parseURL reads a postgres://, postgresql:// or sqlite:// URL. It
+// contacts nothing.
+func parseURL(u *url.URL) (urlConfig, error) {
+	p := fence.NewURLParams(u)
+	c := urlConfig{tables: Tables{Fence: tableParam(p, fenceTableParam), Value: tableParam(p, valueTableParam)}}
+	if u.Fragment != "" || u.Opaque != "" {
+		p.Fail("a %s URL is %s://...", u.Scheme, u.Scheme)
+	}
+	switch u.Scheme {
+	case "postgres", "postgresql":
+		c.dialect = PostgreSQL
+		c.password, _ = u.User.Password()
+		for _, k := range slices.Sorted(maps.Keys(u.Query())) {
+			if k == fenceTableParam || k == valueTableParam {
+				continue
+			}
+			v := p.Optional(k) // pgx's: pgxpool.ParseConfig checks it
+			if k == "password" && c.password == "" {
+				c.password = v
+			}
+		}
+		c.conn = withoutParams(u, fenceTableParam, valueTableParam)
+	case "sqlite":
+		c.dialect = SQLite
+		c.conn = sqliteDSN(p, u)
+	default:
+		p.Fail("not a postgres://, postgresql:// or sqlite:// URL")
+	}
+	if err := p.Done(); err != nil {
+		return urlConfig{}, err
+	}
+	return c, nil
+}
+
+// tableParam returns the table name parameter param, "" when absent.
+func tableParam(p *fence.URLParams, param string) string {
+	v := p.String(param)
+	if v == "" {
+		return ""
+	}
+	if _, err := quoteTable(param, v); err != nil {
+		reason := err.Error()
+		if ie, ok := errors.AsType[*fence.InvalidError](err); ok {
+			reason = ie.Reason
+		}
+		p.Fail("%s=%q: %s", param, v, reason)
+	}
+	return v
+}
+
+// withoutParams returns u as a connection string for pgx, without the
+// query parameters names, the others as written. It keeps "scheme://",
+// which net/url shortens to "scheme:" when no host follows and pgx
+// needs to tell a URL from a keyword/value string.
+func withoutParams(u *url.URL, names ...string) string {
+	v := *u
+	var kept []string
+	if v.RawQuery != "" {
+		for _, part := range strings.Split(v.RawQuery, "&") {
+			k, _, _ := strings.Cut(part, "=")
+			if key, err := url.QueryUnescape(k); err != nil || !slices.Contains(names, key) {
+				kept = append(kept, part)
+			}
+		}
+	}
+	v.RawQuery = strings.Join(kept, "&")
+	s := v.String()
+	if rest, ok := strings.CutPrefix(s, v.Scheme+":"); ok && !strings.HasPrefix(rest, "//") {
+		s = v.Scheme + "://" + rest
+	}
+	return s
+}
+
+// sqlitePath escapes what SQLite's URI filenames and the driver's DSN
+// parsing would read in a path.
+var sqlitePath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// sqliteDSN returns the modernc.org/sqlite DSN of a sqlite:// URL:
+// sqlite:///abs/path (no host) or sqlite://rel/path (the host is the
+// path's first part).
+func sqliteDSN(p *fence.URLParams, u *url.URL) string {
+	timeout := p.Duration(busyTimeout)
+	if timeout == 0 {
+		timeout = DefaultBusyTimeout
+	}
+	path := u.Host + u.Path
+	switch {
+	case u.User != nil:
+		p.Fail("no user or password in an SQLite URL")
+	case u.Port() != "" || strings.HasSuffix(u.Host, ":"):
+		p.Fail("no port in an SQLite URL; the path follows sqlite://")
+	case path == "" || path == "/" || strings.HasSuffix(path, "/"):
+		p.Fail("no file after sqlite:// (sqlite:///abs/path.db or sqlite://rel/path.db)")
+	case strings.IndexByte(path, 0) >= 0:
+		p.Fail("a NUL byte in the path")
+	}
+	return "file:" + sqlitePath.Replace(path) +
+		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(timeout.Milliseconds(), 10) + ")&_txlock=immediate"
+}

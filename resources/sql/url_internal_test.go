@@ -1,0 +1,138 @@
+package sql
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/fencekit/fence"
+)
+
+func TestParseURL(t *testing.T) {
+	t.Parallel()
+	const pragmas = "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate"
+	for _, tc := range []struct {
+		raw  string
+		want urlConfig
+	}{
+		{"postgres://app@db:5432/app?sslmode=disable", urlConfig{dialect: PostgreSQL, conn: "postgres://app@db:5432/app?sslmode=disable"}},
+		{"postgresql://app@db/app?fence-table=ops.fences&sslmode=require&value-table=ops.values", urlConfig{
+			dialect: PostgreSQL, tables: Tables{Fence: "ops.fences", Value: "ops.values"}, conn: "postgresql://app@db/app?sslmode=require"}},
+		{"postgres://app:pw@db/app", urlConfig{dialect: PostgreSQL, password: "pw", conn: "postgres://app:pw@db/app"}},
+		{"postgres://app@db/app?password=pw&fence-table=t", urlConfig{dialect: PostgreSQL, password: "pw", tables: Tables{Fence: "t"}, conn: "postgres://app@db/app?password=pw"}},
+		{"postgres://db/app?%66ence-table=t&x=1", urlConfig{dialect: PostgreSQL, tables: Tables{Fence: "t"}, conn: "postgres://db/app?x=1"}},
+		{"postgres:///app", urlConfig{dialect: PostgreSQL, conn: "postgres:///app"}},
+		{"postgres://", urlConfig{dialect: PostgreSQL, conn: "postgres://"}},
+		{"postgres://?fence-table=f", urlConfig{dialect: PostgreSQL, tables: Tables{Fence: "f"}, conn: "postgres://"}},
+		{"postgres://?sslmode=disable", urlConfig{dialect: PostgreSQL, conn: "postgres://?sslmode=disable"}},
+		{"postgres://u:p%40ss@db/app", urlConfig{dialect: PostgreSQL, password: "p@ss", conn: "postgres://u:p%40ss@db/app"}},
+		{"sqlite:///var/lib/app/fence.db", urlConfig{dialect: SQLite, conn: "file:/var/lib/app/fence.db" + pragmas}},
+		{"sqlite://fence.db", urlConfig{dialect: SQLite, conn: "file:fence.db" + pragmas}},
+		{"sqlite://data/fence.db?fence-table=f&value-table=v&busy-timeout=2s", urlConfig{
+			dialect: SQLite, tables: Tables{Fence: "f", Value: "v"},
+			conn: "file:data/fence.db?_pragma=journal_mode(WAL)&_pragma=busy_timeout(2000)&_txlock=immediate"}},
+		{"sqlite:///tmp/odd%3F%23%25name.db", urlConfig{dialect: SQLite, conn: "file:/tmp/odd%3f%23%25name.db" + pragmas}},
+	} {
+		u, err := url.Parse(tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := parseURL(u)
+		if err != nil || got != tc.want {
+			t.Errorf("parseURL(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseURLRefuses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ raw, want string }{
+		{"postgres://app:secret@db/app?fence-table=", "fence-table is empty"},
+		{"postgres://app:secret@db/app?value-table=a&value-table=b", "more than once"},
+		{"postgres://app:secret@db/app?sslmode=a&sslmode=b", "more than once"},
+		{"postgres://app:secret@db/app?fence-table=a.b.c", "more than one dot"},
+		{"postgres://app:secret@db/app?value-table=" + strings.Repeat("t", 64), "more than the limit"},
+		{"postgres://app:secret@db/app#frag", "postgres://..."},
+		{"postgres://app@db/app?password=secret&fence-table=", "fence-table is empty"},
+		{"sqlite://", "no file"},
+		{"sqlite:///", "no file"},
+		{"sqlite:///tmp/", "no file"},
+		{"sqlite://u:secret@x.db", "no user or password"},
+		{"sqlite://x.db:4", "no port"},
+		{"sqlite:///x.db?busy-timeout=soon", "not a duration"},
+		{"sqlite:///x.db?sslmode=disable", `unknown parameter "sslmode"`},
+		{"sqlite:///x%00.db", "NUL"},
+		{"mysql://db/app", "not a postgres://"},
+	} {
+		u, err := url.Parse(tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = parseURL(u)
+		if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseURL(%q) = %v; want ErrInvalid saying %q", tc.raw, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("parseURL(%q) = %v shows the password", tc.raw, err)
+		}
+	}
+}
+
+// FuzzParseURL checks that parseURL never panics, refuses with
+// fence.ErrInvalid only, never shows the password, and hands pgx a
+// connection string of the URL's scheme without this package's
+// parameters.
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{
+		"postgres://app:pw@db:5432/app?fence-table=t&sslmode=disable", "postgresql://app@db/app?password=pw&value-table=a.b",
+		"postgres://", "postgres://?fence-table=a&fence-table=b", "postgres://u:p@ss@db/app", "postgres://db/app#x",
+		"sqlite:///tmp/x.db?busy-timeout=3s", "sqlite://x.db?fence-table=f", "sqlite://u:pw@x", "sqlite://%zz", "sqlite:///a%3Fb",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		u.Scheme = strings.ToLower(u.Scheme) // as fence.OpenResource does
+		c, err := parseURL(u)
+		pw, hasPW := u.User.Password()
+		if qp := u.Query().Get("password"); qp != "" && !hasPW {
+			pw, hasPW = qp, true
+		}
+		if err != nil {
+			if !errors.Is(err, fence.ErrInvalid) {
+				t.Fatalf("parseURL(%q) = %v; want ErrInvalid", raw, err)
+			}
+			// A password long enough not to occur in the message by
+			// chance must not be in it, unless the URL shows it elsewhere.
+			if hasPW && len(pw) >= 6 && strings.Contains(err.Error(), pw) && !strings.Contains(fence.RedactURL(u.Redacted()), pw) {
+				t.Fatalf("parseURL(%q) = %v shows the password", raw, err)
+			}
+			return
+		}
+		switch c.dialect {
+		case PostgreSQL:
+			if !strings.HasPrefix(c.conn, u.Scheme+"://") {
+				t.Fatalf("parseURL(%q) hands pgx %q, not a %s:// URL", raw, c.conn, u.Scheme)
+			}
+			if cu, err := url.Parse(c.conn); err == nil {
+				q := cu.Query()
+				if q.Has(fenceTableParam) || q.Has(valueTableParam) {
+					t.Fatalf("parseURL(%q) hands pgx %q, with the table parameters", raw, c.conn)
+				}
+			}
+		case SQLite:
+			if !strings.HasPrefix(c.conn, "file:") || strings.Count(c.conn, "?") != 1 || strings.Contains(c.conn, "#") {
+				t.Fatalf("parseURL(%q) = DSN %q; want file:PATH?PRAGMAS with one ? and no #", raw, c.conn)
+			}
+		default:
+			t.Fatalf("parseURL(%q) accepted it without a dialect", raw)
+		}
+		if _, _, err := c.tables.quoted(); err != nil {
+			t.Fatalf("parseURL(%q) accepted tables %+v: %v", raw, c.tables, err)
+		}
+	})
+}
