@@ -76,6 +76,9 @@ func TestBadInputIsInvalid(t *testing.T) {
 			if !errors.Is(err, fence.ErrInvalid) || !errors.As(err, &ie) {
 				t.Fatalf("err = %v; want a *fence.InvalidError", err)
 			}
+			if _, ok := errors.AsType[*fence.OpError](err); !ok {
+				t.Errorf("err = %v; want it in a *fence.OpError", err)
+			}
 			if tc.key != nil {
 				if item := raw(t, c, tb, tc.key); item != nil {
 					t.Errorf("an invalid call wrote %v", item)

@@ -47,13 +47,11 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		endpoint:     p.Endpoint(),
 		keyAttribute: p.String("key-attribute"),
 	}
-	if c.table != "" && !tableName.MatchString(c.table) {
-		p.Fail("%q is not a DynamoDB table name (3 to 255 of a-z, A-Z, 0-9, '_', '-', '.')", c.table)
+	if c.table != "" {
+		failOn(p, checkTableName(c.table))
 	}
 	if c.keyAttribute != "" {
-		if ie, bad := errors.AsType[*fence.InvalidError](fence.ValidateKey("key-attribute", c.keyAttribute, maxAttributeNameLen)); bad {
-			p.Fail("key-attribute is %s", ie.Reason)
-		}
+		failOn(p, fence.ValidateKey("key-attribute", c.keyAttribute, maxAttributeNameLen))
 	}
 	if err := p.Done(); err != nil {
 		return urlConfig{}, err
@@ -61,15 +59,22 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	return c, nil
 }
 
+// failOn records in p the *fence.InvalidError err, if it is one.
+func failOn(p *fence.URLParams, err error) {
+	if ie, bad := errors.AsType[*fence.InvalidError](err); bad {
+		p.Fail("%s: %s", ie.Field, ie.Reason)
+	}
+}
+
 // client builds the DynamoDB client of c from the SDK's default
-// configuration, sending through hc when it is not nil.
+// configuration, sending through hc when it is not nil. hc is set on the
+// client, not in the configuration: the configuration would try to add
+// AWS_CA_BUNDLE's roots to it, which an *http.Client does not allow; a
+// caller's client brings its own TLS settings.
 func (c urlConfig) client(ctx context.Context, hc *http.Client) (*dynamodb.Client, error) {
 	var load []func(*awsconfig.LoadOptions) error
 	if c.region != "" {
 		load = append(load, awsconfig.WithRegion(c.region))
-	}
-	if hc != nil {
-		load = append(load, awsconfig.WithHTTPClient(hc))
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, load...)
 	if err != nil {
@@ -78,6 +83,9 @@ func (c urlConfig) client(ctx context.Context, hc *http.Client) (*dynamodb.Clien
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		if c.endpoint != "" {
 			o.BaseEndpoint = aws.String(c.endpoint)
+		}
+		if hc != nil {
+			o.HTTPClient = hc
 		}
 	}), nil
 }

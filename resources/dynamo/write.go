@@ -72,7 +72,7 @@ func (r *Resource) newWrite(op string, token fence.Token, key map[string]types.A
 	return &write{token: token, id: rand.Text(), key: key, resource: r.describeKey(key), delete: op == "delete"}
 }
 
-// checkTable refuses an input naming another table than t's.
+// checkTable refuses an input naming another table than r's.
 func (r *Resource) checkTable(table *string) error {
 	if table != nil && *table != r.table {
 		return &fence.InvalidError{Field: "TableName", Reason: fmt.Sprintf("%q, but this Resource writes to %q", *table, r.table)}
