@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
-// API is the part of the DynamoDB client a Table and a Resource call.
+// API is the part of the DynamoDB client a Resource calls.
 // *dynamodb.Client satisfies it.
 type API interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)

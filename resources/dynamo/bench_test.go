@@ -12,6 +12,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/resources/dynamo"
 )
 
 // counting is an http.RoundTripper that counts the requests it forwards.
@@ -36,7 +37,7 @@ func BenchmarkWrite(b *testing.B) {
 	cnt := &counting{next: tr}
 	c := emulators.DynamoClient(b, cnt)
 	tb := itemTable(b, c)
-	table := aws.String(tb.Options().Table)
+	table := aws.String(tb.Table())
 	item := func(id string) map[string]types.AttributeValue {
 		return withKey(id, map[string]types.AttributeValue{"v": s("a value of some thirty bytes..")})
 	}
@@ -71,11 +72,11 @@ func BenchmarkWrite(b *testing.B) {
 	// server's condition costs apart from the package's own work.
 	run("PutItem/hand-written-condition", func(tok fence.Token, id string) error {
 		it := item(id)
-		it["fence_token"] = n(tok.String())
+		it[dynamo.DefaultFenceAttribute] = n(tok.String())
 		_, err := c.PutItem(b.Context(), &dynamodb.PutItemInput{
 			TableName: table, Item: it,
 			ConditionExpression:       aws.String("attribute_not_exists(#f) OR #f BETWEEN :one AND :t"),
-			ExpressionAttributeNames:  map[string]string{"#f": "fence_token"},
+			ExpressionAttributeNames:  map[string]string{"#f": dynamo.DefaultFenceAttribute},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":one": n("1"), ":t": n(tok.String())},
 		})
 		return err

@@ -45,7 +45,7 @@ func TestCorruptFenceRefusesWrites(t *testing.T) {
 				t.Parallel()
 				id := t.Name()
 				stored := withKey(id, map[string]types.AttributeValue{"v": s("keep"), dynamo.DefaultFenceAttribute: cr.fence})
-				if _, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(tb.Options().Table), Item: stored}); err != nil {
+				if _, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(tb.Table()), Item: stored}); err != nil {
 					t.Fatalf("raw PutItem: %v", err)
 				}
 				var err error
@@ -58,7 +58,7 @@ func TestCorruptFenceRefusesWrites(t *testing.T) {
 				case "delete":
 					_, err = tb.DeleteItem(t.Context(), cr.token, &dynamodb.DeleteItemInput{Key: key(id)})
 				case "highest":
-					_, err = tb.Highest(t.Context(), key(id))
+					_, err = tb.HighestItem(t.Context(), key(id))
 				}
 				var ce *fence.CorruptError
 				if !errors.Is(err, fence.ErrCorrupt) || !errors.As(err, &ce) {
@@ -81,7 +81,7 @@ func TestCorruptFenceOnRead(t *testing.T) {
 	t.Parallel()
 	c := emulators.DynamoClient(t, nil)
 	table := createTable(t, c, nil)
-	r, err := dynamo.NewResource(c, table, nil)
+	r, err := dynamo.New(c, table, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,17 +90,17 @@ func TestCorruptFenceOnRead(t *testing.T) {
 		item     map[string]types.AttributeValue
 		badFence bool // Highest fails too
 	}{
-		{"fence a string", map[string]types.AttributeValue{"value": &types.AttributeValueMemberB{Value: []byte("v")}, "fence_token": s("3")}, true},
-		{"fence a fraction", map[string]types.AttributeValue{"value": &types.AttributeValueMemberB{Value: []byte("v")}, "fence_token": n("1.5")}, true},
-		{"fence zero", map[string]types.AttributeValue{"value": &types.AttributeValueMemberB{Value: []byte("v")}, "fence_token": n("0")}, true},
+		{"fence a string", map[string]types.AttributeValue{"value": &types.AttributeValueMemberB{Value: []byte("v")}, dynamo.DefaultFenceAttribute: s("3")}, true},
+		{"fence a fraction", map[string]types.AttributeValue{"value": &types.AttributeValueMemberB{Value: []byte("v")}, dynamo.DefaultFenceAttribute: n("1.5")}, true},
+		{"fence zero", map[string]types.AttributeValue{"value": &types.AttributeValueMemberB{Value: []byte("v")}, dynamo.DefaultFenceAttribute: n("0")}, true},
 		{"fence missing", map[string]types.AttributeValue{"value": &types.AttributeValueMemberB{Value: []byte("v")}}, false},
-		{"value a string", map[string]types.AttributeValue{"value": s("v"), "fence_token": n("3")}, false},
-		{"value missing", map[string]types.AttributeValue{"fence_token": n("3")}, false},
+		{"value a string", map[string]types.AttributeValue{"value": s("v"), dynamo.DefaultFenceAttribute: n("3")}, false},
+		{"value missing", map[string]types.AttributeValue{dynamo.DefaultFenceAttribute: n("3")}, false},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()
 			item := maps.Clone(tc.item)
-			item["name"] = s(t.Name())
+			item[dynamo.DefaultKeyAttribute] = s(t.Name())
 			if _, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
 				t.Fatalf("raw PutItem: %v", err)
 			}

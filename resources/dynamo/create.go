@@ -17,15 +17,17 @@ import (
 // ACTIVE when TableOptions.Wait is 0.
 const DefaultTableWait = 5 * time.Minute
 
-// TableOptions describe the table CreateTable makes.
+// TableOptions describe the table CreateTable makes. A nil *TableOptions
+// means all defaults: the table of a Resource with nil Options.
 type TableOptions struct {
-	// PartitionKey names the partition key attribute. Default:
-	// DefaultPartitionKey, the portable Resource's default.
-	PartitionKey string
-	// PartitionKeyType is its type. Default: types.ScalarAttributeTypeS.
-	PartitionKeyType types.ScalarAttributeType
-	// SortKey names the sort key attribute; empty for none.
-	SortKey string
+	// KeyAttribute names the partition key attribute; use the same value
+	// as Options.KeyAttribute. Default: DefaultKeyAttribute.
+	KeyAttribute string
+	// KeyType is its type. Default: types.ScalarAttributeTypeS, which the
+	// portable methods need.
+	KeyType types.ScalarAttributeType
+	// SortKeyAttribute names the sort key attribute; empty for none.
+	SortKeyAttribute string
 	// SortKeyType is its type. Default: types.ScalarAttributeTypeS.
 	SortKeyType types.ScalarAttributeType
 	// Wait bounds the wait for the table to become ACTIVE (ctx bounds it
@@ -34,23 +36,30 @@ type TableOptions struct {
 }
 
 // CreateTable creates table with on-demand billing (PAY_PER_REQUEST) and
-// the key schema of opts (nil for a Resource's table), and waits until it
-// is ACTIVE. A table that exists already is only waited for. For tests,
-// and for users who do not create tables with other tools; nothing else
-// in the package needs it.
+// the key schema of opts (nil for the table of the portable methods), and
+// waits until it is ACTIVE. A table that exists already is only waited
+// for. For tests, and for users who do not create tables with other
+// tools; nothing else in the package needs it. Errors are *fence.OpError.
 func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOptions) error {
+	if err := createTable(ctx, api, table, opts); err != nil {
+		return &fence.OpError{Backend: backend, Op: "create table", Key: table, Err: err}
+	}
+	return nil
+}
+
+func createTable(ctx context.Context, api TableAPI, table string, opts *TableOptions) error {
 	if api == nil {
 		return &fence.InvalidError{Field: "api", Reason: "nil"}
 	}
-	if !tableName.MatchString(table) {
-		return &fence.InvalidError{Field: "table", Reason: fmt.Sprintf("%q is not a DynamoDB table name (3 to 255 of a-z, A-Z, 0-9, '_', '-', '.')", table)}
+	if err := checkTableName(table); err != nil {
+		return err
 	}
 	var o TableOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.PartitionKey == "" {
-		o.PartitionKey = DefaultPartitionKey
+	if o.KeyAttribute == "" {
+		o.KeyAttribute = DefaultKeyAttribute
 	}
 	if o.Wait < 0 {
 		return &fence.InvalidError{Field: "Wait", Reason: fmt.Sprintf("%v is negative", o.Wait)}
@@ -59,7 +68,7 @@ func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 		o.Wait = DefaultTableWait
 	}
 	in := &dynamodb.CreateTableInput{TableName: aws.String(table)}
-	add := func(field, name string, typ types.ScalarAttributeType, kt types.KeyType) error {
+	add := func(field, typeField, name string, typ types.ScalarAttributeType, kt types.KeyType) error {
 		if err := fence.ValidateKey(field, name, maxAttributeNameLen); err != nil {
 			return err
 		}
@@ -68,20 +77,20 @@ func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 			typ = types.ScalarAttributeTypeS
 		case types.ScalarAttributeTypeS, types.ScalarAttributeTypeN, types.ScalarAttributeTypeB:
 		default:
-			return &fence.InvalidError{Field: field + "Type", Reason: fmt.Sprintf("%q is not S, N or B", typ)}
+			return &fence.InvalidError{Field: typeField, Reason: fmt.Sprintf("%q is not S, N or B", typ)}
 		}
 		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: aws.String(name), KeyType: kt})
 		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: typ})
 		return nil
 	}
-	if err := add("PartitionKey", o.PartitionKey, o.PartitionKeyType, types.KeyTypeHash); err != nil {
+	if err := add("KeyAttribute", "KeyType", o.KeyAttribute, o.KeyType, types.KeyTypeHash); err != nil {
 		return err
 	}
-	if o.SortKey != "" {
-		if o.SortKey == o.PartitionKey {
-			return &fence.InvalidError{Field: "SortKey", Reason: fmt.Sprintf("%q is also the partition key", o.SortKey)}
+	if o.SortKeyAttribute != "" {
+		if o.SortKeyAttribute == o.KeyAttribute {
+			return &fence.InvalidError{Field: "SortKeyAttribute", Reason: fmt.Sprintf("%q is also the key attribute", o.SortKeyAttribute)}
 		}
-		if err := add("SortKey", o.SortKey, o.SortKeyType, types.KeyTypeRange); err != nil {
+		if err := add("SortKeyAttribute", "SortKeyType", o.SortKeyAttribute, o.SortKeyType, types.KeyTypeRange); err != nil {
 			return err
 		}
 	}

@@ -20,34 +20,40 @@ import (
 //
 // Errors are as for PutItem. The output is the SDK's DeleteItemOutput,
 // with Attributes (ReturnValues ALL_OLD) nil when there was no live item.
-func (t *Table) DeleteItem(ctx context.Context, token fence.Token, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+func (r *Resource) DeleteItem(ctx context.Context, token fence.Token, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	if in == nil {
-		return nil, &fence.InvalidError{Field: "input", Reason: "nil"}
+		return nil, r.opErr("delete item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
 	}
-	if err := checkLegacy(in.Expected, in.ConditionalOperator); err != nil {
+	out, err := r.deleteItem(ctx, token, in, optFns)
+	if err != nil {
+		return nil, r.opErr("delete item", in.Key, err)
+	}
+	return out, nil
+}
+
+func (r *Resource) deleteItem(ctx context.Context, token fence.Token, in *dynamodb.DeleteItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	if err := r.checkWrite(token, in.TableName, in.Expected, in.ConditionalOperator, in.ExpressionAttributeNames, in.ExpressionAttributeValues); err != nil {
 		return nil, err
 	}
-	key, err := t.key("Key", in.Key, true)
+	key, err := r.key("Key", in.Key, true)
 	if err != nil {
 		return nil, err
 	}
-	w, err := t.begin("delete", token, in.TableName, key)
-	if err != nil {
-		return nil, err
-	}
-	e, err := t.fenced(w, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
-	if err != nil {
-		return nil, err
-	}
-	item := make(map[string]types.AttributeValue, len(key)+3)
-	for k, v := range key {
+	return r.sendDelete(ctx, r.newWrite("delete", token, key), in, optFns)
+}
+
+// sendDelete sends the tombstone PutItem of w for a checked in.
+func (r *Resource) sendDelete(ctx context.Context, w *write, in *dynamodb.DeleteItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	e := r.fenced(w, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	item := make(map[string]types.AttributeValue, len(w.key)+3)
+	for k, v := range w.key {
 		item[k] = v
 	}
-	item[t.o.FenceAttribute] = tokenValue(token)
-	item[t.o.WriteIDAttribute] = &types.AttributeValueMemberS{Value: w.id}
-	item[t.o.TombstoneAttribute] = &types.AttributeValueMemberBOOL{Value: true}
-	out, err := t.api.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           aws.String(t.o.Table),
+	item[r.o.FenceAttribute] = tokenValue(w.token)
+	item[r.o.WriteIDAttribute] = &types.AttributeValueMemberS{Value: w.id}
+	item[r.o.TombstoneAttribute] = &types.AttributeValueMemberBOOL{Value: true}
+	out, err := r.api.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           aws.String(r.table),
 		Item:                                item,
 		ConditionExpression:                 aws.String(e.condition),
 		ExpressionAttributeNames:            e.names,
@@ -58,13 +64,13 @@ func (t *Table) DeleteItem(ctx context.Context, token fence.Token, in *dynamodb.
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}, w.watch(optFns)...)
 	if err != nil {
-		if applied, err := t.settle(ctx, w, err); !applied {
+		if applied, err := r.settle(ctx, w, err); !applied {
 			return nil, err
 		}
 		return &dynamodb.DeleteItemOutput{}, nil
 	}
 	return &dynamodb.DeleteItemOutput{
-		Attributes:            t.visible(out.Attributes),
+		Attributes:            r.visible(out.Attributes),
 		ConsumedCapacity:      out.ConsumedCapacity,
 		ItemCollectionMetrics: out.ItemCollectionMetrics,
 		ResultMetadata:        out.ResultMetadata,

@@ -52,7 +52,7 @@ func TestDeleteItemLeavesTombstone(t *testing.T) {
 			t.Errorf("GetItem(%v) of a tombstone = %v, %v; want no item", aws.ToString(get.ProjectionExpression), out, err)
 		}
 	}
-	if h, err := tb.Highest(t.Context(), key(id)); err != nil || h != 3 {
+	if h, err := tb.HighestItem(t.Context(), key(id)); err != nil || h != 3 {
 		t.Errorf("Highest after DeleteItem = %d, %v; want 3", h, err)
 	}
 
@@ -92,7 +92,7 @@ func TestDeleteItemOfAbsentItem(t *testing.T) {
 	if err != nil || out.Attributes != nil {
 		t.Fatalf("DeleteItem of an absent item = %v, %v; want success and no old attributes", out, err)
 	}
-	if h, err := tb.Highest(t.Context(), key("never")); err != nil || h != 8 {
+	if h, err := tb.HighestItem(t.Context(), key("never")); err != nil || h != 8 {
 		t.Errorf("Highest = %d, %v; want 8", h, err)
 	}
 	_, err = tb.PutItem(t.Context(), 7, &dynamodb.PutItemInput{Item: key("never")})

@@ -5,9 +5,9 @@
 //
 // # Fenced writes
 //
-// Table.PutItem, Table.UpdateItem and Table.DeleteItem take the SDK's own
-// input structs, so existing code keeps its expressions, and return the
-// SDK's outputs. Each is one conditional PutItem or UpdateItem whose
+// Resource.PutItem, UpdateItem and DeleteItem take the SDK's own input
+// structs, so existing code keeps its expressions, and return the SDK's
+// outputs. Each is one conditional PutItem or UpdateItem whose
 // condition is
 //
 //	(attribute_not_exists(#f) OR #f BETWEEN :1 AND :t) AND (your condition)
@@ -43,8 +43,8 @@
 // A fenced DeleteItem does not delete: it replaces the item with a
 // tombstone holding only the key, the fence attribute (the token) and a
 // marker attribute (Options.TombstoneAttribute), so that a stale writer
-// cannot re-create the item with an old token. Table.GetItem and the
-// portable Resource report a tombstone as absent. Your condition
+// cannot re-create the item with an old token. GetItem and the portable
+// Get report a tombstone as absent. Your condition
 // expressions, though, are evaluated by DynamoDB against the stored item,
 // tombstones included: after a delete, attribute_exists(pk) is true and
 // attribute_not_exists(pk) false. To test whether an item is live, test an
@@ -73,23 +73,46 @@
 //
 // The package adds three attributes to an item (names set in Options):
 //
-//	fence_token     N, the highest token the item has accepted, a whole
+//	fencetoken      N, the highest token the item has accepted, a whole
 //	                number from 1 to 18446744073709551615 (FenceAttribute)
-//	fence_write_id  S, the random id of the last fenced write (WriteIDAttribute)
-//	fence_deleted   BOOL true on a tombstone, absent otherwise; its presence
+//	fencewriteid    S, the random id of the last fenced write (WriteIDAttribute)
+//	fencetombstone  BOOL true on a tombstone, absent otherwise; its presence
 //	                marks the tombstone (TombstoneAttribute)
 //
-// A tombstone holds only the key and these attributes. Resource keeps a
-// name in the partition key "name" (S) and the value in "value" (B)
-// (ResourceOptions). aws dynamodb get-item --consistent-read shows them. A
-// repaired item must keep fence_token at least the highest token any
-// holder may still write with: a lower token or a deleted item lets a
-// stale writer through.
+// A tombstone holds only the key and these attributes. The portable
+// methods keep a key in the partition key "key" (S, Options.KeyAttribute)
+// and the value in "value" (B, Options.ValueAttribute). aws dynamodb
+// get-item --consistent-read shows them. A repaired item must keep
+// fencetoken at least the highest token any holder may still write with:
+// a lower token or a deleted item lets a stale writer through.
 //
-// # Portable form
+// # Portable form and layering
 //
-// Resource is a fence.Resource on a table with a string partition key:
-// the value of a name is stored in a binary attribute.
+// A Resource is a fence.Resource: it embeds the *fence.PortableResource
+// that New builds over the package's driver. The portable layer checks
+// keys (at most MaxKeyLen bytes) and tokens, checks ctx, and wraps every
+// error in a *fence.OpError ("fence/dynamo: put "k": ..."); the driver
+// does only what is DynamoDB's: one conditional PutItem per Put or Delete
+// (on the item whose string partition key is the key, the value in a
+// binary attribute), a consistent GetItem per Get or Highest, and the
+// read-back that settles a write whose answer was lost. On a table with a
+// sort key (Options.SortKeyAttribute) a key names no single item: the
+// portable methods fail with errors.ErrUnsupported, and only the item
+// methods work. The item methods (PutItem, UpdateItem, DeleteItem,
+// GetItem, HighestItem) do their own input checks and wrap their errors
+// in a *fence.OpError too. A table that does not exist gets an error
+// matching fence.ErrStoreMissing (and the SDK's
+// *types.ResourceNotFoundException).
+//
+// # Opening from a URL
+//
+// Importing the package registers the resource scheme "dynamodb" (see
+// URLOpener):
+//
+//	r, err := fence.OpenResource(ctx, "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]")
+//
+// with credentials and the default region from the AWS SDK's usual
+// environment.
 //
 // # Emulator
 //

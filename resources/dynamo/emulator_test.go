@@ -28,7 +28,7 @@ func TestEmulatorGapConditionFailureItem(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{
-		TableName:                           aws.String(tb.Options().Table),
+		TableName:                           aws.String(tb.Table()),
 		Item:                                key("gap"),
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,

@@ -15,8 +15,8 @@ var ErrConditionFailed = errors.New("fence/dynamo: condition failed")
 // failed while the fence condition held. It matches ErrConditionFailed and
 // unwraps to the SDK's *types.ConditionalCheckFailedException.
 type ConditionFailedError struct {
-	// Resource names the item, as fence.StaleTokenError does.
-	Resource string
+	// Key names the item, as fence.StaleTokenError does.
+	Key string
 	// Item is the item as it was read back after the failure (a tombstone
 	// included); nil when there was none.
 	Item map[string]types.AttributeValue
@@ -26,7 +26,7 @@ type ConditionFailedError struct {
 
 // Error names the item and the SDK's error.
 func (e *ConditionFailedError) Error() string {
-	return fmt.Sprintf("fence/dynamo: condition failed on %q: %v", e.Resource, e.Err)
+	return fmt.Sprintf("condition failed on %q: %v", e.Key, e.Err)
 }
 
 // Is makes errors.Is(err, ErrConditionFailed) true.

@@ -17,13 +17,13 @@ import (
 
 // A ledger adjustment under a lease: the caller's own update and condition
 // stay as they were; the token comes from the lease.
-func ExampleTable_UpdateItem() {
+func ExampleResource_UpdateItem() {
 	ctx := context.Background()
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	accounts, err := dynamo.New(dynamodb.NewFromConfig(cfg), dynamo.Options{Table: "accounts", PartitionKey: "id"})
+	accounts, err := dynamo.New(dynamodb.NewFromConfig(cfg), "accounts", &dynamo.Options{KeyAttribute: "id"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -48,13 +48,13 @@ func ExampleTable_UpdateItem() {
 }
 
 // Deleting leaves a tombstone; GetItem reports the item as absent.
-func ExampleTable_DeleteItem() {
+func ExampleResource_DeleteItem() {
 	ctx := context.Background()
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	jobs, err := dynamo.New(dynamodb.NewFromConfig(cfg), dynamo.Options{Table: "jobs", PartitionKey: "queue", SortKey: "job"})
+	jobs, err := dynamo.New(dynamodb.NewFromConfig(cfg), "jobs", &dynamo.Options{KeyAttribute: "queue", SortKeyAttribute: "job"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -69,15 +69,15 @@ func ExampleTable_DeleteItem() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	highest, err := jobs.Highest(ctx, key)
+	highest, err := jobs.HighestItem(ctx, key)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(out.Item == nil, highest) // true 7
 }
 
-// The portable form, on a table made by CreateTable.
-func ExampleNewResource() {
+// The portable methods, on a table made by CreateTable.
+func ExampleNew() {
 	ctx := context.Background()
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -87,7 +87,7 @@ func ExampleNewResource() {
 	if err := dynamo.CreateTable(ctx, client, "fenced-values", nil); err != nil {
 		log.Fatal(err)
 	}
-	r, err := dynamo.NewResource(client, "fenced-values", nil)
+	r, err := dynamo.New(client, "fenced-values", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

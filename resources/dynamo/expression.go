@@ -41,15 +41,9 @@ type expr struct {
 }
 
 // fenced merges the fence condition and placeholders of w with the
-// caller's condition, names and values. It refuses callers' placeholders
-// with the reserved prefixes. The caller's maps are not modified.
-func (t *Table) fenced(w *write, cond *string, names map[string]string, values map[string]types.AttributeValue) (expr, error) {
-	if err := checkNames(names); err != nil {
-		return expr{}, err
-	}
-	if err := checkValues(values); err != nil {
-		return expr{}, err
-	}
+// caller's condition, names and values, which checkNames and checkValues
+// passed. The caller's maps are not modified.
+func (r *Resource) fenced(w *write, cond *string, names map[string]string, values map[string]types.AttributeValue) expr {
 	e := expr{condition: fenceCondition}
 	if cond != nil && strings.TrimSpace(*cond) != "" {
 		e.condition += " AND (" + *cond + ")"
@@ -58,14 +52,14 @@ func (t *Table) fenced(w *write, cond *string, names map[string]string, values m
 	if e.names == nil {
 		e.names = make(map[string]string, 3)
 	}
-	e.names[nameFence] = t.o.FenceAttribute
+	e.names[nameFence] = r.o.FenceAttribute
 	e.values = maps.Clone(values)
 	if e.values == nil {
 		e.values = make(map[string]types.AttributeValue, 3)
 	}
 	e.values[valueToken] = tokenValue(w.token)
 	e.values[valueOne] = tokenValue(1)
-	return e, nil
+	return e
 }
 
 // checkNames refuses expression attribute names with the reserved prefix.

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -19,60 +18,77 @@ import (
 // (ProjectionExpression or AttributesToGet) is extended with the tombstone
 // attribute so that tombstones are still recognised; the write id
 // attribute is never returned. in is not modified. Pass ConsistentRead
-// for a read that sees every acknowledged write.
-func (t *Table) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+// for a read that sees every acknowledged write. Errors are
+// *fence.OpError.
+func (r *Resource) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	if in == nil {
-		return nil, &fence.InvalidError{Field: "input", Reason: "nil"}
+		return nil, r.opErr("get item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
 	}
-	if _, err := t.key("Key", in.Key, true); err != nil {
+	out, err := r.getItem(ctx, in, optFns)
+	if err != nil {
+		return nil, r.opErr("get item", in.Key, err)
+	}
+	return out, nil
+}
+
+func (r *Resource) getItem(ctx context.Context, in *dynamodb.GetItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	if _, err := r.key("Key", in.Key, true); err != nil {
 		return nil, err
 	}
-	if err := t.checkTable(in.TableName); err != nil {
+	if err := r.checkTable(in.TableName); err != nil {
 		return nil, err
 	}
 	if err := checkNames(in.ExpressionAttributeNames); err != nil {
 		return nil, err
 	}
 	req := *in
-	req.TableName = aws.String(t.o.Table)
+	req.TableName = aws.String(r.table)
 	if p := aws.ToString(in.ProjectionExpression); strings.TrimSpace(p) != "" {
 		req.ProjectionExpression = aws.String(p + ", " + nameTombstone)
 		req.ExpressionAttributeNames = maps.Clone(in.ExpressionAttributeNames)
 		if req.ExpressionAttributeNames == nil {
 			req.ExpressionAttributeNames = map[string]string{}
 		}
-		req.ExpressionAttributeNames[nameTombstone] = t.o.TombstoneAttribute
+		req.ExpressionAttributeNames[nameTombstone] = r.o.TombstoneAttribute
 	}
-	if len(in.AttributesToGet) > 0 && !slices.Contains(in.AttributesToGet, t.o.TombstoneAttribute) {
-		req.AttributesToGet = append(slices.Clone(in.AttributesToGet), t.o.TombstoneAttribute)
+	if len(in.AttributesToGet) > 0 && !slices.Contains(in.AttributesToGet, r.o.TombstoneAttribute) {
+		req.AttributesToGet = append(slices.Clone(in.AttributesToGet), r.o.TombstoneAttribute)
 	}
-	out, err := t.api.GetItem(ctx, &req, optFns...)
+	out, err := r.api.GetItem(ctx, &req, optFns...)
 	if err != nil {
-		return nil, fmt.Errorf("fence/dynamo: get %q: %w", t.describeKey(in.Key), err)
+		return nil, storeErr(err)
 	}
-	out.Item = t.visible(out.Item)
+	out.Item = r.visible(out.Item)
 	return out, nil
 }
 
-// Highest returns the highest token the item under key has accepted,
+// HighestItem returns the highest token the item under key has accepted,
 // tombstones included, with a consistent read: 0 when there is no item or
 // it has no fence attribute. A fence attribute that is not a positive
-// integer gets a *fence.CorruptError.
-func (t *Table) Highest(ctx context.Context, key map[string]types.AttributeValue) (fence.Token, error) {
-	key, err := t.key("key", key, true)
+// integer gets a *fence.CorruptError. Errors are *fence.OpError.
+func (r *Resource) HighestItem(ctx context.Context, key map[string]types.AttributeValue) (fence.Token, error) {
+	k, err := r.key("key", key, true)
 	if err != nil {
-		return 0, err
+		return 0, r.opErr("highest item", nil, err)
 	}
-	resource := t.describeKey(key)
-	out, err := t.api.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:                aws.String(t.o.Table),
+	t, err := r.highest(ctx, k)
+	if err != nil {
+		return 0, r.opErr("highest item", k, err)
+	}
+	return t, nil
+}
+
+// highest reads the fence of the item under a checked key.
+func (r *Resource) highest(ctx context.Context, key map[string]types.AttributeValue) (fence.Token, error) {
+	out, err := r.api.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                aws.String(r.table),
 		Key:                      key,
 		ConsistentRead:           aws.Bool(true),
 		ProjectionExpression:     aws.String(nameFence),
-		ExpressionAttributeNames: map[string]string{nameFence: t.o.FenceAttribute},
+		ExpressionAttributeNames: map[string]string{nameFence: r.o.FenceAttribute},
 	})
 	if err != nil {
-		return 0, fmt.Errorf("fence/dynamo: read the fence of %q: %w", resource, err)
+		return 0, storeErr(err)
 	}
-	return parseFence(resource, t.o.FenceAttribute, out.Item[t.o.FenceAttribute])
+	return parseFence(r.describeKey(key), r.o.FenceAttribute, out.Item[r.o.FenceAttribute])
 }

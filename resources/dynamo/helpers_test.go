@@ -34,10 +34,10 @@ func createTable(t testing.TB, c *dynamodb.Client, opts *dynamo.TableOptions) st
 
 // itemTable is the table most native tests use: partition key "pk" and
 // sort key "sk", both strings.
-func itemTable(t testing.TB, c *dynamodb.Client) *dynamo.Table {
+func itemTable(t testing.TB, c *dynamodb.Client) *dynamo.Resource {
 	t.Helper()
-	name := createTable(t, c, &dynamo.TableOptions{PartitionKey: "pk", SortKey: "sk"})
-	tb, err := dynamo.New(c, dynamo.Options{Table: name, PartitionKey: "pk", SortKey: "sk"})
+	name := createTable(t, c, &dynamo.TableOptions{KeyAttribute: "pk", SortKeyAttribute: "sk"})
+	tb, err := dynamo.New(c, name, &dynamo.Options{KeyAttribute: "pk", SortKeyAttribute: "sk"})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -64,10 +64,10 @@ func withKey(id string, attrs map[string]types.AttributeValue) map[string]types.
 
 // raw reads the stored item under k as it is, tombstones and internal
 // attributes included.
-func raw(t testing.TB, c *dynamodb.Client, tb *dynamo.Table, k map[string]types.AttributeValue) map[string]types.AttributeValue {
+func raw(t testing.TB, c *dynamodb.Client, tb *dynamo.Resource, k map[string]types.AttributeValue) map[string]types.AttributeValue {
 	t.Helper()
 	out, err := c.GetItem(t.Context(), &dynamodb.GetItemInput{
-		TableName: aws.String(tb.Options().Table), Key: k, ConsistentRead: aws.Bool(true),
+		TableName: aws.String(tb.Table()), Key: k, ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		t.Fatalf("GetItem: %v", err)

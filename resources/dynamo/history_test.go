@@ -104,7 +104,7 @@ func TestHistoryWithLostResponses(t *testing.T) {
 
 	t.Run("fenced", func(t *testing.T) {
 		hist := run(t, "fenced", func(c *dynamodb.Client) putFunc {
-			r, err := dynamo.NewResource(c, table, nil)
+			r, err := dynamo.New(c, table, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestHistoryWithLostResponses(t *testing.T) {
 		if err := hist.Check(); err != nil {
 			t.Fatal(err)
 		}
-		r, _ := dynamo.NewResource(clean, table, nil)
+		r, _ := dynamo.New(clean, table, nil)
 		if h, err := r.Highest(t.Context(), "fenced"); err != nil || h != hist.MaxAccepted("fenced") {
 			t.Errorf("Highest = %d, %v; want the highest accepted token %d", h, err, hist.MaxAccepted("fenced"))
 		}
@@ -122,7 +122,7 @@ func TestHistoryWithLostResponses(t *testing.T) {
 		hist := run(t, "unfenced", func(c *dynamodb.Client) putFunc {
 			return func(ctx context.Context, name string, tok fence.Token, v []byte) error {
 				_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
-					"name": s(name), "value": &types.AttributeValueMemberB{Value: v}, "fence_token": n(tok.String()),
+					dynamo.DefaultKeyAttribute: s(name), dynamo.DefaultValueAttribute: &types.AttributeValueMemberB{Value: v}, dynamo.DefaultFenceAttribute: n(tok.String()),
 				}})
 				return err
 			}

@@ -76,6 +76,9 @@ func TestBadInputIsInvalid(t *testing.T) {
 			if !errors.Is(err, fence.ErrInvalid) || !errors.As(err, &ie) {
 				t.Fatalf("err = %v; want a *fence.InvalidError", err)
 			}
+			if _, ok := errors.AsType[*fence.OpError](err); !ok {
+				t.Errorf("err = %v; want it in a *fence.OpError", err)
+			}
 			if tc.key != nil {
 				if item := raw(t, c, tb, tc.key); item != nil {
 					t.Errorf("an invalid call wrote %v", item)
@@ -108,35 +111,40 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	t.Parallel()
 	var api dynamo.API = &dynamodb.Client{}
 	for _, tc := range []struct {
-		desc string
-		opts dynamo.Options
-		api  dynamo.API
+		desc  string
+		api   dynamo.API
+		table string
+		opts  dynamo.Options
 	}{
-		{"nil api", dynamo.Options{Table: "items", PartitionKey: "pk"}, nil},
-		{"short table name", dynamo.Options{Table: "ab", PartitionKey: "pk"}, api},
-		{"bad table name", dynamo.Options{Table: "items/x", PartitionKey: "pk"}, api},
-		{"no partition key", dynamo.Options{Table: "items"}, api},
-		{"sort key equals partition key", dynamo.Options{Table: "items", PartitionKey: "pk", SortKey: "pk"}, api},
-		{"fence attribute is the key", dynamo.Options{Table: "items", PartitionKey: "pk", FenceAttribute: "pk"}, api},
-		{"tombstone is the fence", dynamo.Options{Table: "items", PartitionKey: "pk", TombstoneAttribute: dynamo.DefaultFenceAttribute}, api},
-		{"write id with NUL", dynamo.Options{Table: "items", PartitionKey: "pk", WriteIDAttribute: "a\x00"}, api},
+		{"nil api", nil, "items", dynamo.Options{}},
+		{"short table name", api, "ab", dynamo.Options{}},
+		{"bad table name", api, "items/x", dynamo.Options{}},
+		{"key attribute with NUL", api, "items", dynamo.Options{KeyAttribute: "k\x00"}},
+		{"sort key equals key", api, "items", dynamo.Options{KeyAttribute: "pk", SortKeyAttribute: "pk"}},
+		{"sort key is the default key", api, "items", dynamo.Options{SortKeyAttribute: dynamo.DefaultKeyAttribute}},
+		{"fence attribute is the key", api, "items", dynamo.Options{KeyAttribute: "pk", FenceAttribute: "pk"}},
+		{"tombstone is the fence", api, "items", dynamo.Options{TombstoneAttribute: dynamo.DefaultFenceAttribute}},
+		{"write id with NUL", api, "items", dynamo.Options{WriteIDAttribute: "a\x00"}},
+		{"value in the fence attribute", api, "items", dynamo.Options{ValueAttribute: dynamo.DefaultFenceAttribute}},
+		{"value in the key", api, "items", dynamo.Options{ValueAttribute: dynamo.DefaultKeyAttribute}},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()
-			if _, err := dynamo.New(tc.api, tc.opts); !errors.Is(err, fence.ErrInvalid) {
-				t.Errorf("New(%+v) = %v; want an error matching fence.ErrInvalid", tc.opts, err)
+			if _, err := dynamo.New(tc.api, tc.table, &tc.opts); !errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("New(%q, %+v) = %v; want an error matching fence.ErrInvalid", tc.table, tc.opts, err)
 			}
 		})
 	}
-	if _, err := dynamo.NewResource(api, "items", &dynamo.ResourceOptions{ValueAttribute: dynamo.DefaultFenceAttribute}); !errors.Is(err, fence.ErrInvalid) {
-		t.Errorf("NewResource with the value in the fence attribute = %v; want ErrInvalid", err)
-	}
 	for _, opts := range []*dynamo.TableOptions{
-		{PartitionKeyType: "BOOL"}, {SortKey: "name"}, {Wait: -1}, {PartitionKey: "a\xff"},
+		{KeyType: "BOOL"}, {SortKeyAttribute: dynamo.DefaultKeyAttribute}, {Wait: -1}, {KeyAttribute: "a\xff"}, {SortKeyAttribute: "sk", SortKeyType: "SS"},
 	} {
-		if err := dynamo.CreateTable(t.Context(), &dynamodb.Client{}, "items", opts); !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("CreateTable(%+v) = %v; want ErrInvalid", opts, err)
+		err := dynamo.CreateTable(t.Context(), &dynamodb.Client{}, "items", opts)
+		if _, op := errors.AsType[*fence.OpError](err); !errors.Is(err, fence.ErrInvalid) || !op {
+			t.Errorf("CreateTable(%+v) = %v; want an *fence.OpError matching ErrInvalid", opts, err)
 		}
+	}
+	if err := dynamo.CreateTable(t.Context(), &dynamodb.Client{}, "x", nil); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("CreateTable of a bad table name = %v; want ErrInvalid", err)
 	}
 }
 
@@ -144,11 +152,11 @@ func TestNewRefusesBadOptions(t *testing.T) {
 func TestCreateTableTwice(t *testing.T) {
 	t.Parallel()
 	c := emulators.DynamoClient(t, nil)
-	name := createTable(t, c, &dynamo.TableOptions{PartitionKey: "id", PartitionKeyType: types.ScalarAttributeTypeN})
-	if err := dynamo.CreateTable(t.Context(), c, name, &dynamo.TableOptions{PartitionKey: "id", PartitionKeyType: types.ScalarAttributeTypeN}); err != nil {
+	name := createTable(t, c, &dynamo.TableOptions{KeyAttribute: "id", KeyType: types.ScalarAttributeTypeN})
+	if err := dynamo.CreateTable(t.Context(), c, name, &dynamo.TableOptions{KeyAttribute: "id", KeyType: types.ScalarAttributeTypeN}); err != nil {
 		t.Fatalf("second CreateTable: %v", err)
 	}
-	tb, err := dynamo.New(c, dynamo.Options{Table: name, PartitionKey: "id"})
+	tb, err := dynamo.New(c, name, &dynamo.Options{KeyAttribute: "id"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +164,7 @@ func TestCreateTableTwice(t *testing.T) {
 	if _, err := tb.PutItem(t.Context(), 1, &dynamodb.PutItemInput{Item: k}); err != nil {
 		t.Fatalf("PutItem with a number key: %v", err)
 	}
-	if h, err := tb.Highest(t.Context(), k); err != nil || h != 1 {
-		t.Errorf("Highest = %d, %v; want 1", h, err)
+	if h, err := tb.HighestItem(t.Context(), k); err != nil || h != 1 {
+		t.Errorf("HighestItem = %d, %v; want 1", h, err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // the table present, a non-empty string, number or binary, within
 // DynamoDB's size limits. With exact set (a Key parameter), item may hold
 // nothing else. field names the parameter in errors.
-func (t *Table) key(field string, item map[string]types.AttributeValue, exact bool) (map[string]types.AttributeValue, error) {
+func (r *Resource) key(field string, item map[string]types.AttributeValue, exact bool) (map[string]types.AttributeValue, error) {
 	key := make(map[string]types.AttributeValue, 2)
 	check := func(name string, limit int) error {
 		av, ok := item[name]
@@ -27,11 +27,11 @@ func (t *Table) key(field string, item map[string]types.AttributeValue, exact bo
 		key[name] = av
 		return nil
 	}
-	if err := check(t.o.PartitionKey, MaxPartitionKeyLen); err != nil {
+	if err := check(r.o.KeyAttribute, MaxPartitionKeyLen); err != nil {
 		return nil, err
 	}
-	if t.o.SortKey != "" {
-		if err := check(t.o.SortKey, MaxSortKeyLen); err != nil {
+	if r.o.SortKeyAttribute != "" {
+		if err := check(r.o.SortKeyAttribute, MaxSortKeyLen); err != nil {
 			return nil, err
 		}
 	}
@@ -79,15 +79,15 @@ func checkKeyValue(field, name string, av types.AttributeValue, limit int) error
 
 // describeKey names the item of key in errors: the partition key value
 // alone when it is a string and the table has no sort key.
-func (t *Table) describeKey(key map[string]types.AttributeValue) string {
-	pk := key[t.o.PartitionKey]
-	if s, ok := pk.(*types.AttributeValueMemberS); ok && t.o.SortKey == "" {
+func (r *Resource) describeKey(key map[string]types.AttributeValue) string {
+	pk := key[r.o.KeyAttribute]
+	if s, ok := pk.(*types.AttributeValueMemberS); ok && r.o.SortKeyAttribute == "" {
 		return s.Value
 	}
 	var b strings.Builder
-	b.WriteString(t.o.PartitionKey + "=" + showValue(pk))
-	if t.o.SortKey != "" {
-		b.WriteString(", " + t.o.SortKey + "=" + showValue(key[t.o.SortKey]))
+	b.WriteString(r.o.KeyAttribute + "=" + showValue(pk))
+	if r.o.SortKeyAttribute != "" {
+		b.WriteString(", " + r.o.SortKeyAttribute + "=" + showValue(key[r.o.SortKeyAttribute]))
 	}
 	return b.String()
 }

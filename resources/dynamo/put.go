@@ -21,52 +21,58 @@ import (
 //
 // A stale token gets a *fence.StaleTokenError, the caller's condition
 // failing a *ConditionFailedError, a corrupted fence attribute a
-// *fence.CorruptError; the item is then unchanged. The output is the SDK's,
-// with Attributes (ReturnValues ALL_OLD) nil when the old item was a
-// tombstone, and without the write id attribute. After a write that was
-// found applied by reading it back (see the package doc), the output is
-// empty.
-func (t *Table) PutItem(ctx context.Context, token fence.Token, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+// *fence.CorruptError; the item is then unchanged. Every error is a
+// *fence.OpError naming the item. The output is the SDK's, with
+// Attributes (ReturnValues ALL_OLD) nil when the old item was a tombstone,
+// and without the write id attribute. After a write that was found
+// applied by reading it back (see the package doc), the output is empty.
+func (r *Resource) PutItem(ctx context.Context, token fence.Token, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	if in == nil {
-		return nil, &fence.InvalidError{Field: "input", Reason: "nil"}
+		return nil, r.opErr("put item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
 	}
-	if err := checkLegacy(in.Expected, in.ConditionalOperator); err != nil {
+	out, err := r.putItem(ctx, token, in, optFns)
+	if err != nil {
+		return nil, r.opErr("put item", in.Item, err)
+	}
+	return out, nil
+}
+
+func (r *Resource) putItem(ctx context.Context, token fence.Token, in *dynamodb.PutItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if err := r.checkWrite(token, in.TableName, in.Expected, in.ConditionalOperator, in.ExpressionAttributeNames, in.ExpressionAttributeValues); err != nil {
 		return nil, err
 	}
-	key, err := t.key("Item", in.Item, false)
+	key, err := r.key("Item", in.Item, false)
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range []string{t.o.FenceAttribute, t.o.TombstoneAttribute, t.o.WriteIDAttribute} {
+	for _, a := range []string{r.o.FenceAttribute, r.o.TombstoneAttribute, r.o.WriteIDAttribute} {
 		if _, ok := in.Item[a]; ok {
 			return nil, &fence.InvalidError{Field: "Item", Reason: fmt.Sprintf("attribute %q is written by the fence", a)}
 		}
 	}
-	w, err := t.begin("put", token, in.TableName, key)
-	if err != nil {
-		return nil, err
-	}
-	e, err := t.fenced(w, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
-	if err != nil {
-		return nil, err
-	}
+	return r.sendPut(ctx, r.newWrite("put", token, key), in, optFns)
+}
+
+// sendPut sends the fenced PutItem of w for a checked in.
+func (r *Resource) sendPut(ctx context.Context, w *write, in *dynamodb.PutItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	e := r.fenced(w, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	item := maps.Clone(in.Item)
-	item[t.o.FenceAttribute] = tokenValue(token)
-	item[t.o.WriteIDAttribute] = &types.AttributeValueMemberS{Value: w.id}
+	item[r.o.FenceAttribute] = tokenValue(w.token)
+	item[r.o.WriteIDAttribute] = &types.AttributeValueMemberS{Value: w.id}
 	req := *in
-	req.TableName = aws.String(t.o.Table)
+	req.TableName = aws.String(r.table)
 	req.Item = item
 	req.ConditionExpression = aws.String(e.condition)
 	req.ExpressionAttributeNames = e.names
 	req.ExpressionAttributeValues = e.values
 	req.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := t.api.PutItem(ctx, &req, w.watch(optFns)...)
+	out, err := r.api.PutItem(ctx, &req, w.watch(optFns)...)
 	if err != nil {
-		if applied, err := t.settle(ctx, w, err); !applied {
+		if applied, err := r.settle(ctx, w, err); !applied {
 			return nil, err
 		}
 		return &dynamodb.PutItemOutput{}, nil
 	}
-	out.Attributes = t.visible(out.Attributes)
+	out.Attributes = r.visible(out.Attributes)
 	return out, nil
 }

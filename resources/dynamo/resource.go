@@ -1,171 +1,149 @@
 package dynamo
 
 import (
-	"context"
 	"fmt"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"regexp"
 
 	"github.com/fencekit/fence"
 )
 
-// Defaults of the portable Resource.
+// Limits of DynamoDB that the package checks before sending a request.
 const (
-	// DefaultPartitionKey is the string partition key attribute of a
-	// Resource's table, holding the name.
-	DefaultPartitionKey = "name"
-	// DefaultValueAttribute is the binary attribute holding a value.
-	DefaultValueAttribute = "value"
+	// MaxPartitionKeyLen is the longest partition key value, in bytes.
+	MaxPartitionKeyLen = 2048
+	// MaxSortKeyLen is the longest sort key value, in bytes.
+	MaxSortKeyLen = 1024
+	// MaxKeyLen is the longest key the portable methods accept, in
+	// bytes: DynamoDB's limit for a partition key.
+	MaxKeyLen = MaxPartitionKeyLen
+	// maxAttributeNameLen is the longest attribute name the package
+	// accepts for the attributes it writes, in bytes.
+	maxAttributeNameLen = 255
 )
 
-// MaxKeyLen is the longest name a Resource accepts, in bytes: DynamoDB's
-// limit for a partition key.
-const MaxKeyLen = MaxPartitionKeyLen
+// Default attribute names.
+const (
+	// DefaultKeyAttribute is the partition key attribute, as in
+	// lockers/dynamo.
+	DefaultKeyAttribute = "key"
+	// DefaultValueAttribute is the binary attribute holding the value of
+	// the portable methods.
+	DefaultValueAttribute     = "value"
+	DefaultFenceAttribute     = "fencetoken"
+	DefaultTombstoneAttribute = "fencetombstone"
+	DefaultWriteIDAttribute   = "fencewriteid"
+)
 
-// ResourceOptions configure a Resource. A nil *ResourceOptions means all
-// defaults.
-type ResourceOptions struct {
-	// PartitionKey names the table's partition key, of type S. Default:
-	// DefaultPartitionKey.
-	PartitionKey string
-	// ValueAttribute names the binary attribute holding the value.
-	// Default: DefaultValueAttribute.
+// Options configure a Resource. A nil *Options means all defaults: a table
+// whose only key is the string partition key "key", as CreateTable makes
+// with nil TableOptions.
+type Options struct {
+	// KeyAttribute names the table's partition key attribute. The
+	// portable methods need it to be of type S. Default:
+	// DefaultKeyAttribute.
+	KeyAttribute string
+	// SortKeyAttribute names the table's sort key attribute; empty when
+	// the table has none. On a table with a sort key, a portable key
+	// names no single item: only the item methods (PutItem, ...) work.
+	SortKeyAttribute string
+	// ValueAttribute names the binary attribute in which the portable
+	// Put keeps the value. Default: DefaultValueAttribute.
 	ValueAttribute string
-	// FenceAttribute, TombstoneAttribute and WriteIDAttribute are as in
-	// Options, with the same defaults.
-	FenceAttribute, TombstoneAttribute, WriteIDAttribute string
+	// FenceAttribute names the number attribute holding the highest token
+	// an item has accepted. Default: DefaultFenceAttribute.
+	FenceAttribute string
+	// TombstoneAttribute names the attribute marking a deleted item.
+	// Default: DefaultTombstoneAttribute.
+	TombstoneAttribute string
+	// WriteIDAttribute names the attribute holding the random id of the
+	// last write, used to reconcile ambiguous outcomes. Default:
+	// DefaultWriteIDAttribute.
+	WriteIDAttribute string
 }
 
-// Resource is the portable form of the package, a fence.Resource: one
-// item per name in a table whose only key is a string partition key (see
-// CreateTable), the value in a binary attribute. Each method is one
-// request (a read-back follows only a failed or ambiguous write). Create
-// it with NewResource; it is safe for concurrent use.
+// Resource fences writes to the items of one DynamoDB table. It is a
+// fence.Resource (the embedded *fence.PortableResource: one item per key,
+// the value in a binary attribute) and has the item methods PutItem,
+// UpdateItem, DeleteItem, GetItem and HighestItem, which take the SDK's
+// inputs. Create it with New; it is safe for concurrent use.
 type Resource struct {
-	t     *Table
-	value string
+	*fence.PortableResource
+	api   API
+	table string
+	o     Options
 }
 
 var _ fence.Resource = (*Resource)(nil)
 
-// NewResource returns a Resource on table through api. opts may be nil.
-func NewResource(api API, table string, opts *ResourceOptions) (*Resource, error) {
-	var o ResourceOptions
+var tableName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+
+// checkTableName refuses what DynamoDB does not accept as a table name.
+func checkTableName(table string) error {
+	if !tableName.MatchString(table) {
+		return &fence.InvalidError{Field: "table", Reason: fmt.Sprintf("%q is not a DynamoDB table name (3 to 255 of a-z, A-Z, 0-9, '_', '-', '.')", table)}
+	}
+	return nil
+}
+
+// New returns a Resource on table through api (a *dynamodb.Client). opts
+// may be nil. It checks the options and fills in the defaults; it does
+// not call DynamoDB (create the table with CreateTable or your own tools).
+func New(api API, table string, opts *Options) (*Resource, error) {
+	if api == nil {
+		return nil, &fence.InvalidError{Field: "api", Reason: "nil"}
+	}
+	if err := checkTableName(table); err != nil {
+		return nil, err
+	}
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	if o.PartitionKey == "" {
-		o.PartitionKey = DefaultPartitionKey
-	}
-	if o.ValueAttribute == "" {
-		o.ValueAttribute = DefaultValueAttribute
-	}
-	t, err := New(api, Options{
-		Table:              table,
-		PartitionKey:       o.PartitionKey,
-		FenceAttribute:     o.FenceAttribute,
-		TombstoneAttribute: o.TombstoneAttribute,
-		WriteIDAttribute:   o.WriteIDAttribute,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := fence.ValidateKey("ValueAttribute", o.ValueAttribute, maxAttributeNameLen); err != nil {
-		return nil, err
-	}
-	to := t.Options()
-	for _, a := range []string{to.PartitionKey, to.FenceAttribute, to.TombstoneAttribute, to.WriteIDAttribute} {
-		if a == o.ValueAttribute {
-			return nil, &fence.InvalidError{Field: "ValueAttribute", Reason: fmt.Sprintf("%q is also another attribute of the item", a)}
+	for _, a := range []struct {
+		name *string
+		def  string
+	}{
+		{&o.KeyAttribute, DefaultKeyAttribute},
+		{&o.ValueAttribute, DefaultValueAttribute},
+		{&o.FenceAttribute, DefaultFenceAttribute},
+		{&o.TombstoneAttribute, DefaultTombstoneAttribute},
+		{&o.WriteIDAttribute, DefaultWriteIDAttribute},
+	} {
+		if *a.name == "" {
+			*a.name = a.def
 		}
 	}
-	return &Resource{t: t, value: o.ValueAttribute}, nil
-}
-
-// Table returns the Table the Resource writes through.
-func (r *Resource) Table() *Table { return r.t }
-
-// key returns the key of name, checked.
-func (r *Resource) key(name string) (map[string]types.AttributeValue, error) {
-	if err := fence.ValidateKey("name", name, MaxKeyLen); err != nil {
+	attrs := []struct{ field, name string }{
+		{"KeyAttribute", o.KeyAttribute},
+		{"FenceAttribute", o.FenceAttribute},
+		{"TombstoneAttribute", o.TombstoneAttribute},
+		{"WriteIDAttribute", o.WriteIDAttribute},
+		{"ValueAttribute", o.ValueAttribute},
+	}
+	if o.SortKeyAttribute != "" {
+		attrs = append(attrs, struct{ field, name string }{"SortKeyAttribute", o.SortKeyAttribute})
+	}
+	seen := map[string]string{}
+	for _, a := range attrs {
+		if err := fence.ValidateKey(a.field, a.name, maxAttributeNameLen); err != nil {
+			return nil, err
+		}
+		if other, dup := seen[a.name]; dup {
+			return nil, &fence.InvalidError{Field: a.field, Reason: fmt.Sprintf("%q is also the %s", a.name, other)}
+		}
+		seen[a.name] = a.field
+	}
+	r := &Resource{api: api, table: table, o: o}
+	p, err := fence.NewResource(&driver{r: r})
+	if err != nil {
 		return nil, err
 	}
-	return map[string]types.AttributeValue{r.t.o.PartitionKey: &types.AttributeValueMemberS{Value: name}}, nil
+	r.PortableResource = p
+	return r, nil
 }
 
-// Put implements fence.Resource with a fenced PutItem.
-func (r *Resource) Put(ctx context.Context, name string, token fence.Token, value []byte) error {
-	key, err := r.key(name)
-	if err != nil {
-		return err
-	}
-	if value == nil {
-		value = []byte{}
-	}
-	key[r.value] = &types.AttributeValueMemberB{Value: value}
-	_, err = r.t.PutItem(ctx, token, &dynamodb.PutItemInput{Item: key})
-	return err
-}
+// Table returns the name of the table.
+func (r *Resource) Table() string { return r.table }
 
-// Delete implements fence.Resource with a fenced DeleteItem, which leaves
-// a tombstone.
-func (r *Resource) Delete(ctx context.Context, name string, token fence.Token) error {
-	key, err := r.key(name)
-	if err != nil {
-		return err
-	}
-	_, err = r.t.DeleteItem(ctx, token, &dynamodb.DeleteItemInput{Key: key})
-	return err
-}
-
-// Get implements fence.Resource with a consistent read. The error for an
-// absent name is a *fence.NotFoundError telling a tombstone from a name
-// never written; an item whose fence or value attribute is missing or of
-// the wrong type gets a *fence.CorruptError.
-func (r *Resource) Get(ctx context.Context, name string) ([]byte, fence.Token, error) {
-	key, err := r.key(name)
-	if err != nil {
-		return nil, 0, err
-	}
-	out, err := r.t.api.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(r.t.o.Table),
-		Key:            key,
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("fence/dynamo: get %q: %w", name, err)
-	}
-	if out.Item == nil {
-		return nil, 0, &fence.NotFoundError{Key: name}
-	}
-	tok, err := parseFence(name, r.t.o.FenceAttribute, out.Item[r.t.o.FenceAttribute])
-	if err != nil {
-		return nil, 0, err
-	}
-	if tok == 0 {
-		return nil, 0, &fence.CorruptError{Key: name, Reason: fmt.Sprintf("item has no fence attribute %q", r.t.o.FenceAttribute)}
-	}
-	if _, tomb := out.Item[r.t.o.TombstoneAttribute]; tomb {
-		return nil, 0, &fence.NotFoundError{Key: name, Tombstone: true}
-	}
-	v, ok := out.Item[r.value].(*types.AttributeValueMemberB)
-	if !ok {
-		return nil, 0, &fence.CorruptError{Key: name, Reason: fmt.Sprintf("value attribute %q is %s, not binary", r.value, typeName(out.Item[r.value]))}
-	}
-	value := v.Value
-	if value == nil {
-		value = []byte{}
-	}
-	return value, tok, nil
-}
-
-// Highest implements fence.Resource with a consistent read.
-func (r *Resource) Highest(ctx context.Context, name string) (fence.Token, error) {
-	key, err := r.key(name)
-	if err != nil {
-		return 0, err
-	}
-	return r.t.Highest(ctx, key)
-}
+// Options returns the options with the defaults filled in.
+func (r *Resource) Options() Options { return r.o }

@@ -13,16 +13,16 @@ import (
 )
 
 // TestResource runs the conformance suite on dynalite, on one table with
-// the default layout (string partition key "name").
+// the default layout (string partition key "key").
 func TestResource(t *testing.T) {
 	t.Parallel()
 	c := emulators.DynamoClient(t, nil)
 	table := createTable(t, c, nil)
 	resourcetest.Run(t, resourcetest.Harness{
 		New: func(t *testing.T) fence.Resource {
-			r, err := dynamo.NewResource(c, table, nil)
+			r, err := dynamo.New(c, table, nil)
 			if err != nil {
-				t.Fatalf("NewResource: %v", err)
+				t.Fatalf("New: %v", err)
 			}
 			return r
 		},
@@ -34,9 +34,9 @@ func TestResource(t *testing.T) {
 			tr := http.DefaultTransport.(*http.Transport).Clone()
 			t.Cleanup(tr.CloseIdleConnections)
 			f := &faulty{next: tr, op: "PutItem", lost: 1, after: after}
-			r, err := dynamo.NewResource(emulators.DynamoClient(t, f, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }), table, nil)
+			r, err := dynamo.New(emulators.DynamoClient(t, f, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }), table, nil)
 			if err != nil {
-				t.Fatalf("NewResource: %v", err)
+				t.Fatalf("New: %v", err)
 			}
 			return r
 		},

@@ -23,25 +23,25 @@ import (
 //
 // Errors and output are as for PutItem; Attributes are nil when the
 // returned old values are those of a tombstone.
-func (t *Table) UpdateItem(ctx context.Context, token fence.Token, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+func (r *Resource) UpdateItem(ctx context.Context, token fence.Token, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	if in == nil {
-		return nil, &fence.InvalidError{Field: "input", Reason: "nil"}
+		return nil, r.opErr("update item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
 	}
-	if err := checkLegacy(in.Expected, in.ConditionalOperator); err != nil {
+	out, err := r.updateItem(ctx, token, in, optFns)
+	if err != nil {
+		return nil, r.opErr("update item", in.Key, err)
+	}
+	return out, nil
+}
+
+func (r *Resource) updateItem(ctx context.Context, token fence.Token, in *dynamodb.UpdateItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if err := r.checkWrite(token, in.TableName, in.Expected, in.ConditionalOperator, in.ExpressionAttributeNames, in.ExpressionAttributeValues); err != nil {
 		return nil, err
 	}
 	if len(in.AttributeUpdates) > 0 {
 		return nil, &fence.InvalidError{Field: "AttributeUpdates", Reason: "legacy updates cannot be combined with the fence; use UpdateExpression"}
 	}
-	key, err := t.key("Key", in.Key, true)
-	if err != nil {
-		return nil, err
-	}
-	w, err := t.begin("update", token, in.TableName, key)
-	if err != nil {
-		return nil, err
-	}
-	e, err := t.fenced(w, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	key, err := r.key("Key", in.Key, true)
 	if err != nil {
 		return nil, err
 	}
@@ -50,23 +50,25 @@ func (t *Table) UpdateItem(ctx context.Context, token fence.Token, in *dynamodb.
 	if err != nil {
 		return nil, err
 	}
-	e.names[nameWriteID] = t.o.WriteIDAttribute
-	e.names[nameTombstone] = t.o.TombstoneAttribute
+	w := r.newWrite("update", token, key)
+	e := r.fenced(w, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	e.names[nameWriteID] = r.o.WriteIDAttribute
+	e.names[nameTombstone] = r.o.TombstoneAttribute
 	e.values[valueWriteID] = &types.AttributeValueMemberS{Value: w.id}
 	req := *in
-	req.TableName = aws.String(t.o.Table)
+	req.TableName = aws.String(r.table)
 	req.UpdateExpression = aws.String(update)
 	req.ConditionExpression = aws.String(e.condition)
 	req.ExpressionAttributeNames = e.names
 	req.ExpressionAttributeValues = e.values
 	req.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	out, err := t.api.UpdateItem(ctx, &req, w.watch(optFns)...)
+	out, err := r.api.UpdateItem(ctx, &req, w.watch(optFns)...)
 	if err != nil {
-		if applied, err := t.settle(ctx, w, err); !applied {
+		if applied, err := r.settle(ctx, w, err); !applied {
 			return nil, err
 		}
 		return &dynamodb.UpdateItemOutput{}, nil
 	}
-	out.Attributes = t.visible(out.Attributes)
+	out.Attributes = r.visible(out.Attributes)
 	return out, nil
 }

@@ -152,7 +152,7 @@ func TestUpdateItemCreates(t *testing.T) {
 	if attr(item, "v") != "created" || attr(item, dynamo.DefaultFenceAttribute) != "4" {
 		t.Errorf("item = %v, want v=created and fence 4", item)
 	}
-	h, err := tb.Highest(t.Context(), key("new"))
+	h, err := tb.HighestItem(t.Context(), key("new"))
 	if err != nil || h != 4 {
 		t.Errorf("Highest = %d, %v; want 4", h, err)
 	}
@@ -168,7 +168,7 @@ func TestUpdateItemCannotTouchTheFence(t *testing.T) {
 	if _, err := tb.PutItem(t.Context(), 3, &dynamodb.PutItemInput{Item: key("touch")}); err != nil {
 		t.Fatal(err)
 	}
-	for _, expr := range []string{"SET fence_token = :big", "REMOVE fence_token", "SET #f = :big", "ADD #f :big"} {
+	for _, expr := range []string{"SET " + dynamo.DefaultFenceAttribute + " = :big", "REMOVE " + dynamo.DefaultFenceAttribute, "SET #f = :big", "ADD #f :big"} {
 		in := &dynamodb.UpdateItemInput{Key: key("touch"), UpdateExpression: aws.String(expr)}
 		if strings.Contains(expr, ":big") {
 			in.ExpressionAttributeValues = map[string]types.AttributeValue{":big": n("1000")}
@@ -179,7 +179,7 @@ func TestUpdateItemCannotTouchTheFence(t *testing.T) {
 		if _, err := tb.UpdateItem(t.Context(), 3, in); err == nil {
 			t.Errorf("UpdateItem(%q) succeeded", expr)
 		}
-		if h, err := tb.Highest(t.Context(), key("touch")); err != nil || h != 3 {
+		if h, err := tb.HighestItem(t.Context(), key("touch")); err != nil || h != 3 {
 			t.Errorf("after UpdateItem(%q): Highest = %d, %v; want 3", expr, h, err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -20,7 +19,6 @@ import (
 
 // write is one fenced write in progress.
 type write struct {
-	op       string // "put", "update", "delete", for messages
 	token    fence.Token
 	id       string // random, stored in the write id attribute
 	key      map[string]types.AttributeValue
@@ -51,21 +49,33 @@ func (w *write) watch(optFns []func(*dynamodb.Options)) []func(*dynamodb.Options
 	})
 }
 
-// begin checks what every fenced write needs and returns its write.
-func (t *Table) begin(op string, token fence.Token, table *string, key map[string]types.AttributeValue) (*write, error) {
+// checkWrite checks what every fenced item method needs.
+func (r *Resource) checkWrite(token fence.Token, table *string, expected map[string]types.ExpectedAttributeValue, op types.ConditionalOperator, names map[string]string, values map[string]types.AttributeValue) error {
 	if err := fence.ValidateToken(token); err != nil {
-		return nil, err
+		return err
 	}
-	if err := t.checkTable(table); err != nil {
-		return nil, err
+	if err := r.checkTable(table); err != nil {
+		return err
 	}
-	return &write{op: op, token: token, id: rand.Text(), key: key, resource: t.describeKey(key), delete: op == "delete"}, nil
+	if err := checkLegacy(expected, op); err != nil {
+		return err
+	}
+	if err := checkNames(names); err != nil {
+		return err
+	}
+	return checkValues(values)
 }
 
-// checkTable refuses an input naming another table than t's.
-func (t *Table) checkTable(table *string) error {
-	if table != nil && *table != t.o.Table {
-		return &fence.InvalidError{Field: "TableName", Reason: fmt.Sprintf("%q, but this Table writes to %q", *table, t.o.Table)}
+// newWrite returns the write of op ("put", "update", "delete") with
+// token on the item of key.
+func (r *Resource) newWrite(op string, token fence.Token, key map[string]types.AttributeValue) *write {
+	return &write{token: token, id: rand.Text(), key: key, resource: r.describeKey(key), delete: op == "delete"}
+}
+
+// checkTable refuses an input naming another table than r's.
+func (r *Resource) checkTable(table *string) error {
+	if table != nil && *table != r.table {
+		return &fence.InvalidError{Field: "TableName", Reason: fmt.Sprintf("%q, but this Resource writes to %q", *table, r.table)}
 	}
 	return nil
 }
@@ -87,7 +97,7 @@ func checkLegacy(expected map[string]types.ExpectedAttributeValue, op types.Cond
 // applied after all (a lost response, or an SDK retry of an applied
 // attempt). A write that may have been applied and is not found is a
 // *fence.UnknownOutcomeError, never a stale token.
-func (t *Table) settle(ctx context.Context, w *write, err error) (applied bool, _ error) {
+func (r *Resource) settle(ctx context.Context, w *write, err error) (applied bool, _ error) {
 	if ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
 		item := ccf.Item
 		if len(item) == 0 {
@@ -95,14 +105,14 @@ func (t *Table) settle(ctx context.Context, w *write, err error) (applied bool, 
 			// there was no item: read what is there now. The fence
 			// only grows, so a fence that refused us still does.
 			var rerr error
-			if item, rerr = t.read(ctx, w.key); rerr != nil {
-				return false, fmt.Errorf("fence/dynamo: %s %q: condition failed (%w), and reading the item back failed: %w", w.op, w.resource, err, rerr)
+			if item, rerr = r.read(ctx, w.key); rerr != nil {
+				return false, fmt.Errorf("condition failed (%w), and reading the item back failed: %w", err, rerr)
 			}
 		}
-		if t.mine(w, item) {
+		if r.mine(w, item) {
 			return true, nil
 		}
-		highest, perr := parseFence(w.resource, t.o.FenceAttribute, item[t.o.FenceAttribute])
+		highest, perr := parseFence(w.resource, r.o.FenceAttribute, item[r.o.FenceAttribute])
 		if perr != nil {
 			return false, perr
 		}
@@ -118,11 +128,11 @@ func (t *Table) settle(ctx context.Context, w *write, err error) (applied bool, 
 		if highest > w.token {
 			return false, &fence.StaleTokenError{Key: w.resource, Token: w.token, Highest: highest}
 		}
-		return false, &ConditionFailedError{Resource: w.resource, Item: item, Err: err}
+		return false, &ConditionFailedError{Key: w.resource, Item: item, Err: err}
 	}
 	if !w.maybe.Load() {
 		// Every attempt was refused or never sent: nothing was applied.
-		return false, fmt.Errorf("fence/dynamo: %s %q: %w", w.op, w.resource, err)
+		return false, storeErr(err)
 	}
 	// An attempt was sent and its answer lost: read back, unless ctx is
 	// done. Not finding this write does not prove it was never applied
@@ -135,15 +145,15 @@ func (t *Table) settle(ctx context.Context, w *write, err error) (applied bool, 
 		}
 		return false, ue
 	}
-	item, rerr := t.read(ctx, w.key)
+	item, rerr := r.read(ctx, w.key)
 	if rerr != nil {
 		ue.Err = errors.Join(err, fmt.Errorf("reading the item back: %w", rerr))
 		return false, ue
 	}
-	if t.mine(w, item) {
+	if r.mine(w, item) {
 		return true, nil
 	}
-	if highest, perr := parseFence(w.resource, t.o.FenceAttribute, item[t.o.FenceAttribute]); perr == nil && highest > w.token {
+	if highest, perr := parseFence(w.resource, r.o.FenceAttribute, item[r.o.FenceAttribute]); perr == nil && highest > w.token {
 		ue.Highest = highest
 	}
 	return false, ue
@@ -160,46 +170,32 @@ func ambiguous(err error) bool {
 
 // mine reports whether item is the result of w: it carries w's token and
 // write id, and is a tombstone exactly when w is a delete.
-func (t *Table) mine(w *write, item map[string]types.AttributeValue) bool {
-	id, ok := item[t.o.WriteIDAttribute].(*types.AttributeValueMemberS)
+func (r *Resource) mine(w *write, item map[string]types.AttributeValue) bool {
+	id, ok := item[r.o.WriteIDAttribute].(*types.AttributeValueMemberS)
 	if !ok || id.Value != w.id {
 		return false
 	}
-	tok, err := parseFence(w.resource, t.o.FenceAttribute, item[t.o.FenceAttribute])
+	tok, err := parseFence(w.resource, r.o.FenceAttribute, item[r.o.FenceAttribute])
 	if err != nil || tok != w.token {
 		return false
 	}
-	_, tomb := item[t.o.TombstoneAttribute]
+	_, tomb := item[r.o.TombstoneAttribute]
 	return tomb == w.delete
-}
-
-// read returns the item under key with a consistent read; nil when there
-// is none.
-func (t *Table) read(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
-	out, err := t.api.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(t.o.Table),
-		Key:            key,
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out.Item, nil
 }
 
 // visible returns what a caller sees of item: nil for a tombstone, and
 // the item without the write id attribute otherwise.
-func (t *Table) visible(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+func (r *Resource) visible(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	if item == nil {
 		return nil
 	}
-	if _, tomb := item[t.o.TombstoneAttribute]; tomb {
+	if _, tomb := item[r.o.TombstoneAttribute]; tomb {
 		return nil
 	}
-	if _, ok := item[t.o.WriteIDAttribute]; !ok {
+	if _, ok := item[r.o.WriteIDAttribute]; !ok {
 		return item
 	}
 	item = maps.Clone(item)
-	delete(item, t.o.WriteIDAttribute)
+	delete(item, r.o.WriteIDAttribute)
 	return item
 }

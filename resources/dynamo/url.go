@@ -1,0 +1,113 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/fencekit/fence"
+)
+
+func init() { fence.RegisterResource("dynamodb", URLOpener{}) }
+
+// URLOpener opens Resources from URLs of the form
+//
+//	dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]
+//
+// TABLE is the table, region the AWS region (default: the SDK's chain:
+// AWS_REGION, the profile, ...), endpoint the DynamoDB endpoint (for
+// emulators and private endpoints; default: the SDK's, which reads
+// AWS_ENDPOINT_URL_DYNAMODB), key-attribute Options.KeyAttribute.
+// Credentials come from the SDK's default chain (environment, shared
+// files, roles), as config.LoadDefaultConfig finds them. The client sends
+// its requests through OpenOptions.HTTPClient when set. Opened.Create
+// creates the table (CreateTable).
+type URLOpener struct{}
+
+// URLForm implements fence.ResourceURLOpener.
+func (URLOpener) URLForm() string { return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]" }
+
+// urlConfig is what a URL says.
+type urlConfig struct {
+	table, region, endpoint, keyAttribute string
+}
+
+// parseURL reads u, without building a client.
+func parseURL(u *url.URL) (urlConfig, error) {
+	p := fence.NewURLParams(u)
+	c := urlConfig{
+		table:        p.Name("table"),
+		region:       p.String("region"),
+		endpoint:     p.Endpoint(),
+		keyAttribute: p.String("key-attribute"),
+	}
+	if c.table != "" {
+		failOn(p, checkTableName(c.table))
+	}
+	if c.keyAttribute != "" {
+		failOn(p, fence.ValidateKey("key-attribute", c.keyAttribute, maxAttributeNameLen))
+	}
+	if err := p.Done(); err != nil {
+		return urlConfig{}, err
+	}
+	return c, nil
+}
+
+// failOn records in p the *fence.InvalidError err, if it is one.
+func failOn(p *fence.URLParams, err error) {
+	if ie, bad := errors.AsType[*fence.InvalidError](err); bad {
+		p.Fail("%s: %s", ie.Field, ie.Reason)
+	}
+}
+
+// client builds the DynamoDB client of c from the SDK's default
+// configuration, sending through hc when it is not nil. hc is set on the
+// client, not in the configuration: the configuration would try to add
+// AWS_CA_BUNDLE's roots to it, which an *http.Client does not allow; a
+// caller's client brings its own TLS settings.
+func (c urlConfig) client(ctx context.Context, hc *http.Client) (*dynamodb.Client, error) {
+	var load []func(*awsconfig.LoadOptions) error
+	if c.region != "" {
+		load = append(load, awsconfig.WithRegion(c.region))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return nil, &fence.OpError{Backend: backend, Op: "open", Key: c.table, Err: fmt.Errorf("AWS configuration: %w", err)}
+	}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		if c.endpoint != "" {
+			o.BaseEndpoint = aws.String(c.endpoint)
+		}
+		if hc != nil {
+			o.HTTPClient = hc
+		}
+	}), nil
+}
+
+// OpenResourceURL implements fence.ResourceURLOpener. It does not call
+// DynamoDB.
+func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
+	var none fence.Opened[*fence.PortableResource]
+	c, err := parseURL(u)
+	if err != nil {
+		return none, err
+	}
+	client, err := c.client(ctx, opts.Client())
+	if err != nil {
+		return none, err
+	}
+	r, err := New(client, c.table, &Options{KeyAttribute: c.keyAttribute})
+	if err != nil {
+		return none, err
+	}
+	create := func(ctx context.Context) error {
+		return CreateTable(ctx, client, c.table, &TableOptions{KeyAttribute: c.keyAttribute})
+	}
+	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Create: create}, nil
+}
