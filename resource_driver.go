@@ -2,6 +2,7 @@ package fence
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -42,9 +43,10 @@ type ResourceInfo struct {
 // ResourceDriver (see there for what it does). It is safe for concurrent
 // use when the driver is.
 type PortableResource struct {
-	d     ResourceDriver
-	info  ResourceInfo
-	close func() error
+	d      ResourceDriver
+	info   ResourceInfo
+	create func(context.Context) error
+	close  func() error
 }
 
 var _ Resource = (*PortableResource)(nil)
@@ -135,6 +137,25 @@ func (r *PortableResource) check(ctx context.Context, key string, token Token) e
 
 func (r *PortableResource) fail(ctx context.Context, op, key string, err error) error {
 	return wrapOp(ctx, r.info.Name, op, key, err)
+}
+
+// Create creates what the backend keeps its values in (tables, a bucket)
+// if it is missing, where the backend or the URL opener knows how;
+// otherwise it returns an error matching errors.ErrUnsupported.
+func (r *PortableResource) Create(ctx context.Context) error {
+	create := r.create
+	if create == nil {
+		if c, ok := r.d.(interface{ Create(context.Context) error }); ok {
+			create = c.Create
+		}
+	}
+	if create == nil {
+		return &OpError{Backend: r.info.Name, Op: "create", Err: errors.ErrUnsupported}
+	}
+	if err := create(ctx); err != nil {
+		return r.fail(ctx, "create", "", err)
+	}
+	return nil
 }
 
 // Close releases the clients an opener made for r (OpenResource); for a

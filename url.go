@@ -212,7 +212,7 @@ func OpenResourceWith(ctx context.Context, rawURL string, opts *OpenOptions) (*P
 		return nil, fmt.Errorf("fence: the opener of %q returned no resource", u.Scheme)
 	}
 	r := *opened.Value
-	r.close = opened.Close
+	r.create, r.close = opened.Create, opened.Close
 	return &r, nil
 }
 

@@ -33,20 +33,20 @@ const maxDelay = 5 * time.Second
 // exists already (ResourceInUseException) is only waited for. It returns
 // the description of the ACTIVE table, so the caller can check a table
 // that existed. Errors from the store are wrapped with %w and name the
-// table, prefixed "fence/dynamo:".
+// table; callers wrap them in a *fence.OpError.
 func Create(ctx context.Context, api API, in *dynamodb.CreateTableInput, wait, minDelay time.Duration) (*types.TableDescription, error) {
 	table := aws.ToString(in.TableName)
 	in.BillingMode = types.BillingModePayPerRequest
 	_, err := api.CreateTable(ctx, in)
 	if _, exists := errors.AsType[*types.ResourceInUseException](err); err != nil && !exists {
-		return nil, fmt.Errorf("fence/dynamo: create table %q: %w", table, err)
+		return nil, fmt.Errorf("CreateTable %q: %w", table, err)
 	}
 	w := dynamodb.NewTableExistsWaiter(api, func(w *dynamodb.TableExistsWaiterOptions) {
 		w.MinDelay, w.MaxDelay = minDelay, maxDelay
 	})
 	out, err := w.WaitForOutput(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, wait)
 	if err != nil {
-		return nil, fmt.Errorf("fence/dynamo: wait for table %q: %w", table, err)
+		return nil, fmt.Errorf("wait for table %q: %w", table, err)
 	}
 	return out.Table, nil
 }

@@ -54,7 +54,7 @@ func TestCreate(t *testing.T) {
 	bad := input("fence-dynamotable-bad-" + strings.ToLower(rand.Text()[:12]))
 	bad.AttributeDefinitions = nil // the key attribute is not defined
 	_, err := dynamotable.Create(t.Context(), c, bad, time.Minute, 50*time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "fence/dynamo: create table "+`"`+aws.ToString(bad.TableName)+`"`) {
+	if err == nil || !strings.Contains(err.Error(), "CreateTable "+`"`+aws.ToString(bad.TableName)+`"`) {
 		t.Fatalf("Create with an undefined key attribute: %v; want an error naming the table", err)
 	}
 }
