@@ -74,7 +74,7 @@ func sumOf(from, to int64) [32]byte {
 
 // objectSum reads key through the fence and returns the SHA-256 of its
 // body, its length and token.
-func objectSum(t *testing.T, b *Bucket, key string) ([32]byte, int64, fence.Token) {
+func objectSum(t *testing.T, b *Resource, key string) ([32]byte, int64, fence.Token) {
 	t.Helper()
 	obj, err := b.GetObject(t.Context(), key)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 type faultEnv struct {
 	*env
 	f  *faulty
-	fb *Bucket
+	fb *Resource
 }
 
 func newFaultEnv(t *testing.T, optFns ...func(*s3.Options)) *faultEnv {
@@ -80,8 +80,8 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 			}
 			e.wantStored(t, key, []byte("new"), 4)
 			obj := e.rawGet(t, key)
-			if obj.md[MetaWrite] != res.WriteID {
-				t.Errorf("stored write id %q, want the write's %q", obj.md[MetaWrite], res.WriteID)
+			if obj.md[MetaWriteID] != res.WriteID {
+				t.Errorf("stored write id %q, want the write's %q", obj.md[MetaWriteID], res.WriteID)
 			}
 		})
 	}

@@ -124,7 +124,7 @@ func deleteObjects(ctx context.Context, client *s3.Client, bucket string) (int, 
 }
 
 // newBucket returns a fence Bucket on bucket, failing the test on error.
-func newBucket(t testing.TB, client API, bucket string, opts *Options) *Bucket {
+func newBucket(t testing.TB, client API, bucket string, opts *Options) *Resource {
 	t.Helper()
 	b, err := New(client, bucket, opts)
 	if err != nil {
@@ -137,7 +137,7 @@ func newBucket(t testing.TB, client API, bucket string, opts *Options) *Bucket {
 type env struct {
 	client *s3.Client
 	bucket string
-	b      *Bucket
+	b      *Resource
 }
 
 // newEnv returns a fresh bucket with a fence Bucket on it.

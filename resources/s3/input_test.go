@@ -96,8 +96,8 @@ func TestUserMetadataIsChecked(t *testing.T) {
 	}
 	for _, md := range []map[string]string{
 		{MetaToken: "5"},
-		{"FENCE-TOKEN": "5"},
-		{"Fence-Write": "w"},
+		{"FENCETOKEN": "5"},
+		{"FenceWriteID": "w"},
 		{MetaTombstone: "true"},
 		{"": "empty key"},
 		{"big": strings.Repeat("v", 2000)},
