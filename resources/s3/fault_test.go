@@ -1,7 +1,6 @@
 package s3
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -27,15 +26,6 @@ func newFaultEnv(t *testing.T, optFns ...func(*s3.Options)) *faultEnv {
 	o := minioOptions
 	o.MinBackoff, o.MaxBackoff = 1, 1 // the tests need no pause
 	return &faultEnv{env: e, f: f, fb: newBucket(t, newClient(t, f, optFns...), e.bucket, &o)}
-}
-
-// wantStored checks what the bucket holds under key, read without faults.
-func (e *faultEnv) wantStored(t *testing.T, key string, value []byte, token fence.Token) {
-	t.Helper()
-	got, tok, err := e.b.Get(t.Context(), key)
-	if err != nil || tok != token || !bytes.Equal(got, value) {
-		t.Errorf("Get(%q) = %q, token %d, %v; want %q, token %d", key, got, tok, err, value, token)
-	}
 }
 
 // TestLostAnswerIsReconciled drops the answer to a PUT that MinIO applied:

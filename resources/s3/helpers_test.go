@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testenv"
 )
 
@@ -158,6 +159,15 @@ func (e *env) rawPut(t testing.TB, key string, body []byte, md map[string]string
 		t.Fatalf("raw PutObject(%q): %v", key, err)
 	}
 	return aws.ToString(out.ETag)
+}
+
+// wantStored checks what the bucket holds under key, read without faults.
+func (e *env) wantStored(t *testing.T, key string, value []byte, token fence.Token) {
+	t.Helper()
+	got, tok, err := e.b.Get(t.Context(), key)
+	if err != nil || tok != token || !bytes.Equal(got, value) {
+		t.Errorf("Get(%q) = %q, token %d, %v; want %q, token %d", key, got, tok, err, value, token)
+	}
 }
 
 // raw is an object as the plain SDK reads it.
