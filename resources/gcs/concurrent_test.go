@@ -52,7 +52,7 @@ func faultyWriters(t *testing.T, unconditional bool) *resourcetest.History {
 			return resp, nil
 		})
 		r := newResource(t, newClient(t, ft).Bucket(bucketName), fastOptions)
-		r.unconditional = unconditional
+		r.b.unconditional = unconditional
 		tokens := make([]fence.Token, writes)
 		tok := fence.Token(2)
 		for i := range tokens {
