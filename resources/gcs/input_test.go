@@ -96,17 +96,17 @@ func TestBadInputSendsNothing(t *testing.T) {
 		desc string
 		call func() error
 	}{
-		{"Put CR LF name", func() error { return r.Put(ctx, "a\r\nb", 1, nil) }},
-		{"Put dot name", func() error { return r.Put(ctx, ".", 1, nil) }},
-		{"Put long name", func() error { return r.Put(ctx, long, 1, nil) }},
+		{"Put CR LF key", func() error { return r.Put(ctx, "a\r\nb", 1, nil) }},
+		{"Put dot key", func() error { return r.Put(ctx, ".", 1, nil) }},
+		{"Put long key", func() error { return r.Put(ctx, long, 1, nil) }},
 		{"Put token 0", func() error { return r.Put(ctx, "a", 0, nil) }},
 		{"Delete dot-dot", func() error { return r.Delete(ctx, "..", 1) }},
 		{"Delete token 0", func() error { return r.Delete(ctx, "a", 0) }},
-		{"Get long name", func() error { _, _, err := r.Get(ctx, long); return err }},
-		{"Highest LF name", func() error { _, err := r.Highest(ctx, "a\n"); return err }},
-		{"Open empty name", func() error { _, err := r.Open(ctx, ""); return err }},
-		{"Open acme name", func() error { _, err := r.Open(ctx, ".well-known/acme-challenge/t"); return err }},
-		{"Upload CR name", func() error { _, err := r.Upload(ctx, "a\r", 1, nil, nil); return err }},
+		{"Get long key", func() error { _, _, err := r.Get(ctx, long); return err }},
+		{"Highest LF key", func() error { _, err := r.Highest(ctx, "a\n"); return err }},
+		{"Open empty key", func() error { _, err := r.Open(ctx, ""); return err }},
+		{"Open acme key", func() error { _, err := r.Open(ctx, ".well-known/acme-challenge/t"); return err }},
+		{"Upload CR key", func() error { _, err := r.Upload(ctx, "a\r", 1, nil, nil); return err }},
 		{"Upload token 0", func() error { _, err := r.Upload(ctx, "a", 0, nil, nil); return err }},
 		{"Upload reserved metadata", func() error {
 			_, err := r.Upload(ctx, "a", 1, nil, &UploadOptions{Metadata: map[string]string{"FenceToken": "9"}})

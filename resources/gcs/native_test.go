@@ -60,17 +60,17 @@ func TestNotFoundTellsTombstones(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name      string
+		key       string
 		tombstone bool
 	}{{"never-written", false}, {"deleted", true}} {
-		_, _, err := r.Get(t.Context(), tc.name)
+		_, _, err := r.Get(t.Context(), tc.key)
 		var nf *fence.NotFoundError
-		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone || nf.Key != tc.name {
-			t.Errorf("Get(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.name, err, tc.tombstone)
+		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone || nf.Key != tc.key {
+			t.Errorf("Get(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.key, err, tc.tombstone)
 		}
-		_, err = r.Open(t.Context(), tc.name)
+		_, err = r.Open(t.Context(), tc.key)
 		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone {
-			t.Errorf("Open(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.name, err, tc.tombstone)
+			t.Errorf("Open(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.key, err, tc.tombstone)
 		}
 	}
 }
