@@ -142,7 +142,7 @@ func TestRetrySeeksBack(t *testing.T) {
 	t.Parallel()
 	f := newFaulty(t)
 	e := newEnv(t)
-	b := newBucket(t, newClient(t, f), e.bucket, &minioOptions)
+	b := newResource(t, newClient(t, f), e.bucket, &minioOptions)
 	const key = "raced"
 	if err := e.b.Put(t.Context(), key, 1, []byte("first")); err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestUnseekableBodyIsBufferedUpToTheLimit(t *testing.T) {
 	e := newEnv(t)
 	o := minioOptions
 	o.MaxBufferedBody = 1000
-	b := newBucket(t, e.client, e.bucket, &o)
+	b := newResource(t, e.client, e.bucket, &o)
 	for _, tc := range []struct {
 		size int
 		ok   bool

@@ -25,7 +25,7 @@ func newFaultEnv(t *testing.T, optFns ...func(*s3.Options)) *faultEnv {
 	f := newFaulty(t)
 	o := minioOptions
 	o.MinBackoff, o.MaxBackoff = 1, 1 // the tests need no pause
-	return &faultEnv{env: e, f: f, fb: newBucket(t, newClient(t, f, optFns...), e.bucket, &o)}
+	return &faultEnv{env: e, f: f, fb: newResource(t, newClient(t, f, optFns...), e.bucket, &o)}
 }
 
 // TestLostAnswerIsReconciled drops the answer to a PUT that MinIO applied:

@@ -124,8 +124,8 @@ func deleteObjects(ctx context.Context, client *s3.Client, bucket string) (int, 
 	return n, nil
 }
 
-// newBucket returns a fence Bucket on bucket, failing the test on error.
-func newBucket(t testing.TB, client API, bucket string, opts *Options) *Resource {
+// newResource returns a Resource on bucket, failing the test on error.
+func newResource(t testing.TB, client API, bucket string, opts *Options) *Resource {
 	t.Helper()
 	b, err := New(client, bucket, opts)
 	if err != nil {
@@ -134,19 +134,19 @@ func newBucket(t testing.TB, client API, bucket string, opts *Options) *Resource
 	return b
 }
 
-// env is one test's MinIO client, bucket and fence Bucket.
+// env is one test's MinIO client, bucket and fence Resource.
 type env struct {
 	client *s3.Client
 	bucket string
 	b      *Resource
 }
 
-// newEnv returns a fresh bucket with a fence Bucket on it.
+// newEnv returns a fresh bucket with a fence Resource on it.
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	c := newClient(t, nil)
 	name := newS3Bucket(t, c)
-	return &env{client: c, bucket: name, b: newBucket(t, c, name, &minioOptions)}
+	return &env{client: c, bucket: name, b: newResource(t, c, name, &minioOptions)}
 }
 
 // rawPut writes an object with the plain SDK, no fence, no condition.

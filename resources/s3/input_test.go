@@ -119,7 +119,7 @@ func TestPrefix(t *testing.T) {
 	e := newEnv(t)
 	o := minioOptions
 	o.Prefix = "tenant/a/"
-	r := newBucket(t, e.client, e.bucket, &o)
+	r := newResource(t, e.client, e.bucket, &o)
 	if err := r.Put(t.Context(), "k", 5, []byte("five")); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestPrefix(t *testing.T) {
 // the portable ones do.
 func TestNativeErrorsAreOpErrors(t *testing.T) {
 	t.Parallel()
-	r := newBucket(t, newClientNoEnv(), "b", nil)
+	r := newResource(t, newClientNoEnv(), "b", nil)
 	ctx := t.Context()
 	_, errPut := r.PutObject(ctx, "", 1, nil, nil)
 	_, errGet := r.GetObject(ctx, "a\x00b")

@@ -138,7 +138,7 @@ func TestUnfencedControlRunFailsTheChecker(t *testing.T) {
 	for _, unfenced := range []bool{false, true} {
 		o := minioOptions
 		o.Unfenced = unfenced
-		b := newBucket(t, e.client, e.bucket, &o)
+		b := newResource(t, e.client, e.bucket, &o)
 		var h resourcetest.History
 		key := uniqueName("control-")
 		for _, tok := range []fence.Token{5, 3, 6, 4} {
@@ -177,7 +177,7 @@ func TestMissingBucket(t *testing.T) {
 		{"GetObject", func(ctx context.Context, r *Resource) error { _, err := r.GetObject(ctx, "k"); return err }},
 	} {
 		// A fresh Resource for each, which has not seen the bucket.
-		b := newBucket(t, c, uniqueName("fence-missing-"), &minioOptions)
+		b := newResource(t, c, uniqueName("fence-missing-"), &minioOptions)
 		err := tc.call(t.Context(), b)
 		if !errors.Is(err, fence.ErrStoreMissing) || !noBucket(err) || errors.Is(err, fence.ErrNotFound) {
 			t.Errorf("%s on a missing bucket: %v; want ErrStoreMissing wrapping S3's NoSuchBucket", tc.method, err)
