@@ -65,27 +65,22 @@ func parseURL(u *url.URL) (urlConfig, error) {
 }
 
 // OpenResourceURL implements fence.ResourceURLOpener.
-func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
+func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (opened fence.Opened[*fence.PortableResource], err error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return opened, err
 	}
 	client, err := c.client(ctx, opts.Client())
 	if err != nil {
-		return none, err
+		return opened, err
 	}
 	r, err := New(client, c.bucket, &c.opts)
 	if err != nil {
-		return none, err
+		return opened, err
 	}
-	create := func(ctx context.Context) error {
-		if err := createBucket(ctx, client, c.bucket); err != nil {
-			return &fence.OpError{Backend: backendName, Op: "create", Err: err}
-		}
-		return nil
-	}
-	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Create: create}, nil
+	opened.Value = r.PortableResource
+	opened.Create = func(ctx context.Context) error { return c.createBucket(ctx, client) }
+	return opened, nil
 }
 
 // client builds the S3 client of c from the SDK's default configuration,
@@ -113,17 +108,17 @@ func (c urlConfig) client(ctx context.Context, hc *http.Client) (*s3.Client, err
 	}), nil
 }
 
-// createBucket creates bucket in the client's region; one you own
+// createBucket creates the bucket in the client's region; one you own
 // already is not an error.
-func createBucket(ctx context.Context, client *s3.Client, bucket string) error {
-	in := &s3.CreateBucketInput{Bucket: aws.String(bucket)}
+func (c urlConfig) createBucket(ctx context.Context, client *s3.Client) error {
+	in := &s3.CreateBucketInput{Bucket: aws.String(c.bucket)}
 	// us-east-1 is the default location and may not be named.
 	if region := client.Options().Region; region != "" && region != "us-east-1" {
 		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(region)}
 	}
 	_, err := client.CreateBucket(ctx, in)
-	if _, mine := errors.AsType[*types.BucketAlreadyOwnedByYou](err); mine {
+	if _, mine := errors.AsType[*types.BucketAlreadyOwnedByYou](err); err == nil || mine {
 		return nil
 	}
-	return err
+	return &fence.OpError{Backend: backendName, Op: "create", Err: err}
 }
