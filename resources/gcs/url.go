@@ -79,12 +79,7 @@ func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.Op
 		_ = client.Close()
 		return none, err
 	}
-	create := func(ctx context.Context) error {
-		if err := c.createBucket(ctx, handle); err != nil {
-			return &fence.OpError{Backend: backendName, Op: "create", Err: err}
-		}
-		return nil
-	}
+	create := func(ctx context.Context) error { return c.createBucket(ctx, handle) }
 	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Create: create, Close: client.Close}, nil
 }
 
@@ -116,7 +111,8 @@ func (c urlConfig) client(ctx context.Context, hc *http.Client) (*storage.Client
 }
 
 // createBucket makes the bucket in c's project; one that exists already
-// is not an error.
+// is not an error. Its errors are bare, as a driver's: the portable type
+// wraps them (as PortableLocker.Create does).
 func (c urlConfig) createBucket(ctx context.Context, handle *storage.BucketHandle) error {
 	project := c.project
 	if project == "" {

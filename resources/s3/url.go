@@ -109,7 +109,8 @@ func (c urlConfig) client(ctx context.Context, hc *http.Client) (*s3.Client, err
 }
 
 // createBucket creates the bucket in the client's region; one you own
-// already is not an error.
+// already is not an error. Its errors are bare, as a driver's: the
+// portable type wraps them (as PortableLocker.Create does).
 func (c urlConfig) createBucket(ctx context.Context, client *s3.Client) error {
 	in := &s3.CreateBucketInput{Bucket: aws.String(c.bucket)}
 	// us-east-1 is the default location and may not be named.
@@ -117,8 +118,8 @@ func (c urlConfig) createBucket(ctx context.Context, client *s3.Client) error {
 		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(region)}
 	}
 	_, err := client.CreateBucket(ctx, in)
-	if _, mine := errors.AsType[*types.BucketAlreadyOwnedByYou](err); err == nil || mine {
+	if _, mine := errors.AsType[*types.BucketAlreadyOwnedByYou](err); mine {
 		return nil
 	}
-	return &fence.OpError{Backend: backendName, Op: "create", Err: err}
+	return err
 }
