@@ -29,11 +29,12 @@
 // checks ctx, sets Lease.ValidUntil to its send time plus TTL, wraps every
 // error as "fence/postgres: <op> <key>: <cause>", and refuses a Renew or
 // Release of a lease whose latest ValidUntil has passed on Options.Clock
-// without asking the server. That local refusal never contradicts the
-// server: ValidUntil counts the TTL from before the statement was sent,
-// the server from when it received it, so a lease runs out locally no
-// later than on the server (clocks running at the same rate). The methods
-// of Locker beyond fence.Locker (QuotedTable, CreateTable) and
+// without asking the server. That local refusal is conservative:
+// ValidUntil counts the TTL from before the statement was sent, the
+// server from when it received it, so a lease runs out locally no later
+// than on the server (clocks running at the same rate); a Release refused
+// in between leaves the key to expire on the server moments later. The
+// methods of Locker beyond fence.Locker (QuotedTable, CreateTable) and
 // TryXactLock are specific to PostgreSQL.
 //
 // # Opening from a URL
