@@ -29,7 +29,15 @@ for r in $(seq "$rounds"); do
 		if (( r % 2 )); then order="old new"; else order="new old"; fi
 		for side in $order; do
 			(cd "$repo/$p" && "$work/$side-$n.test" -test.run '^$' -test.bench . -test.benchmem -test.count 1) |
-				awk -v side="$side" -v pkg="$p" '/^Benchmark/ { print pkg, side, $1, $3, $5, $7 }'
+				awk -v side="$side" -v pkg="$p" '/^Benchmark/ {
+					ns = bo = al = "-"
+					for (i = 3; i <= NF; i++) {
+						if ($i == "ns/op") ns = $(i - 1)
+						if ($i == "B/op") bo = $(i - 1)
+						if ($i == "allocs/op") al = $(i - 1)
+					}
+					print pkg, side, $1, ns, bo, al
+				}'
 		done
 	done
 done | awk '
