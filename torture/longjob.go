@@ -109,7 +109,10 @@ func (w *worker) settle(p plan, err error) {
 	if errors.Is(err, fence.ErrLeaseLost) {
 		w.rec.leaseLost()
 	}
-	if st.released && errors.Is(st.releaseErr, fence.ErrNotHeld) && st.renewals > 0 && !st.lostBefore {
+	// A release answered after the lease's latest renewal ran out (one
+	// held up by a server restart, say) was refused rightly: only one
+	// refused while the lease still ran counts.
+	if st.released && errors.Is(st.releaseErr, fence.ErrNotHeld) && st.renewals > 0 && !st.lostBefore && st.answeredInTime {
 		w.rec.refusal(Refusal{Worker: w.id, Key: p.key, Token: st.token, Renewals: st.renewals,
 			Long: p.long > 0, Clean: p.clean, Err: st.releaseErr.Error()})
 	}
@@ -133,7 +136,8 @@ func (w *worker) settle(p plan, err error) {
 
 // leaseWatch follows a worker's current lease through its guard's events.
 type leaseWatch struct {
-	mu sync.Mutex
+	clock fence.Clock // the guard's and the locker's
+	mu    sync.Mutex
 	leaseState
 }
 
@@ -144,6 +148,9 @@ type leaseState struct {
 	lostBefore bool // a loss was seen before the release
 	released   bool
 	releaseErr error
+	// answeredInTime: the release's answer came before the ValidUntil of
+	// the lease's latest renewal, on the locker's clock.
+	answeredInTime bool
 }
 
 // reset forgets the last lease, before the next Do.
@@ -180,7 +187,8 @@ func (l *leaseWatch) observer() *guard.Observer {
 			l.update(func(s *leaseState) { s.lostBefore = s.lostBefore || !s.released })
 		},
 		Released: func(e guard.ReleasedEvent) {
-			l.update(func(s *leaseState) { s.released, s.releaseErr = true, e.Err })
+			inTime := l.clock.Now().Before(e.Lease.ValidUntil)
+			l.update(func(s *leaseState) { s.released, s.releaseErr, s.answeredInTime = true, e.Err, inTime })
 		},
 	}
 }

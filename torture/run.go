@@ -83,7 +83,8 @@ func (r *Result) fencingErr() error {
 }
 
 // LongJobErr fails a run in which the store refused to release the
-// guaranteed long job after its renewals, no loss having been seen before:
+// guaranteed long job after its renewals, no loss having been seen before
+// and the refusal coming while its latest renewal still ran:
 // on a key of its own and off the faults, the likely cause is the release
 // itself (one that carries the lease as it was before its renewals, say).
 // A guaranteed long job lost before its release (the guard saw its
@@ -209,7 +210,7 @@ func newWorker(id int, cfg *Config, kind LockerKind, newLocker newLocker, s *Sta
 		return nil, err
 	}
 	p := &pausable{Locker: l}
-	watch := &leaseWatch{}
+	watch := &leaseWatch{clock: clock}
 	g, err := guard.New(p, &guard.Options{
 		TTL:            kind.TTL,
 		AcquireTimeout: 2 * kind.TTL,
