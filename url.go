@@ -234,10 +234,10 @@ func ResourceURLForms() []string {
 }
 
 // userinfoPassword matches scheme://user:password@ in any text.
-var userinfoPassword = regexp.MustCompile(`(://[^:/@\s]*:)[^@/\s]*@`)
+var userinfoPassword = regexp.MustCompile(`(://[^:/@?#\s]*:)[^/?#\s]*@`)
 
 // passwordParam matches a password= query parameter in any text.
-var passwordParam = regexp.MustCompile(`([?&]password=)[^&\s]*`)
+var passwordParam = regexp.MustCompile(`(?i)([?&]password\s*=\s*)('[^']*'|[^&\s]+)`)
 
 // RedactURL returns raw, or any text holding URLs, with every password (in
 // the user information or a password query parameter) replaced by

@@ -146,6 +146,8 @@ func TestRedactURL(t *testing.T) {
 		"postgres://db/app?password=s3cret&x=1":    "postgres://db/app?password=xxxxx&x=1",
 		"dial postgres://a:b@h failed: x://c:d@e/": "dial postgres://a:xxxxx@h failed: x://c:xxxxx@e/",
 		"postgres://app@db/app":                    "postgres://app@db/app",
+		"postgres://u:p@ss@db:5432/app":            "postgres://u:xxxxx@db:5432/app",
+		"postgres://db/app?PASSWORD=s3cret":        "postgres://db/app?PASSWORD=xxxxx",
 	} {
 		if got := fence.RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q; want %q", in, got, want)

@@ -191,6 +191,9 @@ azurite_up() {
 	export FENCE_AZURITE_ACCOUNT FENCE_AZURITE_KEY
 	export FENCE_AZURITE_BLOB_URL="http://127.0.0.1:$emu_port/$FENCE_AZURITE_ACCOUNT"
 	export FENCE_AZURITE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$FENCE_AZURITE_ACCOUNT;AccountKey=$FENCE_AZURITE_KEY;BlobEndpoint=$FENCE_AZURITE_BLOB_URL;"
+	# The Azure SDK's usual environment, as for AWS and GCS below: an
+	# azblob:// URL opened with default settings reaches Azurite.
+	export AZURE_STORAGE_CONNECTION_STRING=$FENCE_AZURITE_CONNECTION_STRING
 	emu_log "Azurite $(node -p 'require(process.argv[1]).version' "$FENCE_REPO_DIR/node_modules/azurite/package.json") blob on $FENCE_AZURITE_BLOB_URL"
 }
 

@@ -27,7 +27,7 @@ func defaults() config {
 func TestLedgerEmbedded(t *testing.T) {
 	t.Parallel()
 	failed, out := play(t, defaults())
-	if failed != 0 || !strings.Contains(out, "REJECTED: fence: stale token") {
+	if failed != 0 || !strings.Contains(out, "REJECTED: fence/sql: check \"account:alice\": stale token") {
 		t.Fatalf("%d invariants failed or no stale write was rejected:\n%s", failed, out)
 	}
 }

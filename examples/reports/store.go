@@ -50,7 +50,7 @@ func (m *memoryStore) read(ctx context.Context, name string) ([]byte, fence.Toke
 // metadata, the write one conditional PUT.
 type s3Store struct {
 	client   *s3.Client
-	bucket   *fences3.Bucket
+	bucket   *fences3.Resource
 	unfenced bool
 }
 
@@ -73,9 +73,9 @@ func (s *s3Store) upload(ctx context.Context, name string, token fence.Token, cs
 		// Control run: a plain PUT that records the token the way the
 		// fenced writer does, but checks nothing.
 		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
-			Bucket: aws.String(s.bucket.Name()), Key: aws.String(name), Body: bytes.NewReader(csv),
+			Bucket: aws.String(s.bucket.BucketName()), Key: aws.String(name), Body: bytes.NewReader(csv),
 			ContentType: aws.String("text/csv"),
-			Metadata:    map[string]string{fences3.MetaToken: token.String(), fences3.MetaWrite: randomID()},
+			Metadata:    map[string]string{fences3.MetaToken: token.String(), fences3.MetaWriteID: randomID()},
 		})
 		return err
 	}

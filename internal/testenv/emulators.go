@@ -10,7 +10,8 @@ import "testing"
 // The script also points the AWS SDK's defaults at the emulators
 // (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
 // AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, no profile files, no
-// instance metadata) and the GCS SDK through STORAGE_EMULATOR_HOST, so a
+// instance metadata), the GCS SDK through STORAGE_EMULATOR_HOST and the
+// Azure locker's URL opener through AZURE_STORAGE_CONNECTION_STRING, so a
 // client built with default settings cannot reach a real cloud.
 
 // AzuriteBlobURL returns the base URL of Azurite's blob service for the

@@ -24,13 +24,15 @@ import (
 	"github.com/fencekit/fence/lockers/dynamo"
 	"github.com/fencekit/fence/lockers/gcs"
 	"github.com/fencekit/fence/lockers/memory"
-	"github.com/fencekit/fence/lockers/postgres"
+	_ "github.com/fencekit/fence/lockers/postgres" // postgres://
 )
 
 // Backend is one lock store, in one expiry mode, that the layers above the
 // lockers (guard, election, schedule, the fence command, the torture run)
 // are tested on. Every such test ranges over Backends, so a new locker
-// joins all of them by being added there once.
+// joins all of them by being added there once, with the URL of a fresh
+// key space: the lockers are opened from it with fence.OpenLockerWith,
+// like any program opens them.
 type Backend struct {
 	// Name names the store and its mode in subtest names.
 	Name string
@@ -43,16 +45,37 @@ type Backend struct {
 	// contender takes over only after watching one record version
 	// unchanged for a full lease.
 	ServerTimed bool
-	// Lockers returns n Lockers on one fresh key space of the store (a
-	// table, container or bucket created now and removed when the test
-	// ends), each with a client of its own like separate replicas. clock
-	// (nil: the system clock) is the Lockers' clock; on memory it also
-	// times the leases.
-	Lockers func(t *testing.T, n int, clock fence.Clock) []fence.Locker
-	// URL returns the store URL of a fresh key space for the fence
-	// command, not yet initialised (the caller runs `fence init`), removed
-	// when the test ends; nil when the command cannot open the store.
+	// InProcess is true for a store that lives in the test's process
+	// (memory): every locker opened from one URL shares it, and the fence
+	// command, another process, cannot reach it.
+	InProcess bool
+	// URL returns the URL of a fresh key space of the store (a table,
+	// container or bucket not created yet), removed when the test ends.
 	URL func(t *testing.T) string
+}
+
+// Lockers returns n Lockers opened from one fresh URL of b, each with a
+// client of its own like separate replicas (on memory they share the
+// store itself), after creating the store. clock (nil: the system clock)
+// is the Lockers' clock; on memory it also times the leases.
+func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []fence.Locker {
+	t.Helper()
+	url := b.URL(t)
+	lockers := make([]fence.Locker, n)
+	for i := range lockers {
+		l, err := fence.OpenLockerWith(t.Context(), url, &fence.OpenOptions{Clock: clock})
+		if err != nil {
+			t.Fatalf("open %s: %v", fence.RedactURL(url), err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		if i == 0 && !b.InProcess {
+			if err := l.Create(t.Context()); err != nil {
+				t.Fatalf("create %s: %v", fence.RedactURL(url), err)
+			}
+		}
+		lockers[i] = l
+	}
+	return lockers
 }
 
 // Run runs test on every store of Backends, as parallel subtests, with
@@ -81,118 +104,13 @@ func Run(t *testing.T, test func(t *testing.T, b Backend, ttl time.Duration)) {
 // scripts/test.sh; a test over it fails under that script when one is
 // missing and is skipped elsewhere.
 var Backends = []Backend{
-	{Name: "memory", MinTTL: memory.MinTTL, ServerTimed: true, Lockers: memoryLockers},
-	{Name: "postgres", MinTTL: 200 * time.Millisecond, ServerTimed: true, Lockers: func(t *testing.T, n int, clock fence.Clock) []fence.Locker {
-		t.Helper()
-		return PostgresLockers(t, n, "fence_backend_", &postgres.Options{Clock: clock})
-	}, URL: postgresURL},
-	{Name: "dynamo-clock-free", MinTTL: dynamo.MinTTL, Lockers: func(t *testing.T, n int, clock fence.Clock) []fence.Locker {
-		t.Helper()
-		return DynamoLockers(t, n, "fence-backend-", &dynamo.Options{Clock: clock})
-	}, URL: func(t *testing.T) string { return dynamoURL(t, "") }},
-	{Name: "dynamo-trusted-clock", MinTTL: dynamo.MinTTL, ServerTimed: true, Lockers: func(t *testing.T, n int, clock fence.Clock) []fence.Locker {
-		t.Helper()
-		return DynamoLockers(t, n, "fence-backend-", &dynamo.Options{Clock: clock, TrustedClock: true})
-	}, URL: func(t *testing.T) string { return dynamoURL(t, "&trusted-clock=true") }},
-	{Name: "azblob", MinTTL: azblob.MinTTL, ServerTimed: true, Lockers: azblobLockers, URL: azblobURL},
-	{Name: "gcs-clock-free", MinTTL: gcs.MinTTL, Lockers: func(t *testing.T, n int, clock fence.Clock) []fence.Locker {
-		t.Helper()
-		return GCSLockers(t, n, &gcs.Options{Clock: clock})
-	}, URL: func(t *testing.T) string { return gcsURL(t, "") }},
-	{Name: "gcs-trusted-clock", MinTTL: gcs.MinTTL, ServerTimed: true, Lockers: func(t *testing.T, n int, clock fence.Clock) []fence.Locker {
-		t.Helper()
-		return GCSLockers(t, n, &gcs.Options{Clock: clock, TrustedClock: true})
-	}, URL: func(t *testing.T) string { return gcsURL(t, "&trusted-clock=true") }},
-}
-
-// memoryLockers returns n handles on one in-memory store: memory has no
-// clients, so "replicas" share the store itself.
-func memoryLockers(t *testing.T, n int, clock fence.Clock) []fence.Locker {
-	t.Helper()
-	store := memory.New(&memory.Options{Clock: clock})
-	lockers := make([]fence.Locker, n)
-	for i := range lockers {
-		lockers[i] = store
-	}
-	return lockers
-}
-
-// AzblobLockers returns n Lockers with opts (nil: the defaults) on one
-// container of Azurite named prefix plus random hex, each with a client of
-// its own. The container is created now and deleted when the test ends.
-func AzblobLockers(t *testing.T, n int, opts *azblob.Options) []fence.Locker {
-	t.Helper()
-	conn := testenv.AzuriteConnectionString(t)
-	name := UniqueName("fence-backend-")
-	lockers := make([]fence.Locker, n)
-	for i := range lockers {
-		c, err := container.NewClientFromConnectionString(conn, name, nil)
-		if err != nil {
-			t.Fatalf("container client: %v", err)
-		}
-		l, err := azblob.New(c, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			if err := l.CreateContainer(t.Context()); err != nil {
-				t.Fatalf("CreateContainer: %v", err)
-			}
-			t.Cleanup(func() { deleteContainer(t, conn, name) })
-		}
-		lockers[i] = l
-	}
-	return lockers
-}
-
-func azblobLockers(t *testing.T, n int, clock fence.Clock) []fence.Locker {
-	t.Helper()
-	return AzblobLockers(t, n, &azblob.Options{Clock: clock})
-}
-
-// GCSLockers returns n Lockers with opts (nil: the defaults) on one bucket
-// of fake-gcs-server, each with a client (and so Observations) of its own.
-// The bucket is created now and removed with its objects when the test
-// ends.
-func GCSLockers(t *testing.T, n int, opts *gcs.Options) []fence.Locker {
-	t.Helper()
-	name := UniqueName("fence-backend-")
-	lockers := make([]fence.Locker, n)
-	for i := range lockers {
-		b := gcsClient(t).Bucket(name)
-		if i == 0 {
-			if err := gcs.CreateBucket(t.Context(), b, "fence-test"); err != nil {
-				t.Fatalf("CreateBucket: %v", err)
-			}
-			t.Cleanup(func() { removeBucket(t, name) })
-		}
-		l, err := gcs.New(b, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lockers[i] = l
-	}
-	return lockers
-}
-
-// newGCSClient returns a client of fake-gcs-server.
-func newGCSClient(ctx context.Context, t *testing.T) (*storage.Client, error) {
-	endpoint := testenv.GCSEndpoint(t)
-	return storage.NewClient(ctx,
-		option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/storage/v1/"),
-		option.WithoutAuthentication())
-}
-
-// gcsClient returns a client of fake-gcs-server, closed when the test
-// ends.
-func gcsClient(t *testing.T) *storage.Client {
-	t.Helper()
-	c, err := newGCSClient(context.Background(), t)
-	if err != nil {
-		t.Fatalf("storage.NewClient: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	{Name: "memory", MinTTL: memory.MinTTL, ServerTimed: true, InProcess: true, URL: func(*testing.T) string { return "mem://" + UniqueName("backend-") }},
+	{Name: "postgres", MinTTL: 200 * time.Millisecond, ServerTimed: true, URL: postgresURL},
+	{Name: "dynamo-clock-free", MinTTL: dynamo.MinTTL, URL: func(t *testing.T) string { return dynamoURL(t, "") }},
+	{Name: "dynamo-trusted-clock", MinTTL: dynamo.MinTTL, ServerTimed: true, URL: func(t *testing.T) string { return dynamoURL(t, "&trusted-clock=true") }},
+	{Name: "azblob", MinTTL: azblob.MinTTL, ServerTimed: true, URL: azblobURL},
+	{Name: "gcs-clock-free", MinTTL: gcs.MinTTL, URL: func(t *testing.T) string { return gcsURL(t, "") }},
+	{Name: "gcs-trusted-clock", MinTTL: gcs.MinTTL, ServerTimed: true, URL: func(t *testing.T) string { return gcsURL(t, "&trusted-clock=true") }},
 }
 
 // WithQuery adds param ("name=value") to the query of URL u, which may
@@ -225,9 +143,10 @@ func ExecOnCleanup(t *testing.T, url, stmt string) {
 func postgresURL(t *testing.T) string {
 	t.Helper()
 	base := testenv.PostgresURL(t)
-	table := UniqueName("fence_cli_")
+	table := UniqueName("fence_backend_")
 	ExecOnCleanup(t, base, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize())
-	return WithQuery(base, "table="+table)
+	// Two connections per replica: tests open several replicas at once.
+	return WithQuery(base, "table="+table+"&pool_max_conns=2")
 }
 
 // dynamoURL names a fresh table on dynalite; extra adds query parameters
@@ -236,7 +155,7 @@ func dynamoURL(t *testing.T, extra string) string {
 	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
 	client := emulators.DynamoClient(t, nil)
-	table := UniqueName("fence-cli-")
+	table := UniqueName("fence-backend-")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -248,23 +167,23 @@ func dynamoURL(t *testing.T, extra string) string {
 	return "dynamodb://" + table + "?region=us-east-1&endpoint=" + url.QueryEscape(endpoint) + extra
 }
 
-// azblobURL names a fresh container on Azurite; the command finds Azurite
-// through AZURE_STORAGE_CONNECTION_STRING.
+// azblobURL names a fresh container on Azurite, found through
+// AZURE_STORAGE_CONNECTION_STRING (scripts/emulators.sh sets it).
 func azblobURL(t *testing.T) string {
 	t.Helper()
 	conn := testenv.AzuriteConnectionString(t)
-	name := UniqueName("fence-cli-")
+	name := UniqueName("fence-backend-")
 	t.Cleanup(func() { deleteContainer(t, conn, name) })
 	return "azblob://" + name
 }
 
-// gcsURL names a fresh bucket on fake-gcs-server; the command finds the
-// emulator through STORAGE_EMULATOR_HOST. extra adds query parameters
+// gcsURL names a fresh bucket on fake-gcs-server, found through
+// STORAGE_EMULATOR_HOST. extra adds query parameters
 // (starting with &).
 func gcsURL(t *testing.T, extra string) string {
 	t.Helper()
 	testenv.GCSEndpoint(t)
-	name := UniqueName("fence-cli-")
+	name := UniqueName("fence-backend-")
 	t.Cleanup(func() { removeBucket(t, name) })
 	return "gs://" + name + "?prefix=locks/" + extra
 }
@@ -279,6 +198,14 @@ func deleteContainer(t *testing.T, conn, name string) {
 	if err != nil && !strings.Contains(err.Error(), "ContainerNotFound") {
 		t.Errorf("delete container %s: %v", name, err)
 	}
+}
+
+// newGCSClient returns a client of fake-gcs-server.
+func newGCSClient(ctx context.Context, t *testing.T) (*storage.Client, error) {
+	endpoint := testenv.GCSEndpoint(t)
+	return storage.NewClient(ctx,
+		option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/storage/v1/"),
+		option.WithoutAuthentication())
 }
 
 // removeBucket deletes bucket name and its objects, if it exists.

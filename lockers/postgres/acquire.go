@@ -9,29 +9,20 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Acquire implements fence.Locker. It runs one statement that takes the key
-// if it is free, expired or new, incrementing its token, and otherwise
-// writes nothing and reports the holder in a *fence.HeldError, whose
-// ValidUntil is the holder's remaining time on the server added to the
-// send time on l's clock.
+// Acquire implements fence.LockerDriver. It runs one statement that takes
+// the key if it is free, expired or new, incrementing its token, and
+// otherwise writes nothing and reports the holder in a *fence.HeldError,
+// whose ValidUntil is the holder's remaining time on the server added to
+// the send time on the driver's clock. The lease it returns has no
+// ValidUntil: the PortableLocker sets it to its send time plus ttl.
 //
 // In the rare case where the statement loses a race it cannot see (another
 // session took the key between this statement's snapshot and its write),
 // Acquire runs the statement once more to learn the new holder; if that
 // loses a race too, the HeldError carries only the key.
-func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
-		return fence.Lease{}, err
-	}
-	if err := fence.ValidateTTL(ttl, MinTTL, MaxTTL); err != nil {
-		return fence.Lease{}, err
-	}
-	owner := opts.OwnerOrNew()
-	if err := fence.ValidateKey("owner", owner, MaxOwnerLen); err != nil {
-		return fence.Lease{}, err
-	}
+func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	for range 2 {
-		lease, raced, err := l.tryAcquire(ctx, key, owner, ttl)
+		lease, raced, err := d.tryAcquire(ctx, key, owner, ttl)
 		if !raced {
 			return lease, err
 		}
@@ -41,7 +32,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opt
 
 // tryAcquire runs the acquire statement once. raced reports a lost race
 // that left no information about the winner.
-func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, raced bool, err error) {
+func (d *driver) tryAcquire(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, raced bool, err error) {
 	var (
 		won       pgtype.Int8
 		present   bool
@@ -50,17 +41,17 @@ func (l *Locker) tryAcquire(ctx context.Context, key, owner string, ttl time.Dur
 		curExpiry pgtype.Timestamptz
 		serverNow time.Time
 	)
-	sent := l.clock.Now()
-	err = l.db.QueryRow(ctx, l.q.acquire, key, owner, micros(ttl)).
+	sent := d.clock.Now()
+	err = d.db.QueryRow(ctx, d.q.acquire, key, owner, micros(ttl)).
 		Scan(&won, &present, &curOwner, &curToken, &curExpiry, &serverNow)
 	if err != nil {
-		return fence.Lease{}, false, wrap(ctx, "acquire "+quote(key), err)
+		return fence.Lease{}, false, storeErr(err)
 	}
 	if won.Valid {
 		if won.Int64 <= 0 {
 			return fence.Lease{}, false, &fence.CorruptError{Key: key, Reason: "the server issued a token that is not positive"}
 		}
-		return fence.Lease{Key: key, Owner: owner, Token: fence.Token(won.Int64), TTL: ttl, ValidUntil: sent.Add(ttl)}, false, nil
+		return fence.Lease{Key: key, Owner: owner, Token: fence.Token(won.Int64), TTL: ttl}, false, nil
 	}
 	if !present {
 		return fence.Lease{}, true, nil // a concurrent first acquire won

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"hash/fnv"
 
 	"github.com/jackc/pgx/v5"
@@ -34,14 +36,22 @@ func AdvisoryKey(key string) int64 {
 // key: the two kinds of lock do not exclude each other.
 //
 // The key follows the Locker's rules (non-empty, at most MaxKeyLen bytes,
-// UTF-8, no NUL); a bad one gets an error matching fence.ErrInvalid.
+// UTF-8, no NUL); a bad one gets an error matching fence.ErrInvalid. Errors
+// are *fence.OpError, "fence/postgres: advisory lock <key>: <cause>", and
+// match ctx.Err() when ctx ended.
 func TryXactLock(ctx context.Context, tx pgx.Tx, key string) (bool, error) {
+	fail := func(err error) (bool, error) {
+		return false, &fence.OpError{Backend: "postgres", Op: "advisory lock", Key: key, Err: err}
+	}
 	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
-		return false, err
+		return fail(err)
 	}
 	var ok bool
 	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, AdvisoryKey(key)).Scan(&ok); err != nil {
-		return false, wrap(ctx, "advisory lock "+quote(key), err)
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w (%w)", err, cerr)
+		}
+		return fail(err)
 	}
 	return ok, nil
 }

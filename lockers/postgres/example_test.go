@@ -48,6 +48,30 @@ func ExampleNew() {
 	}
 }
 
+// Importing the package lets fence.OpenLocker open PostgreSQL by URL; the
+// table parameter is fence's, the rest is pgx's connection string, with
+// credentials from libpq's environment (PGPASSWORD, PGPASSFILE).
+// It needs a server, so it only compiles here.
+func Example_openLocker() {
+	ctx := context.Background()
+	locker, err := fence.OpenLocker(ctx, "postgres://app@db.internal/app?table=ops.fence_locks&sslmode=verify-full")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer locker.Close() // closes the pool the opener made
+	if err := locker.Create(ctx); err != nil {
+		log.Fatal(err)
+	}
+	lease, err := locker.Acquire(ctx, "nightly-report", 30*time.Second, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("writing with token", lease.Token)
+	if err := locker.Release(ctx, lease); err != nil && !errors.Is(err, fence.ErrNotHeld) {
+		log.Fatal(err)
+	}
+}
+
 // SchemaSQL gives the table's DDL to a migration tool.
 func ExampleSchemaSQL() {
 	ddl, err := postgres.SchemaSQL("fence_locks")

@@ -107,6 +107,9 @@ func TestLeaseLifecycle(t *testing.T) {
 }
 
 // TestExpiry sleeps for a short lease: the server's clock measures it.
+// The portable layer refuses Renew and Release of the lease on the local
+// clock; a copy whose ValidUntil says otherwise (as if the local clock
+// were slow) reaches the server, which refuses it too, by its own clock.
 func TestExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -117,11 +120,20 @@ func TestExpiry(t *testing.T) {
 	}
 	time.Sleep(shortTTL + 20*time.Millisecond)
 
-	if _, err := l.Renew(ctx, lease); !errors.Is(err, fence.ErrNotHeld) {
-		t.Errorf("Renew of an expired lease: %v, want ErrNotHeld", err)
+	var local *fence.NotHeldError
+	if _, err := l.Renew(ctx, lease); !errors.As(err, &local) {
+		t.Errorf("Renew of a lease that ran out locally: %v, want a *fence.NotHeldError", err)
 	}
-	if err := l.Release(ctx, lease); !errors.Is(err, fence.ErrNotHeld) {
-		t.Errorf("Release of an expired lease: %v, want ErrNotHeld", err)
+	if err := l.Release(ctx, lease); !errors.As(err, &local) {
+		t.Errorf("Release of a lease that ran out locally: %v, want a *fence.NotHeldError", err)
+	}
+	late := lease
+	late.ValidUntil = time.Now().Add(time.Minute)
+	if _, err := l.Renew(ctx, late); !errors.Is(err, fence.ErrNotHeld) || errors.As(err, &local) {
+		t.Errorf("Renew of a lease expired on the server: %v, want the server's ErrNotHeld", err)
+	}
+	if err := l.Release(ctx, late); !errors.Is(err, fence.ErrNotHeld) || errors.As(err, &local) {
+		t.Errorf("Release of a lease expired on the server: %v, want the server's ErrNotHeld", err)
 	}
 	if info, err := l.Inspect(ctx, "k"); err != nil || info.Held {
 		t.Errorf("Inspect of an expired lease = %+v, %v; want not held", info, err)
@@ -183,11 +195,12 @@ func TestInvalidInput(t *testing.T) {
 }
 
 // TestTokenBeyondBigint: a token PostgreSQL cannot store was never issued
-// by this locker, so it is not held.
+// by this locker, so it is not held. (The lease has a ValidUntil ahead so
+// that the portable layer hands it to the driver.)
 func TestTokenBeyondBigint(t *testing.T) {
 	t.Parallel()
 	l := newTable(t, newPool(t, 1, nil))
-	lease := fence.Lease{Key: "k", Owner: "o", Token: 1 << 63, TTL: time.Second}
+	lease := fence.Lease{Key: "k", Owner: "o", Token: 1 << 63, TTL: time.Second, ValidUntil: time.Now().Add(time.Minute)}
 	if _, err := l.Renew(t.Context(), lease); !errors.Is(err, fence.ErrNotHeld) {
 		t.Errorf("Renew: %v, want ErrNotHeld", err)
 	}
@@ -206,5 +219,38 @@ func TestCanceledContext(t *testing.T) {
 	}
 	if _, err := l.Inspect(ctx, "k"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Inspect with a canceled context: %v, want context.Canceled", err)
+	}
+}
+
+// TestContextEndsInFlight: a statement blocked on a row lock when ctx
+// ends is interrupted, and the error matches ctx's.
+func TestContextEndsInFlight(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t, 2, nil)
+	name := uniqueName("fence_test_")
+	l := newLockerOn(t, pool, name)
+	lease, err := l.Acquire(t.Context(), "k", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(t.Context(), lease); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(t.Context(), "SELECT FROM "+l.QuotedTable()+" WHERE key = 'k' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	_, err = l.Acquire(ctx, "k", time.Minute, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Acquire blocked when ctx ended: %v, want context.DeadlineExceeded", err)
+	}
+	if err != nil && !strings.HasPrefix(err.Error(), `fence/postgres: acquire "k": `) {
+		t.Errorf("error %q lacks the prefix fence/postgres: acquire \"k\": ", err)
 	}
 }

@@ -82,7 +82,7 @@ WHERE t.expires_at IS NULL OR t.expires_at <= now()`)
 	walRecords := func(t *testing.T, key string) []float64 {
 		t.Helper()
 		var plan []byte
-		if err := pool.QueryRow(ctx, "EXPLAIN (ANALYZE, WAL, FORMAT JSON) "+l.q.acquire,
+		if err := pool.QueryRow(ctx, "EXPLAIN (ANALYZE, WAL, FORMAT JSON) "+l.d.q.acquire,
 			key, "contender", int64(60e6)).Scan(&plan); err != nil {
 			t.Fatal(err)
 		}

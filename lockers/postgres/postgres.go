@@ -8,10 +8,11 @@
 // a key's tokens at 1.
 //
 // Every method is one SQL statement, one round trip once pgx has prepared
-// it (pgx's default mode caches prepared statements per connection). Expiry
-// is measured by the server's clock, never compared with the caller's:
-// durations are sent to the server and remaining lease times come back, so
-// clock skew between machines does not matter, only clock rates do.
+// it (pgx's default mode caches prepared statements per connection).
+// Whether a key is held is decided by the server's clock, never by the
+// caller's: durations are sent to the server and remaining lease times
+// come back, so clock skew between machines does not matter, only clock
+// rates do.
 //
 // A failed Acquire writes nothing: it is a conditional UPDATE that matches
 // no row, so it takes no row lock, gets no transaction id and commits no
@@ -19,6 +20,38 @@
 //
 // Holding a lease is not a safety guarantee, only its token is: pass
 // Lease.Token to a fenced resource (see package fence).
+//
+// # Layering
+//
+// A Locker is the portable fence.PortableLocker over this package's
+// driver, which holds only the SQL: one statement per call. The portable
+// layer validates keys, TTLs, owners and leases, generates owner ids,
+// checks ctx, sets Lease.ValidUntil to its send time plus TTL, wraps every
+// error as "fence/postgres: <op> <key>: <cause>", and refuses a Renew or
+// Release of a lease whose latest ValidUntil has passed on Options.Clock
+// without asking the server. That local refusal is conservative:
+// ValidUntil counts the TTL from before the statement was sent, the
+// server from when it received it, so a lease runs out locally no later
+// than on the server (clocks running at the same rate); a Release refused
+// in between leaves the key to expire on the server moments later. The
+// methods of Locker beyond fence.Locker (QuotedTable, CreateTable) and
+// TryXactLock are specific to PostgreSQL.
+//
+// # Opening from a URL
+//
+// Importing the package registers the URL schemes "postgres" and
+// "postgresql" with fence.OpenLocker:
+//
+//	postgres://[USER[:PASSWORD]@]HOST[:PORT]/DB[?table=T&sslmode=...]
+//
+// table is the lease table (Options.Table, "table" or "schema.table";
+// default DefaultTable). Every other parameter, and the rest of the URL,
+// is pgx's connection string (see pgxpool.ParseConfig, including the
+// pool_ parameters): credentials come from it or from libpq's usual
+// environment (PGPASSWORD, PGPASSFILE, PGSSLMODE, ...). A password in the
+// URL is accepted but discouraged (command lines are visible in ps); no
+// error shows it. The opened locker's Close closes the pool it made, and
+// its Create creates the table (CreateTable).
 //
 // # The lease table
 //
@@ -113,18 +146,19 @@ type Options struct {
 	// Default: DefaultTable, in the connection's search_path.
 	Table string
 	// Clock supplies the send times from which Lease.ValidUntil and
-	// HeldError.ValidUntil are computed. Expiry itself is measured by the
-	// server. Default: fence.SystemClock.
+	// HeldError.ValidUntil are computed, and on which the portable layer
+	// refuses a Renew or Release of a lease that ran out. Whether a key
+	// is held is decided by the server. Default: fence.SystemClock.
 	Clock fence.Clock
 }
 
-// Locker is a fence.Locker on a PostgreSQL lease table. Create it with New;
-// it is safe for concurrent use.
+// Locker is a fence.Locker on a PostgreSQL lease table: the portable
+// locker (its methods are fence.Locker's) over this package's driver,
+// plus the PostgreSQL-specific methods below. Create it with New; it is
+// safe for concurrent use.
 type Locker struct {
-	db    DB
-	clock fence.Clock
-	table pgx.Identifier
-	q     queries
+	*fence.PortableLocker
+	d *driver
 }
 
 var _ fence.Locker = (*Locker)(nil)
@@ -145,20 +179,23 @@ func New(db DB, opts *Options) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Locker{db: db, clock: fence.ClockOrSystem(o.Clock), table: id, q: buildQueries(id.Sanitize())}, nil
+	clock := fence.ClockOrSystem(o.Clock)
+	d := &driver{db: db, clock: clock, table: id, q: buildQueries(id.Sanitize())}
+	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{PortableLocker: pl, d: d}, nil
 }
 
 // QuotedTable returns the name of the lease table quoted for SQL, with its
 // schema if Options.Table had one: "fence_locks" becomes `"fence_locks"`.
-func (l *Locker) QuotedTable() string { return l.table.Sanitize() }
+func (l *Locker) QuotedTable() string { return l.d.table.Sanitize() }
 
-// CreateTable creates the lease table if it does not exist yet (the
-// statement of SchemaSQL). It is idempotent, but two sessions creating the
-// same table at the same moment may make one of them fail; run it once at
-// start-up or in a migration.
-func (l *Locker) CreateTable(ctx context.Context) error {
-	if _, err := l.db.Exec(ctx, schemaSQL(l.table.Sanitize())); err != nil {
-		return wrap(ctx, "create table "+l.table.Sanitize(), err)
-	}
-	return nil
-}
+// CreateTable is Create: it creates the lease table if it does not exist
+// yet (the statement of SchemaSQL). It is idempotent, but two sessions
+// creating the same table at the same moment may make one of them fail;
+// run it once at start-up or in a migration. It creates tables, not
+// schemas: if the table's schema does not exist, the error says so and
+// matches fence.ErrStoreMissing.
+func (l *Locker) CreateTable(ctx context.Context) error { return l.Create(ctx) }

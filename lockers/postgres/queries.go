@@ -1,6 +1,6 @@
 package postgres
 
-// The statements, built once per Locker around the quoted table name.
+// The statements, built once per driver around the quoted table name.
 //
 // Time on the server is statement_timestamp(): the time the server
 // received the statement. It is one value for the whole statement, so
@@ -14,7 +14,7 @@ package postgres
 //
 // TTLs travel as whole microseconds ($ttl_us, rounded up) and remaining
 // times come back as server expiry and server time, which the caller turns
-// into its own clock's time (see heldUntil).
+// into its own clock's time (see localTime).
 type queries struct {
 	acquire, renew, release, brk, inspect string
 }

@@ -1,10 +1,7 @@
 package postgres
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -58,15 +55,3 @@ func localTime(sent, at, serverNow time.Time) time.Time {
 func micros(d time.Duration) int64 {
 	return int64((d + time.Microsecond - 1) / time.Microsecond)
 }
-
-// wrap adds what was being done to an error from pgx. If ctx is done, the
-// result also matches ctx's error, whatever pgx reported.
-func wrap(ctx context.Context, what string, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("fence/postgres: %s: %w (%w)", what, err, cerr)
-	}
-	return fmt.Errorf("fence/postgres: %s: %w", what, err)
-}
-
-// quote quotes a key for error messages.
-func quote(key string) string { return strconv.Quote(key) }

@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testenv"
 )
 
 func TestNewRejectsBadOptions(t *testing.T) {
@@ -114,5 +117,102 @@ func TestOddTableNames(t *testing.T) {
 				t.Fatalf("Release: %v", err)
 			}
 		})
+	}
+}
+
+// TestStoreMissing: every call on a table that does not exist, or in a
+// schema that does not exist, matches fence.ErrStoreMissing and still
+// reaches pgx's error.
+func TestStoreMissing(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t, 1, nil)
+	for _, table := range []string{uniqueName("fence_none_"), uniqueName("fence_noschema_") + ".locks"} {
+		l, err := New(pool, &Options{Table: table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		lease := fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: time.Minute, ValidUntil: time.Now().Add(time.Minute)}
+		for name, call := range map[string]func() error{
+			"Acquire": func() error { _, err := l.Acquire(ctx, "k", time.Minute, nil); return err },
+			"Renew":   func() error { _, err := l.Renew(ctx, lease); return err },
+			"Release": func() error { return l.Release(ctx, lease) },
+			"Break":   func() error { return l.Break(ctx, "k") },
+			"Inspect": func() error { _, err := l.Inspect(ctx, "k"); return err },
+		} {
+			err := call()
+			if !errors.Is(err, fence.ErrStoreMissing) {
+				t.Errorf("%s on %s: %v, want ErrStoreMissing", name, table, err)
+			}
+			if _, ok := errors.AsType[*pgconn.PgError](err); !ok {
+				t.Errorf("%s on %s: %v does not reach the *pgconn.PgError", name, table, err)
+			}
+		}
+	}
+}
+
+// TestCreateMissingSchema: Create makes tables, not schemas, and says so.
+func TestCreateMissingSchema(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := newPool(t, 1, nil)
+	schema := uniqueName("fence_noschema_")
+	l, err := New(pool, &Options{Table: schema + ".locks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = l.Create(ctx)
+	if !errors.Is(err, fence.ErrStoreMissing) {
+		t.Errorf("Create in a missing schema: %v, want ErrStoreMissing", err)
+	}
+	for _, want := range []string{
+		`fence/postgres: create: schema "` + schema + `" does not exist; create it first (CREATE SCHEMA "` + schema + `")`,
+		"fence creates tables, not schemas",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Create in a missing schema: %v, want it to say %q", err, want)
+		}
+	}
+
+	// No schema on the search_path: the table's name has no schema to
+	// create.
+	cfg, err := pgxpool.ParseConfig(testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	nowhere, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nowhere.Close)
+	l, err = New(nowhere, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = l.CreateTable(ctx)
+	if !errors.Is(err, fence.ErrStoreMissing) || err == nil || !strings.Contains(err.Error(), "no schema on the connection's search_path") {
+		t.Errorf("Create with no schema on the search_path: %v, want ErrStoreMissing saying so", err)
+	}
+}
+
+// TestLayering: a Locker is the portable locker over the postgres driver.
+func TestLayering(t *testing.T) {
+	t.Parallel()
+	l, err := New(newPool(t, 1, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := l.Info()
+	want := fence.DriverInfo{Name: "postgres", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+	if info != want {
+		t.Errorf("Info = %+v, want %+v", info, want)
+	}
+	if _, ok := l.Driver().(*driver); !ok {
+		t.Errorf("Driver() = %T, want *driver", l.Driver())
+	}
+	_, err = l.Acquire(t.Context(), "a\x00", time.Minute, nil)
+	if !errors.Is(err, fence.ErrInvalid) || !strings.HasPrefix(err.Error(), `fence/postgres: acquire "a\x00": `) {
+		t.Errorf("Acquire with a NUL in the key: %v, want ErrInvalid prefixed fence/postgres: acquire \"a\\x00\"", err)
 	}
 }

@@ -21,7 +21,7 @@ func newBody(r io.Reader) (*body, error) {
 	if s, ok := r.(io.Seeker); ok {
 		off, err := s.Seek(0, io.SeekCurrent)
 		if err != nil {
-			return nil, fmt.Errorf("fencegcs: body: finding its offset: %w", err)
+			return nil, fmt.Errorf("body: finding its offset: %w", err)
 		}
 		b.seeker, b.start = s, off
 	}
@@ -44,7 +44,7 @@ func (b *body) rewind() (bool, error) {
 		return b.n == 0, nil
 	}
 	if _, err := b.seeker.Seek(b.start, io.SeekStart); err != nil {
-		return false, fmt.Errorf("fencegcs: body: seeking back to offset %d: %w", b.start, err)
+		return false, fmt.Errorf("body: seeking back to offset %d: %w", b.start, err)
 	}
 	b.n = 0
 	return true, nil

@@ -21,7 +21,7 @@ import (
 func faultyWriters(t *testing.T, unconditional bool) *resourcetest.History {
 	const writers, writes = 4, 15
 	bucketName := newBucket(t, newClient(t, nil)).BucketName()
-	name := "faulty"
+	key := "faulty"
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("%d writers x %d writes, seed %d", writers, writes, seed)
 	var (
@@ -52,7 +52,7 @@ func faultyWriters(t *testing.T, unconditional bool) *resourcetest.History {
 			return resp, nil
 		})
 		r := newResource(t, newClient(t, ft).Bucket(bucketName), fastOptions)
-		r.unconditional = unconditional
+		r.b.unconditional = unconditional
 		tokens := make([]fence.Token, writes)
 		tok := fence.Token(2)
 		for i := range tokens {
@@ -64,8 +64,8 @@ func faultyWriters(t *testing.T, unconditional bool) *resourcetest.History {
 		}
 		wg.Go(func() {
 			for i, tok := range tokens {
-				err := hist.Write(name, tok, func() error {
-					return r.Put(t.Context(), name, tok, fmt.Appendf(nil, "writer %d write %d", w, i))
+				err := hist.Write(key, tok, func() error {
+					return r.Put(t.Context(), key, tok, fmt.Appendf(nil, "writer %d write %d", w, i))
 				})
 				// A lost answer overtaken by a higher token is an unknown
 				// outcome, which History counts as possibly applied.

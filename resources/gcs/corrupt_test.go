@@ -33,8 +33,8 @@ func TestCorruptedMetadataIsRefusedAndKept(t *testing.T) {
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()
-			name := "corrupt/" + tc.desc
-			w := bucket.Object(name).NewWriter(t.Context())
+			key := "corrupt/" + tc.desc
+			w := bucket.Object(key).NewWriter(t.Context())
 			w.ChunkSize, w.Metadata = 0, tc.meta
 			_, _ = w.Write([]byte(tc.body))
 			if err := w.Close(); err != nil {
@@ -45,23 +45,23 @@ func TestCorruptedMetadataIsRefusedAndKept(t *testing.T) {
 			wantCorrupt := func(method string, err error) {
 				t.Helper()
 				var ce *fence.CorruptError
-				if !errors.Is(err, fence.ErrCorrupt) || !errors.As(err, &ce) || ce.Key != name {
-					t.Errorf("%s = %v; want a *fence.CorruptError for %q", method, err, name)
+				if !errors.Is(err, fence.ErrCorrupt) || !errors.As(err, &ce) || ce.Key != key {
+					t.Errorf("%s = %v; want a *fence.CorruptError for %q", method, err, key)
 				}
 				if errors.Is(err, fence.ErrInvalid) {
 					t.Errorf("%s = %v matches fence.ErrInvalid; a corrupted record is not bad input", method, err)
 				}
 			}
-			wantCorrupt("Put", r.Put(t.Context(), name, 9, []byte("over it")))
-			wantCorrupt("Delete", r.Delete(t.Context(), name, 9))
-			_, err := r.Upload(t.Context(), name, 9, nil, nil)
+			wantCorrupt("Put", r.Put(t.Context(), key, 9, []byte("over it")))
+			wantCorrupt("Delete", r.Delete(t.Context(), key, 9))
+			_, err := r.Upload(t.Context(), key, 9, nil, nil)
 			wantCorrupt("Upload", err)
-			_, _, err = r.Get(t.Context(), name)
+			_, _, err = r.Get(t.Context(), key)
 			wantCorrupt("Get", err)
-			_, err = r.Highest(t.Context(), name)
+			_, err = r.Highest(t.Context(), key)
 			wantCorrupt("Highest", err)
 
-			attrs, err := bucket.Object(name).Attrs(t.Context())
+			attrs, err := bucket.Object(key).Attrs(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,17 +7,40 @@
 //
 //	import fencegcs "github.com/fencekit/fence/resources/gcs"
 //
+// # Layering
+//
+// A Resource is the portable fence.Resource over this package's driver:
+// the embedded *fence.PortableResource checks keys (fence.ValidateKey, at
+// most MaxKeyLen bytes less Options.Prefix) and tokens, checks ctx, and
+// wraps every error as a *fence.OpError ("fence/gcs: put "k": ..."); the
+// driver keeps what only Cloud Storage can do: the conditional upload and
+// its retries, the read-back that settles a lost answer, the rules of
+// object names, and the metadata. The native methods (Upload, Open) make
+// the same checks and wrap their errors the same way.
+//
+// # Opening by URL
+//
+// Importing the package registers the resource URL scheme gs (see
+// URLOpener):
+//
+//	gs://BUCKET[?prefix=P&project=ID&endpoint=URL]
+//
+// Credentials come from Application Default Credentials, as
+// storage.NewClient finds them, or none on an emulator
+// (STORAGE_EMULATOR_HOST).
+//
 // # How a write is fenced
 //
 // The token travels in the object's custom metadata (MetaToken), with a
-// random write id (MetaWriteID). A fenced Upload reads the object's
-// attributes (token and generation), refuses a lower token with a
-// *fence.StaleTokenError, and uploads with ifGenerationMatch set to the
-// generation whose token it checked, or ifGenerationMatch=0 (the object must
-// not exist) when there was none. If another writer changed the object in
-// between, the service answers 412 and Upload reads the attributes again and
-// retries with jittered backoff, for as long as ctx allows (see
-// Options.MaxAttempts). The check never races the write: a write lands only
+// random write id (MetaWriteID). A fenced write (Upload, Put, Delete)
+// reads the object's attributes (token and generation), refuses a lower
+// token with a *fence.StaleTokenError, and uploads with ifGenerationMatch
+// set to the generation whose token it checked, or ifGenerationMatch=0
+// (the object must not exist) when there was none. If another writer
+// changed the object in between, the service answers 412 and the write
+// reads the attributes again and retries with jittered backoff, for as
+// long as ctx allows (see Options.MaxAttempts). The check never races the
+// write: a write lands only
 // on the very generation whose token was checked.
 //
 // # Deletes leave tombstones
@@ -33,9 +56,9 @@
 //
 // Google Cloud Storage accepts about one write per second to one object
 // name. Answers 408, 429 and 5xx are retried after a longer backoff
-// (Options.RateLimitBackoff, doubling up to Options.MaxBackoff). The SDK's
-// own retries are switched off for uploads, so every retry passes through
-// the token check again.
+// (Options.RateLimitBackoff, doubling up to Options.MaxBackoff, jittered
+// as every backoff of fence is). The SDK's own retries are switched off
+// for uploads, so every retry passes through the token check again.
 //
 // # Streaming bodies
 //
@@ -62,29 +85,47 @@
 //
 // # Bad input and corrupted records
 //
-// Object names are 1 to 1024 bytes of UTF-8 without NUL, CR or LF, and not
-// "." or ".." (ValidateName); token 0 is refused. An object whose fence
-// metadata is missing or not a decimal token is reported with an error
-// matching fence.ErrCorrupt, and nothing is written over it.
+// A key names the object Options.Prefix + key. Object names are 1 to 1024
+// bytes of UTF-8 without NUL, CR or LF, not "." or "..", and not under
+// .well-known/acme-challenge/ (Cloud Storage's rules); a key that breaks
+// them, and token 0, get a *fence.InvalidError (for field "key" or
+// "token") and send nothing. An object whose fence metadata is missing or
+// not a decimal token is reported with an error matching
+// fence.ErrCorrupt, and nothing is written over it.
+//
+// # A missing bucket
+//
+// Every method on a bucket that does not exist gets an error matching
+// fence.ErrStoreMissing and storage.ErrBucketNotExist. Cloud Storage
+// answers 404 to a missing object and to a missing bucket alike, so until
+// a Resource has seen its bucket, a missing object is checked by reading
+// the bucket's attributes; a caller not allowed to read them (403) is
+// taken at the object's word.
 //
 // # The stored record
 //
-// An object under its name; its content is the value, and a tombstone's is
-// empty. The package adds custom metadata keys, matched without regard to
-// case (the caller's own keys sit beside them and may not start with
-// MetaPrefix):
+// An object under its name (prefix + key); its content is the value, and a
+// tombstone's is empty. The package adds custom metadata keys, matched
+// without regard to case (the caller's own keys sit beside them and may
+// not start with MetaPrefix, "fence"):
 //
-//	fence-token     the write's token in decimal, 1 to 18446744073709551615
+//	fencetoken      the write's token in decimal, 1 to 18446744073709551615
 //	                (MetaToken)
-//	fence-write-id  the id of the write: UploadOptions.WriteID or 32 random
+//	fencewriteid    the id of the write: UploadOptions.WriteID or 32 random
 //	                hex digits; for Put, "put-" and a hash of token and
 //	                value (MetaWriteID)
-//	fence-tombstone "true" on a tombstone, absent otherwise (MetaTombstone)
+//	fencetombstone  "true" on a tombstone, absent otherwise (MetaTombstone)
+//
+// These are the names every fence backend uses, without a dash (Azure's
+// metadata names cannot hold one). Before this version of the package they
+// were fence-token, fence-write-id and fence-tombstone; those are no
+// longer read, so an object that carries only them is corrupt. Nothing was
+// published with the old names.
 //
 // gcloud storage objects describe gs://BUCKET/NAME shows them. A repaired
-// object must keep fence-token at least the highest token any holder may
+// object must keep fencetoken at least the highest token any holder may
 // still write with: a lower token or a deleted object lets a stale writer
-// through. An object without fence-token is corrupt, not unfenced.
+// through. An object without fencetoken is corrupt, not unfenced.
 //
 // # The emulator
 //
@@ -100,5 +141,8 @@
 //		option.WithoutAuthentication(),
 //		storage.WithJSONReads())
 //
-// (or set STORAGE_EMULATOR_HOST=http://127.0.0.1:PORT).
+// (or set STORAGE_EMULATOR_HOST=http://127.0.0.1:PORT), or open it by URL
+// with STORAGE_EMULATOR_HOST set:
+//
+//	gs://BUCKET?endpoint=http://127.0.0.1:PORT
 package gcs

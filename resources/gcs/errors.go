@@ -8,7 +8,7 @@ import (
 // ErrBodyConsumed matches the error Upload returns when the write must be
 // retried but its body, a plain io.Reader, was already sent. See
 // BodyConsumedError.
-var ErrBodyConsumed = errors.New("fencegcs: upload must be retried but its body cannot be read again")
+var ErrBodyConsumed = errors.New("fence: upload must be retried but its body cannot be read again")
 
 // BodyConsumedError reports that an Upload with a body that is not an
 // io.Seeker failed in a way that needs another attempt (the object changed
@@ -16,14 +16,14 @@ var ErrBodyConsumed = errors.New("fencegcs: upload must be retried but its body 
 // answer that turned out not to be applied). The object was not changed by
 // this call; upload again with a fresh body.
 type BodyConsumedError struct {
-	// Name is the object.
-	Name string
+	// Key is the object's key.
+	Key string
 	// Err is the failure of the attempt that used the body up.
 	Err error
 }
 
 func (e *BodyConsumedError) Error() string {
-	return fmt.Sprintf("fencegcs: upload of %q must be retried but its body cannot be read again: %v", e.Name, e.Err)
+	return fmt.Sprintf("fence: upload of %q must be retried but its body cannot be read again: %v", e.Key, e.Err)
 }
 
 // Is makes errors.Is(err, ErrBodyConsumed) true.

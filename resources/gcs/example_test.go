@@ -47,6 +47,20 @@ func Example() {
 	fmt.Printf("%q written with token %d\n", value, tok)
 }
 
+// Open a fenced bucket from a URL, with Application Default Credentials
+// (or none on an emulator named by STORAGE_EMULATOR_HOST).
+func Example_openResource() {
+	ctx := context.Background()
+	res, err := fence.OpenResource(ctx, "gs://reports?prefix=acme/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Close() // closes the client the opener made
+	if err := res.Put(ctx, "2024-05-01.csv", 42, []byte("a,b\n1,2\n")); err != nil {
+		log.Fatal(err)
+	}
+}
+
 // Upload streams a file: an *os.File is an io.Seeker, so a retry after a
 // concurrent write seeks back instead of buffering the file in memory. A
 // writer whose lease was taken over gets a stale-token error.

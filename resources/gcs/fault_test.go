@@ -20,8 +20,8 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 	ft := newFaultTransport(t)
 	bucket := newBucket(t, newClient(t, ft))
 	r := newResource(t, bucket, fastOptions)
-	name := "lost-answer"
-	mustPut(t, r, name, 3, []byte("three"))
+	key := "lost-answer"
+	mustPut(t, r, key, 3, []byte("three"))
 
 	// The next upload reaches the emulator and is applied, but its answer
 	// never comes back: Upload must read the object back, find its own
@@ -39,7 +39,7 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 		return nil, errDropped
 	})
 	before := ft.uploads.Load()
-	attrs, err := r.Upload(t.Context(), name, 4, strings.NewReader("four"), nil)
+	attrs, err := r.Upload(t.Context(), key, 4, strings.NewReader("four"), nil)
 	if err != nil {
 		t.Fatalf("Upload whose answer was lost: %v; want success after reading the object back", err)
 	}
@@ -49,7 +49,7 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 	if applied == 0 || attrs.Generation != applied {
 		t.Errorf("Upload returned generation %d; want %d, the generation of the upload whose answer was lost", attrs.Generation, applied)
 	}
-	wantValue(t, r, name, "four", 4)
+	wantValue(t, r, key, "four", 4)
 }
 
 func TestLostAnswerThenHigherTokenIsUnknown(t *testing.T) {
@@ -72,30 +72,30 @@ func TestLostAnswerThenHigherTokenIsUnknown(t *testing.T) {
 			bucket := newBucket(t, newClient(t, ft))
 			r := newResource(t, bucket, fastOptions)
 			other := newResource(t, newClient(t, nil).Bucket(bucket.BucketName()), nil)
-			name := "lost-overtaken"
-			mustPut(t, r, name, 3, []byte("three"))
+			key := "lost-overtaken"
+			mustPut(t, r, key, 3, []byte("three"))
 			ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
 				if n != 2 {
 					return next.RoundTrip(req)
 				}
 				if tc.otherIsFirst {
-					mustPut(t, other, name, 5, []byte("five by another"))
+					mustPut(t, other, key, 5, []byte("five by another"))
 				}
 				resp, err := next.RoundTrip(req)
 				if err == nil {
 					resp.Body.Close()
 				}
 				if !tc.otherIsFirst {
-					mustPut(t, other, name, 5, []byte("five by another"))
+					mustPut(t, other, key, 5, []byte("five by another"))
 				}
 				return nil, errDropped
 			})
-			err := r.Put(t.Context(), name, 4, []byte("four"))
+			err := r.Put(t.Context(), key, 4, []byte("four"))
 			var ue *fence.UnknownOutcomeError
 			if !errors.As(err, &ue) || ue.Token != 4 || ue.Highest != 5 || errors.Is(err, fence.ErrStaleToken) {
 				t.Fatalf("Put(4) after a lost answer and a write of 5 = %v; want an unknown outcome 4, replaced by 5", err)
 			}
-			wantValue(t, r, name, "five by another", 5)
+			wantValue(t, r, key, "five by another", 5)
 		})
 	}
 }
@@ -107,7 +107,7 @@ func TestRetriedPutDoesNotWriteAgain(t *testing.T) {
 	t.Parallel()
 	ft := newFaultTransport(t)
 	r := newResource(t, newBucket(t, newClient(t, ft)), fastOptions)
-	name := "retried-put"
+	key := "retried-put"
 	ctx, cancel := context.WithCancel(t.Context())
 	ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
 		resp, err := next.RoundTrip(req)
@@ -117,23 +117,23 @@ func TestRetriedPutDoesNotWriteAgain(t *testing.T) {
 		}
 		return nil, context.Canceled
 	})
-	err := r.Put(ctx, name, 7, []byte("seven"))
+	err := r.Put(ctx, key, 7, []byte("seven"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Put with ctx cancelled in flight = %v; want an error matching context.Canceled", err)
 	}
 	ft.intercept(nil)
 	before := ft.uploads.Load()
-	mustPut(t, r, name, 7, []byte("seven"))
+	mustPut(t, r, key, 7, []byte("seven"))
 	if got := ft.uploads.Load() - before; got != 0 {
 		t.Errorf("retried Put sent %d uploads; want 0 (its first attempt was applied)", got)
 	}
-	wantValue(t, r, name, "seven", 7)
+	wantValue(t, r, key, "seven", 7)
 	// A different value under the same token is a new write.
-	mustPut(t, r, name, 7, []byte("seven again"))
+	mustPut(t, r, key, 7, []byte("seven again"))
 	if got := ft.uploads.Load() - before; got != 1 {
 		t.Errorf("Put of a new value sent %d uploads; want 1", got)
 	}
-	wantValue(t, r, name, "seven again", 7)
+	wantValue(t, r, key, "seven again", 7)
 }
 
 func TestThrottledWritesBackOffAndSucceed(t *testing.T) {
@@ -195,12 +195,12 @@ func TestMaxAttemptsBoundsRetries(t *testing.T) {
 	wantNotFound(t, r, "always-busy")
 }
 
-// raceFirstUpload makes another writer write name with token just before
+// raceFirstUpload makes another writer write key with token just before
 // the first upload through ft is forwarded, so that upload meets 412.
-func raceFirstUpload(t *testing.T, ft *faultTransport, other fence.Resource, name string, token fence.Token, value string) {
+func raceFirstUpload(t *testing.T, ft *faultTransport, other fence.Resource, key string, token fence.Token, value string) {
 	ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
 		if n == 1 {
-			mustPut(t, other, name, token, []byte(value))
+			mustPut(t, other, key, token, []byte(value))
 		}
 		return next.RoundTrip(req)
 	})

@@ -2,13 +2,20 @@ package gcs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
 )
+
+// backendName names the backend in errors ("fence/gcs: put ...").
+const backendName = "gcs"
 
 // Defaults of Options.
 const (
@@ -24,6 +31,12 @@ const (
 
 // Options configure a Resource. The zero value gives the defaults.
 type Options struct {
+	// Prefix is put before every key to name its object, for example
+	// "reports/" (a key "acme.csv" is then the object
+	// "reports/acme.csv"). Errors name the key, without the prefix. At
+	// most MaxKeyLen-1 bytes of UTF-8, without NUL, carriage return or
+	// line feed. Default: none.
+	Prefix string
 	// ConflictBackoff is the first pause after a 412 answer; pauses
 	// double and are jittered (a random duration between half and all of
 	// the pause). Default: DefaultConflictBackoff.
@@ -38,13 +51,29 @@ type Options struct {
 	MaxAttempts int
 }
 
-// Resource fences the objects of one bucket. It implements fence.Resource
-// (Put, Get, Delete, Highest, with byte-slice values) and offers a native
-// API with streaming bodies (Upload, Open, Stat). It is safe for concurrent
-// use. Create it with New.
+// Resource fences the objects of one bucket. The embedded
+// *fence.PortableResource is its fence.Resource (Put, Get, Delete,
+// Highest, with byte-slice values; keys checked and errors wrapped there);
+// Upload and Open are the native API, with streaming bodies and the
+// object's attributes. Create it with New, or open it from a gs:// URL
+// (see URLOpener). It is safe for concurrent use.
 type Resource struct {
-	bucket *storage.BucketHandle
+	*fence.PortableResource
+	b *bucket
+}
+
+var _ fence.Resource = (*Resource)(nil)
+
+// bucket is the driver under a Resource: the conditional uploads and reads
+// of one bucket.
+type bucket struct {
+	handle *storage.BucketHandle
+	prefix string
 	opts   Options
+	// seen is set once the bucket is known to exist: Cloud Storage
+	// answers 404 to a missing object and a missing bucket alike, so until
+	// then a missing object is checked (see absent).
+	seen atomic.Bool
 	// unconditional drops the generation precondition from writes: a
 	// check followed by a blind write, the bug fencing exists to prevent.
 	// Only the control runs of the tests set it, to show that their
@@ -52,20 +81,28 @@ type Resource struct {
 	unconditional bool
 }
 
-var _ fence.Resource = (*Resource)(nil)
+var _ fence.ResourceDriver = (*bucket)(nil)
 
 // New returns a Resource on bucket. The SDK exposes concrete handles, not
 // interfaces, so New takes the bucket handle itself; the package calls
-// only Object, and on the object handle Attrs, NewReader and NewWriter.
-// opts may be nil. Negative durations or attempts, or a MaxBackoff below
-// one of the first pauses, get an error matching fence.ErrInvalid.
-func New(bucket *storage.BucketHandle, opts *Options) (*Resource, error) {
-	if bucket == nil {
+// Object and Attrs on it, and on the object handle Attrs, NewReader and
+// NewWriter. The bucket must exist (URLOpener's Create makes it); a
+// missing one gets an error matching fence.ErrStoreMissing. opts may be
+// nil. A bad Prefix, negative durations or attempts, or a MaxBackoff below
+// one of the first pauses get an error matching fence.ErrInvalid.
+func New(handle *storage.BucketHandle, opts *Options) (*Resource, error) {
+	if handle == nil {
 		return nil, &fence.InvalidError{Field: "bucket", Reason: "nil bucket handle"}
 	}
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	switch {
+	case len(o.Prefix) >= MaxKeyLen:
+		return nil, &fence.InvalidError{Field: "Prefix", Reason: fmt.Sprintf("%d bytes leaves no room for a key in an object name of at most %d", len(o.Prefix), MaxKeyLen)}
+	case !utf8.ValidString(o.Prefix) || strings.ContainsAny(o.Prefix, "\x00\r\n"):
+		return nil, &fence.InvalidError{Field: "Prefix", Reason: "not valid UTF-8, or holding a NUL, carriage return or line feed"}
 	}
 	for _, d := range []struct {
 		field string
@@ -89,16 +126,38 @@ func New(bucket *storage.BucketHandle, opts *Options) (*Resource, error) {
 	if o.MaxAttempts < 0 {
 		return nil, &fence.InvalidError{Field: "MaxAttempts", Reason: fmt.Sprintf("%d is negative", o.MaxAttempts)}
 	}
-	return &Resource{bucket: bucket, opts: o}, nil
+	b := &bucket{handle: handle, prefix: o.Prefix, opts: o}
+	pr, err := fence.NewResource(b)
+	if err != nil {
+		return nil, err
+	}
+	return &Resource{PortableResource: pr, b: b}, nil
 }
 
-// checkWrite validates a write's name and token and the context.
-func checkWrite(ctx context.Context, name string, token fence.Token) error {
-	if err := ValidateName(name); err != nil {
-		return err
+// ResourceInfo implements fence.ResourceDriver.
+func (b *bucket) ResourceInfo() fence.ResourceInfo {
+	return fence.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen - len(b.prefix)}
+}
+
+// checkNative checks the input of a native method as the PortableResource
+// checks that of the portable ones: the key, a write's token (token nil
+// for a read), ctx.
+func (r *Resource) checkNative(ctx context.Context, key string, token *fence.Token) error {
+	err := fence.ValidateKey("key", key, r.Info().MaxKeyLen)
+	if err == nil && token != nil {
+		err = fence.ValidateToken(*token)
 	}
-	if err := fence.ValidateToken(token); err != nil {
-		return err
+	if err == nil {
+		err = ctx.Err()
 	}
-	return ctx.Err()
+	return err
+}
+
+// fail wraps an error of a native method as the PortableResource wraps
+// those of the portable ones.
+func fail(ctx context.Context, op, key string, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w (%w)", err, cerr)
+	}
+	return &fence.OpError{Backend: backendName, Op: op, Key: key, Err: err}
 }

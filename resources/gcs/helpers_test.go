@@ -41,14 +41,19 @@ func newClient(t testing.TB, rt http.RoundTripper) *storage.Client {
 // its handle on client.
 func newBucket(t testing.TB, client *storage.Client) *storage.BucketHandle {
 	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "fence-test-" + hex.EncodeToString(b[:])
+	name := uniqueName("fence-test-")
 	bh := client.Bucket(name)
 	if err := bh.Create(t.Context(), "fence-test", nil); err != nil {
 		t.Fatalf("creating bucket %q: %v", name, err)
 	}
 	return bh
+}
+
+// uniqueName returns prefix followed by random hex.
+func uniqueName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 // fastOptions keep the backoff short so that tests of retries are quick.

@@ -35,36 +35,54 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-func TestValidateName(t *testing.T) {
+// TestKeyRules checks keys against Cloud Storage's rules for object
+// names: the portable layer's (length, UTF-8, NUL) and the driver's own
+// (no CR or LF, not "." or "..", not under .well-known/acme-challenge/),
+// with and without a prefix.
+func TestKeyRules(t *testing.T) {
 	t.Parallel()
+	bare := newResource(t, offlineBucket(t), nil)
+	pre := newResource(t, offlineBucket(t), &Options{Prefix: "p/"})
 	for _, tc := range []struct {
-		name string
-		ok   bool
+		r   *Resource
+		key string
+		ok  bool
 	}{
-		{"a", true},
-		{"dir/file.txt", true},
-		{"名前/😀", true},
-		{"...", true},
-		{"./a", true},
-		{strings.Repeat("a", MaxKeyLen), true},
-		{strings.Repeat("é", MaxKeyLen/2), true},
-		{"", false},
-		{strings.Repeat("a", MaxKeyLen+1), false},
-		{strings.Repeat("é", MaxKeyLen/2) + "a", false},
-		{".", false},
-		{"..", false},
-		{"a\nb", false},
-		{"a\rb", false},
-		{"line\r\n", false},
-		{"nul\x00", false},
-		{"bad\xffutf8", false},
+		{bare, "a", true},
+		{bare, "dir/file.txt", true},
+		{bare, "名前/😀", true},
+		{bare, "...", true},
+		{bare, "./a", true},
+		{bare, strings.Repeat("a", MaxKeyLen), true},
+		{bare, strings.Repeat("é", MaxKeyLen/2), true},
+		{bare, ".well-known/acme", true},
+		{bare, "", false},
+		{bare, strings.Repeat("a", MaxKeyLen+1), false},
+		{bare, strings.Repeat("é", MaxKeyLen/2) + "a", false},
+		{bare, ".", false},
+		{bare, "..", false},
+		{bare, "a\nb", false},
+		{bare, "a\rb", false},
+		{bare, "line\r\n", false},
+		{bare, "nul\x00", false},
+		{bare, "bad\xffutf8", false},
+		{bare, ".well-known/acme-challenge/x", false},
+		{pre, ".", true}, // the object p/.
+		{pre, "..", true},
+		{pre, strings.Repeat("a", MaxKeyLen-2), true},
+		{pre, strings.Repeat("a", MaxKeyLen-1), false},
+		{pre, "a\nb", false},
 	} {
-		err := ValidateName(tc.name)
-		if tc.ok && err != nil {
-			t.Errorf("ValidateName(%.40q) = %v; want nil", tc.name, err)
+		err := fence.ValidateKey("key", tc.key, tc.r.Info().MaxKeyLen)
+		if err == nil {
+			_, err = tc.r.b.objectName(tc.key)
 		}
-		if !tc.ok && !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("ValidateName(%.40q) = %v; want ErrInvalid", tc.name, err)
+		var ie *fence.InvalidError
+		if tc.ok && err != nil {
+			t.Errorf("key %.40q (prefix %q) = %v; want nil", tc.key, tc.r.b.prefix, err)
+		}
+		if !tc.ok && (!errors.As(err, &ie) || ie.Field != "key") {
+			t.Errorf("key %.40q (prefix %q) = %v; want a *fence.InvalidError for the key", tc.key, tc.r.b.prefix, err)
 		}
 	}
 }
@@ -78,17 +96,24 @@ func TestBadInputSendsNothing(t *testing.T) {
 		desc string
 		call func() error
 	}{
-		{"Put CR LF name", func() error { return r.Put(ctx, "a\r\nb", 1, nil) }},
-		{"Put dot name", func() error { return r.Put(ctx, ".", 1, nil) }},
-		{"Put long name", func() error { return r.Put(ctx, long, 1, nil) }},
+		{"Put CR LF key", func() error { return r.Put(ctx, "a\r\nb", 1, nil) }},
+		{"Put dot key", func() error { return r.Put(ctx, ".", 1, nil) }},
+		{"Put long key", func() error { return r.Put(ctx, long, 1, nil) }},
 		{"Put token 0", func() error { return r.Put(ctx, "a", 0, nil) }},
 		{"Delete dot-dot", func() error { return r.Delete(ctx, "..", 1) }},
 		{"Delete token 0", func() error { return r.Delete(ctx, "a", 0) }},
-		{"Get long name", func() error { _, _, err := r.Get(ctx, long); return err }},
-		{"Highest LF name", func() error { _, err := r.Highest(ctx, "a\n"); return err }},
-		{"Open empty name", func() error { _, err := r.Open(ctx, ""); return err }},
+		{"Get long key", func() error { _, _, err := r.Get(ctx, long); return err }},
+		{"Highest LF key", func() error { _, err := r.Highest(ctx, "a\n"); return err }},
+		{"Open empty key", func() error { _, err := r.Open(ctx, ""); return err }},
+		{"Open acme key", func() error { _, err := r.Open(ctx, ".well-known/acme-challenge/t"); return err }},
+		{"Upload CR key", func() error { _, err := r.Upload(ctx, "a\r", 1, nil, nil); return err }},
+		{"Upload token 0", func() error { _, err := r.Upload(ctx, "a", 0, nil, nil); return err }},
 		{"Upload reserved metadata", func() error {
-			_, err := r.Upload(ctx, "a", 1, nil, &UploadOptions{Metadata: map[string]string{"Fence-Token": "9"}})
+			_, err := r.Upload(ctx, "a", 1, nil, &UploadOptions{Metadata: map[string]string{"FenceToken": "9"}})
+			return err
+		}},
+		{"Upload reserved prefix", func() error {
+			_, err := r.Upload(ctx, "a", 1, nil, &UploadOptions{Metadata: map[string]string{"fenceOwner": "me"}})
 			return err
 		}},
 		{"Upload long write id", func() error {
@@ -123,6 +148,10 @@ func TestNewValidates(t *testing.T) {
 		{"negative rate-limit backoff", b, &Options{RateLimitBackoff: -time.Second}, false},
 		{"max below first pause", b, &Options{MaxBackoff: time.Millisecond}, false},
 		{"negative attempts", b, &Options{MaxAttempts: -1}, false},
+		{"longest prefix", b, &Options{Prefix: strings.Repeat("p", MaxKeyLen-1)}, true},
+		{"prefix leaving no room", b, &Options{Prefix: strings.Repeat("p", MaxKeyLen)}, false},
+		{"prefix with a line feed", b, &Options{Prefix: "a\n/"}, false},
+		{"prefix not UTF-8", b, &Options{Prefix: "\xff/"}, false},
 	} {
 		_, err := New(tc.bucket, tc.opts)
 		if tc.ok && err != nil {

@@ -10,19 +10,20 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// The custom metadata keys the package writes on every object it fences.
-// Keys starting with MetaPrefix are reserved: UploadOptions.Metadata may
-// not use them.
+// The custom metadata keys the package writes on every object it fences:
+// the names every fence backend gives these fields, without a dash, which
+// Azure's metadata cannot hold. Keys starting with MetaPrefix, in any
+// case, are reserved: UploadOptions.Metadata may not use them.
 const (
 	// MetaPrefix starts every reserved key.
-	MetaPrefix = "fence-"
+	MetaPrefix = "fence"
 	// MetaToken holds the token of the write, in decimal.
-	MetaToken = "fence-token"
+	MetaToken = "fencetoken"
 	// MetaWriteID holds the id of the write (UploadOptions.WriteID), by
 	// which an ambiguous upload is recognised as applied.
-	MetaWriteID = "fence-write-id"
+	MetaWriteID = "fencewriteid"
 	// MetaTombstone is "true" on the zero-length object Delete leaves.
-	MetaTombstone = "fence-tombstone"
+	MetaTombstone = "fencetombstone"
 )
 
 // record is what the package reads from an object's attributes.
@@ -35,19 +36,19 @@ type record struct {
 	attrs      *storage.ObjectAttrs // as read, when exists
 }
 
-// recordOf turns attributes read from the store into a record. attrs nil
+// recordOf turns the attributes of key's object into a record. attrs nil
 // means no object. Metadata that is missing or unparsable gets a
 // *fence.CorruptError.
-func recordOf(name string, attrs *storage.ObjectAttrs) (record, error) {
+func recordOf(key string, attrs *storage.ObjectAttrs) (record, error) {
 	if attrs == nil {
 		return record{}, nil
 	}
-	rec, err := parseMeta(name, attrs.Metadata)
+	rec, err := parseMeta(key, attrs.Metadata)
 	if err != nil {
 		return record{}, err
 	}
 	if rec.tombstone && attrs.Size != 0 {
-		return record{}, &fence.CorruptError{Key: name, Reason: fmt.Sprintf("tombstone of %d bytes", attrs.Size)}
+		return record{}, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("tombstone of %d bytes", attrs.Size)}
 	}
 	rec.exists, rec.generation, rec.attrs = true, attrs.Generation, attrs
 	return rec, nil
@@ -58,7 +59,7 @@ func recordOf(name string, attrs *storage.ObjectAttrs) (record, error) {
 // not keep it; two keys that differ in case only are corrupt. A missing or
 // non-decimal token, token 0 and a tombstone marker other than "true" get a
 // *fence.CorruptError.
-func parseMeta(name string, meta map[string]string) (record, error) {
+func parseMeta(key string, meta map[string]string) (record, error) {
 	var rec record
 	var tok, tomb *string
 	for k, v := range meta {
@@ -75,12 +76,12 @@ func parseMeta(name string, meta map[string]string) (record, error) {
 			continue
 		}
 		if *dst != nil {
-			return record{}, &fence.CorruptError{Key: name, Reason: fmt.Sprintf("metadata key %q appears twice, in different case", strings.ToLower(k))}
+			return record{}, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("metadata key %q appears twice, in different case", strings.ToLower(k))}
 		}
 		*dst = &v
 	}
 	if tok == nil {
-		return record{}, &fence.CorruptError{Key: name, Reason: "no " + MetaToken + " metadata: the object was not written by a fenced writer"}
+		return record{}, &fence.CorruptError{Key: key, Reason: "no " + MetaToken + " metadata: the object was not written by a fenced writer"}
 	}
 	t, err := fence.ParseToken(*tok)
 	if err != nil {
@@ -89,12 +90,12 @@ func parseMeta(name string, meta map[string]string) (record, error) {
 		if ie, ok := errors.AsType[*fence.InvalidError](err); ok {
 			err = errors.New(ie.Reason)
 		}
-		return record{}, &fence.CorruptError{Key: name, Reason: "bad " + MetaToken + " metadata", Err: err}
+		return record{}, &fence.CorruptError{Key: key, Reason: "bad " + MetaToken + " metadata", Err: err}
 	}
 	rec.token = t
 	if tomb != nil {
 		if *tomb != "true" {
-			return record{}, &fence.CorruptError{Key: name, Reason: fmt.Sprintf("%s metadata is %q, not \"true\"", MetaTombstone, *tomb)}
+			return record{}, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("%s metadata is %q, not \"true\"", MetaTombstone, *tomb)}
 		}
 		rec.tombstone = true
 	}

@@ -1,10 +1,13 @@
 package gcs
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+
+	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
 )
@@ -57,17 +60,116 @@ func TestNotFoundTellsTombstones(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name      string
+		key       string
 		tombstone bool
 	}{{"never-written", false}, {"deleted", true}} {
-		_, _, err := r.Get(t.Context(), tc.name)
+		_, _, err := r.Get(t.Context(), tc.key)
 		var nf *fence.NotFoundError
-		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone || nf.Key != tc.name {
-			t.Errorf("Get(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.name, err, tc.tombstone)
+		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone || nf.Key != tc.key {
+			t.Errorf("Get(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.key, err, tc.tombstone)
 		}
-		_, err = r.Open(t.Context(), tc.name)
+		_, err = r.Open(t.Context(), tc.key)
 		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone {
-			t.Errorf("Open(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.name, err, tc.tombstone)
+			t.Errorf("Open(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.key, err, tc.tombstone)
 		}
+	}
+}
+
+// TestMissingBucket: every method on a bucket that does not exist gets an
+// error matching fence.ErrStoreMissing and storage.ErrBucketNotExist,
+// never "not found" or token 0, although Cloud Storage answers 404 to a
+// missing object and a missing bucket alike.
+func TestMissingBucket(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, nil)
+	for _, tc := range []struct {
+		method string
+		call   func(ctx context.Context, r *Resource) error
+	}{
+		{"Put", func(ctx context.Context, r *Resource) error { return r.Put(ctx, "k", 1, []byte("v")) }},
+		{"Get", func(ctx context.Context, r *Resource) error { _, _, err := r.Get(ctx, "k"); return err }},
+		{"Delete", func(ctx context.Context, r *Resource) error { return r.Delete(ctx, "k", 1) }},
+		{"Highest", func(ctx context.Context, r *Resource) error { _, err := r.Highest(ctx, "k"); return err }},
+		{"Open", func(ctx context.Context, r *Resource) error { _, err := r.Open(ctx, "k"); return err }},
+		{"Upload", func(ctx context.Context, r *Resource) error { _, err := r.Upload(ctx, "k", 1, nil, nil); return err }},
+	} {
+		// A fresh Resource for each, which has not seen the bucket.
+		r := newResource(t, c.Bucket("fence-missing-"+tc.method), fastOptions)
+		err := tc.call(t.Context(), r)
+		if !errors.Is(err, fence.ErrStoreMissing) || !errors.Is(err, storage.ErrBucketNotExist) || errors.Is(err, fence.ErrNotFound) {
+			t.Errorf("%s on a missing bucket: %v; want ErrStoreMissing and storage.ErrBucketNotExist", tc.method, err)
+		}
+	}
+}
+
+// TestUploadIntoDeletedBucket: a bucket deleted after the Resource saw it
+// still gets ErrStoreMissing on a write (the upload's 404).
+func TestUploadIntoDeletedBucket(t *testing.T) {
+	t.Parallel()
+	bucket := newBucket(t, newClient(t, nil))
+	r := newResource(t, bucket, fastOptions)
+	mustPut(t, r, "seen", 1, []byte("the bucket is there"))
+	if err := bucket.Object("seen").Delete(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := bucket.Delete(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Put(t.Context(), "k", 1, []byte("v")); !errors.Is(err, fence.ErrStoreMissing) {
+		t.Errorf("Put into a deleted bucket: %v; want ErrStoreMissing", err)
+	}
+}
+
+// TestPrefix: keys name objects under Options.Prefix, errors name the key,
+// and the prefix's length comes off the key limit.
+func TestPrefix(t *testing.T) {
+	t.Parallel()
+	bucket := newBucket(t, newClient(t, nil))
+	r := newResource(t, bucket, &Options{Prefix: "tenant/a/"})
+	mustPut(t, r, "k", 5, []byte("five"))
+	attrs, err := bucket.Object("tenant/a/k").Attrs(t.Context())
+	if err != nil || attrs.Metadata[MetaToken] != "5" {
+		t.Fatalf("object tenant/a/k = %v, %v; want it with token 5", attrs, err)
+	}
+	err = r.Put(t.Context(), "k", 4, []byte("four"))
+	var se *fence.StaleTokenError
+	if !errors.As(err, &se) || se.Key != "k" || se.Highest != 5 {
+		t.Errorf("stale Put = %v; want a *fence.StaleTokenError for key k, highest 5", err)
+	}
+	if want := `fence/gcs: put "k": stale token 4`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("stale Put = %v; want it to start %s", err, want)
+	}
+	if n := r.Info().MaxKeyLen; n != MaxKeyLen-len("tenant/a/") {
+		t.Errorf("Info().MaxKeyLen = %d; want %d", n, MaxKeyLen-len("tenant/a/"))
+	}
+	rd, err := r.Open(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if rd.Token != 5 || rd.Attrs.Name != "tenant/a/k" {
+		t.Errorf("Open = token %d, object %q; want 5, tenant/a/k", rd.Token, rd.Attrs.Name)
+	}
+}
+
+// TestNativeErrorsAreOpErrors: Upload and Open wrap their errors as the
+// portable methods do.
+func TestNativeErrorsAreOpErrors(t *testing.T) {
+	t.Parallel()
+	r := newResource(t, offlineBucket(t), nil)
+	ctx := t.Context()
+	_, errUp := r.Upload(ctx, "", 1, nil, nil)
+	_, errOpen := r.Open(ctx, "..")
+	for op, err := range map[string]error{"put": errUp, "get": errOpen} {
+		var oe *fence.OpError
+		var ie *fence.InvalidError
+		if !errors.As(err, &oe) || oe.Backend != "gcs" || oe.Op != op || !errors.As(err, &ie) {
+			t.Errorf("%s: %v; want a *fence.OpError of gcs %s around a *fence.InvalidError", op, err, op)
+		}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := r.Open(cancelled, "k"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Open on a cancelled context: %v; want context.Canceled", err)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
 	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
 
 	"github.com/fencekit/fence"
 )
@@ -25,75 +27,101 @@ type Reader struct {
 	Attrs *storage.ObjectAttrs
 }
 
-// read returns the record of name as the store holds it now.
-func (r *Resource) read(ctx context.Context, name string) (record, error) {
-	attrs, err := r.bucket.Object(name).Attrs(ctx)
+// read returns the record of key as the store holds it now.
+func (b *bucket) read(ctx context.Context, key string) (record, error) {
+	name, err := b.objectName(key)
+	if err != nil {
+		return record{}, err
+	}
+	attrs, err := b.handle.Object(name).Attrs(ctx)
 	if errors.Is(err, storage.ErrObjectNotExist) {
-		return record{}, nil
+		return record{}, b.absent(ctx)
 	}
 	if err != nil {
-		return record{}, fmt.Errorf("fencegcs: reading the attributes of %q: %w", name, err)
+		return record{}, fmt.Errorf("reading the attributes: %w", err)
 	}
-	return recordOf(name, attrs)
+	b.seen.Store(true)
+	return recordOf(key, attrs)
 }
 
-// Open opens the content of name for reading, with the token of the write
+// absent settles a missing object, which Cloud Storage reports as it does
+// a missing bucket: until the bucket was seen to exist, it reads the
+// bucket's attributes. It returns an error matching fence.ErrStoreMissing
+// (and storage.ErrBucketNotExist) for a missing bucket, and nil otherwise:
+// the bucket is there, or the caller may not read its attributes (403) or
+// the read failed, and the object's answer stands.
+func (b *bucket) absent(ctx context.Context) error {
+	if b.seen.Load() {
+		return nil
+	}
+	_, err := b.handle.Attrs(ctx)
+	var ge *googleapi.Error
+	switch {
+	case errors.Is(err, storage.ErrBucketNotExist):
+		return fence.StoreMissing(err)
+	case err == nil, errors.As(err, &ge) && ge.Code == http.StatusForbidden:
+		b.seen.Store(true)
+	}
+	return nil
+}
+
+// Open opens the content of key for reading, with the token of the write
 // that stored it. The content is that of the very generation whose
-// attributes were read. A name never written gets a *fence.NotFoundError,
+// attributes were read. A key never written gets a *fence.NotFoundError,
 // a tombstone one with Tombstone set; an object with corrupted fence
-// metadata gets an error matching fence.ErrCorrupt.
-func (r *Resource) Open(ctx context.Context, name string) (*Reader, error) {
-	if err := ValidateName(name); err != nil {
-		return nil, err
+// metadata gets an error matching fence.ErrCorrupt; a missing bucket,
+// fence.ErrStoreMissing. Errors are *fence.OpError for op "get", as Get's.
+func (r *Resource) Open(ctx context.Context, key string) (*Reader, error) {
+	if err := r.checkNative(ctx, key, nil); err != nil {
+		return nil, fail(ctx, "get", key, err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	rd, err := r.b.open(ctx, key)
+	if err != nil {
+		return nil, fail(ctx, "get", key, err)
 	}
+	return rd, nil
+}
+
+// open is Open on a valid key.
+func (b *bucket) open(ctx context.Context, key string) (*Reader, error) {
 	for range maxOpenTries {
-		rec, err := r.read(ctx, name)
+		rec, err := b.read(ctx, key)
 		if err != nil {
 			return nil, err
 		}
 		if !rec.exists || rec.tombstone {
-			return nil, &fence.NotFoundError{Key: name, Tombstone: rec.tombstone}
+			return nil, &fence.NotFoundError{Key: key, Tombstone: rec.tombstone}
 		}
-		rd, err := r.bucket.Object(name).Generation(rec.generation).NewReader(ctx)
+		rd, err := b.handle.Object(rec.attrs.Name).Generation(rec.generation).NewReader(ctx)
 		if errors.Is(err, storage.ErrObjectNotExist) {
 			continue // replaced since its attributes were read: read again
 		}
 		if err != nil {
-			return nil, fmt.Errorf("fencegcs: opening %q: %w", name, err)
+			return nil, fmt.Errorf("opening the object: %w", err)
 		}
 		return &Reader{ReadCloser: rd, Token: rec.token, Attrs: rec.attrs}, nil
 	}
-	return nil, fmt.Errorf("fencegcs: opening %q: the object was replaced before each of %d reads", name, maxOpenTries)
+	return nil, fmt.Errorf("the object was replaced before each of %d reads", maxOpenTries)
 }
 
-// Get implements fence.Resource: it reads the whole value of name with
-// Open.
-func (r *Resource) Get(ctx context.Context, name string) ([]byte, fence.Token, error) {
-	rd, err := r.Open(ctx, name)
+// Get implements fence.ResourceDriver: it reads the whole value of key.
+func (b *bucket) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
+	rd, err := b.open(ctx, key)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer rd.Close()
 	v, err := io.ReadAll(rd)
 	if err != nil {
-		return nil, 0, fmt.Errorf("fencegcs: reading %q: %w", name, err)
+		return nil, 0, fmt.Errorf("reading the object: %w", err)
 	}
 	return v, rd.Token, nil
 }
 
-// Highest implements fence.Resource: the token in the metadata of the
-// object or tombstone stored under name, 0 when there is none.
-func (r *Resource) Highest(ctx context.Context, name string) (fence.Token, error) {
-	if err := ValidateName(name); err != nil {
-		return 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	rec, err := r.read(ctx, name)
+// Highest implements fence.ResourceDriver: the token in the metadata of
+// the object or tombstone stored under key, 0 when there is none.
+func (b *bucket) Highest(ctx context.Context, key string) (fence.Token, error) {
+	rec, err := b.read(ctx, key)
 	if err != nil {
 		return 0, err
 	}

@@ -1,13 +1,13 @@
 package gcs
 
 import (
-	"context"
 	"errors"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
 	"google.golang.org/api/googleapi"
+
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // outcome classifies a failed write attempt.
@@ -46,36 +46,20 @@ func isTooMany(err error) bool {
 	return errors.As(err, &ge) && ge.Code == http.StatusTooManyRequests
 }
 
-// backoff hands out doubling, jittered pauses.
-type backoff struct {
-	opts *Options
-	n    int // pauses handed out so far
+// isNotFound reports a 404 to an upload, which can only mean that the
+// bucket is missing (a missing object under a precondition gets 412).
+func isNotFound(err error) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == http.StatusNotFound
 }
 
-// next returns the pause after an attempt that ended with o: a random
-// duration between half and all of first*2^n, capped at MaxBackoff.
-func (b *backoff) next(o outcome) time.Duration {
-	first := b.opts.ConflictBackoff
+// pause returns the wait before attempt n+1 (n >= 1) after one that ended
+// with o: throttling starts from RateLimitBackoff, a conflict from
+// ConflictBackoff, both doubling with n up to MaxBackoff.
+func (b *bucket) pause(o outcome, n int) time.Duration {
+	p := backoff.Policy{First: b.opts.ConflictBackoff, Max: b.opts.MaxBackoff}
 	if o == throttled {
-		first = b.opts.RateLimitBackoff
+		p.First = b.opts.RateLimitBackoff
 	}
-	d := first
-	for i := 0; i < b.n && d < b.opts.MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, b.opts.MaxBackoff)
-	b.n++
-	return d/2 + rand.N(d/2+1)
-}
-
-// sleep waits for d or until ctx is done, and then returns ctx.Err().
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return p.Delay(n)
 }

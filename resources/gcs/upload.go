@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // maxWriteIDLen is the longest UploadOptions.WriteID accepted.
@@ -70,21 +70,31 @@ func newWriteID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Upload stores body under name if token >= highest(name), as one
+// Upload stores body under key if token >= highest(key), as one
 // conditional request (see the package documentation), and returns the
 // attributes of the object written. A lower token gets a
 // *fence.StaleTokenError carrying the highest token, and changes nothing.
 // body may be nil (an empty object); an io.Seeker is sought back for a
 // retry, a plain io.Reader is never read twice (ErrBodyConsumed). opts may
-// be nil.
+// be nil. Bad input gets an error matching fence.ErrInvalid, as Put's, and
+// errors are *fence.OpError for op "put".
 //
 // When ctx is done first, Upload returns an error wrapping ctx.Err(); the
 // write may have been applied. Retry with the same token, body and
 // opts.WriteID to have it recognised.
-func (r *Resource) Upload(ctx context.Context, name string, token fence.Token, body io.Reader, opts *UploadOptions) (*storage.ObjectAttrs, error) {
-	if err := checkWrite(ctx, name, token); err != nil {
-		return nil, err
+func (r *Resource) Upload(ctx context.Context, key string, token fence.Token, body io.Reader, opts *UploadOptions) (*storage.ObjectAttrs, error) {
+	if err := r.checkNative(ctx, key, &token); err != nil {
+		return nil, fail(ctx, "put", key, err)
 	}
+	attrs, err := r.b.upload(ctx, key, token, body, opts)
+	if err != nil {
+		return nil, fail(ctx, "put", key, err)
+	}
+	return attrs, nil
+}
+
+// upload is Upload on a valid key and token.
+func (b *bucket) upload(ctx context.Context, key string, token fence.Token, body io.Reader, opts *UploadOptions) (*storage.ObjectAttrs, error) {
 	id, err := opts.validate()
 	if err != nil {
 		return nil, err
@@ -92,16 +102,17 @@ func (r *Resource) Upload(ctx context.Context, name string, token fence.Token, b
 	if body == nil {
 		body = bytes.NewReader(nil)
 	}
-	b, err := newBody(body)
+	bd, err := newBody(body)
 	if err != nil {
 		return nil, err
 	}
-	return r.write(ctx, &writeReq{name: name, token: token, writeID: id, body: b, opts: opts})
+	return b.write(ctx, &writeReq{key: key, token: token, writeID: id, body: bd, opts: opts})
 }
 
 // writeReq is one fenced write: an upload or a tombstone.
 type writeReq struct {
-	name      string
+	key       string // as the caller named it, for errors
+	name      string // the object name: prefix + key
 	token     fence.Token
 	writeID   string
 	tombstone bool
@@ -111,14 +122,18 @@ type writeReq struct {
 
 // write runs the fenced write loop: read the record, check the token,
 // write under a generation precondition, and on failure read again.
-func (r *Resource) write(ctx context.Context, req *writeReq) (*storage.ObjectAttrs, error) {
-	bo := backoff{opts: &r.opts}
+func (b *bucket) write(ctx context.Context, req *writeReq) (*storage.ObjectAttrs, error) {
+	name, err := b.objectName(req.key)
+	if err != nil {
+		return nil, err
+	}
+	req.name = name
 	var last error // the failure of the previous attempt
 	maybe := false // an earlier attempt of this write may have been applied
 	for attempt := 1; ; attempt++ {
-		rec, err := r.read(ctx, req.name)
+		rec, err := b.read(ctx, req.key)
 		if err != nil {
-			return nil, withCtx(ctx, err)
+			return nil, err
 		}
 		switch {
 		case rec.exists && rec.writeID == req.writeID && rec.token == req.token && rec.tombstone == req.tombstone:
@@ -126,59 +141,63 @@ func (r *Resource) write(ctx context.Context, req *writeReq) (*storage.ObjectAtt
 		case req.token < rec.token && maybe:
 			// Our write may have landed and been replaced since: saying
 			// "stale" would claim it was refused.
-			return nil, &fence.UnknownOutcomeError{Key: req.name, Token: req.token, Highest: rec.token, Err: last}
+			return nil, &fence.UnknownOutcomeError{Key: req.key, Token: req.token, Highest: rec.token, Err: last}
 		case req.token < rec.token:
-			return nil, &fence.StaleTokenError{Key: req.name, Token: req.token, Highest: rec.token}
+			return nil, &fence.StaleTokenError{Key: req.key, Token: req.token, Highest: rec.token}
 		case req.tombstone && rec.tombstone && req.token == rec.token:
 			return rec.attrs, nil // deleted already with this token
 		}
 		if last != nil {
-			if r.opts.MaxAttempts > 0 && attempt > r.opts.MaxAttempts {
-				return nil, fmt.Errorf("fencegcs: writing %q: gave up after %d attempts: %w", req.name, r.opts.MaxAttempts, last)
+			if b.opts.MaxAttempts > 0 && attempt > b.opts.MaxAttempts {
+				return nil, fmt.Errorf("gave up after %d attempts: %w", b.opts.MaxAttempts, last)
 			}
 			ok, err := req.body.rewind()
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
-				return nil, &BodyConsumedError{Name: req.name, Err: last}
+				return nil, &BodyConsumedError{Key: req.key, Err: last}
 			}
 		}
-		attrs, err := r.attempt(ctx, req, rec)
+		attrs, err := b.attempt(ctx, req, rec)
 		if err == nil {
+			b.seen.Store(true)
 			return attrs, nil
 		}
 		if req.body.err != nil {
-			return nil, fmt.Errorf("fencegcs: reading the body of %q: %w", req.name, req.body.err)
+			return nil, fmt.Errorf("reading the body: %w", req.body.err)
 		}
 		if ctx.Err() != nil {
-			return nil, withCtx(ctx, fmt.Errorf("fencegcs: writing %q: %w", req.name, err))
+			return nil, fmt.Errorf("upload: %w", err)
 		}
 		o := classify(err)
 		if o == permanent {
-			return nil, fmt.Errorf("fencegcs: writing %q: %w", req.name, err)
+			if isNotFound(err) {
+				return nil, fence.StoreMissing(fmt.Errorf("upload: %w: %w", storage.ErrBucketNotExist, err))
+			}
+			return nil, fmt.Errorf("upload: %w", err)
 		}
 		last = err
 		// A lost answer or a 408/5xx may come after the write was applied;
 		// a 412 or 429 means it was not.
 		maybe = maybe || o == ambiguous || (o == throttled && !isTooMany(err))
-		if err := sleep(ctx, bo.next(o)); err != nil {
-			return nil, fmt.Errorf("fencegcs: writing %q: %w (while backing off after: %v)", req.name, err, last)
+		if err := backoff.Sleep(ctx, b.pause(o, attempt)); err != nil {
+			return nil, fmt.Errorf("backing off after %v: %w", last, err)
 		}
 	}
 }
 
 // attempt writes once, under the precondition that the object is still
 // the generation of rec (or still absent).
-func (r *Resource) attempt(ctx context.Context, req *writeReq, rec record) (*storage.ObjectAttrs, error) {
+func (b *bucket) attempt(ctx context.Context, req *writeReq, rec record) (*storage.ObjectAttrs, error) {
 	cond := storage.Conditions{DoesNotExist: true}
 	if rec.exists {
 		cond = storage.Conditions{GenerationMatch: rec.generation}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	obj := r.bucket.Object(req.name).Retryer(storage.WithPolicy(storage.RetryNever))
-	if !r.unconditional {
+	obj := b.handle.Object(req.name).Retryer(storage.WithPolicy(storage.RetryNever))
+	if !b.unconditional {
 		obj = obj.If(cond)
 	}
 	w := obj.NewWriter(ctx)
@@ -208,13 +227,4 @@ func (r *Resource) attempt(ctx context.Context, req *writeReq, rec record) (*sto
 		return nil, err
 	}
 	return w.Attrs(), nil
-}
-
-// withCtx makes err match ctx.Err() when ctx is done, whatever the SDK
-// wrapped.
-func withCtx(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%w: %w", cerr, err)
-	}
-	return err
 }

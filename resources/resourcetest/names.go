@@ -35,7 +35,7 @@ var nameCases = []testCase{
 			mustPut(t, r, name, fence.Token(i+1), []byte("again"))
 		}
 	}},
-	{"OfMaxNameLenBytesWork", func(t *testing.T, s *suite) {
+	{"OfMaxKeyLenBytesWork", func(t *testing.T, s *suite) {
 		for _, wide := range []bool{false, true} {
 			t.Run(fmt.Sprintf("multibyte=%v", wide), func(t *testing.T) {
 				t.Parallel()

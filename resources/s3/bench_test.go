@@ -30,7 +30,7 @@ func BenchmarkPut(b *testing.B) {
 	rt := &counting{next: newTransport(b)}
 	c := newClient(b, rt)
 	bucket := newS3Bucket(b, c)
-	fb := newBucket(b, c, bucket, &minioOptions)
+	fb := newResource(b, c, bucket, &minioOptions)
 	for _, size := range []int{1 << 10, 1 << 20} {
 		body := bytes.Repeat([]byte("r"), size)
 		b.Run(fmt.Sprintf("unfenced/%dKiB", size>>10), func(b *testing.B) {

@@ -26,23 +26,23 @@ func newBody(r io.Reader, max int64) (*body, error) {
 	if rs, ok := r.(io.ReadSeeker); ok {
 		start, err := rs.Seek(0, io.SeekCurrent)
 		if err != nil {
-			return nil, fmt.Errorf("fence/s3: body: %w", err)
+			return nil, fmt.Errorf("body: %w", err)
 		}
 		end, err := rs.Seek(0, io.SeekEnd)
 		if err != nil {
-			return nil, fmt.Errorf("fence/s3: body: %w", err)
+			return nil, fmt.Errorf("body: %w", err)
 		}
 		if _, err := rs.Seek(start, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("fence/s3: body: %w", err)
+			return nil, fmt.Errorf("body: %w", err)
 		}
 		if end < start {
-			return nil, errors.New("fence/s3: body: end before the current offset")
+			return nil, errors.New("body: end before the current offset")
 		}
 		return &body{r: rs, start: start, size: end - start}, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("fence/s3: body: %w", err)
+		return nil, fmt.Errorf("body: %w", err)
 	}
 	if int64(len(data)) > max {
 		return nil, &fence.InvalidError{Field: "body", Reason: fmt.Sprintf(
@@ -54,7 +54,7 @@ func newBody(r io.Reader, max int64) (*body, error) {
 // rewind seeks the body back to its start before an attempt.
 func (b *body) rewind() error {
 	if _, err := b.r.Seek(b.start, io.SeekStart); err != nil {
-		return fmt.Errorf("fence/s3: body: %w", err)
+		return fmt.Errorf("body: %w", err)
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func sumOf(from, to int64) [32]byte {
 
 // objectSum reads key through the fence and returns the SHA-256 of its
 // body, its length and token.
-func objectSum(t *testing.T, b *Bucket, key string) ([32]byte, int64, fence.Token) {
+func objectSum(t *testing.T, b *Resource, key string) ([32]byte, int64, fence.Token) {
 	t.Helper()
 	obj, err := b.GetObject(t.Context(), key)
 	if err != nil {
@@ -142,7 +142,7 @@ func TestRetrySeeksBack(t *testing.T) {
 	t.Parallel()
 	f := newFaulty(t)
 	e := newEnv(t)
-	b := newBucket(t, newClient(t, f), e.bucket, &minioOptions)
+	b := newResource(t, newClient(t, f), e.bucket, &minioOptions)
 	const key = "raced"
 	if err := e.b.Put(t.Context(), key, 1, []byte("first")); err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestUnseekableBodyIsBufferedUpToTheLimit(t *testing.T) {
 	e := newEnv(t)
 	o := minioOptions
 	o.MaxBufferedBody = 1000
-	b := newBucket(t, e.client, e.bucket, &o)
+	b := newResource(t, e.client, e.bucket, &o)
 	for _, tc := range []struct {
 		size int
 		ok   bool

@@ -31,7 +31,7 @@ func TestConcurrentWritersWithLostAnswers(t *testing.T) {
 		f.add(rule{method: "PUT", path: key, n: writes, every: 3, fault: drop})
 		o := minioOptions
 		o.MinBackoff, o.MaxBackoff = 1e6, 2e7
-		b := newBucket(t, newClient(t, f, noRetries), e.bucket, &o)
+		b := newResource(t, newClient(t, f, noRetries), e.bucket, &o)
 		wg.Go(func() {
 			for i := range writes {
 				// Tokens interleave across writers; every fourth write is

@@ -27,7 +27,7 @@ func TestCorruptMetadataIsRefusedAndKept(t *testing.T) {
 		{"token over 64 bits", map[string]string{MetaToken: "18446744073709551616"}},
 		{"token with a sign", map[string]string{MetaToken: "+5"}},
 		{"token in hex", map[string]string{MetaToken: "0x10"}},
-		{"write id without a token", map[string]string{MetaWrite: "0123456789abcdef0123456789abcdef"}},
+		{"write id without a token", map[string]string{MetaWriteID: "0123456789abcdef0123456789abcdef"}},
 		{"tombstone without a token", map[string]string{MetaTombstone: "true"}},
 		{"tombstone marker not true", map[string]string{MetaToken: "5", MetaTombstone: "yes"}},
 	} {
@@ -75,18 +75,21 @@ func TestParseMeta(t *testing.T) {
 		{"no metadata: unfenced", nil, meta{}, false},
 		{"only user metadata: unfenced", map[string]string{"owner": "me"}, meta{}, false},
 		{"token", map[string]string{MetaToken: "7"}, meta{token: 7}, false},
-		{"token and write id", map[string]string{MetaToken: "7", MetaWrite: "w"}, meta{token: 7, writeID: "w"}, false},
+		{"token and write id", map[string]string{MetaToken: "7", MetaWriteID: "w"}, meta{token: 7, writeID: "w"}, false},
 		{"tombstone", map[string]string{MetaToken: "7", MetaTombstone: "true"}, meta{token: 7, tombstone: true}, false},
-		{"keys in another case", map[string]string{"Fence-Token": "7", "FENCE-TOMBSTONE": "true"}, meta{token: 7, tombstone: true}, false},
+		{"keys in another case", map[string]string{"FenceToken": "7", "FENCETOMBSTONE": "true"}, meta{token: 7, tombstone: true}, false},
 		{"largest token", map[string]string{MetaToken: "18446744073709551615"}, meta{token: 18446744073709551615}, false},
-		{"two spellings agreeing", map[string]string{MetaToken: "7", "Fence-Token": "7"}, meta{token: 7}, false},
-		{"two spellings disagreeing", map[string]string{MetaToken: "7", "Fence-Token": "8"}, meta{}, true},
+		{"two spellings agreeing", map[string]string{MetaToken: "7", "FenceToken": "7"}, meta{token: 7}, false},
+		{"two spellings disagreeing", map[string]string{MetaToken: "7", "FenceToken": "8"}, meta{}, true},
 		{"empty token", map[string]string{MetaToken: ""}, meta{}, true},
 		{"token with spaces", map[string]string{MetaToken: " 7"}, meta{}, true},
 		{"token 0", map[string]string{MetaToken: "0"}, meta{}, true},
 		{"token 00", map[string]string{MetaToken: "00"}, meta{}, true},
 		{"tombstone marker empty", map[string]string{MetaToken: "7", MetaTombstone: ""}, meta{}, true},
-		{"write id alone", map[string]string{MetaWrite: "w"}, meta{}, true},
+		{"write id alone", map[string]string{MetaWriteID: "w"}, meta{}, true},
+		// The names before fencetoken are not read: such an object is
+		// unfenced.
+		{"the old names", map[string]string{"fence-token": "7", "fence-write": "w", "fence-tombstone": "true"}, meta{}, false},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()

@@ -7,12 +7,32 @@
 //
 //	import fences3 "github.com/fencekit/fence/resources/s3"
 //
+// # Layering
+//
+// A Resource is the portable fence.Resource over this package's driver:
+// the embedded *fence.PortableResource checks keys (fence.ValidateKey,
+// at most MaxKeyLen bytes less Options.Prefix) and tokens, checks ctx, and
+// wraps every error as a *fence.OpError ("fence/s3: put "k": ..."); the
+// driver keeps what only S3 can do: the conditional PUT, the read-back
+// that settles a lost answer, the key segment limit, and the metadata.
+// The native methods (PutObject, GetObject, DeleteObject) make the same
+// checks and wrap their errors the same way.
+//
+// # Opening by URL
+//
+// Importing the package registers the resource URL scheme s3 (see
+// URLOpener):
+//
+//	s3://BUCKET[?region=R&endpoint=URL&path-style=true&prefix=P&max-key-segment=N]
+//
+// Credentials come from the AWS SDK's default chain.
+//
 // # How a write is fenced
 //
-// The token travels in the object's user metadata (x-amz-meta-fence-token),
-// next to a random id of the write (x-amz-meta-fence-write). A fenced
-// write (Bucket.PutObject, Bucket.DeleteObject) first reads the object's
-// metadata and ETag with HeadObject, refuses a lower token with a
+// The token travels in the object's user metadata (x-amz-meta-fencetoken),
+// next to a random id of the write (x-amz-meta-fencewriteid). A fenced
+// write (PutObject and Put, DeleteObject and Delete) first reads the
+// object's metadata and ETag with HeadObject, refuses a lower token with a
 // *fence.StaleTokenError carrying the highest token, and then writes with
 // If-Match on that ETag, or If-None-Match: * when there is no object. If
 // another writer got in between, S3 answers 412 Precondition Failed (or
@@ -26,9 +46,9 @@
 //
 // S3 has no conditional delete that every implementation honours, and a
 // deleted object would forget its token: a stale writer could then create
-// it again. Bucket.DeleteObject therefore replaces the object, through the
+// it again. DeleteObject therefore replaces the object, through the
 // same conditional PUT, with a tombstone: a small object whose metadata
-// carries the token and x-amz-meta-fence-tombstone: true. GetObject and
+// carries the token and x-amz-meta-fencetombstone: true. GetObject and
 // Get report a tombstone as not found (a *fence.NotFoundError with
 // Tombstone set); Highest still returns its token. A tombstone's body is
 // its random write id rather than nothing, so that two tombstones never
@@ -80,7 +100,9 @@
 //
 // An object without the token metadata (written before fencing was
 // adopted, or with the plain SDK) counts as token 0: any fenced write may
-// replace it, and Get returns it with token 0. A token that is not a
+// replace it, Highest returns 0, and GetObject returns it with Token 0;
+// Get, whose tokens are never 0, reports it as a *fence.CorruptError. A
+// token that is not a
 // decimal number, is 0, or a tombstone marker or write id without a token,
 // is corrupt: every method returns an error matching fence.ErrCorrupt and
 // writes nothing over the object.
@@ -92,21 +114,33 @@
 // (x-amz-meta-* headers, which S3 hands back in lower case; the caller's
 // own metadata sits beside them and may not use these keys in any case):
 //
-//	fence-token      the write's token in decimal, 1 to 18446744073709551615
-//	                 (MetaToken)
-//	fence-write      32 hex digits, the random id of the write (MetaWrite)
-//	fence-tombstone  "true" on a tombstone, absent otherwise (MetaTombstone)
+//	fencetoken      the write's token in decimal, 1 to 18446744073709551615
+//	                (MetaToken)
+//	fencewriteid    32 hex digits, the random id of the write (MetaWriteID)
+//	fencetombstone  "true" on a tombstone, absent otherwise (MetaTombstone)
+//
+// These are the names every fence backend uses, without a dash (Azure's
+// metadata names cannot hold one). Before this version of the package they
+// were fence-token, fence-write and fence-tombstone; those are no longer
+// read, so an object that carries only them counts as unfenced (token 0).
+// Nothing was published with the old names.
 //
 // aws s3api head-object --bucket B --key K shows them under Metadata. A
-// repaired object must keep fence-token at least the highest token any
+// repaired object must keep fencetoken at least the highest token any
 // holder may still write with: a lower token or a deleted object lets a
 // stale writer through.
 //
-// # Portable form
+// # A missing bucket
 //
-// Bucket also implements fence.Resource (Put, Get, Delete, Highest with
-// []byte values), as thin wrappers over the native methods; it passes
-// resources/resourcetest on MinIO.
+// Every method on a bucket that does not exist gets an error matching
+// fence.ErrStoreMissing (and S3's NoSuchBucket). HeadObject answers 404
+// to a missing key and to a missing bucket alike, without a body, so until
+// a Resource has seen its bucket, a 404 to HeadObject is checked with a
+// GetObject of the key, whose answer names NoSuchBucket.
+//
+// # Conformance
+//
+// Resource passes resources/resourcetest on MinIO.
 //
 // # The emulator
 //
@@ -122,4 +156,9 @@
 //		UsePathStyle: true,
 //		Credentials:  credentials.NewStaticCredentialsProvider(user, password, ""),
 //	})
+//
+// or open it by URL, with the user and password in AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY and AWS_REGION=us-east-1:
+//
+//	s3://BUCKET?endpoint=http://127.0.0.1:PORT&path-style=true&max-key-segment=255
 package s3

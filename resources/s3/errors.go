@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/aws/smithy-go"
+
+	"github.com/fencekit/fence"
 )
 
 // statusOf returns the HTTP status of S3's answer in err, or 0 when err
@@ -17,12 +19,29 @@ func statusOf(err error) int {
 	return 0
 }
 
+// codeOf returns S3's error code in err ("NoSuchKey"), or "".
+func codeOf(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
 // isNotFound reports a 404 answer: no such key. A missing bucket is not a
 // missing key (GetObject and PutObject say NoSuchBucket; HeadObject, which
-// has no body, cannot).
+// has no body, cannot: see bucket.absent).
 func isNotFound(err error) bool {
-	var ae smithy.APIError
-	return statusOf(err) == 404 && !(errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket")
+	return statusOf(err) == 404 && codeOf(err) != "NoSuchBucket"
+}
+
+// missingBucket returns err as an error matching fence.ErrStoreMissing
+// when it is S3's NoSuchBucket, and err otherwise.
+func missingBucket(err error) error {
+	if codeOf(err) == "NoSuchBucket" {
+		return fence.StoreMissing(err)
+	}
+	return err
 }
 
 // lostRace reports that a conditional PUT failed because the object
@@ -34,8 +53,7 @@ func lostRace(err error) bool {
 	case 412:
 		return true
 	case 409:
-		var ae smithy.APIError
-		return errors.As(err, &ae) && ae.ErrorCode() == "ConditionalRequestConflict"
+		return codeOf(err) == "ConditionalRequestConflict"
 	}
 	return false
 }

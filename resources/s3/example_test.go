@@ -31,27 +31,41 @@ func ExampleNew() {
 	})
 	// MinIO stores keys in a file system: at most 255 bytes between
 	// slashes. Drop MaxKeySegmentLen on AWS S3.
-	bucket, err := fences3.New(client, "reports", &fences3.Options{MaxKeySegmentLen: 255})
+	res, err := fences3.New(client, "reports", &fences3.Options{MaxKeySegmentLen: 255})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("fencing bucket", bucket.Name())
+	fmt.Println("fencing bucket", res.BucketName())
+}
+
+// Open a fenced bucket from a URL, with credentials from the AWS SDK's
+// default chain (environment, shared files, instance roles).
+func Example_openResource() {
+	ctx := context.Background()
+	res, err := fence.OpenResource(ctx, "s3://reports?region=eu-west-1&prefix=acme/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer res.Close()
+	if err := res.Put(ctx, "2026-02-12.csv", 42, []byte("a,b\n1,2\n")); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // Upload a file under the token of the lease that produced it: a worker
 // whose lease was taken over gets a stale-token error instead of
 // overwriting a newer report. The file is streamed, not read into memory.
-func ExampleBucket_PutObject() {
+func ExampleResource_PutObject() {
 	ctx := context.Background()
-	var bucket *fences3.Bucket // from New
-	var lease fence.Lease      // from a Locker or the guard
+	var res *fences3.Resource // from New
+	var lease fence.Lease     // from a Locker or the guard
 
 	f, err := os.Open("report-acme-2026-02-12.csv")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	_, err = bucket.PutObject(ctx, "reports/acme/2026-02-12.csv", lease.Token, f, &fences3.PutOptions{
+	_, err = res.PutObject(ctx, "reports/acme/2026-02-12.csv", lease.Token, f, &fences3.PutOptions{
 		ContentType: "text/csv",
 		Metadata:    map[string]string{"worker": lease.Owner},
 	})
@@ -66,11 +80,11 @@ func ExampleBucket_PutObject() {
 
 // Read an object with the token of the write that stored it; a deleted
 // object (a tombstone) is not found.
-func ExampleBucket_GetObject() {
+func ExampleResource_GetObject() {
 	ctx := context.Background()
-	var bucket *fences3.Bucket // from New
+	var res *fences3.Resource // from New
 
-	obj, err := bucket.GetObject(ctx, "reports/acme/2026-02-12.csv")
+	obj, err := res.GetObject(ctx, "reports/acme/2026-02-12.csv")
 	if errors.Is(err, fence.ErrNotFound) {
 		fmt.Println("no report")
 		return
@@ -85,12 +99,12 @@ func ExampleBucket_GetObject() {
 
 // Delete under a token: a tombstone keeps the token, so a stale worker
 // cannot re-create the object afterwards.
-func ExampleBucket_DeleteObject() {
+func ExampleResource_DeleteObject() {
 	ctx := context.Background()
-	var bucket *fences3.Bucket // from New
-	var lease fence.Lease      // from a Locker or the guard
+	var res *fences3.Resource // from New
+	var lease fence.Lease     // from a Locker or the guard
 
-	if _, err := bucket.DeleteObject(ctx, "reports/acme/2026-02-12.csv", lease.Token); err != nil {
+	if _, err := res.DeleteObject(ctx, "reports/acme/2026-02-12.csv", lease.Token); err != nil {
 		log.Fatal(err)
 	}
 }

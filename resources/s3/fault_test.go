@@ -1,7 +1,6 @@
 package s3
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -17,7 +16,7 @@ import (
 type faultEnv struct {
 	*env
 	f  *faulty
-	fb *Bucket
+	fb *Resource
 }
 
 func newFaultEnv(t *testing.T, optFns ...func(*s3.Options)) *faultEnv {
@@ -26,16 +25,7 @@ func newFaultEnv(t *testing.T, optFns ...func(*s3.Options)) *faultEnv {
 	f := newFaulty(t)
 	o := minioOptions
 	o.MinBackoff, o.MaxBackoff = 1, 1 // the tests need no pause
-	return &faultEnv{env: e, f: f, fb: newBucket(t, newClient(t, f, optFns...), e.bucket, &o)}
-}
-
-// wantStored checks what the bucket holds under key, read without faults.
-func (e *faultEnv) wantStored(t *testing.T, key string, value []byte, token fence.Token) {
-	t.Helper()
-	got, tok, err := e.b.Get(t.Context(), key)
-	if err != nil || tok != token || !bytes.Equal(got, value) {
-		t.Errorf("Get(%q) = %q, token %d, %v; want %q, token %d", key, got, tok, err, value, token)
-	}
+	return &faultEnv{env: e, f: f, fb: newResource(t, newClient(t, f, optFns...), e.bucket, &o)}
 }
 
 // TestLostAnswerIsReconciled drops the answer to a PUT that MinIO applied:
@@ -80,8 +70,8 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 			}
 			e.wantStored(t, key, []byte("new"), 4)
 			obj := e.rawGet(t, key)
-			if obj.md[MetaWrite] != res.WriteID {
-				t.Errorf("stored write id %q, want the write's %q", obj.md[MetaWrite], res.WriteID)
+			if obj.md[MetaWriteID] != res.WriteID {
+				t.Errorf("stored write id %q, want the write's %q", obj.md[MetaWriteID], res.WriteID)
 			}
 		})
 	}

@@ -18,7 +18,7 @@ func FuzzParseMeta(f *testing.F) {
 		f.Add(s[0], s[1], s[2], true)
 	}
 	f.Fuzz(func(t *testing.T, token, writeID, tomb string, withToken bool) {
-		md := map[string]string{MetaWrite: writeID, MetaTombstone: tomb}
+		md := map[string]string{MetaWriteID: writeID, MetaTombstone: tomb}
 		if withToken {
 			md[MetaToken] = token
 		}

@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,21 +32,35 @@ type Object struct {
 // GetObject reads key in one request, so the body and the token belong to
 // the same write. A missing key or a tombstone gets a *fence.NotFoundError
 // (Tombstone set for the latter); corrupt fence metadata gets an error
-// matching fence.ErrCorrupt; a bad key, fence.ErrInvalid.
-func (b *Bucket) GetObject(ctx context.Context, key string) (*Object, error) {
-	if err := b.checkKey(key); err != nil {
+// matching fence.ErrCorrupt; a bad key, fence.ErrInvalid; a missing
+// bucket, fence.ErrStoreMissing. Errors are *fence.OpError for op "get",
+// as Get's. Unlike Get, GetObject returns an object written without
+// fencing, with Token 0.
+func (r *Resource) GetObject(ctx context.Context, key string) (*Object, error) {
+	if err := r.native(ctx, key, 0, false); err != nil {
+		return nil, fail(ctx, "get", key, err)
+	}
+	obj, err := r.b.getObject(ctx, key)
+	if err != nil {
+		return nil, fail(ctx, "get", key, err)
+	}
+	return obj, nil
+}
+
+// getObject is GetObject on a valid key.
+func (b *bucket) getObject(ctx context.Context, key string) (*Object, error) {
+	name, err := b.objectKey(key)
+	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, ctxErr(ctx)
-	}
-	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)})
+	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.name), Key: aws.String(name)})
 	if err != nil {
 		if isNotFound(err) {
 			return nil, &fence.NotFoundError{Key: key}
 		}
-		return nil, fmt.Errorf("fence/s3: get %q: %w", key, withCtx(ctx, err))
+		return nil, missingBucket(err)
 	}
+	b.seen.Store(true)
 	m, err := parseMeta(key, out.Metadata)
 	if err != nil {
 		out.Body.Close()

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testenv"
 )
 
@@ -123,8 +124,8 @@ func deleteObjects(ctx context.Context, client *s3.Client, bucket string) (int, 
 	return n, nil
 }
 
-// newBucket returns a fence Bucket on bucket, failing the test on error.
-func newBucket(t testing.TB, client API, bucket string, opts *Options) *Bucket {
+// newResource returns a Resource on bucket, failing the test on error.
+func newResource(t testing.TB, client API, bucket string, opts *Options) *Resource {
 	t.Helper()
 	b, err := New(client, bucket, opts)
 	if err != nil {
@@ -133,19 +134,19 @@ func newBucket(t testing.TB, client API, bucket string, opts *Options) *Bucket {
 	return b
 }
 
-// env is one test's MinIO client, bucket and fence Bucket.
+// env is one test's MinIO client, bucket and fence Resource.
 type env struct {
 	client *s3.Client
 	bucket string
-	b      *Bucket
+	b      *Resource
 }
 
-// newEnv returns a fresh bucket with a fence Bucket on it.
+// newEnv returns a fresh bucket with a fence Resource on it.
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	c := newClient(t, nil)
 	name := newS3Bucket(t, c)
-	return &env{client: c, bucket: name, b: newBucket(t, c, name, &minioOptions)}
+	return &env{client: c, bucket: name, b: newResource(t, c, name, &minioOptions)}
 }
 
 // rawPut writes an object with the plain SDK, no fence, no condition.
@@ -158,6 +159,15 @@ func (e *env) rawPut(t testing.TB, key string, body []byte, md map[string]string
 		t.Fatalf("raw PutObject(%q): %v", key, err)
 	}
 	return aws.ToString(out.ETag)
+}
+
+// wantStored checks what the bucket holds under key, read without faults.
+func (e *env) wantStored(t *testing.T, key string, value []byte, token fence.Token) {
+	t.Helper()
+	got, tok, err := e.b.Get(t.Context(), key)
+	if err != nil || tok != token || !bytes.Equal(got, value) {
+		t.Errorf("Get(%q) = %q, token %d, %v; want %q, token %d", key, got, tok, err, value, token)
+	}
 }
 
 // raw is an object as the plain SDK reads it.

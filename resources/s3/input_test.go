@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -24,12 +25,14 @@ func TestNewValidates(t *testing.T) {
 		{"negative backoff", api, "b", &Options{MinBackoff: -1}},
 		{"MinBackoff above MaxBackoff", api, "b", &Options{MinBackoff: 2e9, MaxBackoff: 1e9}},
 		{"negative MaxKeySegmentLen", api, "b", &Options{MaxKeySegmentLen: -1}},
+		{"prefix leaving no room", api, "b", &Options{Prefix: strings.Repeat("p", MaxKeyLen)}},
+		{"prefix not UTF-8", api, "b", &Options{Prefix: "\xff/"}},
 	} {
 		if _, err := New(tc.client, tc.bucket, tc.opts); !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("New with %s: %v; want ErrInvalid", tc.desc, err)
 		}
 	}
-	if _, err := New(api, "b", &Options{MaxBufferedBody: 1, MinBackoff: 1, MaxBackoff: 1, MaxKeySegmentLen: 255}); err != nil {
+	if _, err := New(api, "b", &Options{Prefix: strings.Repeat("p", MaxKeyLen-1), MaxBufferedBody: 1, MinBackoff: 1, MaxBackoff: 1, MaxKeySegmentLen: 255}); err != nil {
 		t.Errorf("New with valid options: %v", err)
 	}
 }
@@ -96,8 +99,8 @@ func TestUserMetadataIsChecked(t *testing.T) {
 	}
 	for _, md := range []map[string]string{
 		{MetaToken: "5"},
-		{"FENCE-TOKEN": "5"},
-		{"Fence-Write": "w"},
+		{"FENCETOKEN": "5"},
+		{"FenceWriteID": "w"},
 		{MetaTombstone: "true"},
 		{"": "empty key"},
 		{"big": strings.Repeat("v", 2000)},
@@ -106,5 +109,62 @@ func TestUserMetadataIsChecked(t *testing.T) {
 		if !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("PutObject with metadata %.40v: %v; want ErrInvalid", md, err)
 		}
+	}
+}
+
+// TestPrefix: keys name objects under Options.Prefix, errors name the key,
+// and the prefix's length comes off the key limit.
+func TestPrefix(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := minioOptions
+	o.Prefix = "tenant/a/"
+	r := newResource(t, e.client, e.bucket, &o)
+	if err := r.Put(t.Context(), "k", 5, []byte("five")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.rawGet(t, "tenant/a/k"); string(got.body) != "five" || got.md[MetaToken] != "5" {
+		t.Errorf("object tenant/a/k = %q, %v; want the value with token 5", got.body, got.md)
+	}
+	if h, err := e.b.Highest(t.Context(), "tenant/a/k"); err != nil || h != 5 {
+		t.Errorf("Highest of the full key without the prefix = %d, %v; want 5", h, err)
+	}
+	err := r.Put(t.Context(), "k", 4, []byte("four"))
+	var se *fence.StaleTokenError
+	if !errors.As(err, &se) || se.Key != "k" || se.Highest != 5 {
+		t.Errorf("stale Put = %v; want a *fence.StaleTokenError for key k, highest 5", err)
+	}
+	if want := `fence/s3: put "k": stale token 4`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("stale Put = %v; want it to start %s", err, want)
+	}
+	if n := r.Info().MaxKeyLen; n != MaxKeyLen-len(o.Prefix) {
+		t.Errorf("Info().MaxKeyLen = %d; want %d", n, MaxKeyLen-len(o.Prefix))
+	}
+	long := strings.Repeat("k/", MaxKeyLen)[:MaxKeyLen-len(o.Prefix)+1]
+	if _, err := r.PutObject(t.Context(), long, 1, strings.NewReader("x"), nil); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("PutObject of a key that is too long with the prefix: %v; want ErrInvalid", err)
+	}
+}
+
+// TestNativeErrorsAreOpErrors: the native methods wrap their errors as
+// the portable ones do.
+func TestNativeErrorsAreOpErrors(t *testing.T) {
+	t.Parallel()
+	r := newResource(t, newClientNoEnv(), "b", nil)
+	ctx := t.Context()
+	_, errPut := r.PutObject(ctx, "", 1, nil, nil)
+	_, errGet := r.GetObject(ctx, "a\x00b")
+	_, errDel := r.DeleteObject(ctx, "k", 0)
+	for op, err := range map[string]error{"put": errPut, "get": errGet, "delete": errDel} {
+		var oe *fence.OpError
+		var ie *fence.InvalidError
+		if !errors.As(err, &oe) || oe.Backend != "s3" || oe.Op != op || !errors.As(err, &ie) {
+			t.Errorf("%s: %v; want a *fence.OpError of s3 %s around a *fence.InvalidError", op, err, op)
+		}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := r.GetObject(cancelled, "k"); !errors.Is(err, context.Canceled) {
+		t.Errorf("GetObject on a cancelled context: %v; want context.Canceled", err)
 	}
 }

@@ -9,15 +9,17 @@ import (
 )
 
 // The user metadata keys the package reserves (S3 sends them as
-// x-amz-meta-<key> headers and hands them back in lower case).
+// x-amz-meta-<key> headers and hands them back in lower case). They are
+// the names every fence backend gives these fields, without a dash, which
+// Azure's metadata cannot hold.
 const (
 	// MetaToken holds the token of the write, in decimal.
-	MetaToken = "fence-token"
-	// MetaWrite holds the random id of the write, by which an ambiguous
+	MetaToken = "fencetoken"
+	// MetaWriteID holds the random id of the write, by which an ambiguous
 	// write is recognised when read back.
-	MetaWrite = "fence-write"
+	MetaWriteID = "fencewriteid"
 	// MetaTombstone is "true" on the tombstone a Delete leaves.
-	MetaTombstone = "fence-tombstone"
+	MetaTombstone = "fencetombstone"
 )
 
 // maxMetadataLen is S3's limit on the user metadata of one object: keys and
@@ -33,7 +35,7 @@ type meta struct {
 
 // reserved reports whether k is one of the package's metadata keys.
 func reserved(k string) bool {
-	return strings.EqualFold(k, MetaToken) || strings.EqualFold(k, MetaWrite) || strings.EqualFold(k, MetaTombstone)
+	return strings.EqualFold(k, MetaToken) || strings.EqualFold(k, MetaWriteID) || strings.EqualFold(k, MetaTombstone)
 }
 
 // lookup returns the value of k in md, matching keys without regard to
@@ -64,7 +66,7 @@ func parseMeta(key string, md map[string]string) (meta, error) {
 	if err != nil {
 		return corrupt("bad fence metadata", err)
 	}
-	id, hasID, err := lookup(md, MetaWrite)
+	id, hasID, err := lookup(md, MetaWriteID)
 	if err != nil {
 		return corrupt("bad fence metadata", err)
 	}
@@ -101,7 +103,7 @@ func formatMeta(user map[string]string, m meta) map[string]string {
 		md[k] = v
 	}
 	md[MetaToken] = m.token.String()
-	md[MetaWrite] = m.writeID
+	md[MetaWriteID] = m.writeID
 	if m.tombstone {
 		md[MetaTombstone] = "true"
 	}
@@ -111,7 +113,7 @@ func formatMeta(user map[string]string, m meta) map[string]string {
 // checkUserMeta refuses caller metadata that uses a reserved key or that,
 // with the package's keys, exceeds S3's 2 KB limit.
 func checkUserMeta(user map[string]string) error {
-	n := len(MetaToken) + 20 + len(MetaWrite) + writeIDLen + len(MetaTombstone) + len("true")
+	n := len(MetaToken) + 20 + len(MetaWriteID) + writeIDLen + len(MetaTombstone) + len("true")
 	for k, v := range user {
 		if reserved(k) {
 			return &fence.InvalidError{Field: "metadata", Reason: fmt.Sprintf("key %q is reserved for the fence", k)}

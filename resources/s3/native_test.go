@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"errors"
 	"io"
 	"maps"
@@ -50,19 +51,32 @@ func TestPutObjectOptions(t *testing.T) {
 }
 
 // TestUnfencedObjectCountsAsTokenZero: an object written with the plain SDK
-// reads with token 0 and any fenced write replaces it.
+// reads with token 0 through GetObject, Highest is 0, and any fenced write
+// replaces it. Get, whose tokens are never 0, reports it as corrupt.
 func TestUnfencedObjectCountsAsTokenZero(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.rawPut(t, "legacy", []byte("before fencing"), map[string]string{"owner": "batch"})
-	if v, tok, err := e.b.Get(t.Context(), "legacy"); err != nil || tok != 0 || string(v) != "before fencing" {
-		t.Errorf("Get of an unfenced object = %q, %d, %v; want its value with token 0", v, tok, err)
+	obj, err := e.b.GetObject(t.Context(), "legacy")
+	if err != nil {
+		t.Fatalf("GetObject of an unfenced object: %v", err)
+	}
+	v, _ := io.ReadAll(obj.Body)
+	obj.Body.Close()
+	if obj.Token != 0 || string(v) != "before fencing" || obj.Metadata["owner"] != "batch" {
+		t.Errorf("GetObject of an unfenced object = %q, token %d, metadata %v; want its value with token 0", v, obj.Token, obj.Metadata)
+	}
+	if _, _, err := e.b.Get(t.Context(), "legacy"); !errors.Is(err, fence.ErrCorrupt) {
+		t.Errorf("Get of an unfenced object: %v; want ErrCorrupt (a portable value has a token)", err)
 	}
 	if h, err := e.b.Highest(t.Context(), "legacy"); err != nil || h != 0 {
 		t.Errorf("Highest of an unfenced object = %d, %v; want 0", h, err)
 	}
 	if err := e.b.Put(t.Context(), "legacy", 1, []byte("fenced")); err != nil {
 		t.Fatalf("Put over an unfenced object: %v", err)
+	}
+	if v, tok, err := e.b.Get(t.Context(), "legacy"); err != nil || tok != 1 || string(v) != "fenced" {
+		t.Errorf("Get after the fenced Put = %q, %d, %v; want its value with token 1", v, tok, err)
 	}
 	if err := e.b.Put(t.Context(), "legacy", 0, []byte("zero")); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("Put with token 0: %v; want ErrInvalid", err)
@@ -124,7 +138,7 @@ func TestUnfencedControlRunFailsTheChecker(t *testing.T) {
 	for _, unfenced := range []bool{false, true} {
 		o := minioOptions
 		o.Unfenced = unfenced
-		b := newBucket(t, e.client, e.bucket, &o)
+		b := newResource(t, e.client, e.bucket, &o)
 		var h resourcetest.History
 		key := uniqueName("control-")
 		for _, tok := range []fence.Token{5, 3, 6, 4} {
@@ -140,21 +154,33 @@ func TestUnfencedControlRunFailsTheChecker(t *testing.T) {
 	}
 }
 
-// TestMissingBucket: an error from S3 that is neither a lost race nor a
-// lost answer is returned as it is, reachable with errors.As.
+// TestMissingBucket: every method on a bucket that does not exist gets an
+// error matching fence.ErrStoreMissing, never "not found" or token 0, and
+// S3's own NoSuchBucket stays reachable with errors.As where S3 said it
+// (HeadObject's answer has no body: Highest learns it from the GetObject
+// that checks a 404).
 func TestMissingBucket(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, nil)
-	b := newBucket(t, c, uniqueName("fence-missing-"), &minioOptions)
-	err := b.Put(t.Context(), "k", 1, []byte("v"))
 	noBucket := func(err error) bool {
 		var ae smithy.APIError
 		return errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket"
 	}
-	if !noBucket(err) {
-		t.Errorf("Put into a missing bucket: %v; want S3's NoSuchBucket", err)
-	}
-	if _, _, err := b.Get(t.Context(), "k"); !noBucket(err) || errors.Is(err, fence.ErrNotFound) {
-		t.Errorf("Get from a missing bucket: %v; want S3's NoSuchBucket, not ErrNotFound", err)
+	for _, tc := range []struct {
+		method string
+		call   func(ctx context.Context, r *Resource) error
+	}{
+		{"Put", func(ctx context.Context, r *Resource) error { return r.Put(ctx, "k", 1, []byte("v")) }},
+		{"Get", func(ctx context.Context, r *Resource) error { _, _, err := r.Get(ctx, "k"); return err }},
+		{"Delete", func(ctx context.Context, r *Resource) error { return r.Delete(ctx, "k", 1) }},
+		{"Highest", func(ctx context.Context, r *Resource) error { _, err := r.Highest(ctx, "k"); return err }},
+		{"GetObject", func(ctx context.Context, r *Resource) error { _, err := r.GetObject(ctx, "k"); return err }},
+	} {
+		// A fresh Resource for each, which has not seen the bucket.
+		b := newResource(t, c, uniqueName("fence-missing-"), &minioOptions)
+		err := tc.call(t.Context(), b)
+		if !errors.Is(err, fence.ErrStoreMissing) || !noBucket(err) || errors.Is(err, fence.ErrNotFound) {
+			t.Errorf("%s on a missing bucket: %v; want ErrStoreMissing wrapping S3's NoSuchBucket", tc.method, err)
+		}
 	}
 }

@@ -15,7 +15,7 @@ type PutOptions struct {
 	// binary/octet-stream).
 	ContentType string
 	// Metadata is the object's user metadata (x-amz-meta-*). Keys must
-	// not be MetaToken, MetaWrite or MetaTombstone, in any case, and all
+	// not be MetaToken, MetaWriteID or MetaTombstone, in any case, and all
 	// of it, with the package's keys, must fit S3's 2 KB.
 	Metadata map[string]string
 	// Input, when set, is called on a fresh input before each PUT to set
@@ -31,8 +31,9 @@ type PutOptions struct {
 // lower token gets a *fence.StaleTokenError carrying the highest token and
 // writes nothing; so does an object whose fence metadata is corrupt (an
 // error matching fence.ErrCorrupt). A key that is empty, longer than
-// MaxKeyLen bytes or not valid UTF-8, token 0 or bad metadata gets an error
-// matching fence.ErrInvalid.
+// Info().MaxKeyLen bytes, not valid UTF-8 or holding a NUL, token 0 or bad
+// metadata gets an error matching fence.ErrInvalid. Errors are
+// *fence.OpError for op "put", as Put's.
 //
 // A body that is an io.ReadSeeker is streamed from its current offset to
 // its end and is sought back to that offset on every retry; any other body
@@ -44,21 +45,24 @@ type PutOptions struct {
 // answers by reading the object back (see the package doc). When that
 // cannot settle whether the write was applied, the error is an
 // *UnknownOutcomeError; retrying with the same token and body is harmless.
-func (b *Bucket) PutObject(ctx context.Context, key string, token fence.Token, body io.Reader, opts *PutOptions) (*PutResult, error) {
+func (r *Resource) PutObject(ctx context.Context, key string, token fence.Token, body io.Reader, opts *PutOptions) (*PutResult, error) {
+	if err := r.native(ctx, key, token, true); err != nil {
+		return nil, fail(ctx, "put", key, err)
+	}
+	res, err := r.b.putObject(ctx, key, token, body, opts)
+	if err != nil {
+		return nil, fail(ctx, "put", key, err)
+	}
+	return res, nil
+}
+
+// putObject is PutObject on valid input.
+func (b *bucket) putObject(ctx context.Context, key string, token fence.Token, body io.Reader, opts *PutOptions) (*PutResult, error) {
 	if opts == nil {
 		opts = &PutOptions{}
 	}
-	if err := b.checkKey(key); err != nil {
-		return nil, err
-	}
-	if err := fence.ValidateToken(token); err != nil {
-		return nil, err
-	}
 	if err := checkUserMeta(opts.Metadata); err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, ctxErr(ctx)
 	}
 	bd, err := newBody(body, b.maxBuffered)
 	if err != nil {

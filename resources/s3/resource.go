@@ -9,28 +9,44 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Put implements fence.Resource: PutObject of value under name.
-func (b *Bucket) Put(ctx context.Context, name string, token fence.Token, value []byte) error {
-	_, err := b.PutObject(ctx, name, token, bytes.NewReader(value), nil)
+// The methods of the driver, called by the PortableResource with a valid
+// key and token.
+
+// Put implements fence.ResourceDriver: putObject of value.
+func (b *bucket) Put(ctx context.Context, key string, token fence.Token, value []byte) error {
+	_, err := b.putObject(ctx, key, token, bytes.NewReader(value), nil)
 	return err
 }
 
-// Get implements fence.Resource: GetObject of name, read whole.
-func (b *Bucket) Get(ctx context.Context, name string) ([]byte, fence.Token, error) {
-	obj, err := b.GetObject(ctx, name)
+// Get implements fence.ResourceDriver: getObject, read whole. An object
+// written without fencing has token 0, which the PortableResource reports
+// as corrupt.
+func (b *bucket) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
+	obj, err := b.getObject(ctx, key)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer obj.Body.Close()
 	v, err := io.ReadAll(obj.Body)
 	if err != nil {
-		return nil, 0, fmt.Errorf("fence/s3: get %q: %w", name, withCtx(ctx, err))
+		return nil, 0, fmt.Errorf("reading the object: %w", err)
 	}
 	return v, obj.Token, nil
 }
 
-// Delete implements fence.Resource: DeleteObject of name.
-func (b *Bucket) Delete(ctx context.Context, name string, token fence.Token) error {
-	_, err := b.DeleteObject(ctx, name, token)
+// Delete implements fence.ResourceDriver: deleteObject.
+func (b *bucket) Delete(ctx context.Context, key string, token fence.Token) error {
+	_, err := b.deleteObject(ctx, key, token)
 	return err
+}
+
+// Highest implements fence.ResourceDriver: the token of the object or
+// tombstone under key, from HeadObject; 0 when there is none, or when the
+// object was written without fencing.
+func (b *bucket) Highest(ctx context.Context, key string) (fence.Token, error) {
+	st, err := b.head(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	return st.token, nil
 }

@@ -23,7 +23,7 @@ func TestResourceSuite(t *testing.T) {
 	resourcetest.Run(t, resourcetest.Harness{
 		New: func(t *testing.T) fence.Resource {
 			o := minioOptions
-			return newBucket(t, newClient(t, nil), bucket, &o)
+			return newResource(t, newClient(t, nil), bucket, &o)
 		},
 		MaxKeyLen: minioOptions.MaxKeySegmentLen,
 		// MinIO applies the first PUT; the transport drops its answer.
@@ -31,7 +31,7 @@ func TestResourceSuite(t *testing.T) {
 			f := newFaulty(t)
 			f.add(rule{method: "PUT", n: 1, fault: drop, after: after})
 			o := minioOptions
-			return newBucket(t, newClient(t, f, noRetries), bucket, &o)
+			return newResource(t, newClient(t, f, noRetries), bucket, &o)
 		},
 	})
 }

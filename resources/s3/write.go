@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // maxLost is how many PUTs in a row may fail without an answer (or with a
@@ -36,7 +37,8 @@ type PutResult struct {
 
 // write is one fenced PUT: of a value, or of a tombstone.
 type write struct {
-	key         string
+	key         string // as the caller named it, for errors
+	name        string // the object key: prefix + key
 	token       fence.Token
 	body        *body
 	contentType string
@@ -48,7 +50,12 @@ type write struct {
 // write runs the fenced write loop: read the object's token and ETag,
 // refuse a lower token, PUT on condition that the object is still the one
 // read; on a lost race or a lost answer, read again and retry.
-func (b *Bucket) write(ctx context.Context, w *write) (*PutResult, error) {
+func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
+	name, err := b.objectKey(w.key)
+	if err != nil {
+		return nil, err
+	}
+	w.name = name
 	id := newWriteID()
 	if w.tombstone {
 		// A unique body gives every tombstone its own ETag.
@@ -63,13 +70,13 @@ func (b *Bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 	)
 	unknown := func(err error, highest fence.Token) error {
 		if !maybe {
-			return fmt.Errorf("fence/s3: put %q: %w", w.key, err)
+			return err
 		}
 		return &UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
 	}
 	for n := 0; ; n++ {
 		if n > 0 {
-			if err := b.pause(ctx, n); err != nil {
+			if err := pause(ctx, b.backoff.Delay(n)); err != nil {
 				return nil, unknown(errors.Join(err, lastErr), 0)
 			}
 		}
@@ -119,13 +126,13 @@ func (b *Bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 				return nil, unknown(err, 0)
 			}
 		default:
-			return nil, fmt.Errorf("fence/s3: put %q: %w", w.key, err)
+			return nil, missingBucket(err)
 		}
 	}
 }
 
 // putOnce sends one PUT of w conditioned on the object being st.
-func (b *Bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s3.PutObjectOutput, error) {
+func (b *bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s3.PutObjectOutput, error) {
 	if err := w.body.rewind(); err != nil {
 		return nil, err
 	}
@@ -133,7 +140,7 @@ func (b *Bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s
 	if w.input != nil {
 		w.input(in)
 	}
-	in.Bucket, in.Key = aws.String(b.bucket), aws.String(w.key)
+	in.Bucket, in.Key = aws.String(b.name), aws.String(w.name)
 	in.Body, in.ContentLength = w.body.r, aws.Int64(w.body.size)
 	if w.contentType != "" {
 		in.ContentType = aws.String(w.contentType)
@@ -150,6 +157,14 @@ func (b *Bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s
 	// One request per PUT: the SDK's own retries would resend it after a
 	// lost answer and hide that the first may have been applied.
 	return b.client.PutObject(ctx, in, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
+}
+
+// pause waits d before the next attempt, or until ctx is done.
+func pause(ctx context.Context, d time.Duration) error {
+	if backoff.Sleep(ctx, d) != nil {
+		return ctxErr(ctx)
+	}
+	return nil
 }
 
 // UnknownOutcomeError reports a write that may or may not have been

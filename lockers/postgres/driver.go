@@ -1,0 +1,63 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fencekit/fence"
+)
+
+// driver is the fence.LockerDriver on a lease table: the statements of
+// queries, one per call, on input the portable layer has validated. Its
+// errors are bare causes; the PortableLocker prefixes them.
+type driver struct {
+	db    DB
+	clock fence.Clock // for the local times of HeldError and LockInfo
+	table pgx.Identifier
+	q     queries
+}
+
+var _ fence.LockerDriver = (*driver)(nil)
+
+// Info implements fence.LockerDriver.
+func (d *driver) Info() fence.DriverInfo {
+	return fence.DriverInfo{Name: "postgres", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+// Create creates the lease table if it is missing (PortableLocker.Create
+// calls it). A missing schema gets an error that says to create it.
+func (d *driver) Create(ctx context.Context) error {
+	_, err := d.db.Exec(ctx, schemaSQL(d.table.Sanitize()))
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == codeUndefinedSchema {
+		if len(d.table) == 2 {
+			schema := pgx.Identifier{d.table[0]}.Sanitize()
+			return fmt.Errorf("schema %s does not exist; create it first (CREATE SCHEMA %s): fence creates tables, not schemas: %w",
+				schema, schema, fence.StoreMissing(err))
+		}
+		return fmt.Errorf("no schema on the connection's search_path exists to hold the lease table; create one, or name the table's schema (table=SCHEMA.TABLE): fence creates tables, not schemas: %w",
+			fence.StoreMissing(err))
+	}
+	if err != nil {
+		return fmt.Errorf("CREATE TABLE %s: %w", d.table.Sanitize(), err)
+	}
+	return nil
+}
+
+// SQLSTATE codes the driver tells apart.
+const (
+	codeUndefinedTable  = "42P01" // undefined_table
+	codeUndefinedSchema = "3F000" // invalid_schema_name
+)
+
+// storeErr returns err, an error from pgx, marked with fence.StoreMissing
+// when it says that the table or its schema does not exist.
+func storeErr(err error) error {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && (pe.Code == codeUndefinedTable || pe.Code == codeUndefinedSchema) {
+		return fence.StoreMissing(err)
+	}
+	return err
+}

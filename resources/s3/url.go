@@ -1,0 +1,125 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/fencekit/fence"
+)
+
+func init() { fence.RegisterResource("s3", URLOpener{}) }
+
+// URLOpener opens resources from URLs of the form
+//
+//	s3://BUCKET[?region=R&endpoint=URL&path-style=true&prefix=P&max-key-segment=N]
+//
+// with credentials, and the region and endpoint when the URL has none,
+// from the AWS SDK's default chain (AWS_REGION, AWS_ENDPOINT_URL_S3,
+// AWS_ACCESS_KEY_ID..., shared files, instance roles). endpoint is an S3
+// server other than AWS's (MinIO); path-style=true addresses buckets in
+// the path rather than the host name, as MinIO needs; prefix and
+// max-key-segment are Options.Prefix and Options.MaxKeySegmentLen (255 for
+// MinIO). OpenOptions.HTTPClient, when set, carries the SDK's requests.
+// The Opened's Create creates the bucket in the client's region, and
+// succeeds when the bucket is yours already.
+type URLOpener struct{}
+
+// URLForm implements fence.ResourceURLOpener.
+func (URLOpener) URLForm() string {
+	return "s3://BUCKET[?region=R&endpoint=URL&path-style=true&prefix=P&max-key-segment=N]"
+}
+
+// urlConfig is what an s3:// URL says.
+type urlConfig struct {
+	bucket, region, endpoint string
+	pathStyle                bool
+	opts                     Options // Prefix and MaxKeySegmentLen
+}
+
+// parseURL reads an s3:// URL. Every error matches fence.ErrInvalid.
+func parseURL(u *url.URL) (urlConfig, error) {
+	p := fence.NewURLParams(u)
+	var c urlConfig
+	c.bucket = p.Name("bucket")
+	c.region = p.String("region")
+	c.endpoint = p.Endpoint()
+	c.pathStyle = p.Bool("path-style")
+	c.opts.Prefix = p.Optional("prefix")
+	if v := p.String("max-key-segment"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxKeyLen {
+			p.Fail("max-key-segment=%q is not a number of bytes from 1 to %d", v, MaxKeyLen)
+		}
+		c.opts.MaxKeySegmentLen = n
+	}
+	return c, p.Done()
+}
+
+// OpenResourceURL implements fence.ResourceURLOpener.
+func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (opened fence.Opened[*fence.PortableResource], err error) {
+	c, err := parseURL(u)
+	if err != nil {
+		return opened, err
+	}
+	client, err := c.client(ctx, opts.Client())
+	if err != nil {
+		return opened, err
+	}
+	r, err := New(client, c.bucket, &c.opts)
+	if err != nil {
+		return opened, err
+	}
+	opened.Value = r.PortableResource
+	opened.Create = func(ctx context.Context) error { return c.createBucket(ctx, client) }
+	return opened, nil
+}
+
+// client builds the S3 client of c from the SDK's default configuration,
+// sending its requests through hc when set, as it is (the SDK would
+// otherwise change its transport, for AWS_CA_BUNDLE).
+func (c urlConfig) client(ctx context.Context, hc *http.Client) (*s3.Client, error) {
+	var load []func(*config.LoadOptions) error
+	if c.region != "" {
+		load = append(load, config.WithRegion(c.region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return nil, &fence.OpError{Backend: backendName, Op: "open", Err: fmt.Errorf("AWS configuration: %w", err)}
+	}
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		if c.endpoint != "" {
+			o.BaseEndpoint = aws.String(c.endpoint)
+		}
+		if c.pathStyle {
+			o.UsePathStyle = true
+		}
+		if hc != nil {
+			o.HTTPClient = hc
+		}
+	}), nil
+}
+
+// createBucket creates the bucket in the client's region; one you own
+// already is not an error. Its errors are bare, as a driver's: the
+// portable type wraps them (as PortableLocker.Create does).
+func (c urlConfig) createBucket(ctx context.Context, client *s3.Client) error {
+	in := &s3.CreateBucketInput{Bucket: aws.String(c.bucket)}
+	// us-east-1 is the default location and may not be named.
+	if region := client.Options().Region; region != "" && region != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(region)}
+	}
+	_, err := client.CreateBucket(ctx, in)
+	if _, mine := errors.AsType[*types.BucketAlreadyOwnedByYou](err); mine {
+		return nil
+	}
+	return err
+}
