@@ -27,12 +27,12 @@ type backend struct {
 }
 
 // backends returns the stores every behaviour test runs on: every entry
-// of testlockers.Backends with a URL (memory lives in one process, which
-// the command cannot share).
+// of testlockers.Backends but those that live in one process, which the
+// command, another one, cannot share.
 func backends() []backend {
 	var bs []backend
 	for _, b := range testlockers.Backends {
-		if b.URL == nil {
+		if b.InProcess {
 			continue
 		}
 		bs = append(bs, backend{name: b.Name, minTTL: b.MinTTL, ttl: b.MinTTL.String(), url: b.URL})

@@ -44,8 +44,8 @@ func TestUsage(t *testing.T) {
 		{"dynamodb without table", []string{"inspect", "--store", "dynamodb://", "k"}, "no table name"},
 		{"dynamodb bad parameter", []string{"inspect", "--store", "dynamodb://locks?regoin=x", "k"}, `unknown parameter "regoin"`},
 		{"dynamodb bad table", []string{"inspect", "--store", "dynamodb://a?endpoint=http://127.0.0.1:1", "k"}, "not a DynamoDB table name"},
-		{"skew without trusted clock", []string{"inspect", "--store", "gs://b?max-clock-skew=1s", "k"}, "trusted-clock"},
-		{"bad endpoint", []string{"inspect", "--store", "gs://b?endpoint=localhost", "k"}, "endpoint"},
+		{"skew without trusted clock", []string{"inspect", "--store", "gs://ops-locks?max-clock-skew=1s", "k"}, "trusted-clock"},
+		{"bad endpoint", []string{"inspect", "--store", "gs://ops-locks?endpoint=localhost", "k"}, "endpoint"},
 		{"bad table name", []string{"inspect", "--store", pg + "?table=a.b.c", "k"}, "table"},
 		{"help on nothing", []string{"help", "lock"}, "no help"},
 	}
@@ -97,7 +97,7 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("fence.LockerURLForms() = %q; the backends import registers more", forms)
 	}
 	for _, want := range append([]string{
-		"FENCE_TOKEN", "FENCE_KEY", "FENCE_OWNER", "FENCE_STORE", "visible to other users in ps",
+		"FENCE_TOKEN", "FENCE_KEY", "FENCE_OWNER", "FENCE_STORE", "in ps",
 		"64 ", "69 ", "75 ", "79 ", "126 ", "127 ", "128+N",
 		"NOT a safety guarantee", "$FENCE_TOKEN",
 	}, forms...) {
