@@ -23,6 +23,20 @@
 // with ErrStaleToken, however late it arrives. Holding a Lease is therefore
 // not a safety guarantee; only the token, checked by the resource, is.
 //
+// # One lease core over drivers
+//
+// Every locker is a PortableLocker over a LockerDriver: the driver does the
+// store's atomic operations, the PortableLocker the lease policy of the
+// contract, once for every backend (validation, owner ids, context checks,
+// ValidUntil from the send time on the local clock, the book of each
+// lease's latest renewal and the refusal of a lease that ran out locally,
+// errors in one style, OpError). Resources are PortableResources over
+// ResourceDrivers in the same way. Backends register URL openers when
+// imported, so OpenLocker and OpenResource open any of them from a URL;
+// package backends imports them all. See LockerDriver for what a new
+// backend implements, and lockers/lockertest and resources/resourcetest for
+// the suites that certify it.
+//
 // # Packages
 //
 //   - guard runs a function under a lease: acquire, renew in the background,
@@ -31,5 +45,7 @@
 //     conformance suite each passes.
 //   - resources/... store the highest token seen and reject stale writes;
 //     resources/resourcetest is their conformance suite.
+//   - clockfree decides expiry on stores without a server clock; backends
+//     registers every backend's URL schemes.
 //   - clocktest is a fake Clock for tests.
 package fence

@@ -55,6 +55,13 @@ type LockerDriver interface {
 	Inspect(ctx context.Context, key string) (LockInfo, error)
 }
 
+// ErrAcquireRaced is what a LockerDriver's Acquire returns when its
+// conditional write failed and the record it read next looked takeable:
+// it lost a race it cannot see, and learnt nothing of the winner. The
+// PortableLocker tries once more, and reports a *HeldError with the key
+// only if that races too.
+var ErrAcquireRaced = errors.New("fence: acquire lost a race to an unseen writer")
+
 // DriverInfo describes a locker backend.
 type DriverInfo struct {
 	// Name names the backend in errors: "postgres" gives errors that
@@ -145,6 +152,11 @@ func (l *PortableLocker) Acquire(ctx context.Context, key string, ttl time.Durat
 	}
 	sent := l.clock.Now()
 	lease, err := l.d.Acquire(ctx, key, owner, ttl)
+	if errors.Is(err, ErrAcquireRaced) {
+		if lease, err = l.d.Acquire(ctx, key, owner, ttl); errors.Is(err, ErrAcquireRaced) {
+			err = &HeldError{Key: key}
+		}
+	}
 	if err != nil {
 		if he, ok := errors.AsType[*HeldError](err); ok && he.Key == "" {
 			he.Key = key

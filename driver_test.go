@@ -288,3 +288,28 @@ func TestCreateWithoutSupportIsUnsupported(t *testing.T) {
 		t.Errorf("Create on a driver without Create = %v; want errors.ErrUnsupported", err)
 	}
 }
+
+func TestARacedAcquireIsTriedOnceMore(t *testing.T) {
+	t.Parallel()
+	l, d, _ := newOneKey(t)
+	races := 1
+	d.acquire = func(key, owner string, ttl time.Duration) (fence.Lease, error) {
+		if races > 0 {
+			races--
+			return fence.Lease{}, fence.ErrAcquireRaced
+		}
+		return fence.Lease{Key: key, Owner: owner, Token: 3}, nil
+	}
+	if lease, err := l.Acquire(context.Background(), "k", time.Minute, nil); err != nil || lease.Token != 3 {
+		t.Fatalf("Acquire after one lost race = %+v, %v; want the second try's token 3", lease, err)
+	}
+	races = 2
+	_, err := l.Acquire(context.Background(), "k", time.Minute, nil)
+	he, ok := errors.AsType[*fence.HeldError](err)
+	if !ok || he.Key != "k" || he.Token != 0 || errors.Is(err, fence.ErrAcquireRaced) {
+		t.Fatalf("Acquire after two lost races = %v; want a *HeldError with the key only", err)
+	}
+	if n := d.callCount(); n != 4 {
+		t.Errorf("the driver was called %d times; want 2 per Acquire", n)
+	}
+}

@@ -2,130 +2,191 @@ package torture
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/url"
 	"os"
-	"strings"
-	"time"
+	"strconv"
 
 	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
+
+	"github.com/fencekit/fence/lockers/azblob"
+	resgcs "github.com/fencekit/fence/resources/gcs"
 )
 
 // Environment variables of the emulators, as scripts/emulators.sh
-// exports them.
+// exports them. The stores' URLs name these endpoints; credentials come
+// from each SDK's usual environment, which the script points at the
+// emulators too (AWS_ACCESS_KEY_ID..., STORAGE_EMULATOR_HOST,
+// AZURE_STORAGE_CONNECTION_STRING).
 const (
 	EnvDynamoEndpoint = "FENCE_DYNAMO_ENDPOINT"
 	EnvS3Endpoint     = "FENCE_S3_ENDPOINT"
-	EnvS3AccessKey    = "FENCE_S3_ACCESS_KEY"
-	EnvS3SecretKey    = "FENCE_S3_SECRET_KEY"
 	EnvGCSEndpoint    = "FENCE_GCS_ENDPOINT"
-	EnvAzuriteURL     = "FENCE_AZURITE_BLOB_URL"
-	EnvAzuriteAccount = "FENCE_AZURITE_ACCOUNT"
-	EnvAzuriteKey     = "FENCE_AZURITE_KEY"
 )
 
-func staticCredentials(access, secret string) aws.CredentialsProvider {
-	return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-		return aws.Credentials{AccessKeyID: access, SecretAccessKey: secret, Source: "fence torture"}, nil
-	})
-}
+// envAWSCredentials is where the AWS SDK finds the emulators' keys.
+const envAWSCredentials = "AWS_ACCESS_KEY_ID"
 
-// dynamoClient returns a DynamoDB client of the emulator through hc.
-func dynamoClient(hc *http.Client) (*dynamodb.Client, error) {
-	v, err := need(EnvDynamoEndpoint)
-	if err != nil {
-		return nil, err
-	}
-	access, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
-	if access == "" {
-		access, secret = "fence", "fence"
-	}
-	return dynamodb.New(dynamodb.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(v[0]),
-		Credentials:  staticCredentials(access, secret),
-		HTTPClient:   hc,
-	}), nil
-}
+// What the backends on emulators need.
+var (
+	dynamoEnv      = []string{EnvDynamoEndpoint, envAWSCredentials}
+	s3Env          = []string{EnvS3Endpoint, envAWSCredentials}
+	gcsEnv         = []string{EnvGCSEndpoint}
+	gcsResourceEnv = []string{EnvGCSEndpoint, resgcs.EnvEmulatorHost}
+)
 
-// s3Client returns an S3 client of MinIO through hc.
-func s3Client(hc *http.Client) (*s3.Client, error) {
-	v, err := need(EnvS3Endpoint, EnvS3AccessKey, EnvS3SecretKey)
-	if err != nil {
-		return nil, err
-	}
-	return s3.New(s3.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(v[0]),
-		UsePathStyle: true,
-		Credentials:  staticCredentials(v[1], v[2]),
-		HTTPClient:   hc,
-	}), nil
-}
+// minioKeySegment is the longest segment of an object key MinIO takes.
+const minioKeySegment = 255
 
-// gcsClient returns a Cloud Storage client of fake-gcs-server through hc,
-// closed when the run ends.
-func gcsClient(ctx context.Context, s *Stage, hc *http.Client) (*storage.Client, error) {
-	v, err := need(EnvGCSEndpoint)
-	if err != nil {
-		return nil, err
-	}
-	c, err := storage.NewClient(ctx, option.WithEndpoint(strings.TrimSuffix(v[0], "/")+"/storage/v1/"), option.WithHTTPClient(hc))
-	if err != nil {
-		return nil, err
-	}
-	s.Defer(func() { _ = c.Close() })
-	return c, nil
-}
+// awsRegion is the region of the emulators' URLs.
+const awsRegion = "us-east-1"
 
-// gcsBucket creates a bucket named for the run through a clean client and
-// returns its name; it is emptied and removed when the run ends.
-func gcsBucket(ctx context.Context, s *Stage, suffix string) (string, error) {
-	c, err := gcsClient(ctx, s, s.CleanHTTPClient())
-	if err != nil {
-		return "", err
-	}
-	name := s.ID + "-" + suffix
-	b := c.Bucket(name)
-	if err := b.Create(ctx, "fence-torture", nil); err != nil {
-		return "", err
-	}
-	s.Defer(func() {
-		ctx, cancel := cleanupContext()
-		defer cancel()
-		it := b.Objects(ctx, nil)
-		for {
-			attrs, err := it.Next()
-			if err != nil {
-				break
-			}
-			_ = b.Object(attrs.Name).Delete(ctx)
+// dynamoURL returns the URL of a DynamoDB table of the run on the
+// emulator, with the parameters params (name, value pairs).
+func dynamoURL(suffix string, params ...string) URLs {
+	return oneURL(func(s *Stage) (string, error) {
+		v, err := need(EnvDynamoEndpoint)
+		if err != nil {
+			return "", err
 		}
-		_ = b.Delete(ctx)
+		return storeURL("dynamodb", s.ID+"-"+suffix, append([]string{"region", awsRegion, "endpoint", v[0]}, params...)...), nil
 	})
-	return name, nil
 }
 
-// azureContainer returns a client of the container name on Azurite
-// through hc, with few, quick SDK retries.
-func azureContainer(name string, hc *http.Client) (*container.Client, error) {
-	v, err := need(EnvAzuriteURL, EnvAzuriteAccount, EnvAzuriteKey)
+// s3URL returns the URL of a bucket of the run on MinIO.
+func s3URL(suffix string) URLs {
+	return oneURL(func(s *Stage) (string, error) {
+		v, err := need(EnvS3Endpoint)
+		if err != nil {
+			return "", err
+		}
+		return storeURL("s3", s.ID+"-"+suffix, "region", awsRegion, "endpoint", v[0], "path-style", "true",
+			"max-key-segment", strconv.Itoa(minioKeySegment)), nil
+	})
+}
+
+// gcsURL returns the URL of a bucket of the run on fake-gcs-server, with
+// the parameters params (name, value pairs).
+func gcsURL(suffix string, params ...string) URLs {
+	return oneURL(func(s *Stage) (string, error) {
+		v, err := need(EnvGCSEndpoint)
+		if err != nil {
+			return "", err
+		}
+		return storeURL("gs", s.ID+"-"+suffix, append([]string{"endpoint", v[0]}, params...)...), nil
+	})
+}
+
+// awsConfig loads the AWS SDK's configuration from its usual environment,
+// in the region of a store URL's parameters q, as the URL openers do.
+func awsConfig(ctx context.Context, q url.Values) (aws.Config, error) {
+	return config.LoadDefaultConfig(ctx, config.WithRegion(q.Get("region")))
+}
+
+// s3Client returns a client of the S3 server of a store URL's parameters
+// q, through hc.
+func s3Client(ctx context.Context, q url.Values, hc *http.Client) (*s3.Client, error) {
+	cfg, err := awsConfig(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	cred, err := container.NewSharedKeyCredential(v[1], v[2])
+	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.BaseEndpoint = aws.String(q.Get("endpoint"))
+		o.UsePathStyle = true
+		o.HTTPClient = hc
+	}), nil
+}
+
+// removeDynamoTable deletes the table of a dynamodb:// URL.
+func removeDynamoTable(ctx context.Context, s *Stage, clean string) error {
+	table, q, err := parseStoreURL(clean)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: hc,
-		Retry:     policy.RetryOptions{MaxRetries: 2, RetryDelay: 50 * time.Millisecond, MaxRetryDelay: 500 * time.Millisecond},
-	}}
-	return container.NewClientWithSharedKeyCredential(strings.TrimSuffix(v[0], "/")+"/"+name, cred, opts)
+	cfg, err := awsConfig(ctx, q)
+	if err != nil {
+		return err
+	}
+	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(q.Get("endpoint"))
+		o.HTTPClient = s.CleanHTTPClient()
+	})
+	_, err = c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	return err
+}
+
+// removeS3Bucket empties and deletes the bucket of an s3:// URL.
+func removeS3Bucket(ctx context.Context, s *Stage, clean string) error {
+	bucket, q, err := parseStoreURL(clean)
+	if err != nil {
+		return err
+	}
+	c, err := s3Client(ctx, q, s.CleanHTTPClient())
+	if err != nil {
+		return err
+	}
+	out, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
+	if err != nil {
+		return err
+	}
+	for _, o := range out.Contents {
+		if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key}); err != nil {
+			return err
+		}
+	}
+	_, err = c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+	return err
+}
+
+// removeGCSBucket empties and deletes the bucket of a gs:// URL.
+func removeGCSBucket(ctx context.Context, s *Stage, clean string) error {
+	name, q, err := parseStoreURL(clean)
+	if err != nil {
+		return err
+	}
+	c, err := storage.NewClient(ctx, option.WithEndpoint(q.Get("endpoint")+"/storage/v1/"), option.WithHTTPClient(s.CleanHTTPClient()))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	b := c.Bucket(name)
+	it := b.Objects(ctx, nil)
+	for {
+		attrs, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := b.Object(attrs.Name).Delete(ctx); err != nil {
+			return err
+		}
+	}
+	return b.Delete(ctx)
+}
+
+// removeAzureContainer deletes the container of an azblob:// URL, on the
+// account of AZURE_STORAGE_CONNECTION_STRING.
+func removeAzureContainer(ctx context.Context, s *Stage, clean string) error {
+	name, _, err := parseStoreURL(clean)
+	if err != nil {
+		return err
+	}
+	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: s.CleanHTTPClient()}}
+	c, err := container.NewClientFromConnectionString(os.Getenv(azblob.EnvConnectionString), name, opts)
+	if err != nil {
+		return errors.New("the connection string is unusable") // the SDK's error may quote it
+	}
+	_, err = c.Delete(ctx, nil)
+	return err
 }

@@ -37,6 +37,13 @@
 // its checker must find violations, or the faults were too weak to prove
 // anything and the run fails.
 //
+// Every backend is opened from a URL, through the URL opener its package
+// registers (package backends imports them all), as any program opens it:
+// a LockerKind or ResourceKind names its store by URLs unique to the run,
+// one through the faults and one without, and the run creates the store,
+// opens the workers' lockers and resources, and removes the store at the
+// end. Adding a backend to the run is one such entry and a line in Pairs.
+//
 // Pairs lists the locker × resource pairs; the package's tests run each for
 // a few seconds (the short run), and cmd/torture runs them for as long as
 // asked (the long run).

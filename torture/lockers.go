@@ -2,151 +2,100 @@ package torture
 
 import (
 	"context"
-	"fmt"
+	"net/url"
+	"strconv"
 	"time"
 
-	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/lockers/azblob"
-	"github.com/fencekit/fence/lockers/dynamo"
 	"github.com/fencekit/fence/lockers/gcs"
-	"github.com/fencekit/fence/lockers/memory"
-	"github.com/fencekit/fence/lockers/postgres"
 )
 
 // The locker backends.
 var (
-	// MemoryLocker is lockers/memory, one Locker shared by the workers.
+	// MemoryLocker is lockers/memory: mem://NAME is one Locker, shared
+	// by the workers.
 	MemoryLocker = LockerKind{
 		Name: "memory", TTL: 500 * time.Millisecond,
-		Open: func(context.Context, *Stage) (NewLocker, error) {
-			l := memory.New(nil)
-			return func(int, fence.Clock) (fence.Locker, error) { return l, nil }, nil
-		},
+		URL: named("mem", "locks"),
 	}
 
-	// PostgresLocker is lockers/postgres on a pool through the proxy.
+	// PostgresLocker is lockers/postgres, the workers' pools going
+	// through the proxy.
 	PostgresLocker = LockerKind{
 		Name: "postgres", Env: []string{EnvPostgresURL}, TTL: time.Second,
-		Open: openPostgresLocker,
+		URL: postgresURL(2, 1, func(s *Stage) []string { return []string{"table", s.ID + "_locks"} }),
 	}
 
 	// DynamoLocker is lockers/dynamo in clock-free mode, each worker with
 	// a Locker (and observations) of its own, as separate processes.
 	DynamoLocker = LockerKind{
-		Name: "dynamo", Env: []string{EnvDynamoEndpoint}, TTL: time.Second,
-		Open: func(ctx context.Context, s *Stage) (NewLocker, error) { return openDynamoLocker(ctx, s, false, 0) },
+		Name: "dynamo", Env: dynamoEnv, TTL: time.Second,
+		URL: dynamoURL("locks"), Remove: removeDynamoTable,
 	}
 
 	// DynamoTrustedLocker is lockers/dynamo in trusted-clock mode,
 	// tolerating 200 ms of skew; the workers' clocks are off by up to
 	// 400 ms.
 	DynamoTrustedLocker = LockerKind{
-		Name: "dynamo-trusted", Env: []string{EnvDynamoEndpoint}, TTL: 2 * time.Second, MaxSkew: 200 * time.Millisecond,
-		Open: func(ctx context.Context, s *Stage) (NewLocker, error) {
-			return openDynamoLocker(ctx, s, true, 200*time.Millisecond)
-		},
+		Name: "dynamo-trusted", Env: dynamoEnv, TTL: 2 * time.Second, MaxSkew: 200 * time.Millisecond,
+		URL: dynamoURL("locks", trustedClock(200*time.Millisecond)...), Remove: removeDynamoTable,
 	}
 
 	// GCSLocker is lockers/gcs in clock-free mode.
 	GCSLocker = LockerKind{
-		Name: "gcs", Env: []string{EnvGCSEndpoint}, TTL: gcs.MinTTL,
-		Open: func(ctx context.Context, s *Stage) (NewLocker, error) { return openGCSLocker(ctx, s, false, 0) },
+		Name: "gcs", Env: gcsEnv, TTL: gcs.MinTTL,
+		URL: gcsURL("locks", "backoff", "20ms"), Remove: removeGCSBucket,
 	}
 
 	// GCSTrustedLocker is lockers/gcs in trusted-clock mode, tolerating
 	// 300 ms of skew; the workers' clocks are off by up to 600 ms.
 	GCSTrustedLocker = LockerKind{
-		Name: "gcs-trusted", Env: []string{EnvGCSEndpoint}, TTL: gcs.MinTTL, MaxSkew: 300 * time.Millisecond,
-		Open: func(ctx context.Context, s *Stage) (NewLocker, error) {
-			return openGCSLocker(ctx, s, true, 300*time.Millisecond)
-		},
+		Name: "gcs-trusted", Env: gcsEnv, TTL: gcs.MinTTL, MaxSkew: 300 * time.Millisecond,
+		URL: gcsURL("locks", append(trustedClock(300*time.Millisecond), "backoff", "20ms")...), Remove: removeGCSBucket,
 	}
 
-	// AzblobLocker is lockers/azblob, with Azure's shortest lease (15 s).
+	// AzblobLocker is lockers/azblob, with Azure's shortest lease (15 s),
+	// on the account of AZURE_STORAGE_CONNECTION_STRING.
 	AzblobLocker = LockerKind{
-		Name: "azblob", Env: []string{EnvAzuriteURL}, TTL: azblob.MinTTL,
-		Open: openAzblobLocker,
+		Name: "azblob", Env: []string{azblob.EnvConnectionString}, TTL: azblob.MinTTL,
+		URL: named("azblob", "locks"), Remove: removeAzureContainer,
 	}
 )
 
-func openPostgresLocker(ctx context.Context, s *Stage) (NewLocker, error) {
-	faulty, clean, err := s.Postgres(ctx)
-	if err != nil {
-		return nil, err
-	}
-	table := s.ID + "_locks"
-	schema, err := postgres.SchemaSQL(table)
-	if err != nil {
-		return nil, err
-	}
-	setup, err := s.PgxPool(ctx, clean, 2)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := setup.Exec(ctx, schema); err != nil {
-		return nil, fmt.Errorf("torture: create lease table: %w", err)
-	}
-	pool, err := s.PgxPool(ctx, faulty, 8)
-	if err != nil {
-		return nil, err
-	}
-	return func(_ int, clock fence.Clock) (fence.Locker, error) {
-		return postgres.New(pool, &postgres.Options{Table: table, Clock: clock})
-	}, nil
+// trustedClock returns the URL parameters of package clockfree's
+// trusted-clock mode, tolerating skew.
+func trustedClock(skew time.Duration) []string {
+	return []string{"trusted-clock", "true", "max-clock-skew", skew.String()}
 }
 
-func openDynamoLocker(ctx context.Context, s *Stage, trusted bool, skew time.Duration) (NewLocker, error) {
-	setup, err := dynamoClient(s.CleanHTTPClient())
-	if err != nil {
-		return nil, err
+// postgresURL returns the URLs of the stage's PostgreSQL server, with
+// the parameters params gives for the stage (the run's tables, as name,
+// value pairs), pools of at most faultyConns and cleanConns connections,
+// and a connect timeout of 3 s.
+func postgresURL(faultyConns, cleanConns int, params func(s *Stage) []string) URLs {
+	return func(ctx context.Context, s *Stage) (string, string, error) {
+		faulty, clean, err := s.Postgres(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		p := params(s)
+		if faulty, err = addParams(faulty, p, "pool_max_conns", strconv.Itoa(faultyConns)); err != nil {
+			return "", "", err
+		}
+		clean, err = addParams(clean, p, "pool_max_conns", strconv.Itoa(cleanConns))
+		return faulty, clean, err
 	}
-	api, err := dynamoClient(s.HTTPClient())
-	if err != nil {
-		return nil, err
-	}
-	table := s.ID + "-locks"
-	if err := dynamo.CreateTable(ctx, setup, table, nil); err != nil {
-		return nil, err
-	}
-	s.Defer(func() { deleteDynamoTable(setup, table) })
-	return func(_ int, clock fence.Clock) (fence.Locker, error) {
-		return dynamo.New(api, table, &dynamo.Options{Clock: clock, TrustedClock: trusted, MaxClockSkew: skew})
-	}, nil
 }
 
-func openGCSLocker(ctx context.Context, s *Stage, trusted bool, skew time.Duration) (NewLocker, error) {
-	bucket, err := gcsBucket(ctx, s, "locks")
+// addParams returns raw with the parameters of params and more (name,
+// value pairs) and a connect timeout of 3 s.
+func addParams(raw string, params []string, more ...string) (string, error) {
+	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	c, err := gcsClient(ctx, s, s.HTTPClient())
-	if err != nil {
-		return nil, err
-	}
-	return func(_ int, clock fence.Clock) (fence.Locker, error) {
-		return gcs.New(c.Bucket(bucket), &gcs.Options{Clock: clock, TrustedClock: trusted, MaxClockSkew: skew, Backoff: 20 * time.Millisecond})
-	}, nil
-}
-
-func openAzblobLocker(ctx context.Context, s *Stage) (NewLocker, error) {
-	name := s.ID + "-locks"
-	setup, err := azureContainer(name, s.CleanHTTPClient())
-	if err != nil {
-		return nil, err
-	}
-	if _, err := setup.Create(ctx, nil); err != nil {
-		return nil, fmt.Errorf("torture: create container: %w", err)
-	}
-	s.Defer(func() {
-		ctx, cancel := cleanupContext()
-		defer cancel()
-		_, _ = setup.Delete(ctx, nil)
-	})
-	c, err := azureContainer(name, s.HTTPClient())
-	if err != nil {
-		return nil, err
-	}
-	return func(_ int, clock fence.Clock) (fence.Locker, error) {
-		return azblob.New(c, &azblob.Options{Clock: clock})
-	}, nil
+	q := withParams(withParams(u.Query(), params...), more...)
+	q.Set("connect_timeout", "3")
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }

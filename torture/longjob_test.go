@@ -2,6 +2,7 @@ package torture_test
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -12,44 +13,73 @@ import (
 	"github.com/fencekit/fence/torture"
 )
 
-// refusing is a memory locker that refuses (fence.ErrNotHeld) every
-// release of a lease it has renewed, as a locker does when handed the
-// lease as it was acquired once that copy ran out.
+// refusing is the driver of a memory locker that refuses
+// (fence.ErrNotHeld) every release of a lease it has renewed, as a
+// locker does when handed the lease as it was acquired once that copy ran
+// out.
 type refusing struct {
-	fence.Locker
+	fence.LockerDriver
 	mu      sync.Mutex
 	renewed map[fence.Token]bool
 }
 
-func (l *refusing) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
-	next, err := l.Locker.Renew(ctx, lease)
+func (d *refusing) Renew(ctx context.Context, lease fence.Lease) error {
+	err := d.LockerDriver.Renew(ctx, lease)
 	if err == nil {
-		l.mu.Lock()
-		l.renewed[lease.Token] = true
-		l.mu.Unlock()
+		d.mu.Lock()
+		d.renewed[lease.Token] = true
+		d.mu.Unlock()
 	}
-	return next, err
+	return err
 }
 
-func (l *refusing) Release(ctx context.Context, lease fence.Lease) error {
-	l.mu.Lock()
-	refuse := l.renewed[lease.Token]
-	l.mu.Unlock()
+func (d *refusing) Release(ctx context.Context, lease fence.Lease) error {
+	d.mu.Lock()
+	refuse := d.renewed[lease.Token]
+	d.mu.Unlock()
 	if refuse {
 		return fence.ErrNotHeld
 	}
-	return l.Locker.Release(ctx, lease)
+	return d.LockerDriver.Release(ctx, lease)
+}
+
+// refusingOpener opens refusing://NAME: like mem://NAME, one locker per
+// name, shared by all who open it.
+type refusingOpener struct {
+	mu    sync.Mutex
+	named map[string]*fence.PortableLocker
+}
+
+func (o *refusingOpener) URLForm() string { return "refusing://NAME" }
+
+func (o *refusingOpener) OpenLockerURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l, ok := o.named[u.Host]
+	if !ok {
+		var err error
+		d := &refusing{LockerDriver: memory.New(nil).Driver(), renewed: map[fence.Token]bool{}}
+		if l, err = fence.NewLocker(d, nil); err != nil {
+			return fence.Opened[*fence.PortableLocker]{}, err
+		}
+		o.named[u.Host] = l
+	}
+	return fence.Opened[*fence.PortableLocker]{Value: l}, nil
+}
+
+func init() {
+	fence.RegisterLocker("refusing", &refusingOpener{named: map[string]*fence.PortableLocker{}})
 }
 
 // TestRefusedReleaseFailsRun: a run whose guaranteed long job cannot be
-// released after its renewals fails, and its table says so.
+// released after its renewals fails, and its table says so. The locker
+// joins the run as any backend does, by a URL of its registered scheme.
 func TestRefusedReleaseFailsRun(t *testing.T) {
 	t.Parallel()
 	kind := torture.LockerKind{
 		Name: "refusing", TTL: 300 * time.Millisecond,
-		Open: func(context.Context, *torture.Stage) (torture.NewLocker, error) {
-			l := &refusing{Locker: memory.New(nil), renewed: map[fence.Token]bool{}}
-			return func(int, fence.Clock) (fence.Locker, error) { return l, nil }, nil
+		URL: func(_ context.Context, s *torture.Stage) (string, string, error) {
+			return "refusing://" + s.ID, "refusing://" + s.ID, nil
 		},
 	}
 	res, err := torture.Run(t.Context(), torture.Pair{Locker: kind, Resource: torture.MemoryResource},

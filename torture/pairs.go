@@ -38,11 +38,28 @@ func need(envs ...string) ([]string, error) {
 	return vals, nil
 }
 
-// NewLocker returns the locker worker uses, reading time from clock. A
-// backend whose store lives in this process returns one Locker for all.
-type NewLocker func(worker int, clock fence.Clock) (fence.Locker, error)
+// URLs names a backend's store on a stage: faulty is the URL the workers
+// open, through the stage's faults, and clean the one the store is created,
+// read back and removed through, without faults. Over HTTP they are one URL
+// (see oneURL): the faults are in the HTTP client the run gives the
+// opener (Stage.HTTPClient or Stage.CleanHTTPClient). PostgreSQL's differ
+// in their address (Stage.Postgres): the faulty one goes through the
+// stage's proxy. The names in them are unique to the run (from Stage.ID),
+// the servers those of the environment.
+type URLs func(ctx context.Context, s *Stage) (faulty, clean string, err error)
 
-// LockerKind is a locker backend in one configuration.
+// Remover removes the store at clean when the run ends, after the run
+// created it.
+type Remover func(ctx context.Context, s *Stage, clean string) error
+
+// LockerKind is a locker backend in one configuration. The run opens its
+// lockers from URL with fence.OpenLockerWith, through the backend's
+// registered URL opener (package backends registers them all): once
+// without faults to create the store (PortableLocker.Create, skipped where
+// there is nothing to create), then once per worker, with the worker's
+// clock and the stage's faulty HTTP client, so that each worker has a
+// Locker and clients of its own, like separate processes (memory's named
+// locker, mem://NAME, is one Locker that all share).
 type LockerKind struct {
 	// Name names it in reports, like "dynamo-trusted".
 	Name string
@@ -55,24 +72,32 @@ type LockerKind struct {
 	// as much either way, so some pairs of workers exceed it. Zero for
 	// lockers that do not trust clocks.
 	MaxSkew time.Duration
-	// Open sets the backend up on the stage and returns how to make the
-	// workers' lockers, whose requests go through the stage's faults.
-	Open func(ctx context.Context, s *Stage) (NewLocker, error)
+	// URL names the store (see URLs).
+	URL URLs
+	// Remove, when set, removes the store when the run ends.
+	Remove Remover
 }
 
-// ResourceKind is a resource backend.
+// ResourceKind is a resource backend. The run opens it from URL with
+// fence.OpenResourceWith: once without faults, to create the store
+// (PortableResource.Create, skipped where there is nothing to create), to
+// read it back after the run and for the guaranteed stale write; and once
+// with the stage's faulty HTTP client, for the workers, who share it.
 type ResourceKind struct {
 	// Name names it in reports, like "sql-postgres".
 	Name string
 	// Env lists the environment variables it needs.
 	Env []string
-	// Open sets the backend up on the stage and returns the resource the
-	// workers write through the stage's faults, and the same resource
-	// without faults: the run reads back through it, and the guaranteed
-	// stale write goes through it. When fenced is false the token check
-	// of both is off (the control run): the backend's own unfenced mode,
-	// or Unfenced.
-	Open func(ctx context.Context, s *Stage, fenced bool) (work, clean fence.Resource, err error)
+	// URL names the store (see URLs).
+	URL URLs
+	// Remove, when set, removes the store when the run ends.
+	Remove Remover
+	// Unfenced, for a backend with an unfenced mode of its own (not
+	// offered by URL), opens the control run's resources in that mode, on
+	// the store at the URLs (created): work through the stage's faults,
+	// check without. When nil, a control run wraps the resources opened
+	// from the URLs in Unfenced.
+	Unfenced func(ctx context.Context, s *Stage, faulty, clean string) (work, check fence.Resource, err error)
 }
 
 // Pair is a locker and a resource run together.
@@ -91,8 +116,8 @@ func (p Pair) Env() []string {
 
 // Pairs returns the matrix: every locker with at least one resource and
 // every resource with at least one locker. Adding a backend is a
-// LockerKind or ResourceKind (see lockers.go, resources.go) and a line
-// here.
+// LockerKind or ResourceKind (see lockers.go, resources.go), which names
+// its store by a URL of the backend's scheme, and a line here.
 func Pairs() []Pair {
 	return []Pair{
 		{MemoryLocker, MemoryResource},

@@ -10,9 +10,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Environment variables read for PostgreSQL. scripts/services.sh exports
@@ -87,22 +84,6 @@ func (s *Stage) Postgres(ctx context.Context) (faulty, clean string, err error) 
 	s.pg = pg
 	s.mu.Unlock()
 	return pg.faultURL, pg.cleanURL, nil
-}
-
-// PgxPool opens a pool on url, closed when the run ends.
-func (s *Stage) PgxPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, err
-	}
-	cfg.MaxConns = maxConns
-	cfg.ConnConfig.ConnectTimeout = 3 * time.Second
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	s.Defer(pool.Close)
-	return pool, nil
 }
 
 // pgServer is a private PostgreSQL server in a directory of the run.

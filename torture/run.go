@@ -119,16 +119,16 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	stage, err := newStage(cfg.Net)
+	stage, err := newStage(cfg.Net, logf)
 	if err != nil {
 		return nil, err
 	}
 	defer stage.close()
-	newLocker, err := pair.Locker.Open(ctx, stage)
+	newLocker, err := pair.Locker.open(ctx, stage)
 	if err != nil {
 		return nil, fmt.Errorf("torture: %s: set up locker: %w", pair.Name(), err)
 	}
-	work, clean, err := pair.Resource.Open(ctx, stage, !cfg.Control)
+	work, clean, err := pair.Resource.open(ctx, stage, !cfg.Control)
 	if err != nil {
 		return nil, fmt.Errorf("torture: %s: set up resource: %w", pair.Name(), err)
 	}
@@ -197,7 +197,7 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-func newWorker(id int, cfg *Config, kind LockerKind, newLocker NewLocker, s *Stage, keys []string, res, clean fence.Resource, rec *Recorder) (*worker, error) {
+func newWorker(id int, cfg *Config, kind LockerKind, newLocker newLocker, s *Stage, keys []string, res, clean fence.Resource, rec *Recorder) (*worker, error) {
 	var clock fence.Clock = fence.SystemClock{}
 	if kind.MaxSkew > 0 {
 		off := randDuration(-2*kind.MaxSkew, 2*kind.MaxSkew)
@@ -229,13 +229,18 @@ func newWorker(id int, cfg *Config, kind LockerKind, newLocker NewLocker, s *Sta
 
 // disrupt runs the stage's disruptors in turn until ctx ends.
 func disrupt(ctx context.Context, s *Stage, every time.Duration, logf func(string, ...any)) {
-	ds := s.disruptors()
-	if every < 0 || len(ds) == 0 {
+	if every < 0 {
 		return
 	}
 	for i := 0; ; i++ {
 		if sleepCtx(ctx, randDuration(every/2, every*3/2)) != nil {
 			return
+		}
+		// Read at each turn: the HTTP path's outages join at its first
+		// request (see Stage.HTTPClient).
+		ds := s.disruptors()
+		if len(ds) == 0 {
+			continue
 		}
 		d := ds[i%len(ds)]
 		s.calm.Lock()

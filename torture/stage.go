@@ -12,8 +12,8 @@ import (
 
 // Stage is the environment of one run: the fault-injecting paths to the
 // stores, the counts of faults, the names the run may use, and what to undo
-// when it ends. Backends (LockerKind.Open, ResourceKind.Open) build their
-// clients on it.
+// when it ends. Backends name their stores on it (LockerKind.URL,
+// ResourceKind.URL).
 type Stage struct {
 	// ID is unique to the run: lower-case letters and digits, starting
 	// with a letter. Backends use it to name tables, buckets and keys.
@@ -35,6 +35,7 @@ type Stage struct {
 	undo     []func()
 	disrupts []disruptor
 	pg       *pgPath
+	logf     func(format string, args ...any)
 }
 
 // disruptor interrupts a store or the path to it, and returns when the
@@ -44,7 +45,7 @@ type disruptor struct {
 	run  func(ctx context.Context) error
 }
 
-func newStage(faults NetFaults) (*Stage, error) {
+func newStage(faults NetFaults, logf func(format string, args ...any)) (*Stage, error) {
 	dir, err := os.MkdirTemp("", "fence-torture-")
 	if err != nil {
 		return nil, err
@@ -55,6 +56,7 @@ func newStage(faults NetFaults) (*Stage, error) {
 		Dir:    dir,
 		net:    faults,
 		clean:  http.DefaultTransport.(*http.Transport).Clone(),
+		logf:   logf,
 	}
 	s.transport = NewTransport(nil, faults, s.Counts)
 	s.Defer(func() { _ = os.RemoveAll(dir) })
@@ -63,16 +65,23 @@ func newStage(faults NetFaults) (*Stage, error) {
 }
 
 // HTTPClient returns a client whose requests go through the run's
-// fault-injecting Transport. The first call makes outages of the HTTP path
-// one of the run's disruptions.
-func (s *Stage) HTTPClient() *http.Client {
+// fault-injecting Transport. The first request through it makes outages
+// of the HTTP path one of the run's disruptions: a run opens every backend
+// with it, and only those that speak HTTP use it.
+func (s *Stage) HTTPClient() *http.Client { return &http.Client{Transport: faultyPath{s}} }
+
+// faultyPath is the stage's Transport, noting its first use.
+type faultyPath struct{ s *Stage }
+
+func (p faultyPath) RoundTrip(req *http.Request) (*http.Response, error) {
+	s := p.s
 	s.outageOnce.Do(func() {
 		s.addDisruptor("http-outage", func(context.Context) error {
 			s.transport.Outage(randDuration(200*time.Millisecond, time.Second))
 			return nil
 		})
 	})
-	return &http.Client{Transport: s.transport}
+	return s.transport.RoundTrip(req)
 }
 
 // CleanHTTPClient returns a client without faults, for setting up and for

@@ -22,15 +22,14 @@ import (
 // *fence.HeldError, and in clock-free mode starts the wait for a takeover.
 //
 // If the item changed between the failed update and the read so that it
-// looks free or expired, Acquire tries the update once more.
+// looks free or expired, Acquire returns fence.ErrAcquireRaced and the
+// PortableLocker tries the update once more.
 func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
-	for range 2 {
-		lease, again, err := d.tryAcquire(ctx, key, owner, ttl)
-		if !again {
-			return lease, err
-		}
+	lease, again, err := d.tryAcquire(ctx, key, owner, ttl)
+	if again {
+		return fence.Lease{}, fence.ErrAcquireRaced
 	}
-	return fence.Lease{}, &fence.HeldError{Key: key}
+	return lease, err
 }
 
 // tryAcquire sends the acquiring update once. again reports that the item

@@ -2,15 +2,11 @@ package dynamo
 
 import (
 	"context"
-	"fmt"
 	"net/url"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/dynamotable"
 )
 
 func init() { fence.RegisterLocker("dynamodb", URLOpener{}) }
@@ -70,25 +66,10 @@ func (URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Open
 	if err != nil {
 		return none, err
 	}
-	var load []func(*config.LoadOptions) error
-	if c.region != "" {
-		load = append(load, config.WithRegion(c.region))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	client, err := dynamotable.Client(ctx, c.region, c.endpoint, opts.Client())
 	if err != nil {
-		return none, &fence.OpError{Backend: "dynamo", Op: "open", Err: fmt.Errorf("AWS configuration: %w", err)}
+		return none, &fence.OpError{Backend: "dynamo", Op: "open", Err: err}
 	}
-	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		if c.endpoint != "" {
-			o.BaseEndpoint = aws.String(c.endpoint)
-		}
-		// The DynamoDB client's only, not the configuration's: that one
-		// also fetches credentials, and refuses an *http.Client when
-		// AWS_CA_BUNDLE is set. The given client's transport decides TLS.
-		if hc := opts.Client(); hc != nil {
-			o.HTTPClient = hc
-		}
-	})
 	l, err := New(client, c.table, &Options{
 		KeyAttribute: c.keyAttribute,
 		Clock:        opts.ClockOrSystem(),

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"time"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
@@ -29,14 +30,16 @@ const (
 
 // URLOpener opens Cloud Storage lockers from URLs of the form
 //
-//	gs://BUCKET[?prefix=P&project=ID&endpoint=URL&trusted-clock=true&max-clock-skew=D]
+//	gs://BUCKET[?prefix=P&project=ID&endpoint=URL&backoff=D&trusted-clock=true&max-clock-skew=D]
 //
 // prefix is Options.Prefix (it may be empty); project is the Google Cloud
 // project in which Create makes the bucket (default: $GOOGLE_CLOUD_PROJECT;
 // none is needed on an emulator); endpoint is the base URL of the server
 // (the JSON API under /storage/v1/), for emulators and private endpoints;
-// trusted-clock and max-clock-skew are Options.TrustedClock and
-// Options.MaxClockSkew (see package clockfree).
+// backoff is Options.Backoff, the first wait before a retry (a duration
+// such as 20ms, at most 8s; default DefaultBackoff); trusted-clock and
+// max-clock-skew are Options.TrustedClock and Options.MaxClockSkew (see
+// package clockfree).
 //
 // The client is storage.NewClient's, with credentials from Application
 // Default Credentials, or none when STORAGE_EMULATOR_HOST names an
@@ -48,7 +51,7 @@ type URLOpener struct{}
 
 // URLForm implements fence.LockerURLOpener.
 func (*URLOpener) URLForm() string {
-	return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL&" + clockfree.URLForm + "]"
+	return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL&backoff=D&" + clockfree.URLForm + "]"
 }
 
 // config is what a gs:// URL says.
@@ -56,7 +59,8 @@ type config struct {
 	bucket   string
 	prefix   string
 	project  string
-	endpoint string // without a trailing slash
+	endpoint string        // without a trailing slash
+	backoff  time.Duration // Options.Backoff; 0 for DefaultBackoff
 	mode     clockfree.Mode
 	url      string // the URL, for errors
 }
@@ -76,6 +80,9 @@ func parseURL(u *url.URL) (config, error) {
 	}
 	c.project = p.String("project")
 	c.endpoint = p.Endpoint()
+	if c.backoff = p.Duration("backoff"); c.backoff > maxBackoff {
+		p.Fail("backoff=%v is outside the range 0 to %v", c.backoff, maxBackoff)
+	}
 	c.mode = clockfree.FromURL(p)
 	if ie, ok := c.mode.Check().(*fence.InvalidError); ok {
 		p.Fail("max-clock-skew: %s", ie.Reason)
@@ -152,6 +159,7 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 		Clock:        opts.ClockOrSystem(),
 		TrustedClock: c.mode.TrustedClock,
 		MaxClockSkew: c.mode.MaxClockSkew,
+		Backoff:      c.backoff,
 	})
 	if err != nil {
 		_ = client.Close()

@@ -40,6 +40,9 @@ func TestParseURL(t *testing.T) {
 		{"gs://b00?endpoint=http://127.0.0.1:4443/", config{bucket: "b00", endpoint: "http://127.0.0.1:4443"}},
 		{"gs://b00?trusted-clock=1", config{bucket: "b00", mode: clockfree.Mode{TrustedClock: true}}},
 		{"gs://b00?trusted-clock=true&max-clock-skew=500ms", config{bucket: "b00", mode: clockfree.Mode{TrustedClock: true, MaxClockSkew: 500 * time.Millisecond}}},
+		{"gs://b00?backoff=20ms", config{bucket: "b00", backoff: 20 * time.Millisecond}},
+		{"gs://b00?backoff=8s", config{bucket: "b00", backoff: maxBackoff}},
+		{"gs://b00?backoff=0s", config{bucket: "b00"}},
 	}
 	for _, tc := range good {
 		got, err := parseURL(mustParse(t, tc.raw))
@@ -66,6 +69,11 @@ func TestParseURL(t *testing.T) {
 		{"gs://b00?max-clock-skew=2s", "needs trusted-clock"},
 		{"gs://b00?trusted-clock=maybe", "not true or false"},
 		{"gs://b00?trusted-clock=true&max-clock-skew=2h", "outside the range"},
+		{"gs://b00?backoff=", "backoff is empty"},
+		{"gs://b00?backoff=20", "not a duration"},
+		{"gs://b00?backoff=-1ms", "not a duration"},
+		{"gs://b00?backoff=8.001s", "outside the range 0 to 8s"},
+		{"gs://b00?backoff=1s&backoff=2s", "more than once"},
 		{"gs://b00?table=t", "unknown parameter"},
 		{"gs://b00?password=hunter2", "unknown parameter"},
 	}
@@ -85,6 +93,7 @@ func FuzzParseURL(f *testing.F) {
 		"gs://b00", "gs://ops-locks?prefix=locks/&project=p1&endpoint=http://127.0.0.1:1",
 		"gs://b00?trusted-clock=true&max-clock-skew=1s", "gs://u:pw@b00", "gs://b00?password=pw",
 		"gs://b00?endpoint=http://u:pw@h", "gs://B%41D", "gs://b00?prefix=%0A", "gs://b00?x=%zz",
+		"gs://b00?backoff=20ms", "gs://b00?backoff=9s",
 	} {
 		f.Add(s)
 	}
@@ -112,6 +121,8 @@ func FuzzParseURL(f *testing.F) {
 			t.Fatalf("parseURL(%q) accepted the mode %+v", raw, c.mode)
 		case c.endpoint != "" && !strings.HasPrefix(c.endpoint, "http"):
 			t.Fatalf("parseURL(%q) accepted the endpoint %q", raw, c.endpoint)
+		case c.backoff < 0 || c.backoff > maxBackoff:
+			t.Fatalf("parseURL(%q) accepted the backoff %v", raw, c.backoff)
 		}
 	})
 }
@@ -239,6 +250,33 @@ func TestOpenLockerWithClientAndClock(t *testing.T) {
 	}
 	if err := l.Release(ctx, lease); err != nil {
 		t.Fatalf("Release: %v", err)
+	}
+}
+
+// The URL's backoff is the opened locker's Options.Backoff; without one,
+// it is DefaultBackoff. Opening makes no request.
+func TestOpenLockerURLBackoff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		raw  string
+		want time.Duration
+	}{
+		{"gs://b00?backoff=20ms", 20 * time.Millisecond},
+		{"gs://b00", DefaultBackoff},
+	} {
+		l, err := fence.OpenLockerWith(t.Context(), tc.raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			t.Errorf("unexpected request %s %s", req.Method, req.URL)
+			return nil, errors.New("no requests here")
+		})}})
+		if err != nil {
+			t.Fatalf("OpenLockerWith(%s): %v", tc.raw, err)
+		}
+		if got := l.Driver().(*driver).store.backoff.First; got != tc.want {
+			t.Errorf("OpenLockerWith(%s): first backoff %v; want %v", tc.raw, got, tc.want)
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
 	}
 }
 

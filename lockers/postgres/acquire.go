@@ -18,16 +18,15 @@ import (
 //
 // In the rare case where the statement loses a race it cannot see (another
 // session took the key between this statement's snapshot and its write),
-// Acquire runs the statement once more to learn the new holder; if that
-// loses a race too, the HeldError carries only the key.
+// Acquire returns fence.ErrAcquireRaced and the PortableLocker runs it
+// once more to learn the new holder; if that loses a race too, the
+// HeldError carries only the key.
 func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
-	for range 2 {
-		lease, raced, err := d.tryAcquire(ctx, key, owner, ttl)
-		if !raced {
-			return lease, err
-		}
+	lease, raced, err := d.tryAcquire(ctx, key, owner, ttl)
+	if raced {
+		return fence.Lease{}, fence.ErrAcquireRaced
 	}
-	return fence.Lease{}, &fence.HeldError{Key: key}
+	return lease, err
 }
 
 // tryAcquire runs the acquire statement once. raced reports a lost race

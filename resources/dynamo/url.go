@@ -3,15 +3,10 @@ package dynamo
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 	"net/url"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/dynamotable"
 )
 
 func init() { fence.RegisterResource("dynamodb", URLOpener{}) }
@@ -66,30 +61,6 @@ func failOn(p *fence.URLParams, err error) {
 	}
 }
 
-// client builds the DynamoDB client of c from the SDK's default
-// configuration, sending through hc when it is not nil. hc is set on the
-// client, not in the configuration: the configuration would try to add
-// AWS_CA_BUNDLE's roots to it, which an *http.Client does not allow; a
-// caller's client brings its own TLS settings.
-func (c urlConfig) client(ctx context.Context, hc *http.Client) (*dynamodb.Client, error) {
-	var load []func(*awsconfig.LoadOptions) error
-	if c.region != "" {
-		load = append(load, awsconfig.WithRegion(c.region))
-	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, load...)
-	if err != nil {
-		return nil, &fence.OpError{Backend: backend, Op: "open", Key: c.table, Err: fmt.Errorf("AWS configuration: %w", err)}
-	}
-	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		if c.endpoint != "" {
-			o.BaseEndpoint = aws.String(c.endpoint)
-		}
-		if hc != nil {
-			o.HTTPClient = hc
-		}
-	}), nil
-}
-
 // OpenResourceURL implements fence.ResourceURLOpener. It does not call
 // DynamoDB.
 func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
@@ -98,9 +69,9 @@ func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.Op
 	if err != nil {
 		return none, err
 	}
-	client, err := c.client(ctx, opts.Client())
+	client, err := dynamotable.Client(ctx, c.region, c.endpoint, opts.Client())
 	if err != nil {
-		return none, err
+		return none, &fence.OpError{Backend: backend, Op: "open", Key: c.table, Err: err}
 	}
 	r, err := New(client, c.table, &Options{KeyAttribute: c.keyAttribute})
 	if err != nil {
