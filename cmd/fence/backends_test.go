@@ -1,12 +1,16 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testlockers"
 )
 
@@ -23,12 +27,12 @@ type backend struct {
 }
 
 // backends returns the stores every behaviour test runs on: every entry
-// of testlockers.Backends with a URL (memory lives in one process, which
-// the command cannot share).
+// of testlockers.Backends but those that live in one process, which the
+// command, another one, cannot share.
 func backends() []backend {
 	var bs []backend
 	for _, b := range testlockers.Backends {
-		if b.URL == nil {
+		if b.InProcess {
 			continue
 		}
 		bs = append(bs, backend{name: b.Name, minTTL: b.MinTTL, ttl: b.MinTTL.String(), url: b.URL})
@@ -103,5 +107,47 @@ func forEachBackend(t *testing.T, test func(t *testing.T, b backend, store strin
 			t.Parallel()
 			test(t, b, b.store(t))
 		})
+	}
+}
+
+// TestKnowsNoBackend: the command's code imports no backend and no SDK
+// (only package backends, for its side effect) and writes no backend's
+// URL, so that a backend joins the command by registering its schemes.
+func TestKnowsNoBackend(t *testing.T) {
+	t.Parallel()
+	allowed := map[string]bool{
+		"github.com/fencekit/fence":          true,
+		"github.com/fencekit/fence/guard":    true,
+		"github.com/fencekit/fence/backends": true,
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemes := fence.LockerSchemes()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			first, _, _ := strings.Cut(path, "/")
+			if strings.Contains(first, ".") && !allowed[path] {
+				t.Errorf("%s imports %s; the command reaches backends only through fence.OpenLocker", name, path)
+			}
+		}
+		for _, s := range schemes {
+			if strings.Contains(string(src), s+"://") {
+				t.Errorf("%s writes a %s:// URL; the manual lists fence.LockerURLForms() instead", name, s)
+			}
+		}
 	}
 }

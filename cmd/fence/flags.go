@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/fencekit/fence/cmd/fence/internal/storeurl"
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/guard"
 )
 
@@ -74,26 +73,29 @@ func keyCommand(name string) (*command, *bool) {
 // initCommand is the flag set of fence init.
 func initCommand() *command { return newCommand("init") }
 
-// open parses the store URL and opens its locker. It warns when the URL
-// carries a password and remembers the password so that nothing printed
-// afterwards contains it.
-func (cmd *command) open(ctx context.Context, c *cli) (*storeurl.Store, *storeurl.Spec, error) {
-	if *cmd.store == "" {
-		return nil, nil, usagef("no store: give --store URL or set %s (forms: %s)", EnvStore, storeurl.Forms)
+// open opens the locker of the store URL, whichever registered backend
+// its scheme names. It remembers the URL's passwords so that nothing
+// printed afterwards contains them, and warns when one was given on the
+// command line.
+func (cmd *command) open(ctx context.Context, c *cli) (*fence.PortableLocker, error) {
+	raw := *cmd.store
+	if raw == "" {
+		return nil, usagef("no store: give --store URL or set %s (forms: %s)", EnvStore, strings.Join(fence.LockerURLForms(), ", "))
 	}
-	spec, err := storeurl.Parse(*cmd.store)
+	pws, err := passwords(raw)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	c.secrets = append(c.secrets, spec.Password)
-	if spec.HasPassword() && storeFromFlag(cmd.fs) {
-		c.errorf("warning: the store URL on the command line carries a password, which other users can read in ps; set PGPASSWORD, use ~/.pgpass, or put the URL in $%s", EnvStore)
+	c.secrets = append(c.secrets, pws...)
+	if len(pws) > 0 && storeFromFlag(cmd.fs) {
+		c.errorf("warning: the store URL on the command line carries a password, which other users can read in ps; put the URL in $%s, or the password where the store's SDK reads it from the environment", EnvStore)
 	}
-	st, err := storeurl.Open(ctx, spec)
+	l, err := fence.OpenLocker(ctx, raw)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return st, spec, nil
+	c.store = c.scrub(raw)
+	return l, nil
 }
 
 // storeFromFlag reports whether --store was given on the command line.
@@ -108,13 +110,13 @@ func storeFromFlag(fs *flag.FlagSet) bool {
 }
 
 // fail reports err and returns its exit status, adding a hint when the
-// store, or the schema of its table, does not exist.
-func (c *cli) fail(err error, spec *storeurl.Spec) int {
+// store does not exist.
+func (c *cli) fail(err error) int {
 	if errors.Is(err, errHelp) {
 		return 0
 	}
 	c.errorf("%v", err)
-	if h := c.hint(err, spec); h != "" {
+	if h := c.hint(err); h != "" {
 		c.errorf("hint: %s", h)
 	}
 	code := statusOf(err)
@@ -124,27 +126,16 @@ func (c *cli) fail(err error, spec *storeurl.Spec) int {
 	return code
 }
 
-// hint says how to create what err found missing, or returns "". It never
-// sends the user to the subcommand that just failed: fence init creates a
-// table, container or bucket, but not a PostgreSQL schema.
-func (c *cli) hint(err error, spec *storeurl.Spec) string {
-	if spec == nil {
+// hint says how to create the store that err found missing, or returns
+// "". It never sends the user to the subcommand that just failed: a
+// store's Create that finds something missing (a PostgreSQL schema, say)
+// says in its error what to create first.
+func (c *cli) hint(err error) string {
+	if c.store == "" || !errors.Is(err, fence.ErrStoreMissing) {
 		return ""
 	}
-	initCmd := fmt.Sprintf("fence init --store '%s'", spec.Redacted)
-	if storeurl.MissingSchema(err) {
-		schema := spec.Schema()
-		if schema == "" {
-			return "no schema on the connection's search_path exists to hold the lease table: give table=SCHEMA.TABLE in the store URL, or fix search_path"
-		}
-		create := "CREATE SCHEMA " + pgx.Identifier{schema}.Sanitize()
-		if c.sub == "init" {
-			return fmt.Sprintf("fence init creates the lease table but not its schema: run %s first (as a role allowed to), then init again", create)
-		}
-		return fmt.Sprintf("run %s, then %s", create, initCmd)
+	if c.sub == "init" {
+		return "fence init creates the store's table, container or bucket, not what that lives in: create what the error names, then run fence init again"
 	}
-	if storeurl.Missing(err) && c.sub != "init" {
-		return "create the store's table, container or bucket with: " + initCmd
-	}
-	return ""
+	return fmt.Sprintf("create the store's table, container or bucket with: fence init --store '%s'", c.store)
 }

@@ -1,5 +1,11 @@
 package main
 
+import (
+	"strings"
+
+	"github.com/fencekit/fence"
+)
+
 const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] --store URL KEY -- COMMAND [ARGS...]
        fence inspect [--json] --store URL KEY
        fence break [--json] --store URL KEY
@@ -7,7 +13,9 @@ const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D]
        fence help [SUBCOMMAND]
 `
 
-const manual = `fence: run a command under a distributed lock with a fencing token.
+// manual is the text of fence help. Its store URL forms are those of the
+// registered backends.
+var manual = `fence: run a command under a distributed lock with a fencing token.
 
 Like flock(1), but the lock lives in a shared store, so it holds across
 machines: a cron job on three hosts runs on one of them at a time.
@@ -40,9 +48,9 @@ SUBCOMMANDS
 OPTIONS OF RUN (before KEY)
 
   --ttl D      lease duration (default 30s). Renewed every D/3; the lease is
-               lost if no renewal succeeds within D minus a margin. Stores
-               bound it: PostgreSQL 1ms-24h, DynamoDB 1s-24h, Azure 15s-60s
-               in whole seconds, Cloud Storage 3s-24h.
+               lost if no renewal succeeds within D minus a margin. Each
+               store bounds it; a TTL out of its range is bad usage, and the
+               error gives the range.
   --no-wait    when KEY is held, exit at once with status 75 (the default).
   --wait D     when KEY is held, retry with backoff for up to D, then exit 75.
   --grace D    time between SIGTERM and SIGKILL after a lost lease
@@ -60,53 +68,25 @@ DURATIONS are Go durations: 500ms, 30s, 5m, 1h30m.
 
 STORE URLS
 
-  postgres://[USER@]HOST[:PORT]/DB[?sslmode=...&table=TABLE]
-  postgresql://...
-      A lease table (default fence_locks, or table=schema.table) in a
-      PostgreSQL database. Other parameters go to the driver (pgx). Expiry
-      is timed by the server's clock.
-      fence init --store 'postgres://app@db.internal/app?table=ops.locks'
+  The scheme of the store URL picks the backend. This fence knows:
 
-  dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A
-                    &trusted-clock=true&max-clock-skew=D]
-      A DynamoDB table with a string partition key (default "key").
-      By default expiry is clock-free: a lease is taken over only after
-      this process has watched it unchanged for a full TTL, so after a
-      holder crashes a new fence run needs --wait longer than the TTL.
-      trusted-clock=true takes over at the stored expiry instead, trusting
-      every machine's wall clock to within max-clock-skew.
-      fence run --store 'dynamodb://locks?region=eu-west-1' --ttl 1m nightly -- ./nightly.sh
+` + storeForms() + `
+  Each backend's Go package documents its URL's parameters, where its
+  credentials come from and how it times leases; go doc
+  github.com/fencekit/fence/backends names the package of each scheme.
+  A parameter the backend does not know is an error, never ignored.
 
-  azblob://CONTAINER[?account=NAME&endpoint=URL]
-      One blob per key in an Azure Storage container, locked with blob
-      leases (TTL 15s to 60s). The endpoint defaults to
-      https://NAME.blob.core.windows.net.
-      fence inspect --store azblob://locks nightly
+  Stores without a clock of their own to time leases are clock-free by
+  default: a lease that was not released is taken over only after a
+  contender has watched it unchanged for a full TTL, so after a holder
+  crashes a new fence run needs --wait longer than the TTL. Their
+  trusted-clock=true takes over at the stored expiry instead, trusting
+  every machine's wall clock to within max-clock-skew.
 
-  gs://BUCKET[?prefix=P&project=ID&endpoint=URL&trusted-clock=true
-              &max-clock-skew=D]
-      One object per key (named prefix + key) in a Cloud Storage bucket.
-      Expiry as for DynamoDB. project names where fence init creates the
-      bucket (default $GOOGLE_CLOUD_PROJECT). endpoint is another API
-      endpoint, still authenticated; for an emulator set
-      STORAGE_EMULATOR_HOST instead.
-      fence break --store 'gs://ops-locks?prefix=locks/' nightly
-
-CREDENTIALS come from each SDK's standard environment, never from flags:
-  PostgreSQL     PGPASSWORD, PGPASSFILE (~/.pgpass), PGHOST, PGUSER, ...
-                 and sslmode/sslcert parameters. A password in the URL
-                 works but is visible to other users in ps: fence warns
-                 about it; put the URL in $FENCE_STORE or use PGPASSWORD.
-  DynamoDB       the AWS default chain: AWS_ACCESS_KEY_ID and
-                 AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, instance roles;
-                 AWS_REGION; AWS_ENDPOINT_URL_DYNAMODB for a local endpoint.
-  Azure          AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT
-                 (or ?account=) with AZURE_STORAGE_KEY or
-                 AZURE_STORAGE_SAS_TOKEN.
-  Cloud Storage  Application Default Credentials
-                 (GOOGLE_APPLICATION_CREDENTIALS, gcloud auth
-                 application-default login, the metadata server);
-                 STORAGE_EMULATOR_HOST for an emulator.
+CREDENTIALS come from each backend's SDK and its usual environment
+(variables, credential files, instance roles), never from flags. A URL
+carrying a password, where its backend accepts one, works but is visible
+to other users in ps: fence warns about it; put the URL in $FENCE_STORE.
 fence never prints a password: URLs are shown with it masked.
 
 EXIT STATUS
@@ -188,9 +168,19 @@ resources refuse the old holder's writes once the new token reached them.
 `,
 	"init": `usage: fence init --store URL
 
-Creates the store's lease table (PostgreSQL, DynamoDB), container (Azure)
-or bucket (Cloud Storage) if it does not exist.
+Creates the table, container or bucket the store keeps its leases in, if
+it does not exist.
 
   --store URL  the store (default $FENCE_STORE)
 `,
+}
+
+// storeForms lists the URL form of every registered locker backend, one a
+// line, indented for the manual.
+func storeForms() string {
+	var b strings.Builder
+	for _, form := range fence.LockerURLForms() {
+		b.WriteString("    " + form + "\n")
+	}
+	return b.String()
 }

@@ -15,16 +15,16 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	cmd, asJSON := keyCommand("inspect")
 	key, err := cmd.parseKey(c, args)
 	if err != nil {
-		return c.fail(err, nil)
+		return c.fail(err)
 	}
-	st, spec, err := cmd.open(ctx, c)
+	locker, err := cmd.open(ctx, c)
 	if err != nil {
-		return c.fail(err, spec)
+		return c.fail(err)
 	}
-	defer st.Close()
-	info, err := st.Locker.Inspect(ctx, key)
+	defer locker.Close()
+	info, err := locker.Inspect(ctx, key)
 	if err != nil {
-		return c.fail(err, spec)
+		return c.fail(err)
 	}
 	if *asJSON {
 		return c.printJSON(stateOf(info, time.Now()))
@@ -38,19 +38,19 @@ func (c *cli) breakKey(ctx context.Context, args []string) int {
 	cmd, asJSON := keyCommand("break")
 	key, err := cmd.parseKey(c, args)
 	if err != nil {
-		return c.fail(err, nil)
+		return c.fail(err)
 	}
-	st, spec, err := cmd.open(ctx, c)
+	locker, err := cmd.open(ctx, c)
 	if err != nil {
-		return c.fail(err, spec)
+		return c.fail(err)
 	}
-	defer st.Close()
-	if err := st.Locker.Break(ctx, key); err != nil {
-		return c.fail(err, spec)
+	defer locker.Close()
+	if err := locker.Break(ctx, key); err != nil {
+		return c.fail(err)
 	}
-	info, err := st.Locker.Inspect(ctx, key)
+	info, err := locker.Inspect(ctx, key)
 	if err != nil {
-		return c.fail(fmt.Errorf("broke %q, but could not read it back: %w", key, err), spec)
+		return c.fail(fmt.Errorf("broke %q, but could not read it back: %w", key, err))
 	}
 	s := stateOf(info, time.Now())
 	if *asJSON {
@@ -73,17 +73,17 @@ func (c *cli) initStore(ctx context.Context, args []string) int {
 		err = usagef("init takes no arguments, only --store URL (got %q)", rest[0])
 	}
 	if err != nil {
-		return c.fail(err, nil)
+		return c.fail(err)
 	}
-	st, spec, err := cmd.open(ctx, c)
+	locker, err := cmd.open(ctx, c)
 	if err != nil {
-		return c.fail(err, spec)
+		return c.fail(err)
 	}
-	defer st.Close()
-	if err := st.Create(ctx); err != nil {
-		return c.fail(err, spec)
+	defer locker.Close()
+	if err := locker.Create(ctx); err != nil {
+		return c.fail(err)
 	}
-	fmt.Fprintf(c.stdout, "store ready: %s\n", spec.Redacted)
+	fmt.Fprintf(c.stdout, "store ready: %s\n", c.store)
 	return 0
 }
 

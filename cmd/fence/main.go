@@ -17,11 +17,13 @@
 //	-v, --verbose  run: report acquisition, busy attempts, renewal failures and the release on stderr
 //	--json         inspect, break: print the state as one JSON object
 //
-// The store URL names a PostgreSQL database, a DynamoDB table, an Azure
-// blob container or a Cloud Storage bucket; credentials come from each
-// SDK's standard environment. Run `fence help` for the store URL forms,
-// the exit codes and the fencing caveat: holding the lock is not a safety
-// guarantee, only the token passed to the protected resource is.
+// The store URL's scheme picks the backend: every backend that package
+// github.com/fencekit/fence/backends registers is built in, and the
+// command opens it with fence.OpenLocker, knowing no backend itself.
+// Credentials come from each SDK's standard environment. Run `fence help`
+// for the store URL forms, the exit codes and the fencing caveat: holding
+// the lock is not a safety guarantee, only the token passed to the
+// protected resource is.
 package main
 
 import (
@@ -31,7 +33,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fencekit/fence/cmd/fence/internal/storeurl"
+	_ "github.com/fencekit/fence/backends" // registers every backend's URL schemes
 )
 
 func main() {
@@ -40,11 +42,13 @@ func main() {
 }
 
 // cli is one invocation of the command: where it writes, the subcommand,
-// and the secrets it must never print.
+// the secrets it must never print and the store URL as it prints it.
 type cli struct {
 	stdout, stderr io.Writer
 	sub            string
 	secrets        []string
+	// store is the store URL with its passwords masked, once opened.
+	store string
 }
 
 // main dispatches to a subcommand and returns the exit status.
@@ -90,7 +94,7 @@ func (c *cli) help(args []string) int {
 // errorf prints a message from fence itself on stderr, with every known
 // secret and anything shaped like a URL password removed.
 func (c *cli) errorf(format string, args ...any) {
-	msg := storeurl.Scrub(fmt.Sprintf(format, args...), c.secrets...)
+	msg := c.scrub(fmt.Sprintf(format, args...))
 	msg = strings.TrimPrefix(strings.TrimRight(msg, "\n"), "fence: ")
 	fmt.Fprintln(c.stderr, "fence: "+msg)
 }

@@ -95,7 +95,12 @@ func TestLeaseLostToPartition(t *testing.T) {
 	dir := t.TempDir()
 	started, term := filepath.Join(dir, "started"), filepath.Join(dir, "term")
 	script := `trap 'touch ` + shellQuote(term) + `; exit 3' TERM; touch ` + shellQuote(started) + `; while :; do sleep 0.02; done`
-	p := startFence(t, nil, "run", "--ttl", b.ttl, "--grace", "30s", "--store", u.String()+"&connect_timeout=1", "cut", "--", "sh", "-c", script)
+	// The release comes a safety margin (TTL/10) after the safety
+	// deadline, when the command has exited: while the lease has not run
+	// out on fence's clock it goes to the store, which cannot be reached;
+	// after that the portable locker refuses it without trying. A TTL of
+	// 2 s leaves the command 200 ms to exit.
+	p := startFence(t, nil, "run", "--ttl", "2s", "--grace", "30s", "--store", u.String()+"&connect_timeout=1", "cut", "--", "sh", "-c", script)
 	waitFor(t, "the command to start", func() bool { return exists(started) })
 	proxy.Cut()
 	r := p.wait()

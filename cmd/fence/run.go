@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/cmd/fence/internal/storeurl"
 	"github.com/fencekit/fence/guard"
 )
 
@@ -28,13 +27,13 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	cmd := runCommand(&f)
 	key, argv, err := cmd.parseRun(c, args, &f)
 	if err != nil {
-		return c.fail(err, nil)
+		return c.fail(err)
 	}
-	st, spec, err := cmd.open(ctx, c)
+	locker, err := cmd.open(ctx, c)
 	if err != nil {
-		return c.fail(err, spec)
+		return c.fail(err)
 	}
-	defer st.Close()
+	defer locker.Close()
 
 	sup := newSupervisor(c, argv, f.grace)
 	stop := sup.watchSignals()
@@ -43,12 +42,12 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	defer cancel()
 	sup.cancelAcquire = cancel
 
-	g, err := guard.New(st.Locker, &guard.Options{TTL: f.ttl, AcquireTimeout: f.wait, Observer: c.observer(f.verbose)})
+	g, err := guard.New(locker, &guard.Options{TTL: f.ttl, AcquireTimeout: f.wait, Observer: c.observer(f.verbose)})
 	if err != nil {
-		return c.fail(err, spec)
+		return c.fail(err)
 	}
 	err = g.Do(acquireCtx, key, sup.run)
-	return c.runResult(key, f, sup, err, spec)
+	return c.runResult(key, f, sup, err)
 }
 
 // parseRun parses the options, KEY and the command.
@@ -85,7 +84,7 @@ func (cmd *command) parseRun(c *cli, args []string, f *runFlags) (string, []stri
 
 // runResult reports the outcome of `fence run` and returns its exit
 // status.
-func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error, spec *storeurl.Spec) int {
+func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int {
 	var held *fence.HeldError
 	var start *startError
 	var exit *exitError
@@ -120,7 +119,7 @@ func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error, spec
 	case errors.As(err, &exit):
 		return exit.code // the command's own status, silently
 	}
-	return c.fail(err, spec)
+	return c.fail(err)
 }
 
 // lostMessage describes a lost lease without owner ids.

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fencekit/fence"
 )
 
 // TestPasswordNeverPrinted: a password in the store URL works (the test
@@ -38,8 +42,13 @@ func TestPasswordNeverPrinted(t *testing.T) {
 		{"unreachable run", nil, []string{"run", "--store", unreachable, "k", "--", "true"}, exitStore, true},
 		{"unparsable", nil, []string{"inspect", "--store", "postgres://app:" + secret + "@host:port/db", "k"}, exitUsage, false},
 		{"bad parameter", nil, []string{"inspect", "--store", "postgres://app:" + secret + "@127.0.0.1/db?table=a.b.c", "k"}, exitUsage, true},
-		{"cloud URL with password", nil, []string{"inspect", "--store", "dynamodb://app:" + secret + "@locks", "k"}, exitUsage, false},
+		{"unparsable with @", nil, []string{"inspect", "--store", "postgres://app:" + secret + "@x@host:port/db", "k"}, exitUsage, false},
+		{"unparsable with space", nil, []string{"inspect", "--store", "postgres://app:" + secret + " x@host/db", "k"}, exitUsage, false},
+		// Refused by the backend, but on the command line all the same.
+		{"cloud URL with password", nil, []string{"inspect", "--store", "dynamodb://app:" + secret + "@locks", "k"}, exitUsage, true},
 		{"password parameter", nil, []string{"inspect", "--store", "postgres://app@127.0.0.1:1/none?password=" + secret, "k"}, exitStore, true},
+		{"escaped password parameter", nil, []string{"inspect", "--store", "postgres://app@127.0.0.1:1/none?password=" + url.QueryEscape(secret+"&@") + "&connect_timeout=5", "k"}, exitStore, true},
+		{"unknown scheme", nil, []string{"inspect", "--store", "nosuch://app:" + secret + "@h/db", "k"}, exitUsage, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,5 +62,58 @@ func TestPasswordNeverPrinted(t *testing.T) {
 				t.Errorf("warning about ps: %v, want %v: %v", got, tt.warning, r)
 			}
 		})
+	}
+}
+
+// TestScrub: what fence prints loses the passwords of the store URL, as
+// given and as URLs escape them, and anything shaped like a URL password.
+func TestScrub(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text    string
+		secrets []string
+		want    string
+	}{
+		{"connect postgres://u:s3cret@h/db failed", nil, "connect postgres://u:xxxxx@h/db failed"},
+		{"dial h/db?password=s3cret&x=1", nil, "dial h/db?password=xxxxx&x=1"},
+		{"server said s3cret", []string{"s3cret"}, "server said xxxxx"},
+		{"escaped p%40ss, p%3As and p@ss", []string{"p@ss", "p:s"}, "escaped xxxxx, xxxxx and xxxxx"},
+		{"a+b and a%20b", []string{"a b"}, "xxxxx and xxxxx"},
+		{"nothing secret", []string{""}, "nothing secret"},
+	}
+	for _, tt := range tests {
+		c := &cli{secrets: tt.secrets}
+		if got := c.scrub(tt.text); got != tt.want {
+			t.Errorf("scrub(%q) with secrets %q = %q, want %q", tt.text, tt.secrets, got, tt.want)
+		}
+	}
+}
+
+// TestPasswords: the command learns the passwords of any backend's URL,
+// and refuses, without quoting it, a URL whose password it cannot find.
+func TestPasswords(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw  string
+		want []string
+	}{
+		{"postgres://app@db/app", nil},
+		{"postgres://app:pw@db/app", []string{"pw"}},
+		{"postgres://app:p%40ss@db/app?password=q&password=", []string{"p@ss", "q"}},
+		{"postgres://app:p@ss@db/app", []string{"p@ss"}},
+		{"nosuch://u:pw@h?password=%26x", []string{"pw", "&x"}},
+		{"dynamodb://locks", nil},
+	}
+	for _, tt := range tests {
+		got, err := passwords(tt.raw)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("passwords(%q) = %q, %v; want %q", tt.raw, got, err, tt.want)
+		}
+	}
+	for _, raw := range []string{"postgres://u:pw@h:port/db", "postgres://u:p@w@h:port/db", "gs://u:pw x@b", "postgres://u:pw%zz@h/db"} {
+		_, err := passwords(raw)
+		if !errors.Is(err, fence.ErrInvalid) || strings.Contains(err.Error(), "pw") {
+			t.Errorf("passwords(%q) = %v; want an error matching fence.ErrInvalid that shows no password", raw, err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testenv"
 	"github.com/fencekit/fence/internal/testlockers"
 )
@@ -24,6 +25,8 @@ func TestUsage(t *testing.T) {
 		{"unknown subcommand", []string{"lock"}, `unknown subcommand "lock"`},
 		{"unknown flag", []string{"run", "--frobnicate", "--store", pg, "k", "--", "true"}, "frobnicate"},
 		{"no store", []string{"inspect", "k"}, "no store"},
+		{"no store lists the forms", []string{"inspect", "k"}, "forms: " + strings.Join(fence.LockerURLForms(), ", ")},
+		{"unparsable", []string{"inspect", "--store", "postgres://nobody@127.0.0.1:port/none", "k"}, "cannot be parsed"},
 		{"no key", []string{"inspect", "--store", pg}, "needs a KEY"},
 		{"two keys", []string{"break", "--store", pg, "a", "b"}, "one KEY"},
 		{"init with a key", []string{"init", "--store", pg, "k"}, "no arguments"},
@@ -41,8 +44,8 @@ func TestUsage(t *testing.T) {
 		{"dynamodb without table", []string{"inspect", "--store", "dynamodb://", "k"}, "no table name"},
 		{"dynamodb bad parameter", []string{"inspect", "--store", "dynamodb://locks?regoin=x", "k"}, `unknown parameter "regoin"`},
 		{"dynamodb bad table", []string{"inspect", "--store", "dynamodb://a?endpoint=http://127.0.0.1:1", "k"}, "not a DynamoDB table name"},
-		{"skew without trusted clock", []string{"inspect", "--store", "gs://b?max-clock-skew=1s", "k"}, "trusted-clock"},
-		{"bad endpoint", []string{"inspect", "--store", "gs://b?endpoint=localhost", "k"}, "endpoint"},
+		{"skew without trusted clock", []string{"inspect", "--store", "gs://ops-locks?max-clock-skew=1s", "k"}, "trusted-clock"},
+		{"bad endpoint", []string{"inspect", "--store", "gs://ops-locks?endpoint=localhost", "k"}, "endpoint"},
 		{"bad table name", []string{"inspect", "--store", pg + "?table=a.b.c", "k"}, "table"},
 		{"help on nothing", []string{"help", "lock"}, "no help"},
 	}
@@ -83,19 +86,21 @@ func TestUsageFromStore(t *testing.T) {
 	})
 }
 
-// TestHelp: the manual teaches the forms, the exit codes and the fencing
-// caveat; each subcommand has help; none of it is an error.
+// TestHelp: the manual teaches the URL form of every registered backend,
+// the exit codes and the fencing caveat; each subcommand has help; none of it is an error.
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	r := fenceRun(t, nil, "help")
 	wantCode(t, r, 0)
-	for _, want := range []string{
-		"FENCE_TOKEN", "FENCE_KEY", "FENCE_OWNER",
-		"postgres://", "dynamodb://", "azblob://", "gs://", "FENCE_STORE", "PGPASSWORD",
-		"AZURE_STORAGE_CONNECTION_STRING", "STORAGE_EMULATOR_HOST",
+	forms := fence.LockerURLForms()
+	if len(forms) < 2 {
+		t.Fatalf("fence.LockerURLForms() = %q; the backends import registers more", forms)
+	}
+	for _, want := range append([]string{
+		"FENCE_TOKEN", "FENCE_KEY", "FENCE_OWNER", "FENCE_STORE", "in ps",
 		"64 ", "69 ", "75 ", "79 ", "126 ", "127 ", "128+N",
 		"NOT a safety guarantee", "$FENCE_TOKEN",
-	} {
+	}, forms...) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("fence help lacks %q", want)
 		}
@@ -138,7 +143,9 @@ func TestInitMissingSchema(t *testing.T) {
 	store := testlockers.WithQuery(base, "table="+schema+".locks")
 	r := fenceRun(t, nil, "init", "--store", store)
 	wantCode(t, r, exitStore)
-	for _, want := range []string{`schema "` + schema + `" does not exist`, `hint: fence init creates the lease table but not its schema: run CREATE SCHEMA "` + schema + `" first`} {
+	// The schema's hint comes from the locker's Create, the command's hint
+	// from the error matching fence.ErrStoreMissing.
+	for _, want := range []string{`schema "` + schema + `" does not exist`, `CREATE SCHEMA "` + schema + `"`, "hint: fence init creates the store's table, container or bucket, not what that lives in"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q: %v", want, r)
 		}

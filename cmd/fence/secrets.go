@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/fencekit/fence"
+)
+
+// mask replaces a password in everything fence prints.
+const mask = "xxxxx"
+
+// passwords returns the passwords the store URL raw carries, in its user
+// information or in password query parameters, whichever backend it names.
+//
+// A URL that net/url cannot parse gets an error matching fence.ErrInvalid
+// that does not show it: fence.OpenLocker would quote it through
+// fence.RedactURL, and where a password ends in a malformed URL (one
+// holding '@', say) cannot be told reliably.
+func passwords(raw string) ([]string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // without the URL it repeats
+		}
+		return nil, &fence.InvalidError{Field: "store URL", Reason: fmt.Sprintf("it cannot be parsed: %v", err)}
+	}
+	var pws []string
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		pws = append(pws, pw)
+	}
+	for _, pw := range u.Query()["password"] {
+		if pw != "" {
+			pws = append(pws, pw)
+		}
+	}
+	return pws, nil
+}
+
+// scrub returns text without the secrets of c, as given and in the forms
+// URLs escape them, and without anything else shaped like a URL password
+// (fence.RedactURL).
+func (c *cli) scrub(text string) string {
+	for _, s := range c.secrets {
+		if s == "" {
+			continue
+		}
+		forms := []string{s, url.QueryEscape(s), url.PathEscape(s)}
+		if _, esc, ok := strings.Cut(url.UserPassword("", s).String(), ":"); ok {
+			forms = append(forms, esc)
+		}
+		for _, f := range forms {
+			text = strings.ReplaceAll(text, f, mask)
+		}
+	}
+	return fence.RedactURL(text)
+}
