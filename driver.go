@@ -74,6 +74,9 @@ type DriverInfo struct {
 	MaxOwnerLen int
 	// MinTTL and MaxTTL bound the lease duration.
 	MinTTL, MaxTTL time.Duration
+	// InProcess is true for a store that lives in this process (memory):
+	// lockers of other processes cannot see its leases.
+	InProcess bool
 }
 
 // DefaultMaxOwnerLen is the longest owner id accepted when a driver names

@@ -94,6 +94,10 @@ func (cmd *command) open(ctx context.Context, c *cli) (*fence.PortableLocker, er
 	if err != nil {
 		return nil, err
 	}
+	if l.Info().InProcess {
+		_ = l.Close()
+		return nil, usagef("the store %s lives inside one process: another fence command could not see its leases", c.scrub(raw))
+	}
 	c.store = c.scrub(raw)
 	return l, nil
 }

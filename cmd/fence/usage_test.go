@@ -27,6 +27,7 @@ func TestUsage(t *testing.T) {
 		{"no store", []string{"inspect", "k"}, "no store"},
 		{"no store lists the forms", []string{"inspect", "k"}, "forms: " + strings.Join(fence.LockerURLForms(), ", ")},
 		{"unparsable", []string{"inspect", "--store", "postgres://nobody@127.0.0.1:port/none", "k"}, "cannot be parsed"},
+		{"in-process store", []string{"inspect", "--store", "mem://x", "k"}, "lives inside one process"},
 		{"no key", []string{"inspect", "--store", pg}, "needs a KEY"},
 		{"two keys", []string{"break", "--store", pg, "a", "b"}, "one KEY"},
 		{"init with a key", []string{"init", "--store", pg, "k"}, "no arguments"},

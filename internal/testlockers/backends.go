@@ -105,7 +105,9 @@ func Run(t *testing.T, test func(t *testing.T, b Backend, ttl time.Duration)) {
 // missing and is skipped elsewhere.
 var Backends = []Backend{
 	{Name: "memory", MinTTL: memory.MinTTL, ServerTimed: true, InProcess: true, URL: func(*testing.T) string { return "mem://" + UniqueName("backend-") }},
-	{Name: "postgres", MinTTL: 200 * time.Millisecond, ServerTimed: true, URL: postgresURL},
+	// PostgreSQL takes leases of 1 ms, but a test's renewals every TTL/3
+	// must keep up on a loaded 2-core machine with the race detector.
+	{Name: "postgres", MinTTL: time.Second, ServerTimed: true, URL: postgresURL},
 	{Name: "dynamo-clock-free", MinTTL: dynamo.MinTTL, URL: func(t *testing.T) string { return dynamoURL(t, "") }},
 	{Name: "dynamo-trusted-clock", MinTTL: dynamo.MinTTL, ServerTimed: true, URL: func(t *testing.T) string { return dynamoURL(t, "&trusted-clock=true") }},
 	{Name: "azblob", MinTTL: azblob.MinTTL, ServerTimed: true, URL: azblobURL},

@@ -71,7 +71,7 @@ func New(opts *Options) *Locker {
 
 // Info implements fence.LockerDriver.
 func (s *store) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "memory", MaxKeyLen: MaxKeyLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+	return fence.DriverInfo{Name: "memory", MaxKeyLen: MaxKeyLen, MinTTL: MinTTL, MaxTTL: MaxTTL, InProcess: true}
 }
 
 func (s *store) live(r *record, now time.Time) bool {
