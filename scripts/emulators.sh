@@ -198,8 +198,10 @@ azurite_up() {
 }
 
 dynalite_up() {
+	# Through scripts/dynalite.js, which keeps dynalite serving when a
+	# client aborts a request mid-body (dynalite itself would exit).
 	emu_start_on_port dynalite "$(free_port)" "http://127.0.0.1:%s/" \
-		"$FENCE_REPO_DIR/node_modules/.bin/dynalite" --host 127.0.0.1 --port %s \
+		node "$FENCE_REPO_DIR/scripts/dynalite.js" "$FENCE_REPO_DIR" --host 127.0.0.1 --port %s \
 		--createTableMs 0 --deleteTableMs 0 --updateTableMs 0 || return 1
 	aws_env
 	export FENCE_DYNAMO_ENDPOINT="http://127.0.0.1:$emu_port"

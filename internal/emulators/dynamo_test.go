@@ -2,12 +2,17 @@ package emulators_test
 
 import (
 	"errors"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/testenv"
 )
 
 // errRefused is what refusingTransport answers to every request.
@@ -44,4 +49,30 @@ func TestDynamoClient(t *testing.T) {
 			t.Fatalf("ListTables through the given transport: %v; want the transport's error", err)
 		}
 	})
+}
+
+// TestDynaliteSurvivesAnAbortedRequest sends half a request and hangs up,
+// as a fault-injecting transport does, then checks that dynalite still
+// answers: dynalite itself exits on such a request; scripts/dynalite.js
+// keeps it serving.
+func TestDynaliteSurvivesAnAbortedRequest(t *testing.T) {
+	endpoint := testenv.DynamoEndpoint(t)
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: "+u.Host+"\r\nContent-Length: 100\r\n\r\n0123456789"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	time.Sleep(200 * time.Millisecond)
+	resp, err := http.Get(endpoint)
+	if err != nil {
+		t.Fatalf("dynalite no longer answers after an aborted request: %v", err)
+	}
+	resp.Body.Close()
 }

@@ -51,7 +51,7 @@ func ExampleResource_Delete() {
 	err = r.Put(ctx, "job/42", 5, []byte("running again"))
 	fmt.Println(err)
 	// Output:
-	// fence/memory: get "job/42": "job/42" not found (deleted)
+	// fence/memory: get "job/42": not found (deleted)
 	// highest 6
-	// fence/memory: put "job/42": stale token 5 for "job/42" (highest seen 6)
+	// fence/memory: put "job/42": stale token 5 (highest seen 6)
 }

@@ -67,7 +67,7 @@ func ExampleFences_Check() {
 	// Output:
 	// <nil>
 	// <nil>
-	// fence/sql: check "account/42": stale token 6 for "account/42" (highest seen 7) true
+	// fence/sql: check "account/42": stale token 6 (highest seen 7) true
 	// balance: 150
 }
 
@@ -120,8 +120,8 @@ func ExampleColumn_Update() {
 	fmt.Println("balance:", balance, "token:", token)
 	// Output:
 	// <nil>
-	// fence/sql: update "accounts/42": stale token 2 for "accounts/42" (highest seen 3)
-	// fence/sql: update "accounts/43": "accounts/43" not found
+	// fence/sql: update "accounts/42": stale token 2 (highest seen 3)
+	// fence/sql: update "accounts/43": not found
 	// balance: 100 token: 3
 }
 
@@ -148,8 +148,8 @@ func ExampleResource() {
 	// Output:
 	// <nil>
 	// <nil>
-	// fence/sql: put "daily": stale token 5 for "daily" (highest seen 6)
-	// fence/sql: get "daily": "daily" not found (deleted)
+	// fence/sql: put "daily": stale token 5 (highest seen 6)
+	// fence/sql: get "daily": not found (deleted)
 	// highest: 6
 }
 
