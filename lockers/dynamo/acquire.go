@@ -25,16 +25,6 @@ import (
 // looks free or expired, Acquire returns fence.ErrAcquireRaced and the
 // PortableLocker tries the update once more.
 func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
-	lease, again, err := d.tryAcquire(ctx, key, owner, ttl)
-	if again {
-		return fence.Lease{}, fence.ErrAcquireRaced
-	}
-	return lease, err
-}
-
-// tryAcquire sends the acquiring update once. again reports that the item
-// looked takeable after the update failed: another try may succeed.
-func (d *driver) tryAcquire(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, again bool, err error) {
 	version := newVersion()
 	sent := d.clock.Now()
 	cond, values := d.takeable(key, sent)
@@ -58,30 +48,30 @@ func (d *driver) tryAcquire(ctx context.Context, key, owner string, ttl time.Dur
 		r, ok, perr := parseItem(key, out.Attributes)
 		switch {
 		case perr != nil:
-			return fence.Lease{}, false, perr
+			return fence.Lease{}, perr
 		case !ok || r.version != version || r.owner != owner:
-			return fence.Lease{}, false, &fence.CorruptError{Key: key, Reason: "the acquiring update returned an item it did not write"}
+			return fence.Lease{}, &fence.CorruptError{Key: key, Reason: "the acquiring update returned an item it did not write"}
 		}
-		return d.won(key, owner, r.token, ttl, sent), false, nil
+		return d.won(key, owner, r.token, ttl, sent), nil
 	}
 	o, err := d.settle(ctx, key, version, err)
 	switch {
 	case err != nil:
-		return fence.Lease{}, false, err
+		return fence.Lease{}, err
 	case o.applied: // a lost answer to our own update, which the SDK retried
-		return d.won(key, owner, o.rec.token, ttl, sent), false, nil
+		return d.won(key, owner, o.rec.token, ttl, sent), nil
 	case !o.condFailed:
-		return fence.Lease{}, false, o.err
+		return fence.Lease{}, o.err
 	case !o.found:
-		return fence.Lease{}, true, nil // deleted by hand in between
+		return fence.Lease{}, fence.ErrAcquireRaced // deleted by hand in between
 	case o.rec.token == math.MaxUint64:
-		return fence.Lease{}, false, &fence.CorruptError{Key: key, Reason: "the token is the largest there is; no higher one can be issued"}
+		return fence.Lease{}, &fence.CorruptError{Key: key, Reason: "the token is the largest there is; no higher one can be issued"}
 	}
 	held, until := d.holding(key, o.rec, o.at)
 	if !held {
-		return fence.Lease{}, true, nil // changed since the update, or expired now
+		return fence.Lease{}, fence.ErrAcquireRaced // changed since the update, or expired now
 	}
-	return fence.Lease{}, false, &fence.HeldError{Key: key, Owner: o.rec.owner, Token: o.rec.token, ValidUntil: until}
+	return fence.Lease{}, &fence.HeldError{Key: key, Owner: o.rec.owner, Token: o.rec.token, ValidUntil: until}
 }
 
 // won returns the lease of a successful Acquire, valid until the send time

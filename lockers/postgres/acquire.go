@@ -22,16 +22,6 @@ import (
 // once more to learn the new holder; if that loses a race too, the
 // HeldError carries only the key.
 func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
-	lease, raced, err := d.tryAcquire(ctx, key, owner, ttl)
-	if raced {
-		return fence.Lease{}, fence.ErrAcquireRaced
-	}
-	return lease, err
-}
-
-// tryAcquire runs the acquire statement once. raced reports a lost race
-// that left no information about the winner.
-func (d *driver) tryAcquire(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, raced bool, err error) {
 	var (
 		won       pgtype.Int8
 		present   bool
@@ -41,26 +31,26 @@ func (d *driver) tryAcquire(ctx context.Context, key, owner string, ttl time.Dur
 		serverNow time.Time
 	)
 	sent := d.clock.Now()
-	err = d.db.QueryRow(ctx, d.q.acquire, key, owner, micros(ttl)).
+	err := d.db.QueryRow(ctx, d.q.acquire, key, owner, micros(ttl)).
 		Scan(&won, &present, &curOwner, &curToken, &curExpiry, &serverNow)
 	if err != nil {
-		return fence.Lease{}, false, storeErr(err)
+		return fence.Lease{}, storeErr(err)
 	}
 	if won.Valid {
 		if won.Int64 <= 0 {
-			return fence.Lease{}, false, &fence.CorruptError{Key: key, Reason: "the server issued a token that is not positive"}
+			return fence.Lease{}, &fence.CorruptError{Key: key, Reason: "the server issued a token that is not positive"}
 		}
-		return fence.Lease{Key: key, Owner: owner, Token: fence.Token(won.Int64), TTL: ttl}, false, nil
+		return fence.Lease{Key: key, Owner: owner, Token: fence.Token(won.Int64), TTL: ttl}, nil
 	}
 	if !present {
-		return fence.Lease{}, true, nil // a concurrent first acquire won
+		return fence.Lease{}, fence.ErrAcquireRaced // a concurrent first acquire won
 	}
 	r, err := checkRow(key, curOwner, curToken, curExpiry)
 	if err != nil {
-		return fence.Lease{}, false, err
+		return fence.Lease{}, err
 	}
 	if !r.heldAt(serverNow) {
-		return fence.Lease{}, true, nil // free in the snapshot, taken since
+		return fence.Lease{}, fence.ErrAcquireRaced // free in the snapshot, taken since
 	}
-	return fence.Lease{}, false, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: localTime(sent, r.expires, serverNow)}
+	return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: localTime(sent, r.expires, serverNow)}
 }
