@@ -249,6 +249,42 @@ func RedactURL(raw string) string {
 
 func redactErr(err error) string { return RedactURL(err.Error()) }
 
+// URLPasswords returns the non-empty passwords u carries: in its user
+// information and in password query parameters.
+func URLPasswords(u *url.URL) []string {
+	var pws []string
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		pws = append(pws, pw)
+	}
+	for _, pw := range u.Query()["password"] {
+		if pw != "" {
+			pws = append(pws, pw)
+		}
+	}
+	return pws
+}
+
+// Scrub returns text with every secret replaced by "xxxxx", as given and
+// in the forms URLs escape it, and then with anything else shaped like a
+// URL password redacted (RedactURL). Empty secrets are ignored. Openers
+// pass their URL's passwords (URLPasswords) through it before quoting an
+// SDK's error, which may hold the connection string.
+func Scrub(text string, secrets ...string) string {
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
+		forms := []string{s, url.QueryEscape(s), url.PathEscape(s)}
+		if _, esc, ok := strings.Cut(url.UserPassword("", s).String(), ":"); ok {
+			forms = append(forms, esc)
+		}
+		for _, f := range forms {
+			text = strings.ReplaceAll(text, f, "xxxxx")
+		}
+	}
+	return RedactURL(text)
+}
+
 // URLParams reads a URL for an opener. Each getter records the first
 // problem it meets and returns a zero value after it; Done returns that
 // problem, or one naming the parameters nobody read, so that a misspelt

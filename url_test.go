@@ -155,6 +155,25 @@ func TestRedactURL(t *testing.T) {
 	}
 }
 
+func TestScrubAndURLPasswords(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse("postgres://app:p%40ss%20w@db/app?password=two%26x&password=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pws := fence.URLPasswords(u)
+	if strings.Join(pws, "|") != "p@ss w|two&x" {
+		t.Fatalf("URLPasswords = %q; want the user information's and the non-empty parameter's", pws)
+	}
+	text := `dial "postgres://app:p%40ss%20w@db/app": p@ss w, p%40ss+w, two%26x, two&x, ://u:other@h`
+	got := fence.Scrub(text, append(pws, "")...)
+	for _, leak := range []string{"p@ss", "p%40ss", "two", "other"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("Scrub(%q) = %q; %q shows", text, got, leak)
+		}
+	}
+}
+
 func FuzzOpenLockerURL(f *testing.F) {
 	for _, s := range []string{"mem://", "mem://a", "mem://u:p@a?x=y", "nosuch://a:b@c", "mem://a?password=zz"} {
 		f.Add(s)

@@ -4,13 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/fencekit/fence"
 )
-
-// mask replaces a password in everything fence prints.
-const mask = "xxxxx"
 
 // passwords returns the passwords the store URL raw carries, in its user
 // information or in password query parameters, whichever backend it names.
@@ -27,33 +23,9 @@ func passwords(raw string) ([]string, error) {
 		}
 		return nil, &fence.InvalidError{Field: "store URL", Reason: fmt.Sprintf("it cannot be parsed: %v", err)}
 	}
-	var pws []string
-	if pw, ok := u.User.Password(); ok && pw != "" {
-		pws = append(pws, pw)
-	}
-	for _, pw := range u.Query()["password"] {
-		if pw != "" {
-			pws = append(pws, pw)
-		}
-	}
-	return pws, nil
+	return fence.URLPasswords(u), nil
 }
 
 // scrub returns text without the secrets of c, as given and in the forms
-// URLs escape them, and without anything else shaped like a URL password
-// (fence.RedactURL).
-func (c *cli) scrub(text string) string {
-	for _, s := range c.secrets {
-		if s == "" {
-			continue
-		}
-		forms := []string{s, url.QueryEscape(s), url.PathEscape(s)}
-		if _, esc, ok := strings.Cut(url.UserPassword("", s).String(), ":"); ok {
-			forms = append(forms, esc)
-		}
-		for _, f := range forms {
-			text = strings.ReplaceAll(text, f, mask)
-		}
-	}
-	return fence.RedactURL(text)
-}
+// URLs escape them, and without anything else shaped like a URL password.
+func (c *cli) scrub(text string) string { return fence.Scrub(text, c.secrets...) }

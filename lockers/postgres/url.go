@@ -71,10 +71,7 @@ const tableParam = "table"
 // fence.ErrInvalid and never show the URL's password.
 func parseURL(u *url.URL) (urlConfig, error) {
 	var c urlConfig
-	if pw, ok := u.User.Password(); ok {
-		c.passwords = append(c.passwords, pw)
-	}
-	c.passwords = append(c.passwords, u.Query()["password"]...)
+	c.passwords = fence.URLPasswords(u)
 	invalid := func(shown *url.URL, reason string) error {
 		return &fence.InvalidError{Field: "url", Reason: c.scrub(shown.Redacted()) + ": " + reason}
 	}
@@ -139,23 +136,9 @@ func (c urlConfig) poolConfig() (*pgxpool.Config, error) {
 	return cfg, nil
 }
 
-// scrub removes the password from text, as given and as URLs escape it,
+// scrub removes the passwords from text, as given and as URLs escape them,
 // and anything shaped like a URL password or a password parameter.
-func (c urlConfig) scrub(text string) string {
-	for _, pw := range c.passwords {
-		if pw == "" {
-			continue
-		}
-		forms := []string{pw, url.QueryEscape(pw), url.PathEscape(pw)}
-		if _, esc, ok := strings.Cut(url.UserPassword("", pw).String(), ":"); ok {
-			forms = append(forms, esc)
-		}
-		for _, f := range forms {
-			text = strings.ReplaceAll(text, f, "xxxxx")
-		}
-	}
-	return fence.RedactURL(text)
-}
+func (c urlConfig) scrub(text string) string { return fence.Scrub(text, c.passwords...) }
 
 // scrubbed is err, printed without the password.
 func (c urlConfig) scrubbed(err error) error {

@@ -124,18 +124,13 @@ type urlConfig struct {
 	// conn is the pgx connection string without this package's
 	// parameters, or the SQLite DSN.
 	conn string
-	// password is the URL's password, to scrub from pgx's errors.
-	password string
+	// passwords are the URL's passwords, to scrub from pgx's errors.
+	passwords []string
 }
 
-// scrub returns err's text without the password.
-func (c urlConfig) scrub(err error) string {
-	msg := err.Error()
-	if c.password != "" {
-		msg = strings.ReplaceAll(msg, c.password, "xxxxx")
-	}
-	return fence.RedactURL(msg)
-}
+// scrub returns err's text without the passwords, as given and as URLs
+// escape them.
+func (c urlConfig) scrub(err error) string { return fence.Scrub(err.Error(), c.passwords...) }
 
 // parseURL reads a postgres://, postgresql:// or sqlite:// URL. It
 // contacts nothing.
@@ -148,15 +143,12 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	switch u.Scheme {
 	case "postgres", "postgresql":
 		c.dialect = PostgreSQL
-		c.password, _ = u.User.Password()
+		c.passwords = fence.URLPasswords(u)
 		for _, k := range slices.Sorted(maps.Keys(u.Query())) {
 			if k == fenceTableParam || k == valueTableParam {
 				continue
 			}
-			v := p.Optional(k) // pgx's: pgxpool.ParseConfig checks it
-			if k == "password" && c.password == "" {
-				c.password = v
-			}
+			p.Optional(k) // pgx's: pgxpool.ParseConfig checks it
 		}
 		c.conn = withoutParams(u, fenceTableParam, valueTableParam)
 	case "sqlite":

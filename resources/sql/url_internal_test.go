@@ -3,6 +3,7 @@ package sql
 import (
 	"errors"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -19,14 +20,14 @@ func TestParseURL(t *testing.T) {
 		{"postgres://app@db:5432/app?sslmode=disable", urlConfig{dialect: PostgreSQL, conn: "postgres://app@db:5432/app?sslmode=disable"}},
 		{"postgresql://app@db/app?fence-table=ops.fences&sslmode=require&value-table=ops.values", urlConfig{
 			dialect: PostgreSQL, tables: Tables{Fence: "ops.fences", Value: "ops.values"}, conn: "postgresql://app@db/app?sslmode=require"}},
-		{"postgres://app:pw@db/app", urlConfig{dialect: PostgreSQL, password: "pw", conn: "postgres://app:pw@db/app"}},
-		{"postgres://app@db/app?password=pw&fence-table=t", urlConfig{dialect: PostgreSQL, password: "pw", tables: Tables{Fence: "t"}, conn: "postgres://app@db/app?password=pw"}},
+		{"postgres://app:pw@db/app", urlConfig{dialect: PostgreSQL, passwords: []string{"pw"}, conn: "postgres://app:pw@db/app"}},
+		{"postgres://app@db/app?password=pw&fence-table=t", urlConfig{dialect: PostgreSQL, passwords: []string{"pw"}, tables: Tables{Fence: "t"}, conn: "postgres://app@db/app?password=pw"}},
 		{"postgres://db/app?%66ence-table=t&x=1", urlConfig{dialect: PostgreSQL, tables: Tables{Fence: "t"}, conn: "postgres://db/app?x=1"}},
 		{"postgres:///app", urlConfig{dialect: PostgreSQL, conn: "postgres:///app"}},
 		{"postgres://", urlConfig{dialect: PostgreSQL, conn: "postgres://"}},
 		{"postgres://?fence-table=f", urlConfig{dialect: PostgreSQL, tables: Tables{Fence: "f"}, conn: "postgres://"}},
 		{"postgres://?sslmode=disable", urlConfig{dialect: PostgreSQL, conn: "postgres://?sslmode=disable"}},
-		{"postgres://u:p%40ss@db/app", urlConfig{dialect: PostgreSQL, password: "p@ss", conn: "postgres://u:p%40ss@db/app"}},
+		{"postgres://u:p%40ss@db/app", urlConfig{dialect: PostgreSQL, passwords: []string{"p@ss"}, conn: "postgres://u:p%40ss@db/app"}},
 		{"sqlite:///var/lib/app/fence.db", urlConfig{dialect: SQLite, conn: "file:/var/lib/app/fence.db" + pragmas}},
 		{"sqlite://fence.db", urlConfig{dialect: SQLite, conn: "file:fence.db" + pragmas}},
 		{"sqlite://data/fence.db?fence-table=f&value-table=v&busy-timeout=2s", urlConfig{
@@ -39,7 +40,7 @@ func TestParseURL(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := parseURL(u)
-		if err != nil || got != tc.want {
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("parseURL(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
 		}
 	}
