@@ -15,9 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 
+	"github.com/fencekit/fence/internal/gcsbucket"
 	"github.com/fencekit/fence/lockers/azblob"
 	resgcs "github.com/fencekit/fence/resources/gcs"
 )
@@ -158,21 +158,7 @@ func removeGCSBucket(ctx context.Context, s *Stage, clean string) error {
 		return err
 	}
 	defer c.Close()
-	b := c.Bucket(name)
-	it := b.Objects(ctx, nil)
-	for {
-		attrs, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := b.Object(attrs.Name).Delete(ctx); err != nil {
-			return err
-		}
-	}
-	return b.Delete(ctx)
+	return gcsbucket.Remove(ctx, c.Bucket(name))
 }
 
 // removeAzureContainer deletes the container of an azblob:// URL, on the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // SkewedClock is a fence.Clock that reads Offset off the system clock, the
@@ -45,7 +46,7 @@ func (p *pausable) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, e
 		if wait <= 0 {
 			return p.Locker.Renew(ctx, lease)
 		}
-		if err := sleepCtx(ctx, wait); err != nil {
+		if err := backoff.Sleep(ctx, wait); err != nil {
 			return fence.Lease{}, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // LongJob is a lease a worker held for several TTLs, through several
@@ -93,7 +94,7 @@ func (w *worker) longJob(wctx context.Context, lease fence.Lease, d time.Duratio
 	for wctx.Err() == nil {
 		w.readModifyWrite(wctx, lease, false)
 		left := time.Until(end)
-		if left <= 0 || sleepCtx(wctx, min(lease.TTL/2, left)) != nil {
+		if left <= 0 || backoff.Sleep(wctx, min(lease.TTL/2, left)) != nil {
 			return
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // Result is what one run did and what the checker found.
@@ -234,7 +235,7 @@ func disrupt(ctx context.Context, s *Stage, every time.Duration, logf func(strin
 		return
 	}
 	for i := 0; ; i++ {
-		if sleepCtx(ctx, randDuration(every/2, every*3/2)) != nil {
+		if backoff.Sleep(ctx, randDuration(every/2, every*3/2)) != nil {
 			return
 		}
 		// Read at each turn: the HTTP path's outages join at its first

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // Transport is an http.RoundTripper that injects network faults between an
@@ -87,7 +89,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if chance(t.faults.Delay) {
 		t.counts.Add(FaultDelay)
-		if err := sleepCtx(req.Context(), randDuration(t.faults.MaxDelay/10, t.faults.MaxDelay)); err != nil {
+		if err := backoff.Sleep(req.Context(), randDuration(t.faults.MaxDelay/10, t.faults.MaxDelay)); err != nil {
 			if req.Body != nil {
 				_ = req.Body.Close()
 			}
@@ -108,16 +110,4 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
 	return nil, connReset("read")
-}
-
-// sleepCtx sleeps for d or until ctx is done, returning ctx's error then.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

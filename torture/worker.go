@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // worker is one competitor: it takes leases through its guard and does
@@ -63,7 +64,7 @@ func (w *worker) loop(ctx context.Context) {
 		})
 		w.settle(p, err)
 		if err != nil && !errors.Is(err, fence.ErrHeld) && !errors.Is(err, fence.ErrLeaseLost) {
-			_ = sleepCtx(ctx, 50*time.Millisecond) // a store error: do not spin
+			_ = backoff.Sleep(ctx, 50*time.Millisecond) // a store error: do not spin
 		}
 	}
 }

@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/gcsbucket"
 	"github.com/fencekit/fence/internal/testenv"
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/dynamo"
@@ -220,23 +220,7 @@ func removeBucket(t *testing.T, name string) {
 		return
 	}
 	defer client.Close()
-	b := client.Bucket(name)
-	it := b.Objects(ctx, nil)
-	for {
-		attrs, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			break
-		}
-		if errors.Is(err, storage.ErrBucketNotExist) {
-			return
-		}
-		if err != nil {
-			t.Errorf("list bucket %s: %v", name, err)
-			return
-		}
-		_ = b.Object(attrs.Name).Delete(ctx)
-	}
-	if err := b.Delete(ctx); err != nil && !errors.Is(err, storage.ErrBucketNotExist) {
-		t.Errorf("delete bucket %s: %v", name, err)
+	if err := gcsbucket.Remove(ctx, client.Bucket(name)); err != nil && !errors.Is(err, storage.ErrBucketNotExist) {
+		t.Errorf("remove bucket %s: %v", name, err)
 	}
 }

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"cloud.google.com/go/storage"
-	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/gcsbucket"
 	"github.com/fencekit/fence/internal/testenv"
 )
 
@@ -59,21 +59,8 @@ func newBucket(t testing.TB) string {
 func removeBucket(t testing.TB, b *storage.BucketHandle) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	name := b.BucketName()
-	it := b.Objects(ctx, nil)
-	for {
-		attrs, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			break
-		}
-		if err != nil {
-			t.Logf("listing %s: %v", name, err)
-			return
-		}
-		_ = b.Object(attrs.Name).Delete(ctx)
-	}
-	if err := b.Delete(ctx); err != nil {
-		t.Logf("deleting bucket %s: %v", name, err)
+	if err := gcsbucket.Remove(ctx, b); err != nil {
+		t.Logf("removing bucket %s: %v", b.BucketName(), err)
 	}
 }
 
