@@ -23,4 +23,7 @@ func TestEveryBackendRegistersItsSchemes(t *testing.T) {
 	if n := len(fence.LockerURLForms()); n < 5 {
 		t.Errorf("LockerURLForms() has %d forms; want one per locker backend", n)
 	}
+	if n := len(fence.ResourceURLForms()); n < 5 {
+		t.Errorf("ResourceURLForms() has %d forms; want one per resource backend", n)
+	}
 }
