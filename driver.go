@@ -55,6 +55,31 @@ type LockerDriver interface {
 	Inspect(ctx context.Context, key string) (LockInfo, error)
 }
 
+// BatchRenewer is a LockerDriver that can renew many leases in one call
+// (PostgreSQL: one statement). PortableLocker.RenewMany, which a Session's
+// keepalive calls once per round, uses it when the driver has it, and
+// calls Renew once per lease otherwise.
+type BatchRenewer interface {
+	// RenewBatch renews every lease of leases as Renew would, and returns
+	// one error per lease, in order: nil for a lease extended, ErrNotHeld
+	// (or a *NotHeldError) for one no longer held, or the call's error
+	// for every lease when the call failed.
+	RenewBatch(ctx context.Context, leases []Lease) []error
+}
+
+// ReleaseNotifier is a LockerDriver that can tell waiters when a key is
+// released or broken, by any process (PostgreSQL: LISTEN/NOTIFY). A
+// blocked Session.Lock uses it instead of polling.
+type ReleaseNotifier interface {
+	// NotifyRelease returns a channel that receives a value (without
+	// blocking the sender: the channel has a buffer of one) each time key
+	// may have been released or broken, until stop is called. It returns
+	// once notifications are active, so that a release that happens after
+	// it returns is never missed. A notification may be spurious; a
+	// release may also be signalled only as one value for several.
+	NotifyRelease(ctx context.Context, key string) (c <-chan struct{}, stop func(), err error)
+}
+
 // ErrAcquireRaced is what a LockerDriver's Acquire returns when its
 // conditional write failed and the record it read next looked takeable:
 // it lost a race it cannot see, and learnt nothing of the winner. The
@@ -205,6 +230,86 @@ func (l *PortableLocker) Renew(ctx context.Context, lease Lease) (Lease, error) 
 	lease.ValidUntil = sent.Add(lease.TTL)
 	l.leases.record(lease, sent)
 	return lease, nil
+}
+
+// RenewMany renews every lease of leases as Renew would, and returns the
+// renewed leases and one error per lease, in order. A driver that is a
+// BatchRenewer is asked once for all of them; otherwise Renew is called
+// once per lease. A Session's keepalive calls it once per round.
+func (l *PortableLocker) RenewMany(ctx context.Context, leases []Lease) ([]Lease, []error) {
+	out, errs := make([]Lease, len(leases)), make([]error, len(leases))
+	batcher, batch := l.d.(BatchRenewer)
+	if !batch {
+		for i, lease := range leases {
+			out[i], errs[i] = l.Renew(ctx, lease)
+		}
+		return out, errs
+	}
+	var todo []Lease
+	var at []int
+	sent := l.clock.Now()
+	for i, lease := range leases {
+		err := l.checkLease(lease)
+		if err == nil {
+			err = ValidateTTL(lease.TTL, l.info.MinTTL, l.info.MaxTTL)
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err == nil {
+			err = l.ranOut(&lease, sent)
+		}
+		if err != nil {
+			errs[i] = l.fail(ctx, "renew", lease.Key, err)
+			continue
+		}
+		todo = append(todo, lease)
+		at = append(at, i)
+	}
+	if len(todo) == 0 {
+		return out, errs
+	}
+	results := batcher.RenewBatch(ctx, todo)
+	if len(results) != len(todo) {
+		err := fmt.Errorf("driver answered %d renewals for %d leases", len(results), len(todo))
+		for _, i := range at {
+			errs[i] = l.fail(ctx, "renew", leases[i].Key, err)
+		}
+		return out, errs
+	}
+	for j, err := range results {
+		i, lease := at[j], todo[j]
+		if err != nil {
+			if errors.Is(err, ErrNotHeld) {
+				l.leases.forget(lease)
+			}
+			errs[i] = l.fail(ctx, "renew", lease.Key, err)
+			continue
+		}
+		lease.ValidUntil = sent.Add(lease.TTL)
+		l.leases.record(lease, sent)
+		out[i] = lease
+	}
+	return out, errs
+}
+
+// NotifyRelease returns a channel that receives a value each time key may
+// have been released or broken, when the driver is a ReleaseNotifier (see
+// there); otherwise it returns an error matching errors.ErrUnsupported.
+// Session.Lock uses it to wake on release instead of polling.
+func (l *PortableLocker) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	n, ok := l.d.(ReleaseNotifier)
+	if !ok {
+		return nil, nil, &OpError{Backend: l.info.Name, Op: "notify", Key: key, Err: errors.ErrUnsupported}
+	}
+	if err := l.checkKey(key); err != nil {
+		return nil, nil, l.fail(ctx, "notify", key, err)
+	}
+	c, stop, err := n.NotifyRelease(ctx, key)
+	if err != nil {
+		return nil, nil, l.fail(ctx, "notify", key, err)
+	}
+	return c, stop, nil
 }
 
 // Release implements Locker. A lease whose latest renewal ran out on l's

@@ -15,7 +15,7 @@ var (
 	// ErrNotHeld: the caller's lease is no longer held: it expired, was
 	// released, broken or taken over (Renew, Release).
 	ErrNotHeld = errors.New("fence: lease not held")
-	// ErrLeaseLost: the guard lost its lease while work was running; it is
+	// ErrLeaseLost: a handle lost its lease while work was running; it is
 	// the cause of the cancelled work context. See LeaseLostError.
 	ErrLeaseLost = errors.New("fence: lease lost")
 	// ErrStaleToken: a resource refused a write whose token is lower than
@@ -99,9 +99,9 @@ type LeaseLostError struct {
 	Key   string
 	Token Token
 	// Err is why: a renewal that failed definitively (matching ErrNotHeld,
-	// ErrInvalid or ErrCorrupt); a *guard.ReconcileError (matching
+	// ErrInvalid or ErrCorrupt); a *ReconcileError (matching
 	// ErrNotHeld) when re-reading the record after an ambiguous renewal
-	// showed it free or held by another; or a *guard.DeadlineError when
+	// showed it free or held by another; or a *DeadlineError when
 	// the local safety deadline passed while renewals failed transiently,
 	// which wraps the last of those errors.
 	Err error

@@ -21,7 +21,7 @@ func TestTryOnceBusy(t *testing.T) {
 	}
 	g := e.guard(t, guard.Options{})
 	ran := false
-	err = g.Do(t.Context(), "job", func(context.Context, fence.Lease) error { ran = true; return nil })
+	err = g.Do(t.Context(), "job", func(context.Context, *fence.Handle) error { ran = true; return nil })
 	if !errors.Is(err, fence.ErrHeld) {
 		t.Fatalf("Do on a busy key: %v, want ErrHeld", err)
 	}
@@ -51,7 +51,7 @@ func TestWaitAcquiresAfterRelease(t *testing.T) {
 	done := make(chan error, 1)
 	var got fence.Lease
 	go func() {
-		done <- g.Do(t.Context(), "job", func(_ context.Context, l fence.Lease) error { got = l; return nil })
+		done <- g.Do(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
 	}()
 	// Let a few attempts find the key busy.
 	for range 3 {
@@ -91,7 +91,7 @@ func TestWaitTimesOut(t *testing.T) {
 	g := e.guard(t, guard.Options{AcquireTimeout: timeout, BackoffMax: step})
 	done := make(chan error, 1)
 	go func() {
-		done <- g.Do(t.Context(), "job", func(context.Context, fence.Lease) error {
+		done <- g.Do(t.Context(), "job", func(context.Context, *fence.Handle) error {
 			t.Error("fn ran although the key stayed busy")
 			return nil
 		})
@@ -153,7 +153,7 @@ func TestAcquireErrors(t *testing.T) {
 			}
 			g := e.guard(t, opts)
 			done := make(chan error, 1)
-			go func() { done <- g.Do(t.Context(), tc.key, func(context.Context, fence.Lease) error { return nil }) }()
+			go func() { done <- g.Do(t.Context(), tc.key, func(context.Context, *fence.Handle) error { return nil }) }()
 			for range tc.faults {
 				if !tc.wait {
 					break
@@ -201,7 +201,7 @@ func TestAmbiguousAcquireReconciled(t *testing.T) {
 			}
 			g := e.guard(t, opts)
 			var got fence.Lease
-			err := g.Do(t.Context(), "job", func(_ context.Context, l fence.Lease) error { got = l; return nil })
+			err := g.Do(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
 			if err != nil {
 				t.Fatalf("Do: %v", err)
 			}
@@ -225,7 +225,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 	g := e.guard(t, guard.Options{AcquireTimeout: time.Hour})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- g.Do(ctx, "job", func(context.Context, fence.Lease) error { return nil }) }()
+	go func() { done <- g.Do(ctx, "job", func(context.Context, *fence.Handle) error { return nil }) }()
 	if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestAmbiguousAcquireAfterCancel(t *testing.T) {
 		cancel()
 		return fence.Lease{}, ctx.Err()
 	})
-	err := e.guard(t, guard.Options{}).Do(ctx, "job", func(context.Context, fence.Lease) error {
+	err := e.guard(t, guard.Options{}).Do(ctx, "job", func(context.Context, *fence.Handle) error {
 		t.Error("fn ran after the caller cancelled")
 		return nil
 	})

@@ -27,7 +27,8 @@ func TestLongJobOnBackends(t *testing.T) {
 				}
 			},
 		}}
-		err := guard.Run(t.Context(), lockers[0], "long-job", func(ctx context.Context, lease fence.Lease) error {
+		err := guard.Run(t.Context(), lockers[0], "long-job", func(ctx context.Context, h *fence.Handle) error {
+			lease := h.Lease()
 			job = lease
 			select {
 			case <-time.After(3 * ttl):
@@ -64,7 +65,8 @@ func TestTakeoverCancelsJobOnBackends(t *testing.T) {
 		var cause error
 		done := make(chan error, 1)
 		go func() {
-			done <- guard.Run(t.Context(), lockers[0], "taken", func(ctx context.Context, lease fence.Lease) error {
+			done <- guard.Run(t.Context(), lockers[0], "taken", func(ctx context.Context, h *fence.Handle) error {
+				lease := h.Lease()
 				started <- lease
 				select {
 				case <-ctx.Done():

@@ -28,7 +28,7 @@ func BenchmarkDo(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			fn := func(context.Context, fence.Lease) error { return nil }
+			fn := func(context.Context, *fence.Handle) error { return nil }
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {

@@ -17,8 +17,8 @@ import (
 func ExampleRun() {
 	ctx := context.Background()
 	locker := memory.New(nil)
-	err := guard.Run(ctx, locker, "nightly-report", func(ctx context.Context, lease fence.Lease) error {
-		fmt.Printf("writing the report with token %d\n", lease.Token)
+	err := guard.Run(ctx, locker, "nightly-report", func(ctx context.Context, h *fence.Handle) error {
+		fmt.Printf("writing the report with token %d\n", h.Token())
 		return nil
 	}, nil)
 	fmt.Println("err:", err)
@@ -35,9 +35,9 @@ func ExampleGuard_Do_skipWhenBusy() {
 	if err != nil {
 		panic(err)
 	}
-	_ = g.Do(ctx, "nightly-report", func(ctx context.Context, lease fence.Lease) error {
+	_ = g.Do(ctx, "nightly-report", func(ctx context.Context, h *fence.Handle) error {
 		// Meanwhile another replica tries the same job.
-		err := g.Do(ctx, "nightly-report", func(context.Context, fence.Lease) error {
+		err := g.Do(ctx, "nightly-report", func(context.Context, *fence.Handle) error {
 			fmt.Println("never printed")
 			return nil
 		})
@@ -63,7 +63,7 @@ func ExampleGuard_Do_leaseLost() {
 	if err != nil {
 		panic(err)
 	}
-	err = g.Do(ctx, "ledger", func(ctx context.Context, lease fence.Lease) error {
+	err = g.Do(ctx, "ledger", func(ctx context.Context, h *fence.Handle) error {
 		_ = locker.Break(ctx, "ledger") // an operator frees the lock
 		_ = clock.WaitTimers(ctx, 2)    // the renewer is waiting
 		clock.Advance(10 * time.Second) // the next renewal is due

@@ -220,7 +220,8 @@ func goJob(ctx context.Context, g *guard.Guard, key string) *job {
 	j := &job{start: make(chan struct{}), finish: make(chan func() error, 1), done: make(chan struct{})}
 	go func() {
 		defer close(j.done)
-		j.err = g.Do(ctx, key, func(ctx context.Context, lease fence.Lease) error {
+		j.err = g.Do(ctx, key, func(ctx context.Context, h *fence.Handle) error {
+			lease := h.Lease()
 			j.ctx, j.lease = ctx, lease
 			close(j.start)
 			return (<-j.finish)()
@@ -280,4 +281,14 @@ func waitLost(t *testing.T, j *job) error {
 		t.Fatal("work context not cancelled")
 		return nil
 	}
+}
+
+// RenewMany renews through f.Renew, so that the session's keepalive meets
+// the faults (the embedded locker's RenewMany would bypass them).
+func (f *faultyLocker) RenewMany(ctx context.Context, leases []fence.Lease) ([]fence.Lease, []error) {
+	out, errs := make([]fence.Lease, len(leases)), make([]error, len(leases))
+	for i, l := range leases {
+		out[i], errs[i] = f.Renew(ctx, l)
+	}
+	return out, errs
 }

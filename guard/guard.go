@@ -3,22 +3,27 @@ package guard
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/fencekit/fence"
 )
 
 // Func is work run under a lease. ctx is cancelled when the lease is lost,
 // with a *fence.LeaseLostError as its cause (see context.Cause), and when
-// the caller's ctx is done. lease carries the fencing token that every
-// write to a protected resource must carry.
-type Func func(ctx context.Context, lease fence.Lease) error
+// the caller's ctx is done. h is the lock: h.Token() is the fencing token
+// that every write to a protected resource must carry (or bind the
+// resource to h with fence.Bind). The session keeps h current: it never
+// goes stale, whatever fn keeps of it.
+type Func func(ctx context.Context, h *fence.Handle) error
 
 // Guard runs functions under leases taken from one Locker with one set of
-// Options. It is safe for concurrent use; each Do call takes its own lease
-// with its own owner id.
+// Options, through one fence.Session: one keepalive renews the leases of
+// every Do call in flight, and Do calls waiting for the same key queue in
+// arrival order. It is safe for concurrent use; each Do call takes its own
+// lease with its own owner id.
 type Guard struct {
-	locker fence.Locker
-	s      settings
+	sess           *fence.Session
+	acquireTimeout time.Duration // 0: try once
 }
 
 // New returns a Guard over locker. opts may be nil. It returns an error
@@ -28,12 +33,19 @@ func New(locker fence.Locker, opts *Options) (*Guard, error) {
 	if locker == nil {
 		return nil, invalid("locker", "nil")
 	}
-	s, err := resolve(opts)
+	so, wait, err := resolve(opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{locker: locker, s: s}, nil
+	sess, err := fence.NewSession(locker, &so)
+	if err != nil {
+		return nil, err
+	}
+	return &Guard{sess: sess, acquireTimeout: wait}, nil
 }
+
+// Session returns the session the guard takes its leases through.
+func (g *Guard) Session() *fence.Session { return g.sess }
 
 // Run is New followed by Do, for a single call.
 func Run(ctx context.Context, locker fence.Locker, key string, fn Func, opts *Options) error {
@@ -44,8 +56,8 @@ func Run(ctx context.Context, locker fence.Locker, key string, fn Func, opts *Op
 	return g.Do(ctx, key, fn)
 }
 
-// Do acquires a lease on key, runs fn under it while renewing it in the
-// background, and releases it.
+// Do acquires a lease on key, runs fn under it while the session renews
+// it, and releases it.
 //
 // Acquisition: see Options.AcquireTimeout. When the key is busy, Do returns
 // an error matching fence.ErrHeld without running fn. Invalid input
@@ -60,9 +72,9 @@ func Run(ctx context.Context, locker fence.Locker, key string, fn Func, opts *Op
 // successful renewal.
 //
 // When fn returns or panics, Do stops the renewals, waits for any renewal
-// in flight to finish (at most Options.CallTimeout), and releases the lease with its own context (see
-// Options.ReleaseTimeout), even when ctx is done. A panic continues after
-// the release.
+// in flight to finish (at most Options.CallTimeout), and releases the
+// lease with its own context (see Options.ReleaseTimeout), even when ctx
+// is done. A panic continues after the release.
 //
 // Do returns fn's error, unless the lease was lost: then it returns an
 // error matching fence.ErrLeaseLost: the *fence.LeaseLostError alone when
@@ -76,61 +88,43 @@ func (g *Guard) Do(ctx context.Context, key string, fn Func) error {
 	if fn == nil {
 		return invalid("fn", "nil")
 	}
-	a, err := g.acquire(ctx, key)
+	h, err := g.lock(ctx, key)
 	if err != nil {
 		return err
 	}
-	work, cancel := context.WithCancelCause(ctx)
-	k := startKeeper(&g.s, g.locker, context.WithoutCancel(ctx), a.lease, a.sent, cancel)
+	work, cancel := h.Context(ctx)
 	returned := false
 	defer func() {
 		if !returned { // fn panicked or called runtime.Goexit
-			g.finish(ctx, a, k, cancel, nil)
+			finish(ctx, h, cancel, nil)
 		}
 	}()
-	fnErr := fn(work, a.lease)
+	fnErr := fn(work, h)
 	returned = true
-	return g.finish(ctx, a, k, cancel, fnErr)
+	return finish(ctx, h, cancel, fnErr)
 }
 
-// finish stops the keeper, releases the lease and decides Do's result.
-func (g *Guard) finish(ctx context.Context, a acquired, k *keeper, cancel context.CancelCauseFunc, fnErr error) error {
-	lost := k.halt()
-	cancel(context.Canceled)
-	a.lease = k.lease // the latest renewal: what the locker knows best
-	relErr := g.release(ctx, a)
-	if lost == nil && errors.Is(relErr, fence.ErrNotHeld) {
-		lost = &fence.LeaseLostError{Key: a.lease.Key, Token: a.lease.Token, Err: relErr}
-		g.s.obs.leaseLost(LeaseLostEvent{Lease: a.lease, Cause: lost})
+// lock takes key: once, or waiting up to AcquireTimeout.
+func (g *Guard) lock(ctx context.Context, key string) (*fence.Handle, error) {
+	if g.acquireTimeout == 0 {
+		return g.sess.TryLock(ctx, key)
 	}
+	return g.sess.Lock(ctx, key, &fence.LockOptions{Timeout: g.acquireTimeout})
+}
+
+// finish ends fn's context, releases the lease and decides Do's result.
+func finish(ctx context.Context, h *fence.Handle, cancel context.CancelFunc, fnErr error) error {
+	cancel()
+	_ = h.Release(ctx) // the Observer sees its outcome; a loss it reveals shows in Err
+	var lost *fence.LeaseLostError
 	switch {
-	case lost == nil:
+	case !errors.As(h.Err(), &lost):
 		return fnErr
-	case fnErr == nil || errors.Is(fnErr, fence.ErrLeaseLost):
-		return orLost(fnErr, lost)
+	case fnErr == nil:
+		return lost
+	case errors.Is(fnErr, fence.ErrLeaseLost):
+		return fnErr
 	default:
 		return errors.Join(fnErr, lost)
 	}
-}
-
-func orLost(fnErr error, lost *fence.LeaseLostError) error {
-	if fnErr != nil {
-		return fnErr
-	}
-	return lost
-}
-
-// release frees the lease and reports it to the Observer.
-func (g *Guard) release(ctx context.Context, a acquired) error {
-	err := g.releaseLease(ctx, a.lease)
-	g.s.obs.released(ReleasedEvent{Lease: a.lease, Held: g.s.clock.Now().Sub(a.at), Err: err})
-	return err
-}
-
-// releaseLease frees lease with a context bounded by ReleaseTimeout that
-// ignores the cancellation of ctx.
-func (g *Guard) releaseLease(ctx context.Context, lease fence.Lease) error {
-	relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.s.releaseTimeout)
-	defer cancel()
-	return g.locker.Release(relCtx, lease)
 }

@@ -1,145 +1,27 @@
 package guard
 
-import (
-	"time"
+import "github.com/fencekit/fence"
 
-	"github.com/fencekit/fence"
+// Observer receives the guard's events, for metrics and logs: the events
+// of the fence.Session under the guard (see fence.Observer). For one call
+// of Do they arrive in order: AcquireAttempt for each attempt, Acquired
+// once the lease is held, Renewed for each renewal, LeaseLost at most
+// once, Released once.
+type Observer = fence.Observer
+
+// The events and outcomes are the session's.
+type (
+	Outcome             = fence.Outcome
+	AcquireAttemptEvent = fence.AcquireAttemptEvent
+	AcquiredEvent       = fence.AcquiredEvent
+	RenewedEvent        = fence.RenewedEvent
+	LeaseLostEvent      = fence.LeaseLostEvent
+	ReleasedEvent       = fence.ReleasedEvent
 )
 
-// Observer receives the guard's events, for metrics and logs. Set the
-// fields you need; nil fields are skipped, and a nil *Observer costs one
-// pointer comparison per event.
-//
-// The guard calls each function synchronously on its own goroutines, so
-// they must be cheap and must not block (count, record a histogram sample,
-// log). For one call of Do the calls never overlap and arrive in this
-// order: AcquireAttempt for each attempt, Acquired once the lease is held,
-// Renewed for each renewal call, LeaseLost at most once, Released once.
-// Calls made by concurrent Do calls may overlap.
-type Observer struct {
-	// AcquireAttempt is called after each Locker.Acquire call with its
-	// outcome: Acquired, Busy (held by another owner) or Failed (any other
-	// error, carried in Err).
-	AcquireAttempt func(AcquireAttemptEvent)
-	// Acquired is called once per Do when the lease is held, with the
-	// acquisition latency: the time on Clock from the start of the first
-	// attempt to the lease.
-	Acquired func(AcquiredEvent)
-	// Renewed is called after each renewal call: Err is nil when the lease
-	// was extended, and the failure otherwise (a transient failure is
-	// followed by a reconciling Inspect and a retry; a definitive one by
-	// LeaseLost).
-	Renewed func(RenewedEvent)
-	// LeaseLost is called when the guard concludes that the lease is lost,
-	// just before it cancels fn's context (or, when only the release
-	// reveals the loss, after fn returned).
-	LeaseLost func(LeaseLostEvent)
-	// Released is called after the release call with its outcome and how
-	// long the lease was held: from acquisition to the end of the release
-	// call, on Clock. Err matches fence.ErrNotHeld when the lease was no
-	// longer held.
-	Released func(ReleasedEvent)
-}
-
-// Outcome is the result of one acquisition attempt.
-type Outcome int
-
-// Outcomes of an acquisition attempt.
+// Outcomes of an acquisition attempt (see fence.Outcome).
 const (
-	// Acquired: the attempt got the lease.
-	Acquired Outcome = iota + 1
-	// Busy: another owner holds the key (the error matches fence.ErrHeld).
-	Busy
-	// Failed: any other error: invalid input, a corrupted record, a
-	// timeout or a store failure.
-	Failed
+	Acquired = fence.Acquired
+	Busy     = fence.Busy
+	Failed   = fence.Failed
 )
-
-// String returns "acquired", "busy" or "failed".
-func (o Outcome) String() string {
-	switch o {
-	case Acquired:
-		return "acquired"
-	case Busy:
-		return "busy"
-	case Failed:
-		return "failed"
-	}
-	return "unknown"
-}
-
-// AcquireAttemptEvent describes one Locker.Acquire call.
-type AcquireAttemptEvent struct {
-	Key string
-	// Attempt counts the attempts of this Do call, from 1.
-	Attempt int
-	Outcome Outcome
-	// Err is the attempt's error; nil when Outcome is Acquired.
-	Err error
-}
-
-// AcquiredEvent describes a lease the guard got.
-type AcquiredEvent struct {
-	Lease fence.Lease
-	// Attempts is the number of Acquire calls it took.
-	Attempts int
-	// Latency is the time from the start of the first attempt to the
-	// lease, on Clock.
-	Latency time.Duration
-}
-
-// RenewedEvent describes one Locker.Renew call.
-type RenewedEvent struct {
-	// Lease is the lease after the call: with the new ValidUntil when Err
-	// is nil, unchanged otherwise.
-	Lease fence.Lease
-	// Err is nil on success.
-	Err error
-}
-
-// LeaseLostEvent reports the loss of a lease.
-type LeaseLostEvent struct {
-	Lease fence.Lease
-	// Cause is the *fence.LeaseLostError that cancels fn's context.
-	Cause error
-}
-
-// ReleasedEvent describes the release of a lease.
-type ReleasedEvent struct {
-	Lease fence.Lease
-	// Held is the time from acquisition to the end of the release call,
-	// on Clock.
-	Held time.Duration
-	// Err is the release error; nil when the lease was freed.
-	Err error
-}
-
-func (o *Observer) acquireAttempt(e AcquireAttemptEvent) {
-	if o != nil && o.AcquireAttempt != nil {
-		o.AcquireAttempt(e)
-	}
-}
-
-func (o *Observer) acquired(e AcquiredEvent) {
-	if o != nil && o.Acquired != nil {
-		o.Acquired(e)
-	}
-}
-
-func (o *Observer) renewed(e RenewedEvent) {
-	if o != nil && o.Renewed != nil {
-		o.Renewed(e)
-	}
-}
-
-func (o *Observer) leaseLost(e LeaseLostEvent) {
-	if o != nil && o.LeaseLost != nil {
-		o.LeaseLost(e)
-	}
-}
-
-func (o *Observer) released(e ReleasedEvent) {
-	if o != nil && o.Released != nil {
-		o.Released(e)
-	}
-}

@@ -60,7 +60,7 @@ func TestEventsInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		var lease fence.Lease
-		if err := g.Do(t.Context(), "job", func(_ context.Context, l fence.Lease) error { lease = l; return nil }); err != nil {
+		if err := g.Do(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); lease = l; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		want := []any{

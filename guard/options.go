@@ -11,19 +11,22 @@ import (
 // fraction of it.
 const (
 	// DefaultTTL is the lease duration when Options.TTL is zero.
-	DefaultTTL = 30 * time.Second
+	DefaultTTL = fence.DefaultTTL
 	// DefaultReleaseTimeout bounds the release call when
 	// Options.ReleaseTimeout is zero.
-	DefaultReleaseTimeout = 5 * time.Second
+	DefaultReleaseTimeout = fence.DefaultReleaseTimeout
 	// DefaultMaxCallTimeout caps the default Options.CallTimeout, which is
 	// otherwise TTL/3.
-	DefaultMaxCallTimeout = 5 * time.Second
+	DefaultMaxCallTimeout = fence.DefaultMaxCallTimeout
 	// DefaultBackoffMin is the first backoff step when Options.BackoffMin
 	// is zero (lowered to BackoffMax if that is smaller).
-	DefaultBackoffMin = 100 * time.Millisecond
+	DefaultBackoffMin = fence.DefaultBackoffMin
 	// DefaultBackoffMax is the largest backoff step when
 	// Options.BackoffMax is zero.
-	DefaultBackoffMax = 5 * time.Second
+	DefaultBackoffMax = fence.DefaultBackoffMax
+	// DefaultMaxPoll caps the default Options.PollInterval, which is
+	// otherwise TTL/3.
+	DefaultMaxPoll = fence.DefaultMaxPoll
 )
 
 // Options configure a Guard. A nil *Options, and every zero field, means
@@ -36,22 +39,32 @@ type Options struct {
 	TTL time.Duration
 
 	// AcquireTimeout selects the acquisition mode. Zero (the default)
-	// tries once: when the key is busy, Do returns at once with an error
-	// matching fence.ErrHeld, so a duplicate job can skip its turn. A
-	// positive value waits: Do retries with jittered exponential backoff
-	// (BackoffMin to BackoffMax) until it gets the lease or AcquireTimeout
-	// has passed on Clock, then returns the last error (matching
-	// fence.ErrHeld when the key was still busy). The caller's ctx bounds
-	// the wait too; the guard never waits longer than AcquireTimeout,
-	// however long ctx allows. Negative values are invalid.
+	// tries once (fence.Session.TryLock): when the key is busy, Do
+	// returns at once with an error matching fence.ErrHeld, so a
+	// duplicate job can skip its turn. A positive value waits
+	// (fence.Session.Lock) until Do gets the lease or AcquireTimeout has
+	// passed on Clock, then returns the last error (matching
+	// fence.ErrHeld when the key was still busy). A waiting Do wakes when
+	// the key is released (by a Do of this guard's process, or, on a
+	// store that notifies, by anyone), when the holder's lease ends where
+	// the store says when, or after PollInterval; Do calls of one process
+	// waiting for one key get it in arrival order. The caller's ctx
+	// bounds the wait too; the guard never waits longer than
+	// AcquireTimeout, however long ctx allows. Negative values are
+	// invalid.
 	AcquireTimeout time.Duration
 
+	// PollInterval is the longest a waiting Do sleeps on a busy key when
+	// nothing wakes it sooner (see AcquireTimeout). Default: TTL/3, at
+	// most DefaultMaxPoll (1 s).
+	PollInterval time.Duration
+
 	// BackoffMin and BackoffMax bound the jittered exponential backoff
-	// between acquisition attempts in wait mode, and between retries of
-	// a renewal that failed transiently (renew retries are further capped
-	// at RenewInterval). Each step is drawn at random from [d/2, d], where
-	// d doubles from BackoffMin up to BackoffMax. Defaults:
-	// DefaultBackoffMin (100 ms, or BackoffMax if smaller) and
+	// between retries of a renewal that failed transiently (further
+	// capped at RenewInterval), and between acquisition attempts in wait
+	// mode that failed with a store error. Each step is drawn at random
+	// from [d/2, d], where d doubles from BackoffMin up to BackoffMax.
+	// Defaults: DefaultBackoffMin (100 ms, or BackoffMax if smaller) and
 	// DefaultBackoffMax (5 s). 0 < BackoffMin <= BackoffMax.
 	BackoffMin, BackoffMax time.Duration
 
@@ -99,88 +112,24 @@ type Options struct {
 	Observer *Observer
 }
 
-// settings are validated Options with defaults filled in.
-type settings struct {
-	ttl, acquireTimeout         time.Duration
-	backoffMin, backoffMax      time.Duration
-	renewInterval, safetyMargin time.Duration
-	callTimeout, releaseTimeout time.Duration
-	clock                       fence.Clock
-	obs                         *Observer
-}
-
 func invalid(field, format string, args ...any) error {
 	return &fence.InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// resolve fills defaults into a copy of o and validates the result.
-func resolve(o *Options) (settings, error) {
+// resolve maps o onto the session's options, which fence.NewSession
+// validates, and returns the acquire timeout.
+func resolve(o *Options) (fence.SessionOptions, time.Duration, error) {
 	var in Options
 	if o != nil {
 		in = *o
 	}
-	s := settings{
-		ttl:            in.TTL,
-		acquireTimeout: in.AcquireTimeout,
-		backoffMin:     in.BackoffMin,
-		backoffMax:     in.BackoffMax,
-		renewInterval:  in.RenewInterval,
-		safetyMargin:   in.SafetyMargin,
-		callTimeout:    in.CallTimeout,
-		releaseTimeout: in.ReleaseTimeout,
-		clock:          fence.ClockOrSystem(in.Clock),
-		obs:            in.Observer,
+	if in.AcquireTimeout < 0 {
+		return fence.SessionOptions{}, 0, invalid("AcquireTimeout", "%v is negative", in.AcquireTimeout)
 	}
-	if s.ttl == 0 {
-		s.ttl = DefaultTTL
-	}
-	if s.ttl < 0 {
-		return s, invalid("TTL", "%v is negative", s.ttl)
-	}
-	if s.acquireTimeout < 0 {
-		return s, invalid("AcquireTimeout", "%v is negative", s.acquireTimeout)
-	}
-	if s.backoffMax == 0 {
-		s.backoffMax = DefaultBackoffMax
-	}
-	if s.backoffMin == 0 {
-		s.backoffMin = min(DefaultBackoffMin, s.backoffMax)
-	}
-	if s.backoffMin <= 0 || s.backoffMax <= 0 {
-		return s, invalid("BackoffMin", "backoff steps must be positive (min %v, max %v)", s.backoffMin, s.backoffMax)
-	}
-	if s.backoffMin > s.backoffMax {
-		return s, invalid("BackoffMin", "%v exceeds BackoffMax %v", s.backoffMin, s.backoffMax)
-	}
-	if s.renewInterval == 0 {
-		s.renewInterval = s.ttl / 3
-	}
-	if s.renewInterval <= 0 {
-		return s, invalid("RenewInterval", "%v is not positive", s.renewInterval)
-	}
-	if s.renewInterval > s.ttl/2 {
-		return s, invalid("RenewInterval", "%v exceeds TTL/2 (%v)", s.renewInterval, s.ttl/2)
-	}
-	if s.safetyMargin == 0 {
-		s.safetyMargin = s.ttl / 10
-	}
-	if s.safetyMargin < 0 || s.safetyMargin >= s.ttl {
-		return s, invalid("SafetyMargin", "%v is outside [0, TTL %v)", s.safetyMargin, s.ttl)
-	}
-	if s.renewInterval >= s.ttl-s.safetyMargin {
-		return s, invalid("SafetyMargin", "the safety deadline (TTL %v - margin %v) comes before the first renewal at %v", s.ttl, s.safetyMargin, s.renewInterval)
-	}
-	if s.callTimeout == 0 {
-		s.callTimeout = min(s.ttl/3, DefaultMaxCallTimeout)
-	}
-	if s.callTimeout <= 0 {
-		return s, invalid("CallTimeout", "%v is not positive", s.callTimeout)
-	}
-	if s.releaseTimeout == 0 {
-		s.releaseTimeout = DefaultReleaseTimeout
-	}
-	if s.releaseTimeout <= 0 {
-		return s, invalid("ReleaseTimeout", "%v is not positive", s.releaseTimeout)
-	}
-	return s, nil
+	return fence.SessionOptions{
+		TTL: in.TTL, RenewInterval: in.RenewInterval, SafetyMargin: in.SafetyMargin,
+		BackoffMin: in.BackoffMin, BackoffMax: in.BackoffMax, PollInterval: in.PollInterval,
+		CallTimeout: in.CallTimeout, ReleaseTimeout: in.ReleaseTimeout,
+		Clock: in.Clock, Observer: in.Observer,
+	}, in.AcquireTimeout, nil
 }

@@ -44,7 +44,7 @@ func TestNewRejectsImpossibleOptions(t *testing.T) {
 				t.Errorf("error names field %q, want %q (%v)", inv.Field, tc.field, err)
 			}
 			// Run validates the same way, before touching the locker.
-			if err := guard.Run(t.Context(), locker, "k", func(context.Context, fence.Lease) error { return nil }, &tc.opts); !errors.Is(err, fence.ErrInvalid) {
+			if err := guard.Run(t.Context(), locker, "k", func(context.Context, *fence.Handle) error { return nil }, &tc.opts); !errors.Is(err, fence.ErrInvalid) {
 				t.Errorf("Run: %v, want ErrInvalid", err)
 			}
 		})
@@ -67,7 +67,7 @@ func TestNewAcceptsDefaults(t *testing.T) {
 // A TTL the locker refuses is reported at the first Do, by the locker.
 func TestTTLOutOfLockerRange(t *testing.T) {
 	t.Parallel()
-	err := guard.Run(t.Context(), memory.New(nil), "k", func(context.Context, fence.Lease) error { return nil },
+	err := guard.Run(t.Context(), memory.New(nil), "k", func(context.Context, *fence.Handle) error { return nil },
 		&guard.Options{TTL: 48 * time.Hour})
 	if !errors.Is(err, fence.ErrInvalid) {
 		t.Fatalf("Run with a TTL above the memory locker's maximum: %v, want ErrInvalid", err)

@@ -38,7 +38,8 @@ func TestReleases(t *testing.T) {
 			var recovered any
 			err := func() (err error) {
 				defer func() { recovered = recover() }()
-				return g.Do(ctx, "job", func(ctx context.Context, l fence.Lease) error {
+				return g.Do(ctx, "job", func(ctx context.Context, h *fence.Handle) error {
+					l := h.Lease()
 					lease = l
 					return tc.fn(ctx, cancel)
 				})
@@ -95,7 +96,7 @@ func TestReleaseRevealsLoss(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	g := e.guard(t, guard.Options{})
-	err := g.Do(t.Context(), "job", func(ctx context.Context, _ fence.Lease) error {
+	err := g.Do(t.Context(), "job", func(ctx context.Context, _ *fence.Handle) error {
 		return e.mem.Break(ctx, "job")
 	})
 	if !errors.Is(err, fence.ErrLeaseLost) || !errors.Is(err, fence.ErrNotHeld) {
@@ -116,7 +117,7 @@ func TestDoWithDoneContext(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := e.guard(t, guard.Options{AcquireTimeout: 1}).Do(ctx, "job", func(context.Context, fence.Lease) error {
+	err := e.guard(t, guard.Options{AcquireTimeout: 1}).Do(ctx, "job", func(context.Context, *fence.Handle) error {
 		t.Error("fn ran with a done context")
 		return nil
 	})

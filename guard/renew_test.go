@@ -148,7 +148,7 @@ func TestHungRenewalCancelsAtDeadline(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- j.end(t, func() error { return nil }) }()
 	// Do must wait for the renewal in flight before it releases.
-	waitForFrame(t, "guard.(*keeper).halt")
+	waitForFrame(t, "fence.(*Session).letGo")
 	if slices.ContainsFunc(e.locker.calls(), func(s string) bool { return strings.HasPrefix(s, "release") }) {
 		t.Fatal("released while a renewal was in flight")
 	}
@@ -256,7 +256,7 @@ func TestReturnDuringHungRenewal(t *testing.T) {
 	<-entered
 	done := make(chan error, 1)
 	go func() { done <- j.end(t, func() error { return nil }) }()
-	waitForFrame(t, "guard.(*keeper).halt")
+	waitForFrame(t, "fence.(*Session).letGo")
 	close(unblock)
 	if err := <-done; err != nil {
 		t.Fatalf("Do: %v, want nil", err)
@@ -273,9 +273,9 @@ func TestErrorMessages(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&guard.DeadlineError{Err: errTransient}, "guard: lease safety deadline passed after renewal failed: " + errTransient.Error()},
-		{&guard.DeadlineError{InFlight: true}, "guard: lease safety deadline passed while a renewal was in flight"},
-		{&guard.DeadlineError{}, "guard: lease safety deadline passed before a renewal was sent"},
+		{&guard.DeadlineError{Err: errTransient}, "fence: lease safety deadline passed after renewal failed: " + errTransient.Error()},
+		{&guard.DeadlineError{InFlight: true}, "fence: lease safety deadline passed while a renewal was in flight"},
+		{&guard.DeadlineError{}, "fence: lease safety deadline passed before a renewal was sent"},
 		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Held: true, Owner: "you", Token: 8}, RenewErr: context.DeadlineExceeded},
 			`guard: after an ambiguous renewal (context deadline exceeded) the lock "job" is held by another owner with token 8, not ours (token 7)`},
 		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Token: 7}, RenewErr: errTransient},

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/notify"
 )
 
 // Limits of the memory locker.
@@ -44,6 +45,7 @@ type store struct {
 	clock fence.Clock
 	mu    sync.Mutex
 	keys  map[string]*record
+	hub   notify.Hub // waiters of Session.Lock, woken on release and break
 }
 
 type record struct {
@@ -53,7 +55,10 @@ type record struct {
 	validUntil time.Time
 }
 
-var _ fence.LockerDriver = (*store)(nil)
+var (
+	_ fence.LockerDriver    = (*store)(nil)
+	_ fence.ReleaseNotifier = (*store)(nil)
+)
 
 // New returns an empty Locker. opts may be nil.
 func New(opts *Options) *Locker {
@@ -137,6 +142,7 @@ func (s *store) Release(_ context.Context, lease fence.Lease) error {
 		return err
 	}
 	r.held = false
+	s.hub.Signal(lease.Key)
 	return nil
 }
 
@@ -145,10 +151,18 @@ func (s *store) Release(_ context.Context, lease fence.Lease) error {
 func (s *store) Break(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.keys[key]; r != nil {
+	if r := s.keys[key]; r != nil && r.held {
 		r.held = false
+		s.hub.Signal(key)
 	}
 	return nil
+}
+
+// NotifyRelease implements fence.ReleaseNotifier: a blocked Session.Lock
+// wakes as soon as the key is released or broken.
+func (s *store) NotifyRelease(_ context.Context, key string) (<-chan struct{}, func(), error) {
+	c, stop := s.hub.Subscribe(key)
+	return c, stop, nil
 }
 
 // Inspect implements fence.LockerDriver.

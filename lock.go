@@ -1,0 +1,265 @@
+package fence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fencekit/fence/internal/backoff"
+)
+
+// LockOptions are the optional settings of Session.Lock.
+type LockOptions struct {
+	// Timeout bounds the wait on the session's Clock: Lock gives up
+	// after it with the last attempt's error (matching ErrHeld when the
+	// key was still busy). Zero: only ctx bounds the wait. Negative
+	// values are invalid.
+	Timeout time.Duration
+}
+
+// TryLock tries once to take key and never waits: when another owner
+// holds it, it returns an error matching ErrHeld (a *HeldError with the
+// holder's expiry where the store knows it). On success the returned
+// handle is renewed by the session's keepalive until Release.
+//
+// An attempt whose outcome is unknown (a timeout or store error after the
+// request may have been sent) is reconciled by reading the record: every
+// attempt of a call uses one fresh owner id, so a lease won by an attempt
+// whose answer was lost is recognised and used, or released when too
+// little of it is left. Invalid input (ErrInvalid) and corrupted records
+// (ErrCorrupt) are returned at once.
+func (s *Session) TryLock(ctx context.Context, key string) (*Handle, error) {
+	return s.acquire(ctx, key, false, 0)
+}
+
+// Lock takes key, waiting while another owner holds it, until ctx is
+// done or opts.Timeout has passed. opts may be nil.
+//
+// A blocked Lock does not poll on a backoff. It sleeps until one of:
+// a handle of this process on the same Locker releases the key; the
+// store notifies a release or a break (PostgreSQL: LISTEN/NOTIFY); the
+// holder's lease expires, where the store says when; or
+// SessionOptions.PollInterval passes (a crashed holder on a store that
+// does not say when its lease ends). The callers of Lock in one process
+// queue per Locker and key, and only the first in line asks the store, so
+// they get the key in arrival order; across processes, a woken waiter
+// asks at once, which keeps the order rough but starves no one. Store
+// errors are retried with jittered backoff (SessionOptions.BackoffMin to
+// BackoffMax); invalid input and corrupted records end the wait at once.
+func (s *Session) Lock(ctx context.Context, key string, opts *LockOptions) (*Handle, error) {
+	var timeout time.Duration
+	if opts != nil {
+		timeout = opts.Timeout
+	}
+	if timeout < 0 {
+		return nil, sessionInvalid("Timeout", "%v is negative", timeout)
+	}
+	return s.acquire(ctx, key, true, timeout)
+}
+
+// acquire gets a lease on key: once, or waiting (bounded by timeout when
+// it is positive).
+func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout time.Duration) (*Handle, error) {
+	select {
+	case <-s.done:
+		return nil, fmt.Errorf("fence: lock %q: %w", key, ErrSessionClosed)
+	default:
+	}
+	clock := s.s.clock
+	owner := NewOwnerID() // fresh per call: recognisable after an ambiguous attempt
+	start := clock.Now()
+	var giveUp time.Time
+	if timeout > 0 {
+		giveUp = start.Add(timeout)
+	}
+	var w *waiter
+	var wake <-chan struct{}
+	if wait {
+		if s.lineOK {
+			w = joinLine(s.locker, key)
+			defer w.leave()
+			if err := w.await(ctx, clock, giveUp); err != nil {
+				return nil, s.acquireStopped(ctx, key, err, nil)
+			}
+		}
+		if s.notify != nil {
+			if c, stop, err := s.notify(ctx, key); err == nil {
+				wake = c
+				defer stop()
+			}
+		}
+	}
+	// A lease that a re-read finds ours was won by an attempt whose answer
+	// was lost; it cannot have started before the first such attempt
+	// (since), nor before the last answer that showed no lease of ours
+	// (floor: a busy attempt, or a re-read): a request that lands later
+	// starts its lease later.
+	var since, floor time.Time
+	var lastErr error
+	failures := 0
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, s.acquireStopped(ctx, key, nil, lastErr)
+		}
+		sent := clock.Now()
+		callCtx, cancel := context.WithTimeout(ctx, s.s.callTimeout)
+		lease, err := s.locker.Acquire(callCtx, key, s.s.ttl, &AcquireOptions{Owner: owner})
+		cancel()
+		var until time.Time // the holder's expiry, when the store says
+		held, isHeld := errors.AsType[*HeldError](err)
+		switch {
+		case err == nil:
+			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Acquired})
+			return s.got(lease, sent, start, attempt), nil
+		case errors.Is(err, ErrInvalid) || errors.Is(err, ErrCorrupt):
+			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Failed, Err: err})
+			return nil, err
+		case isHeld && held.Owner != owner:
+			floor = sent
+			until = held.ValidUntil
+			failures = 0
+			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Busy, Err: err})
+		case errors.Is(err, ErrHeld) && !isHeld:
+			// Busy, and the backend does not say who holds it (perhaps
+			// us, on a store that names no holder): no floor.
+			failures = 0
+			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Busy, Err: err})
+		default:
+			// A timeout or store error after the request may have been
+			// sent, or our own owner id holding the key: an earlier
+			// attempt may have won. Re-read the record.
+			failures++
+			if since.IsZero() {
+				since = sent
+			}
+			lease, found, readSent := s.reconcileAcquire(ctx, key, owner, later(since, floor))
+			switch {
+			case found == foundOurs && clock.Now().Before(lease.ValidUntil.Add(-s.s.safetyMargin)):
+				s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Acquired})
+				h := s.got(lease, lease.ValidUntil.Add(-s.s.ttl), start, attempt)
+				if ctx.Err() != nil {
+					_ = h.Release(ctx)
+					return nil, s.acquireStopped(ctx, key, nil, err)
+				}
+				return h, nil
+			case found == foundOurs:
+				// Won so long ago that work could not run safely: let it
+				// go, and keep the bounds (the release may be refused,
+				// and then the same lease is found again until it
+				// expires).
+				relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.s.releaseTimeout)
+				_ = s.locker.Release(relCtx, lease)
+				cancel()
+				err = fmt.Errorf("%w (a lease won by an attempt whose answer was lost had too little time left)", err)
+			case found == foundOthers:
+				floor = readSent
+			}
+			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Failed, Err: err})
+			err = fmt.Errorf("fence: lock %q: %w", key, err)
+		}
+		lastErr = err
+		if !wait {
+			return nil, err
+		}
+		now := clock.Now()
+		var sleep time.Duration
+		if failures > 0 {
+			sleep = backoff.Policy{First: s.s.backoffMin, Max: s.s.backoffMax}.Delay(failures)
+		} else {
+			sleep = backoff.Jitter(s.s.poll)
+			if !until.IsZero() && until.Sub(now) < sleep {
+				// The holder's lease ends before the next poll: try just
+				// after it does.
+				sleep = max(until.Sub(now), 0) + time.Millisecond
+			}
+		}
+		if !giveUp.IsZero() {
+			remaining := giveUp.Sub(now)
+			if remaining <= 0 {
+				return nil, fmt.Errorf("fence: gave up on %q after %v and %d attempts: %w", key, timeout, attempt, err)
+			}
+			sleep = min(sleep, remaining)
+		}
+		var kick <-chan struct{}
+		if w != nil {
+			kick = w.kick
+		}
+		t := clock.NewTimer(sleep)
+		select {
+		case <-t.C():
+		case <-wake:
+			t.Stop()
+		case <-kick:
+			t.Stop()
+		case <-ctx.Done():
+			t.Stop()
+			return nil, s.acquireStopped(ctx, key, nil, lastErr)
+		}
+	}
+}
+
+// got makes the handle of a lease obtained after attempts attempts by a
+// call sent at sent, and starts renewing it.
+func (s *Session) got(lease Lease, sent, start time.Time, attempts int) *Handle {
+	now := s.s.clock.Now()
+	h := &Handle{s: s, key: lease.Key, owner: lease.Owner, token: lease.Token, acquiredAt: now, lease: lease, done: make(chan struct{})}
+	s.s.obs.acquired(AcquiredEvent{Lease: lease, Attempts: attempts, Latency: now.Sub(start)})
+	s.track(h, sent, now)
+	return h
+}
+
+// finding is what a re-read after an ambiguous acquire showed.
+type finding int
+
+const (
+	foundNothing finding = iota // the read failed
+	foundOurs                   // owner holds the key
+	foundOthers                 // the key is free or held by another owner
+)
+
+// reconcileAcquire reads key after an ambiguous attempt and returns the
+// lease when the record shows owner holding it, and the send time of the
+// read. since is the send time of the earliest attempt that may have won
+// it: the lease cannot have started before, so it is valid until since +
+// TTL, or until the expiry the record shows if that is earlier. The read
+// runs even when ctx is done, so that a lease won by a cancelled call can
+// be released.
+func (s *Session) reconcileAcquire(ctx context.Context, key, owner string, since time.Time) (Lease, finding, time.Time) {
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.s.callTimeout)
+	defer cancel()
+	sent := s.s.clock.Now()
+	info, err := s.locker.Inspect(readCtx, key)
+	switch {
+	case err != nil:
+		return Lease{}, foundNothing, sent
+	case !info.Held || info.Owner != owner || !info.Token.Valid():
+		return Lease{}, foundOthers, sent
+	}
+	until := since.Add(s.s.ttl)
+	if !info.ValidUntil.IsZero() && info.ValidUntil.Before(until) {
+		until = info.ValidUntil
+	}
+	return Lease{Key: key, Owner: owner, Token: info.Token, TTL: s.s.ttl, ValidUntil: until}, foundOurs, sent
+}
+
+// acquireStopped is the error of an acquisition ended by ctx (or, with
+// cause set, by the wait in line).
+func (s *Session) acquireStopped(ctx context.Context, key string, cause, last error) error {
+	if cause == nil {
+		cause = context.Cause(ctx)
+	}
+	err := fmt.Errorf("fence: lock %q: %w", key, cause)
+	if last != nil {
+		err = fmt.Errorf("%w (last attempt: %v)", err, last)
+	}
+	return err
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
