@@ -37,10 +37,55 @@
 // backend implements, and lockers/lockertest and resources/resourcetest for
 // the suites that certify it.
 //
+// # Handles and sessions
+//
+// Most programs take locks through a Session rather than a Locker:
+//
+//	sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: 30 * time.Second})
+//	...
+//	h, err := sess.Lock(ctx, "nightly-report", nil) // or TryLock: try once
+//	if err != nil {
+//		return err
+//	}
+//	defer h.Release(ctx)
+//	ctx, cancel := h.Context(ctx) // cancelled with ErrLeaseLost if the lease is lost
+//	defer cancel()
+//	return reports.Put(ctx, "daily.csv", h.Token(), data) // the resource checks the token
+//
+// A session owns one keepalive for every lease it holds: one goroutine,
+// running only while it holds something, renews the leases together, in
+// one call where the store allows it (PostgreSQL renews them all in one
+// statement), and updates each Handle in place, so that no copy of a
+// lease goes stale. A handle's Done channel closes when its lease is lost
+// or released, and Err says which. A blocked Lock wakes when the key is
+// released by a handle of this process, when the store notifies a release
+// or a break (PostgreSQL's LISTEN/NOTIFY), or when the holder's lease ends
+// where the store says when; it polls at a bounded interval only for what
+// nothing else tells it (a crashed holder on a clock-free store). Callers
+// of Lock in one process queue in arrival order. Bind ties a Resource to a
+// handle, so that writes carry its token under its key.
+//
+// # What fence deliberately does not offer
+//
+//   - Reentrant locks. A second TryLock of a key by the same session, or
+//     even the same goroutine, is refused with ErrHeld: each lease has its
+//     own owner id and its own token. A reentrant lock would hand one
+//     token to two pieces of work that the caller believes separate, and
+//     the resource could not tell their writes apart. Pass the Handle down
+//     instead of locking again.
+//   - Read-write locks and N-holder semaphores. A fencing token orders one
+//     holder after another; with several holders at once, a resource
+//     cannot decide which of two concurrent tokens is stale, so the
+//     guarantee fence exists for would not hold. Use one key per unit of
+//     work (a semaphore of N is N keys, each fenced on its own), or
+//     protect readers with the resource's own consistency instead of a
+//     lock.
+//
 // # Packages
 //
-//   - guard runs a function under a lease: acquire, renew in the background,
-//     cancel the function's context when the lease is lost, release.
+//   - guard runs a function under a handle of a Session: acquire, keep
+//     alive, cancel the function's context when the lease is lost,
+//     release; election and schedule build on it.
 //   - lockers/... are the lock backends; lockers/lockertest is the
 //     conformance suite each passes.
 //   - resources/... store the highest token seen and reject stale writes;

@@ -31,6 +31,7 @@ type Handle struct {
 	lease    Lease // latest renewal
 	err      error // nil while held; *LeaseLostError or ErrReleased after
 	done     chan struct{}
+	closed   bool // done is closed
 	watchers []context.CancelCauseFunc
 }
 
@@ -126,25 +127,34 @@ func (h *Handle) lose(reason error) {
 		return
 	}
 	lost := &LeaseLostError{Key: h.key, Token: h.token, Err: reason}
-	h.s.s.obs.leaseLost(LeaseLostEvent{Lease: h.lease, Cause: lost})
-	h.endLocked(lost)
+	h.err = lost
+	lease := h.lease
+	h.mu.Unlock()
+	h.s.s.obs.leaseLost(LeaseLostEvent{Lease: lease, Cause: lost})
+	h.closeDone()
 }
 
-// end closes Done with err as the reason, unless it is closed already.
+// end closes Done with err as the reason, unless the handle has one.
 func (h *Handle) end(err error) {
 	h.mu.Lock()
-	if h.err != nil {
+	if h.err == nil {
+		h.err = err
+	}
+	h.mu.Unlock()
+	h.closeDone()
+}
+
+// closeDone closes Done once and cancels the contexts of Context with
+// the handle's Err.
+func (h *Handle) closeDone() {
+	h.mu.Lock()
+	if h.closed {
 		h.mu.Unlock()
 		return
 	}
-	h.endLocked(err)
-}
-
-// endLocked closes Done with err, unlocks h.mu and cancels the contexts.
-func (h *Handle) endLocked(err error) {
-	h.err = err
+	h.closed = true
 	close(h.done)
-	watchers := h.watchers
+	watchers, err := h.watchers, h.err
 	h.watchers = nil
 	h.mu.Unlock()
 	for _, cancel := range watchers {
@@ -181,7 +191,6 @@ func (s *Session) release(ctx context.Context, h *Handle) error {
 		h.lose(err)
 	}
 	h.end(ErrReleased)
-	s.forget(h)
 	if s.lineOK {
 		kickLine(s.locker, h.key)
 	}

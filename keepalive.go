@@ -14,15 +14,7 @@ import (
 	"github.com/fencekit/fence/internal/backoff"
 )
 
-// sessionOp is a request to the keepalive: add a handle, or let one go.
-type sessionOp struct {
-	add   *Handle
-	state hstate // of add
-	let   *Handle
-	reply chan struct{} // of let: closed once no call for it is in flight
-}
-
-// hstate is the keepalive's view of one handle.
+// hstate is the keepalive's view of one handle, guarded by Session.mu.
 type hstate struct {
 	deadline  time.Time // send time of the last successful acquire/renew + TTL - margin
 	nextRenew time.Time
@@ -45,60 +37,62 @@ type round struct {
 	read    []bool
 }
 
-// send passes op to the keepalive, starting it if it is not running.
-func (s *Session) send(op sessionOp) {
-	s.mu.Lock()
-	s.pending++
-	if !s.running {
-		s.running = true
-		go s.keepalive()
-	}
-	s.mu.Unlock()
-	s.ops <- op
-}
-
-// track adds h to the keepalive: its first renewal is due RenewInterval
-// after at, its deadline is sent + TTL - margin.
+// track adds h to the keepalive, starting it if it is not running: its
+// first renewal is due RenewInterval after at, its deadline is sent + TTL
+// - margin.
 func (s *Session) track(h *Handle, sent, at time.Time) {
+	st := &hstate{deadline: sent.Add(s.s.ttl - s.s.safetyMargin), nextRenew: at.Add(s.s.renewInterval)}
 	s.mu.Lock()
-	if s.live == nil {
-		s.live = make(map[*Handle]struct{})
+	if s.hs == nil {
+		s.hs = make(map[*Handle]*hstate)
 	}
-	s.live[h] = struct{}{}
+	s.hs[h] = st
+	start := !s.running
+	s.running = true
+	// The keepalive needs to hear of h only if h is due before what its
+	// timers wait for.
+	poke := !start && (st.nextRenew.Before(s.armedRenew) || st.deadline.Before(s.armedDeadline) || s.armedRenew.IsZero())
 	s.mu.Unlock()
-	s.send(sessionOp{add: h, state: hstate{deadline: sent.Add(s.s.ttl - s.s.safetyMargin), nextRenew: at.Add(s.s.renewInterval)}})
+	if start {
+		go s.keepalive()
+	} else if poke {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // letGo stops renewing h and waits until no call for it is in flight.
 func (s *Session) letGo(h *Handle) {
-	reply := make(chan struct{})
-	s.send(sessionOp{let: h, reply: reply})
-	<-reply
-}
-
-// forget drops h from the session's handles.
-func (s *Session) forget(h *Handle) {
 	s.mu.Lock()
-	delete(s.live, h)
-	s.mu.Unlock()
+	st := s.hs[h]
+	switch {
+	case st == nil:
+		s.mu.Unlock()
+	case st.busy:
+		st.gone = true
+		w := make(chan struct{})
+		st.waiting = w
+		s.mu.Unlock()
+		<-w
+	default:
+		delete(s.hs, h)
+		s.mu.Unlock()
+	}
 }
 
 // handles returns the handles the session holds.
 func (s *Session) handles() []*Handle {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]*Handle, 0, len(s.live))
-	for h := range s.live {
-		out = append(out, h)
+	out := make([]*Handle, 0, len(s.hs))
+	for h, st := range s.hs {
+		if !st.gone {
+			out = append(out, h)
+		}
 	}
 	return out
-}
-
-// Len returns the number of handles the session holds (not yet released).
-func (s *Session) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.live)
 }
 
 // timerAt is a Clock timer that is re-armed only when its time changes.
@@ -134,47 +128,53 @@ func (t *timerAt) c() <-chan time.Time {
 	return t.t.C()
 }
 
+// loss is a handle to declare lost, outside Session.mu.
+type loss struct {
+	h      *Handle
+	reason error
+}
+
 func (s *Session) keepalive() {
 	clock := s.s.clock
-	hs := make(map[*Handle]*hstate)
 	renewT, deadT := &timerAt{clock: clock}, &timerAt{clock: clock}
 	defer renewT.stop()
 	defer deadT.stop()
 	results := make(chan *round, 1)
 	inflight := false
+	var losses []loss
+	var waiting []chan struct{}
 	for {
+		s.mu.Lock()
 		now := clock.Now()
 		// Deadlines first: when a renewal and a deadline fall due in
 		// one step of the clock, the deadline wins.
-		for h, st := range hs {
+		for h, st := range s.hs {
 			if !st.gone && !now.Before(st.deadline) {
 				st.gone = true
-				h.lose(&DeadlineError{Deadline: st.deadline, Err: st.lastErr, InFlight: st.busy})
+				losses = append(losses, loss{h, &DeadlineError{Deadline: st.deadline, Err: st.lastErr, InFlight: st.busy}})
 			}
 			if st.gone && !st.busy {
-				delete(hs, h)
+				delete(s.hs, h)
 				if st.waiting != nil {
-					close(st.waiting)
+					waiting = append(waiting, st.waiting)
 				}
 			}
 		}
+		var r *round
 		if !inflight {
-			if r := s.dueRound(hs, now); r != nil {
+			if r = s.dueRound(now); r != nil {
 				inflight = true
-				go s.renewRound(r, results)
 			}
 		}
-		if len(hs) == 0 && !inflight {
-			s.mu.Lock()
-			if s.pending == 0 {
-				s.running = false
-				s.mu.Unlock()
-				return
-			}
+		if len(s.hs) == 0 && !inflight {
+			s.running = false
+			s.armedRenew, s.armedDeadline = time.Time{}, time.Time{}
 			s.mu.Unlock()
+			s.settleOutside(losses, waiting)
+			return
 		}
 		var nextDeadline, nextRenew time.Time
-		for _, st := range hs {
+		for _, st := range s.hs {
 			if st.gone {
 				continue
 			}
@@ -185,33 +185,32 @@ func (s *Session) keepalive() {
 				nextRenew = st.nextRenew
 			}
 		}
+		s.armedRenew, s.armedDeadline = nextRenew, nextDeadline
+		if inflight {
+			// A handle added meanwhile waits for the round to settle.
+			s.armedRenew = now.Add(s.s.renewInterval)
+		}
+		s.mu.Unlock()
+		s.settleOutside(losses, waiting)
+		losses, waiting = losses[:0], waiting[:0]
+		if r != nil {
+			go s.renewRound(r, results)
+		}
 		deadT.set(nextDeadline)
 		renewT.set(nextRenew)
 		select {
-		case op := <-s.ops:
-			s.mu.Lock()
-			s.pending--
-			s.mu.Unlock()
-			switch {
-			case op.add != nil:
-				st := op.state
-				hs[op.add] = &st
-			case op.let != nil:
-				st, ok := hs[op.let]
-				switch {
-				case !ok:
-					close(op.reply)
-				case st.busy:
-					st.gone = true
-					st.waiting = op.reply
-				default:
-					delete(hs, op.let)
-					close(op.reply)
-				}
-			}
+		case <-s.wake:
 		case r := <-results:
 			inflight = false
-			s.settle(hs, r)
+			s.mu.Lock()
+			var events []RenewedEvent
+			losses, events = s.settle(r, losses)
+			s.mu.Unlock()
+			if s.s.obs != nil {
+				for _, e := range events {
+					s.s.obs.renewed(e)
+				}
+			}
 		case <-deadT.c():
 			deadT.t = nil
 		case <-renewT.c():
@@ -220,13 +219,25 @@ func (s *Session) keepalive() {
 	}
 }
 
+// settleOutside declares losses and wakes the releases waiting for a
+// round, without holding Session.mu (losses call the Observer and cancel
+// contexts).
+func (s *Session) settleOutside(losses []loss, waiting []chan struct{}) {
+	for _, l := range losses {
+		l.h.lose(l.reason)
+	}
+	for _, w := range waiting {
+		close(w)
+	}
+}
+
 // dueRound returns the round to start at now, or nil when no lease is
 // due. Once one lease is due, every lease due within half a renewal
 // interval joins it: renewing early is harmless, and it keeps the
 // session's leases in step, one round per interval.
-func (s *Session) dueRound(hs map[*Handle]*hstate, now time.Time) *round {
+func (s *Session) dueRound(now time.Time) *round {
 	due := false
-	for _, st := range hs {
+	for _, st := range s.hs {
 		if !st.gone && !now.Before(st.nextRenew) {
 			due = true
 			break
@@ -237,7 +248,7 @@ func (s *Session) dueRound(hs map[*Handle]*hstate, now time.Time) *round {
 	}
 	r := &round{}
 	soon := now.Add(s.s.renewInterval / 2)
-	for h, st := range hs {
+	for h, st := range s.hs {
 		if !st.gone && !soon.Before(st.nextRenew) {
 			st.busy = true
 			r.handles = append(r.handles, h)
@@ -267,12 +278,16 @@ func (s *Session) renewRound(r *round, results chan<- *round) {
 	results <- r
 }
 
-// settle applies the outcome of round r.
-func (s *Session) settle(hs map[*Handle]*hstate, r *round) {
+// settle applies the outcome of round r, with Session.mu held, and
+// returns losses with the handles to declare lost appended.
+func (s *Session) settle(r *round, losses []loss) ([]loss, []RenewedEvent) {
 	now := s.s.clock.Now()
-	obs := s.s.obs
+	var events []RenewedEvent
 	for i, h := range r.handles {
-		st := hs[h]
+		st := s.hs[h]
+		if st == nil {
+			continue
+		}
 		st.busy = false
 		if st.gone {
 			continue // lost meanwhile, or let go: the loop drops it
@@ -281,32 +296,32 @@ func (s *Session) settle(hs map[*Handle]*hstate, r *round) {
 		switch {
 		case err == nil && r.renewed[i].Token != lease.Token:
 			err = &CorruptError{Key: lease.Key, Reason: "renewal changed the token"}
-			obs.renewed(RenewedEvent{Lease: lease, Err: err})
+			events = append(events, RenewedEvent{Lease: lease, Err: err})
 			st.gone = true
-			h.lose(err)
+			losses = append(losses, loss{h, err})
 		case err == nil:
 			h.setLease(r.renewed[i])
-			obs.renewed(RenewedEvent{Lease: r.renewed[i]})
+			events = append(events, RenewedEvent{Lease: r.renewed[i]})
 			st.lastErr, st.failures = nil, 0
 			st.deadline = r.sent.Add(s.s.ttl - s.s.safetyMargin)
 			st.nextRenew = now.Add(s.s.renewInterval)
 		case definitive(err):
-			obs.renewed(RenewedEvent{Lease: lease, Err: err})
+			events = append(events, RenewedEvent{Lease: lease, Err: err})
 			st.gone = true
-			h.lose(err)
+			losses = append(losses, loss{h, err})
 		default:
 			// The outcome is unknown: the store may have applied the
 			// renewal. The round re-read the record instead of guessing.
-			obs.renewed(RenewedEvent{Lease: lease, Err: err})
+			events = append(events, RenewedEvent{Lease: lease, Err: err})
 			st.lastErr = err
 			switch {
 			case r.read[i] && r.ierrs[i] == nil && !ours(r.infos[i], lease):
 				st.gone = true
-				h.lose(&ReconcileError{Lease: lease, Found: r.infos[i], RenewErr: err})
+				losses = append(losses, loss{h, &ReconcileError{Lease: lease, Found: r.infos[i], RenewErr: err}})
 				continue
 			case r.read[i] && r.ierrs[i] != nil && definitive(r.ierrs[i]):
 				st.gone = true
-				h.lose(r.ierrs[i])
+				losses = append(losses, loss{h, r.ierrs[i]})
 				continue
 			}
 			// Still ours, or unknown: retry soon. Only a successful
@@ -315,4 +330,5 @@ func (s *Session) settle(hs map[*Handle]*hstate, r *round) {
 			st.nextRenew = now.Add(backoff.Policy{First: min(s.s.backoffMin, s.s.renewInterval), Max: min(s.s.backoffMax, s.s.renewInterval)}.Delay(st.failures))
 		}
 	}
+	return losses, events
 }

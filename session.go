@@ -206,14 +206,16 @@ type Session struct {
 	renew  func(ctx context.Context, leases []Lease) ([]Lease, []error)
 	notify func(ctx context.Context, key string) (<-chan struct{}, func(), error)
 
+	lineOK bool          // the locker can key the waiting lines
+	wake   chan struct{} // tells the keepalive of a handle due early
+	done   chan struct{} // closed by Close
+
 	mu      sync.Mutex
 	closed  bool
-	running bool           // the keepalive goroutine runs
-	pending int            // ops sent or about to be sent to the keepalive
-	ops     chan sessionOp // to the keepalive
-	done    chan struct{}  // closed by Close
-	live    map[*Handle]struct{}
-	lineOK  bool // the locker can key the waiting lines
+	running bool // the keepalive goroutine runs
+	hs      map[*Handle]*hstate
+	// what the keepalive's timers wait for
+	armedRenew, armedDeadline time.Time
 }
 
 // NewSession returns a Session over locker. opts may be nil. It returns
@@ -227,7 +229,7 @@ func NewSession(locker Locker, opts *SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess := &Session{locker: locker, s: s, ops: make(chan sessionOp), done: make(chan struct{})}
+	sess := &Session{locker: locker, s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	sess.lineOK = reflect.TypeOf(locker).Comparable()
 	sess.renew = renewEach(locker)
 	if m, ok := locker.(interface {
@@ -285,4 +287,18 @@ func (s *Session) Close(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Len returns the number of handles the session holds (not yet released
+// nor lost).
+func (s *Session) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, st := range s.hs {
+		if !st.gone {
+			n++
+		}
+	}
+	return n
 }

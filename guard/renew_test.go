@@ -277,9 +277,9 @@ func TestErrorMessages(t *testing.T) {
 		{&guard.DeadlineError{InFlight: true}, "fence: lease safety deadline passed while a renewal was in flight"},
 		{&guard.DeadlineError{}, "fence: lease safety deadline passed before a renewal was sent"},
 		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Held: true, Owner: "you", Token: 8}, RenewErr: context.DeadlineExceeded},
-			`guard: after an ambiguous renewal (context deadline exceeded) the lock "job" is held by another owner with token 8, not ours (token 7)`},
+			`fence: after an ambiguous renewal (context deadline exceeded) the lock "job" is held by another owner with token 8, not ours (token 7)`},
 		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Token: 7}, RenewErr: errTransient},
-			`guard: after an ambiguous renewal (` + errTransient.Error() + `) the lock "job" is free, not ours (token 7)`},
+			`fence: after an ambiguous renewal (` + errTransient.Error() + `) the lock "job" is free, not ours (token 7)`},
 	}
 	for _, tc := range tests {
 		if got := tc.err.Error(); got != tc.want {

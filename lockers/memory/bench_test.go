@@ -41,6 +41,44 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			}
 		}
 	})
+	b.Run("handle", func(b *testing.B) {
+		s, err := fence.NewSession(New(nil), &fence.SessionOptions{TTL: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			h, err := s.TryLock(ctx, "k")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := h.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("handle/held=1", func(b *testing.B) {
+		// A session that holds another lease all along: its keepalive
+		// runs already, as in a busy process.
+		s, err := fence.NewSession(New(nil), &fence.SessionOptions{TTL: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.TryLock(ctx, "other"); err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close(ctx)
+		b.ReportAllocs()
+		for b.Loop() {
+			h, err := s.TryLock(ctx, "k")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := h.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("portable/owner=new", func(b *testing.B) {
 		l := New(nil)
 		b.ReportAllocs()
