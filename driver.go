@@ -236,6 +236,11 @@ func (l *PortableLocker) Renew(ctx context.Context, lease Lease) (Lease, error) 
 // renewed leases and one error per lease, in order. A driver that is a
 // BatchRenewer is asked once for all of them; otherwise Renew is called
 // once per lease. A Session's keepalive calls it once per round.
+//
+// A Session calls RenewMany whenever its Locker has the method, so a type
+// that embeds a *PortableLocker and changes Renew (to inject faults, to
+// trace) must define RenewMany too, or the session's renewals bypass its
+// Renew.
 func (l *PortableLocker) RenewMany(ctx context.Context, leases []Lease) ([]Lease, []error) {
 	out, errs := make([]Lease, len(leases)), make([]error, len(leases))
 	batcher, batch := l.d.(BatchRenewer)
