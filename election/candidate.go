@@ -14,15 +14,14 @@ import (
 )
 
 // Func is the work of a leader. ctx is cancelled when the term ends (see
-// the package documentation for the causes); term is the term's lease as
-// it was acquired, whose Token every write to a protected resource must
-// carry. The token stays the same for the whole term; the guard renews the
-// lease in the background without changing this copy, so its ValidUntil
-// soon lies in the past: Candidate.Leader returns the lease as last
-// renewed. Either copy names the same lease (see fence.Lease). Func should
-// lead until ctx is done: when it returns earlier, the term ends and the
-// candidate holds off (Options.Holdoff) before campaigning again.
-type Func func(ctx context.Context, term fence.Lease) error
+// the package documentation for the causes); term is the term's lock:
+// term.Token() is the fencing token that every write to a protected
+// resource must carry, the same for the whole term. The guard renews the
+// lease in the background and keeps term current (term.Lease() is the
+// lease as last renewed), so it never goes stale. Func should lead until
+// ctx is done: when it returns earlier, the term ends and the candidate
+// holds off (Options.Holdoff) before campaigning again.
+type Func func(ctx context.Context, term *fence.Handle) error
 
 // Candidate campaigns for leadership of one key. Create it with New. Its
 // methods are safe for concurrent use; Campaign runs once at a time.
@@ -32,14 +31,13 @@ type Candidate struct {
 	s           settings
 	campaigning atomic.Bool
 
-	mu      sync.Mutex
-	term    *term       // the running term, until its lease is released
-	renewal fence.Lease // the latest renewal the guard reported
+	mu   sync.Mutex
+	term *term // the running term, until its lease is released
 }
 
 // term is one tenure of leadership.
 type term struct {
-	lease    fence.Lease // as last renewed; under Candidate.mu
+	h        *fence.Handle
 	cancel   context.CancelCauseFunc
 	leading  bool        // under Candidate.mu; false from the demotion on
 	stepDown atomic.Bool // resigned or returned: hold off before the next attempt
@@ -59,54 +57,11 @@ func New(locker fence.Locker, key string, opts *Options) (*Candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Candidate{key: key, s: s}
-	gopts := s.guard
-	gopts.Observer = c.watchRenewals(s.guard.Observer)
-	g, err := guard.New(locker, &gopts)
+	g, err := guard.New(locker, &s.guard)
 	if err != nil {
 		return nil, err
 	}
-	c.g = g
-	return c, nil
-}
-
-// watchRenewals returns obs (which may be nil) with a Renewed hook that
-// first keeps the running term's lease current, so that Leader hands out
-// the lease as last renewed.
-func (c *Candidate) watchRenewals(obs *guard.Observer) *guard.Observer {
-	var o guard.Observer
-	if obs != nil {
-		o = *obs
-	}
-	next := o.Renewed
-	o.Renewed = func(e guard.RenewedEvent) {
-		if e.Err == nil {
-			c.renewed(e.Lease)
-		}
-		if next != nil {
-			next(e)
-		}
-	}
-	return &o
-}
-
-// renewed records a successful renewal of lease.
-func (c *Candidate) renewed(lease fence.Lease) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.renewal = lease
-	if c.term != nil {
-		c.term.lease = later(c.term.lease, lease)
-	}
-}
-
-// later returns renewal if it is a later copy of lease (same key, owner
-// and token, later ValidUntil), and lease otherwise.
-func later(lease, renewal fence.Lease) fence.Lease {
-	if renewal.Key == lease.Key && renewal.Owner == lease.Owner && renewal.Token == lease.Token && renewal.ValidUntil.After(lease.ValidUntil) {
-		return renewal
-	}
-	return lease
+	return &Candidate{key: key, g: g, s: s}, nil
 }
 
 // Run is New followed by Campaign.
@@ -174,14 +129,13 @@ func (c *Candidate) attempt(ctx context.Context, fn Func) (t *term, err error) {
 			close(t.released)
 		}
 	}()
-	err = c.g.Do(ctx, c.key, func(gctx context.Context, lease fence.Lease) error {
+	err = c.g.Do(ctx, c.key, func(gctx context.Context, h *fence.Handle) error {
 		tctx, cancel := context.WithCancelCause(gctx)
-		t = &term{lease: lease, cancel: cancel, leading: true, demoted: make(chan struct{}), released: make(chan struct{})}
+		t = &term{h: h, cancel: cancel, leading: true, demoted: make(chan struct{}), released: make(chan struct{})}
 		c.mu.Lock()
 		c.term = t
-		t.lease = later(lease, c.renewal) // a renewal that came before fn started
 		c.mu.Unlock()
-		c.s.obs.elected(ElectedEvent{Lease: lease})
+		c.s.obs.elected(ElectedEvent{Term: h})
 		context.AfterFunc(tctx, func() { c.demote(t, context.Cause(tctx)) })
 		returned := false
 		defer func() {
@@ -190,7 +144,7 @@ func (c *Candidate) attempt(ctx context.Context, fn Func) (t *term, err error) {
 				<-t.demoted
 			}
 		}()
-		fnErr := fn(tctx, lease)
+		fnErr := fn(tctx, h)
 		returned = true
 		demotedFirst := tctx.Err() != nil
 		cause := context.Cause(tctx)
@@ -200,7 +154,7 @@ func (c *Candidate) attempt(ctx context.Context, fn Func) (t *term, err error) {
 			t.stepDown.Store(true)
 		}
 		if fnErr != nil && !(demotedFirst && contextError(fnErr, cause)) {
-			c.s.obs.failed(FailedEvent{Lease: c.termLease(t), Err: fnErr})
+			c.s.obs.failed(FailedEvent{Term: h, Err: fnErr})
 		}
 		return fnErr
 	})
@@ -217,9 +171,8 @@ func contextError(err, cause error) bool {
 func (c *Candidate) demote(t *term, cause error) {
 	c.mu.Lock()
 	t.leading = false
-	lease := t.lease
 	c.mu.Unlock()
-	c.s.obs.demoted(DemotedEvent{Lease: lease, Cause: cause})
+	c.s.obs.demoted(DemotedEvent{Term: t.h, Cause: cause})
 	close(t.demoted)
 }
 
@@ -256,24 +209,18 @@ func (c *Candidate) IsLeader() bool {
 	return ok
 }
 
-// Leader returns the lease of the current term, as last renewed, and true
-// while the candidate leads; the zero Lease and false otherwise. Its
-// ValidUntil is that of the latest successful renewal; its Token, the
-// same all term long, is what fences the leader's writes.
-func (c *Candidate) Leader() (fence.Lease, bool) {
+// Leader returns the lock of the current term and true while the
+// candidate leads; nil and false otherwise. The handle is kept current by
+// the guard: its Lease is the lease as last renewed, and its Token, the
+// same all term long, is what fences the leader's writes. Like IsLeader,
+// it is not a safety guarantee.
+func (c *Candidate) Leader() (*fence.Handle, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.term == nil || !c.term.leading {
-		return fence.Lease{}, false
+		return nil, false
 	}
-	return c.term.lease, true
-}
-
-// termLease returns t's lease as last renewed.
-func (c *Candidate) termLease(t *term) fence.Lease {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return t.lease
+	return c.term.h, true
 }
 
 // sleep waits d on the clock; it reports false when ctx ended first.

@@ -121,8 +121,9 @@ func TestResignHandsOverWithoutExpiry(t *testing.T) {
 	r.checkSafe()
 }
 
-// Leader hands out the term's lease as last renewed, not the copy the
-// term started with, whose ValidUntil passes after one TTL; the demotion
+// Leader hands out the term's handle, the one the leader's function got,
+// kept current: its lease is the last renewal, not the lease the term
+// started with, whose ValidUntil passes after one TTL; the demotion
 // reports it too.
 func TestLeaderIsLastRenewal(t *testing.T) {
 	t.Parallel()
@@ -135,9 +136,12 @@ func TestLeaderIsLastRenewal(t *testing.T) {
 		t.Fatalf("%d renewals in two TTLs, want 6", len(renewals))
 	}
 	last := renewals[len(renewals)-1]
-	lease, ok := leader.Leader()
-	if !ok || lease != last || !lease.ValidUntil.After(r.clock.Now()) {
-		t.Fatalf("Leader: %+v, %v; want the last renewal %+v, valid after %v", lease, ok, last, r.clock.Now())
+	h, ok := leader.Leader()
+	if !ok || h != first.h {
+		t.Fatalf("Leader: %p, %v; want the term's handle %p", h, ok, first.h)
+	}
+	if lease := h.Lease(); lease != last || !h.ValidUntil().After(r.clock.Now()) {
+		t.Fatalf("Leader's lease: %+v; want the last renewal %+v, valid after %v", lease, last, r.clock.Now())
 	}
 	if !first.lease.ValidUntil.Before(r.clock.Now()) {
 		t.Fatalf("the lease as elected is valid until %v, not past %v", first.lease.ValidUntil, r.clock.Now())
@@ -230,7 +234,7 @@ func TestLeaderReturning(t *testing.T) {
 	boom := errors.New("boom")
 	first := true
 	fn := func(r *race) election.Func {
-		return func(ctx context.Context, term fence.Lease) error {
+		return func(ctx context.Context, term *fence.Handle) error {
 			if first { // only the first term returns; terms never overlap on one candidate
 				first = false
 				return boom
@@ -266,7 +270,7 @@ func TestPanicReleases(t *testing.T) {
 				t.Errorf("recovered %v, want the leader's panic", p)
 			}
 		}()
-		_ = c.Campaign(t.Context(), func(context.Context, fence.Lease) error { panic("boom") })
+		_ = c.Campaign(t.Context(), func(context.Context, *fence.Handle) error { panic("boom") })
 	}()
 	if info, err := store.Inspect(t.Context(), "k"); err != nil || info.Held {
 		t.Fatalf("after a panic the key is %+v, %v; want it released", info, err)
@@ -316,7 +320,7 @@ func TestCampaignOnceAtATime(t *testing.T) {
 	elected := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Campaign(ctx, func(ctx context.Context, term fence.Lease) error {
+		done <- c.Campaign(ctx, func(ctx context.Context, term *fence.Handle) error {
 			close(elected)
 			return lead(ctx, term)
 		})

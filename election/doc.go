@@ -10,10 +10,14 @@
 // context ends; the lease is then released at once, so another candidate
 // takes over without waiting for it to expire.
 //
-//	err := election.Run(ctx, locker, "scheduler-leader", func(ctx context.Context, term fence.Lease) error {
-//		// Lead until ctx is done. Every write carries term.Token.
-//		return dispatch(ctx, term.Token)
+//	err := election.Run(ctx, locker, "scheduler-leader", func(ctx context.Context, term *fence.Handle) error {
+//		// Lead until ctx is done. Every write carries term.Token().
+//		return dispatch(ctx, term.Token())
 //	}, &election.Options{TTL: 10 * time.Second})
+//
+// A term is a *fence.Handle: the leader's function gets it, Leader and the
+// Elected and Demoted events hand out the same one, and the guard keeps it
+// current while it renews the lease.
 //
 // # Leadership is not a safety guarantee
 //
@@ -37,7 +41,7 @@
 //   - a *fence.LeaseLostError (errors.Is fence.ErrLeaseLost): the lease was
 //     lost; its reason is the guard's (a renewal refused, a re-read showing
 //     the key taken, or the local safety deadline passing while the store
-//     could not be reached, a *guard.DeadlineError);
+//     could not be reached, a *fence.DeadlineError);
 //   - ErrResigned: Resign was called;
 //   - the cause of the campaign's context, when it ended.
 //

@@ -16,8 +16,8 @@ import (
 func ExampleRun() {
 	ctx, cancel := context.WithCancel(context.Background())
 	locker := memory.New(nil)
-	err := election.Run(ctx, locker, "dispatcher", func(ctx context.Context, term fence.Lease) error {
-		fmt.Println("leading with token", term.Token)
+	err := election.Run(ctx, locker, "dispatcher", func(ctx context.Context, term *fence.Handle) error {
+		fmt.Println("leading with token", term.Token())
 		cancel() // shutting down: the term ends and the lease is released
 		<-ctx.Done()
 		return context.Cause(ctx)
@@ -42,7 +42,7 @@ func ExampleCandidate_Resign() {
 			Holdoff:       time.Hour, // after resigning, leave the key to the others
 			Observer: &election.Observer{
 				Elected: func(e election.ElectedEvent) {
-					fmt.Printf("%s elected with token %d\n", name, e.Lease.Token)
+					fmt.Printf("%s elected with token %d\n", name, e.Term.Token())
 				},
 				Demoted: func(e election.DemotedEvent) {
 					fmt.Printf("%s demoted: %v\n", name, e.Cause)
@@ -53,7 +53,7 @@ func ExampleCandidate_Resign() {
 			panic(err)
 		}
 		campaigns.Go(func() {
-			_ = c.Campaign(ctx, func(ctx context.Context, term fence.Lease) error {
+			_ = c.Campaign(ctx, func(ctx context.Context, term *fence.Handle) error {
 				elected <- name
 				<-ctx.Done()
 				return nil

@@ -11,7 +11,7 @@ import "github.com/fencekit/fence"
 // Options.Guard.Observer.
 type Observer struct {
 	// Elected is called when the candidate becomes leader, before its
-	// function starts, with the term's lease.
+	// function starts, with the term's lock.
 	Elected func(ElectedEvent)
 	// Demoted is called when the candidate stops being leader: as soon as
 	// the leader's context is cancelled, or when its function returns.
@@ -24,14 +24,17 @@ type Observer struct {
 
 // ElectedEvent reports the start of a term.
 type ElectedEvent struct {
-	// Lease is the term's lease; Lease.Token fences the leader's writes.
-	Lease fence.Lease
+	// Term is the term's lock, the same handle the leader's function
+	// gets; Term.Token() fences the leader's writes.
+	Term *fence.Handle
 }
 
 // DemotedEvent reports the end of a term.
 type DemotedEvent struct {
-	// Lease is the term's lease as last renewed.
-	Lease fence.Lease
+	// Term is the term's lock; Term.Lease() is the lease as last renewed.
+	// The lease may still be held when the event comes: it is released
+	// when the leader's function returns.
+	Term *fence.Handle
 	// Cause says why: a *fence.LeaseLostError, ErrResigned, ErrReturned,
 	// or the cause of the campaign's context.
 	Cause error
@@ -39,10 +42,10 @@ type DemotedEvent struct {
 
 // FailedEvent reports an error that did not stop the campaign.
 type FailedEvent struct {
-	// Lease is the lease, as last renewed, of the term whose function
-	// failed; the zero Lease when an attempt to take the key failed.
-	Lease fence.Lease
-	Err   error
+	// Term is the lock of the term whose function failed; nil when an
+	// attempt to take the key failed.
+	Term *fence.Handle
+	Err  error
 }
 
 func (o *Observer) elected(e ElectedEvent) {

@@ -47,8 +47,9 @@ type race struct {
 
 type term struct {
 	id    int
-	lease fence.Lease
-	at    time.Time // when Elected was reported, in real time
+	h     *fence.Handle
+	lease fence.Lease // h.Lease() when Elected was reported
+	at    time.Time   // when Elected was reported, in real time
 }
 
 // release is a guard's Released event.
@@ -60,7 +61,7 @@ type release struct {
 
 type demotion struct {
 	id    int
-	lease fence.Lease
+	lease fence.Lease // as last renewed when the event came
 	cause error
 }
 
@@ -75,13 +76,13 @@ type cand struct {
 }
 
 // lead is the leader function of the tests: lead until the term ends.
-func lead(ctx context.Context, _ fence.Lease) error {
+func lead(ctx context.Context, _ *fence.Handle) error {
 	<-ctx.Done()
 	return context.Cause(ctx)
 }
 
 // lead is lead, counted as parked while it waits, for settle.
-func (r *race) lead(ctx context.Context, _ fence.Lease) error {
+func (r *race) lead(ctx context.Context, _ *fence.Handle) error {
 	r.mu.Lock()
 	r.parked++
 	r.mu.Unlock()
@@ -175,29 +176,35 @@ func (r *race) note(format string, args ...any) {
 func (r *race) observer(id int) *election.Observer {
 	return &election.Observer{
 		Elected: func(e election.ElectedEvent) {
+			lease := e.Term.Lease()
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			r.note("%d elected, token %d", id, e.Lease.Token)
+			r.note("%d elected, token %d", id, lease.Token)
 			for other := range r.leading {
-				r.overlaps = append(r.overlaps, fmt.Sprintf("%d elected with token %d while %d led", id, e.Lease.Token, other))
+				r.overlaps = append(r.overlaps, fmt.Sprintf("%d elected with token %d while %d led", id, lease.Token, other))
 			}
-			if n := len(r.terms); n > 0 && e.Lease.Token <= r.terms[n-1].lease.Token {
-				r.regress = append(r.regress, fmt.Sprintf("%d elected with token %d after token %d", id, e.Lease.Token, r.terms[n-1].lease.Token))
+			if n := len(r.terms); n > 0 && lease.Token <= r.terms[n-1].lease.Token {
+				r.regress = append(r.regress, fmt.Sprintf("%d elected with token %d after token %d", id, lease.Token, r.terms[n-1].lease.Token))
 			}
-			r.leading[id] = e.Lease
-			r.terms = append(r.terms, term{id: id, lease: e.Lease, at: time.Now()})
+			r.leading[id] = lease
+			r.terms = append(r.terms, term{id: id, h: e.Term, lease: lease, at: time.Now()})
 		},
 		Demoted: func(e election.DemotedEvent) {
+			lease := e.Term.Lease()
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			r.note("%d demoted, token %d: %v", id, e.Lease.Token, e.Cause)
+			r.note("%d demoted, token %d: %v", id, lease.Token, e.Cause)
 			delete(r.leading, id)
-			r.demotes = append(r.demotes, demotion{id: id, lease: e.Lease, cause: e.Cause})
+			r.demotes = append(r.demotes, demotion{id: id, lease: lease, cause: e.Cause})
 		},
 		Failed: func(e election.FailedEvent) {
+			var tok fence.Token
+			if e.Term != nil {
+				tok = e.Term.Token()
+			}
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			r.note("%d failed (token %d): %v", id, e.Lease.Token, e.Err)
+			r.note("%d failed (token %d): %v", id, tok, e.Err)
 			r.failures[id] = append(r.failures[id], e.Err)
 		},
 	}

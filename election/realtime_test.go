@@ -75,7 +75,7 @@ func testPartitionedLeader(t *testing.T, lockers []fence.Locker, ttl time.Durati
 // Three candidates on each store, in real time with the store's lease.
 // The leader leads for more than two TTLs, renewing all along, so the
 // lease it was elected with has run out long before: Leader hands out the
-// lease as last renewed, still valid. Then it resigns: the key is released
+// term's handle, whose lease is the last renewal, still valid. Then it resigns: the key is released
 // at once (a release refused because of an expired copy would leave it
 // taken until the lease ran out, or for a whole TTL of watching on the
 // clock-free stores), and a follower leads within TTL/4 of Resign
@@ -105,10 +105,13 @@ func testResignHandsOver(t *testing.T, lockers []fence.Locker, ttl time.Duration
 		t.Fatalf("%d renewals in two TTLs, want at least 4\n%s", len(renewals), r.history())
 	}
 	last := renewals[len(renewals)-1]
-	lease, ok := leader.c.Leader()
-	switch {
-	case !ok:
+	h, ok := leader.c.Leader()
+	if !ok {
 		t.Fatalf("Leader reports no term\n%s", r.history())
+	}
+	switch lease := h.Lease(); {
+	case h != first.h:
+		t.Fatalf("Leader returned %p, not the term's handle %p", h, first.h)
 	case lease.Key != first.lease.Key || lease.Owner != first.lease.Owner || lease.Token != first.lease.Token:
 		t.Fatalf("Leader returned %+v, not a copy of the term's lease %+v", lease, first.lease)
 	case lease.ValidUntil.Before(last.ValidUntil) || !lease.ValidUntil.After(time.Now()):

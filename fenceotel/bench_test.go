@@ -54,8 +54,8 @@ func BenchmarkGuardedWrite(b *testing.B) {
 			value := []byte("v")
 			ctx := b.Context()
 			for b.Loop() {
-				if err := g.Do(ctx, "k", func(ctx context.Context, l fence.Lease) error {
-					return res.Put(ctx, "n", l.Token, value)
+				if err := g.Do(ctx, "k", func(ctx context.Context, h *fence.Handle) error {
+					return res.Put(ctx, "n", h.Token(), value)
 				}); err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 // Package fenceotel instruments fence with OpenTelemetry metrics and traces
-// and with log/slog records, from the outside: a guard.Observer for the
-// guard's events, and wrappers around any fence.Locker and fence.Resource.
+// and with log/slog records, from the outside: a fence.Observer for the
+// events of guards and sessions, and wrappers around any fence.Locker and
+// fence.Resource.
 //
 // It uses only the OpenTelemetry API. Nothing is recorded unless the
 // program passes a MeterProvider or TracerProvider in Options or sets the

@@ -36,9 +36,9 @@ func ExampleTelemetry_Observer() {
 		fmt.Println(err)
 		return
 	}
-	_ = g.Do(ctx, "nightly-report", func(ctx context.Context, lease fence.Lease) error {
+	_ = g.Do(ctx, "nightly-report", func(ctx context.Context, h *fence.Handle) error {
 		// A second replica finds the job running and skips its turn.
-		err := g.Do(ctx, "nightly-report", func(context.Context, fence.Lease) error { return nil })
+		err := g.Do(ctx, "nightly-report", func(context.Context, *fence.Handle) error { return nil })
 		fmt.Println("second replica busy:", errors.Is(err, fence.ErrHeld))
 		return nil
 	})

@@ -184,21 +184,21 @@ func str(k, v string) attribute.KeyValue { return attribute.String(k, v) }
 // return.
 type job struct {
 	ctx    context.Context
-	lease  fence.Lease
+	h      *fence.Handle
 	start  chan struct{}
-	finish chan func(ctx context.Context, lease fence.Lease) error
+	finish chan func(ctx context.Context, h *fence.Handle) error
 	done   chan error
 }
 
 // startJob runs g.Do(key) and waits until fn runs.
 func startJob(t *testing.T, g *guard.Guard, key string) *job {
 	t.Helper()
-	j := &job{start: make(chan struct{}), finish: make(chan func(context.Context, fence.Lease) error, 1), done: make(chan error, 1)}
+	j := &job{start: make(chan struct{}), finish: make(chan func(context.Context, *fence.Handle) error, 1), done: make(chan error, 1)}
 	go func() {
-		j.done <- g.Do(t.Context(), key, func(ctx context.Context, lease fence.Lease) error {
-			j.ctx, j.lease = ctx, lease
+		j.done <- g.Do(t.Context(), key, func(ctx context.Context, h *fence.Handle) error {
+			j.ctx, j.h = ctx, h
 			close(j.start)
-			return (<-j.finish)(ctx, lease)
+			return (<-j.finish)(ctx, h)
 		})
 	}()
 	select {
@@ -209,8 +209,8 @@ func startJob(t *testing.T, g *guard.Guard, key string) *job {
 	return j
 }
 
-// end makes fn return f(ctx, lease) and returns Do's error.
-func (j *job) end(f func(ctx context.Context, lease fence.Lease) error) error {
+// end makes fn return f(ctx, h) and returns Do's error.
+func (j *job) end(f func(ctx context.Context, h *fence.Handle) error) error {
 	j.finish <- f
 	return <-j.done
 }

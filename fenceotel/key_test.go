@@ -18,7 +18,7 @@ func TestKeyAttributeOptIn(t *testing.T) {
 		t.Run(map[bool]string{false: "off", true: "on"}[withKey], func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, fenceotel.Options{KeyAttribute: withKey})
-			if err := e.guard(t).Do(t.Context(), "acct-9", func(context.Context, fence.Lease) error { return nil }); err != nil {
+			if err := e.guard(t).Do(t.Context(), "acct-9", func(context.Context, *fence.Handle) error { return nil }); err != nil {
 				t.Fatal(err)
 			}
 			rm := e.collect(t)

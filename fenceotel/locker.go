@@ -3,6 +3,7 @@ package fenceotel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -27,9 +28,14 @@ var _ fence.Locker = (*tracedLocker)(nil)
 // redacted; a busy key is an outcome (busy), not a span error. Break is
 // logged at Info. A nil l gets an error matching fence.ErrInvalid.
 //
-// The guard's own metrics come from Observer; WrapLocker adds the per-call
-// view and the spans, which become children of the span in the caller's
-// context.
+// The wrapper keeps what a fence.Session uses of l beyond the Locker
+// methods: renewals in batches (RenewMany) and release notices
+// (NotifyRelease), so that sessions over it renew as many leases per call
+// and wake waiting Locks as they would over l.
+//
+// The metrics of guards and sessions come from Observer; WrapLocker adds
+// the per-call view and the spans, which become children of the span in
+// the caller's context.
 func (t *Telemetry) WrapLocker(l fence.Locker) (fence.Locker, error) {
 	if l == nil {
 		return nil, &fence.InvalidError{Field: "locker", Reason: "nil"}
@@ -79,6 +85,53 @@ func (w *tracedLocker) Renew(ctx context.Context, lease fence.Lease) (fence.Leas
 	renewed, err := w.next.Renew(ctx, lease)
 	c.end(ctx, heldOutcome(err, OutcomeRenewed), err, true)
 	return renewed, err
+}
+
+// RenewMany renews leases, as a fence.Session's keepalive asks once per
+// round: with one RenewMany call of the wrapped Locker where it has one
+// (a fence.PortableLocker, which batches them on stores that renew many
+// leases in one call), and one Renew call each otherwise. Each lease gets
+// its own span and duration sample, as with Renew; in a batch they all
+// cover the one call that renewed them.
+func (w *tracedLocker) RenewMany(ctx context.Context, leases []fence.Lease) ([]fence.Lease, []error) {
+	m, ok := w.next.(interface {
+		RenewMany(ctx context.Context, leases []fence.Lease) ([]fence.Lease, []error)
+	})
+	if !ok {
+		out, errs := make([]fence.Lease, len(leases)), make([]error, len(leases))
+		for i, lease := range leases {
+			out[i], errs[i] = w.Renew(ctx, lease)
+		}
+		return out, errs
+	}
+	calls := make([]*call, len(leases))
+	for i, lease := range leases {
+		_, calls[i] = w.begin(ctx, SpanRenew, "renew", lease.Key, tokenAttr(AttrToken, lease.Token))
+		calls[i].owner = lease.Owner
+	}
+	out, errs := m.RenewMany(ctx, leases)
+	for i, c := range calls {
+		var err error
+		if i < len(errs) {
+			err = errs[i]
+		}
+		c.end(ctx, heldOutcome(err, OutcomeRenewed), err, true)
+	}
+	return out, errs
+}
+
+// NotifyRelease passes on the wrapped Locker's NotifyRelease, so that a
+// fence.Session's Lock over the wrapper still wakes when the store
+// announces a release; it returns an error matching errors.ErrUnsupported
+// when the wrapped Locker has none. It records nothing.
+func (w *tracedLocker) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	n, ok := w.next.(interface {
+		NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error)
+	})
+	if !ok {
+		return nil, nil, fmt.Errorf("fenceotel: notify %q: %w", key, errors.ErrUnsupported)
+	}
+	return n.NotifyRelease(ctx, key)
 }
 
 // Release calls the wrapped Release; outcome released, not_held or error.

@@ -23,7 +23,7 @@ func TestLogsNeverCarryOwnerIDs(t *testing.T) {
 	e := newEnv(t, fenceotel.Options{})
 	ctx := t.Context()
 	g := e.guard(t)
-	noop := func(context.Context, fence.Lease) error { return nil }
+	noop := func(context.Context, *fence.Handle) error { return nil }
 
 	// A busy key whose holder has a chosen owner id.
 	holder, err := e.mem.Acquire(ctx, "job", time.Minute, &fence.AcquireOptions{Owner: "worker-secret-owner"})
@@ -65,7 +65,7 @@ func TestLogsNeverCarryOwnerIDs(t *testing.T) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
 		}
 	}
-	secrets := []string{holder.Owner, j.lease.Owner, "hunter2"}
+	secrets := []string{holder.Owner, j.h.Owner(), "hunter2"}
 	for _, secret := range secrets {
 		if strings.Contains(logs, secret) {
 			t.Errorf("logs carry %q:\n%s", secret, logs)
@@ -125,12 +125,12 @@ func TestDefaultsPassThrough(t *testing.T) {
 	if _, err := locker.Renew(ctx, first); !errors.Is(err, fence.ErrNotHeld) {
 		t.Fatalf("Renew after Break: %v, want ErrNotHeld", err)
 	}
-	var ran fence.Lease
-	if err := guard.Run(ctx, locker, "k", func(_ context.Context, l fence.Lease) error {
-		ran = l
-		return res.Put(ctx, "n", l.Token, []byte("v"))
-	}, &guard.Options{Observer: obs}); err != nil || ran.Token != 2 {
-		t.Fatalf("guard.Run: %v, token %d, want 2", err, ran.Token)
+	var ran fence.Token
+	if err := guard.Run(ctx, locker, "k", func(_ context.Context, h *fence.Handle) error {
+		ran = h.Token()
+		return res.Put(ctx, "n", h.Token(), []byte("v"))
+	}, &guard.Options{Observer: obs}); err != nil || ran != 2 {
+		t.Fatalf("guard.Run: %v, token %d, want 2", err, ran)
 	}
 	err = res.Put(ctx, "n", 1, []byte("old"))
 	if stale, ok := errors.AsType[*fence.StaleTokenError](err); !ok || stale.Token != 1 || stale.Highest != 2 {

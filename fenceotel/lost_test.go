@@ -20,7 +20,7 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 	e := newEnv(t, fenceotel.Options{})
 	ctx := t.Context()
 	j := startJob(t, e.guard(t), "acct")
-	if err := e.res.Put(ctx, "acct", j.lease.Token, []byte("a1")); err != nil {
+	if err := e.res.Put(ctx, "acct", j.h.Token(), []byte("a1")); err != nil {
 		t.Fatal(err)
 	}
 	e.waitIdle(t)
@@ -39,8 +39,8 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 	if !errors.Is(context.Cause(j.ctx), fence.ErrLeaseLost) {
 		t.Fatalf("work cancelled with %v, want a lost lease", context.Cause(j.ctx))
 	}
-	err = j.end(func(_ context.Context, lease fence.Lease) error {
-		return e.res.Put(context.WithoutCancel(ctx), "acct", lease.Token, []byte("a2"))
+	err = j.end(func(_ context.Context, h *fence.Handle) error {
+		return e.res.Put(context.WithoutCancel(ctx), "acct", h.Token(), []byte("a2"))
 	})
 	if !errors.Is(err, fence.ErrLeaseLost) || !errors.Is(err, fence.ErrStaleToken) {
 		t.Fatalf("Do: %v, want lease lost and a stale write", err)
@@ -80,7 +80,7 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 	stale := puts[2]
 	wantAttrs := map[string]string{
 		fenceotel.AttrResource: "ledger", fenceotel.AttrResourceKey: "acct", fenceotel.AttrOutcome: "stale",
-		fenceotel.AttrToken: j.lease.Token.String(), fenceotel.AttrHighestToken: next.Token.String(),
+		fenceotel.AttrToken: j.h.Token().String(), fenceotel.AttrHighestToken: next.Token.String(),
 	}
 	for k, want := range wantAttrs {
 		if v, ok := attr(stale, k); !ok || v.Emit() != want {
@@ -127,7 +127,7 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
 		}
 	}
-	for _, owner := range []string{j.lease.Owner, next.Owner} {
+	for _, owner := range []string{j.h.Owner(), next.Owner} {
 		if strings.Contains(logs, owner) {
 			t.Errorf("logs carry owner id %q:\n%s", owner, logs)
 		}
@@ -192,7 +192,7 @@ func TestLossReasons(t *testing.T) {
 			e.waitIdle(t)
 			tc.lose(t, e, j)
 			<-j.ctx.Done()
-			if err := j.end(func(context.Context, fence.Lease) error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
+			if err := j.end(func(context.Context, *fence.Handle) error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
 				t.Fatalf("Do: %v, want lease lost", err)
 			}
 			rm := e.collect(t)
@@ -224,7 +224,7 @@ func TestLossReasons(t *testing.T) {
 			if want := `msg="fence: lease lost" key=job token=1 reason=` + tc.reason; !strings.Contains(logs, want) {
 				t.Errorf("logs lack %q:\n%s", want, logs)
 			}
-			for _, owner := range []string{j.lease.Owner, "other-owner-7f3a"} {
+			for _, owner := range []string{j.h.Owner(), "other-owner-7f3a"} {
 				if strings.Contains(logs, owner) {
 					t.Errorf("logs carry owner id %q:\n%s", owner, logs)
 				}

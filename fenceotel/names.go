@@ -3,11 +3,12 @@ package fenceotel
 // Metric names. Units follow OpenTelemetry conventions: "s" for durations,
 // a {curly} annotation for counts.
 const (
-	// MetricAcquireAttempts counts Locker.Acquire calls made by the guard,
-	// by fence.outcome: acquired, busy or error. Unit {attempt}.
+	// MetricAcquireAttempts counts Locker.Acquire calls made by a session
+	// (a guard's, or one used directly), by fence.outcome: acquired, busy
+	// or error. Unit {attempt}.
 	MetricAcquireAttempts = "fence.lock.acquire.attempts"
-	// MetricAcquireDuration is the time from the start of the guard's first
-	// attempt to the lease, for acquisitions that succeeded. Unit s.
+	// MetricAcquireDuration is the time from the start of a lock call's
+	// first attempt to the lease, for acquisitions that succeeded. Unit s.
 	MetricAcquireDuration = "fence.lock.acquire.duration"
 	// MetricHoldDuration is the time a lease was held: from acquisition to
 	// the end of its release call, by fence.outcome of the release:
@@ -19,7 +20,7 @@ const (
 	// MetricLost counts leases lost while work ran, by fence.reason:
 	// not_held, deadline, reconcile or error. Unit {lease}.
 	MetricLost = "fence.lock.lost"
-	// MetricHeld is the number of leases the guard holds now, from
+	// MetricHeld is the number of leases the sessions hold now, from
 	// acquisition to the end of the release call. Unit {lease}.
 	MetricHeld = "fence.lock.held"
 	// MetricLockOperationDuration is the duration of each call through a

@@ -7,22 +7,23 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Observer returns a guard.Observer that records the guard's metrics
-// (fence.lock.acquire.attempts, fence.lock.acquire.duration,
-// fence.lock.hold.duration, fence.lock.renewals, fence.lock.lost,
-// fence.lock.held) and logs its events. Set it as guard.Options.Observer.
-// One Observer may serve many guards.
+// Observer returns a fence.Observer that records the metrics of a
+// session's leases (fence.lock.acquire.attempts,
+// fence.lock.acquire.duration, fence.lock.hold.duration,
+// fence.lock.renewals, fence.lock.lost, fence.lock.held) and logs their
+// events. Set it as guard.Options.Observer (guard.Observer is the same
+// type) or fence.SessionOptions.Observer. One Observer may serve many
+// guards and sessions.
 //
 // Log levels: Debug for busy attempts, renewals and releases; Info for
 // acquisitions; Warn for failed attempts, renewals and releases; Error for
 // lost leases.
-func (t *Telemetry) Observer() *guard.Observer {
-	return &guard.Observer{
+func (t *Telemetry) Observer() *fence.Observer {
+	return &fence.Observer{
 		AcquireAttempt: t.acquireAttempt,
 		Acquired:       t.acquired,
 		Renewed:        t.renewed,
@@ -32,22 +33,22 @@ func (t *Telemetry) Observer() *guard.Observer {
 }
 
 // Observer is New followed by Telemetry.Observer, for a program that only
-// needs the guard's metrics and logs.
-func Observer(opts *Options) (*guard.Observer, error) {
+// needs the metrics and logs of its guards or sessions.
+func Observer(opts *Options) (*fence.Observer, error) {
 	t, err := New(opts)
 	return t.Observer(), err
 }
 
-// The guard's events carry no context: metrics are recorded with a
+// The session's events carry no context: metrics are recorded with a
 // background one.
 var bg = context.Background()
 
-func (t *Telemetry) acquireAttempt(e guard.AcquireAttemptEvent) {
+func (t *Telemetry) acquireAttempt(e fence.AcquireAttemptEvent) {
 	outcome := OutcomeError
 	switch e.Outcome {
-	case guard.Acquired:
+	case fence.Acquired:
 		outcome = OutcomeAcquired
-	case guard.Busy:
+	case fence.Busy:
 		outcome = OutcomeBusy
 	}
 	t.acquireAttempts.Add(bg, 1, metric.WithAttributes(t.metricKey(e.Key, attribute.String(AttrOutcome, outcome))...))
@@ -55,15 +56,15 @@ func (t *Telemetry) acquireAttempt(e guard.AcquireAttemptEvent) {
 		return
 	}
 	switch e.Outcome {
-	case guard.Busy:
+	case fence.Busy:
 		t.log.LogAttrs(bg, slog.LevelDebug, "fence: lock busy", slog.String("key", e.Key), slog.Int("attempt", e.Attempt))
-	case guard.Failed:
+	case fence.Failed:
 		t.log.LogAttrs(bg, slog.LevelWarn, "fence: acquire failed", slog.String("key", e.Key), slog.Int("attempt", e.Attempt),
 			slog.String("error", safeError(e.Err)))
 	}
 }
 
-func (t *Telemetry) acquired(e guard.AcquiredEvent) {
+func (t *Telemetry) acquired(e fence.AcquiredEvent) {
 	attrs := metric.WithAttributes(t.metricKey(e.Lease.Key)...)
 	t.acquireDuration.Record(bg, e.Latency.Seconds(), attrs)
 	t.held.Add(bg, 1, attrs)
@@ -73,7 +74,7 @@ func (t *Telemetry) acquired(e guard.AcquiredEvent) {
 	}
 }
 
-func (t *Telemetry) renewed(e guard.RenewedEvent) {
+func (t *Telemetry) renewed(e fence.RenewedEvent) {
 	outcome := OutcomeRenewed
 	switch {
 	case e.Err == nil:
@@ -97,9 +98,9 @@ func (t *Telemetry) renewed(e guard.RenewedEvent) {
 // lostReason classifies the cause of a lost lease.
 func lostReason(cause error) string {
 	switch {
-	case errors.Is(cause, guard.ErrDeadlinePassed):
+	case errors.Is(cause, fence.ErrDeadlinePassed):
 		return ReasonDeadline
-	case errors.As(cause, new(*guard.ReconcileError)):
+	case errors.As(cause, new(*fence.ReconcileError)):
 		return ReasonReconcile
 	case errors.Is(cause, fence.ErrNotHeld):
 		return ReasonNotHeld
@@ -108,7 +109,7 @@ func lostReason(cause error) string {
 	}
 }
 
-func (t *Telemetry) leaseLost(e guard.LeaseLostEvent) {
+func (t *Telemetry) leaseLost(e fence.LeaseLostEvent) {
 	reason := lostReason(e.Cause)
 	t.lost.Add(bg, 1, metric.WithAttributes(t.metricKey(e.Lease.Key, attribute.String(AttrReason, reason))...))
 	if t.log != nil {
@@ -117,7 +118,7 @@ func (t *Telemetry) leaseLost(e guard.LeaseLostEvent) {
 	}
 }
 
-func (t *Telemetry) released(e guard.ReleasedEvent) {
+func (t *Telemetry) released(e fence.ReleasedEvent) {
 	outcome := OutcomeReleased
 	switch {
 	case e.Err == nil:

@@ -20,7 +20,7 @@ func TestGuardMetrics(t *testing.T) {
 	g := e.guard(t)
 	j := startJob(t, g, "acct-1")
 	ran := false
-	if err := g.Do(t.Context(), "acct-1", func(context.Context, fence.Lease) error { ran = true; return nil }); !errors.Is(err, fence.ErrHeld) || ran {
+	if err := g.Do(t.Context(), "acct-1", func(context.Context, *fence.Handle) error { ran = true; return nil }); !errors.Is(err, fence.ErrHeld) || ran {
 		t.Fatalf("second Do: %v (ran %v), want ErrHeld without running", err, ran)
 	}
 	if n := count(t, e.collect(t), fenceotel.MetricHeld); n != 1 {
@@ -31,7 +31,7 @@ func TestGuardMetrics(t *testing.T) {
 		e.clk.Advance(interval)
 	}
 	e.waitIdle(t)
-	if err := j.end(func(context.Context, fence.Lease) error { return nil }); err != nil {
+	if err := j.end(func(context.Context, *fence.Handle) error { return nil }); err != nil {
 		t.Fatalf("Do: %v", err)
 	}
 	rm := e.collect(t)
@@ -81,14 +81,14 @@ func TestGuardMetrics(t *testing.T) {
 	if v, _ := attr(acq[0], fenceotel.AttrOutcome); v.AsString() != "acquired" {
 		t.Errorf("first acquire outcome %q", v.AsString())
 	}
-	if v, _ := attr(acq[0], fenceotel.AttrToken); v.AsInt64() != int64(j.lease.Token) {
-		t.Errorf("first acquire token %v, want %d", v.Emit(), j.lease.Token)
+	if v, _ := attr(acq[0], fenceotel.AttrToken); v.AsInt64() != int64(j.h.Token()) {
+		t.Errorf("first acquire token %v, want %d", v.Emit(), j.h.Token())
 	}
 	if v, _ := attr(acq[1], fenceotel.AttrOutcome); v.AsString() != "busy" {
 		t.Errorf("second acquire outcome %q, want busy", v.AsString())
 	}
-	if v, _ := attr(acq[1], fenceotel.AttrHolderToken); v.AsInt64() != int64(j.lease.Token) {
-		t.Errorf("busy acquire holder token %v, want %d", v.Emit(), j.lease.Token)
+	if v, _ := attr(acq[1], fenceotel.AttrHolderToken); v.AsInt64() != int64(j.h.Token()) {
+		t.Errorf("busy acquire holder token %v, want %d", v.Emit(), j.h.Token())
 	}
 	if st := acq[1].Status(); st.Code.String() != "Unset" {
 		t.Errorf("busy acquire status %v, want unset", st)
@@ -115,14 +115,14 @@ func TestUnits(t *testing.T) {
 	e := newEnv(t, fenceotel.Options{})
 	g := e.guard(t)
 	j := startJob(t, g, "k")
-	_ = e.res.Put(t.Context(), "n", j.lease.Token, []byte("v"))
+	_ = e.res.Put(t.Context(), "n", j.h.Token(), []byte("v"))
 	e.waitIdle(t)
 	if err := e.mem.Break(t.Context(), "k"); err != nil {
 		t.Fatal(err)
 	}
 	e.clk.Advance(interval)
 	<-j.ctx.Done()
-	_ = j.end(func(context.Context, fence.Lease) error { return nil })
+	_ = j.end(func(context.Context, *fence.Handle) error { return nil })
 	e.tel.DuplicateRefused(t.Context(), "ledger")
 	rm := e.collect(t)
 	tests := []struct{ name, unit, kind string }{

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 	"go.opentelemetry.io/otel/attribute"
 )
 
@@ -25,8 +24,8 @@ var (
 
 // safeError returns the text of err fit for logs and spans: no owner ids
 // (the given ones, and anything shaped like a UUID), no passwords.
-// Errors of the fence and guard packages whose text names another owner
-// are described from their fields instead.
+// Errors of package fence whose text names another owner are described
+// from their fields instead, in the words of their own Error methods.
 func safeError(err error, owners ...string) string {
 	if err == nil {
 		return ""
@@ -34,12 +33,12 @@ func safeError(err error, owners ...string) string {
 	if lost, ok := errors.AsType[*fence.LeaseLostError](err); ok && lost.Err != nil {
 		return fmt.Sprintf("fence: lease on %q (token %d) lost: %s", lost.Key, lost.Token, safeError(lost.Err, owners...))
 	}
-	if rec, ok := errors.AsType[*guard.ReconcileError](err); ok {
+	if rec, ok := errors.AsType[*fence.ReconcileError](err); ok {
 		state := "free"
 		if rec.Found.Held {
 			state = fmt.Sprintf("held by another owner with token %d", rec.Found.Token)
 		}
-		return fmt.Sprintf("guard: after an ambiguous renewal (%s) the lock %q is %s, not ours (token %d)",
+		return fmt.Sprintf("fence: after an ambiguous renewal (%s) the lock %q is %s, not ours (token %d)",
 			safeError(rec.RenewErr, owners...), rec.Lease.Key, state, rec.Lease.Token)
 	}
 	s := err.Error()

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 )
 
 func TestSafeError(t *testing.T) {
@@ -35,12 +34,12 @@ func TestSafeError(t *testing.T) {
 		{name: "held by a named owner", err: &fence.HeldError{Key: "k", Owner: "job-runner-3", Token: 4},
 			want: `lock "k" held by another owner (token 4)`, absent: []string{"job-runner-3"}},
 		{name: "reconcile names the other owner",
-			err: &fence.LeaseLostError{Key: "k", Token: 3, Err: &guard.ReconcileError{
+			err: &fence.LeaseLostError{Key: "k", Token: 3, Err: &fence.ReconcileError{
 				Lease:    fence.Lease{Key: "k", Owner: "mine-1", Token: 3},
 				Found:    fence.LockInfo{Key: "k", Held: true, Owner: "theirs-2", Token: 4},
 				RenewErr: base,
 			}},
-			want:   `lease on "k" (token 3) lost: guard: after an ambiguous renewal (store: timeout) the lock "k" is held by another owner with token 4`,
+			want:   `lease on "k" (token 3) lost: fence: after an ambiguous renewal (store: timeout) the lock "k" is held by another owner with token 4`,
 			absent: []string{"theirs-2", "mine-1"}},
 	}
 	for _, tc := range tests {
@@ -62,6 +61,22 @@ func TestSafeError(t *testing.T) {
 	}
 }
 
+// safeError describes a *fence.ReconcileError from its fields, in the
+// words of its own Error method: with nothing to redact the two agree.
+func TestSafeReconcileMatchesError(t *testing.T) {
+	t.Parallel()
+	for _, held := range []bool{true, false} {
+		rec := &fence.ReconcileError{
+			Lease:    fence.Lease{Key: "k", Token: 3},
+			Found:    fence.LockInfo{Key: "k", Held: held, Token: 4},
+			RenewErr: errors.New("store: timeout"),
+		}
+		if got, want := safeError(rec), rec.Error(); got != want {
+			t.Errorf("held %v: safeError = %q, want the error's own text %q", held, got, want)
+		}
+	}
+}
+
 func TestLostReason(t *testing.T) {
 	t.Parallel()
 	lost := func(reason error) error { return &fence.LeaseLostError{Key: "k", Token: 1, Err: reason} }
@@ -70,8 +85,8 @@ func TestLostReason(t *testing.T) {
 		want  string
 	}{
 		{lost(fence.ErrNotHeld), ReasonNotHeld},
-		{lost(&guard.DeadlineError{Err: errors.New("timeout")}), ReasonDeadline},
-		{lost(&guard.ReconcileError{RenewErr: errors.New("timeout")}), ReasonReconcile},
+		{lost(&fence.DeadlineError{Err: errors.New("timeout")}), ReasonDeadline},
+		{lost(&fence.ReconcileError{RenewErr: errors.New("timeout")}), ReasonReconcile},
 		{lost(&fence.CorruptError{Key: "k", Reason: "bad"}), ReasonError},
 		{lost(&fence.InvalidError{Field: "ttl", Reason: "bad"}), ReasonError},
 	}

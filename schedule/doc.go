@@ -11,8 +11,8 @@
 // lock busy or the window started, and skip it.
 //
 //	job, err := schedule.New(locker, "nightly-report", 24*time.Hour,
-//		func(ctx context.Context, window time.Time, lease fence.Lease) error {
-//			return reports.Put(ctx, "report-"+window.Format(time.DateOnly), lease.Token, build(window))
+//		func(ctx context.Context, window time.Time, h *fence.Handle) error {
+//			return reports.Put(ctx, "report-"+window.Format(time.DateOnly), h.Token(), build(window))
 //		}, &schedule.Options{LockAtMostFor: time.Minute, LockAtLeastFor: 10 * time.Minute})
 //	go job.Run(ctx)
 //

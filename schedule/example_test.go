@@ -17,8 +17,8 @@ func ExampleJob_Run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	locker := memory.New(nil)
 	job, err := schedule.New(locker, "nightly-report", 24*time.Hour,
-		func(ctx context.Context, window time.Time, lease fence.Lease) error {
-			fmt.Println("writing the report with token", lease.Token)
+		func(ctx context.Context, window time.Time, h *fence.Handle) error {
+			fmt.Println("writing the report with token", h.Token())
 			cancel()
 			return nil
 		}, &schedule.Options{LockAtMostFor: time.Minute})
@@ -37,8 +37,8 @@ func ExampleJob_Attempt() {
 	ctx := context.Background()
 	clock := clocktest.New(time.Date(2025, 3, 1, 2, 30, 0, 0, time.UTC))
 	locker := memory.New(&memory.Options{Clock: clock})
-	report := func(ctx context.Context, window time.Time, lease fence.Lease) error {
-		fmt.Printf("report for the window of %s, token %d\n", window.Format(time.RFC3339), lease.Token)
+	report := func(ctx context.Context, window time.Time, h *fence.Handle) error {
+		fmt.Printf("report for the window of %s, token %d\n", window.Format(time.RFC3339), h.Token())
 		return nil
 	}
 	opts := &schedule.Options{Offset: 2 * time.Hour, LockAtMostFor: time.Minute, Clock: clock}

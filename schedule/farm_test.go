@@ -40,7 +40,7 @@ type farm struct {
 type run struct {
 	id     int
 	window time.Time
-	lease  fence.Lease
+	lease  fence.Lease // the job lock's lease when the run started
 }
 
 // released is a guard's Released event on a replica.
@@ -82,7 +82,7 @@ func (c lagClock) Now() time.Time { return c.Fake.Now().Add(-c.lag) }
 // test. lags[i], if given, is how far replica i's clock lags behind
 // clock. job is the job's work after it is recorded (nil: none). The
 // replicas do not run until start.
-func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []time.Duration, interval time.Duration, opts schedule.Options, job func(f *farm, r *replica, ctx context.Context, lease fence.Lease) error) *farm {
+func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []time.Duration, interval time.Duration, opts schedule.Options, job func(f *farm, r *replica, ctx context.Context, h *fence.Handle) error) *farm {
 	t.Helper()
 	f := &farm{t: t, name: "job-" + t.Name(), clock: clock, patience: 30 * time.Second, runs: map[time.Time][]run{}, renewals: map[int]int{}}
 	for id, store := range stores {
@@ -125,14 +125,14 @@ func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []
 				f.releases = append(f.releases, released{id, e})
 			},
 		}
-		fn := func(ctx context.Context, window time.Time, lease fence.Lease) error {
+		fn := func(ctx context.Context, window time.Time, h *fence.Handle) error {
 			f.mu.Lock()
-			f.runs[window] = append(f.runs[window], run{id, window, lease})
+			f.runs[window] = append(f.runs[window], run{id, window, h.Lease()})
 			f.mu.Unlock()
 			if job == nil {
 				return nil
 			}
-			return job(f, r, ctx, lease)
+			return job(f, r, ctx, h)
 		}
 		j, err := schedule.New(r.p, f.name, interval, fn, &o)
 		if err != nil {

@@ -11,11 +11,12 @@ import (
 )
 
 // Func is the work of one run. window is the start of the window being
-// run, in UTC; lease is the job lock's lease, whose Token every write to
-// a protected resource must carry. ctx is cancelled when the lease is
-// lost (cause: a *fence.LeaseLostError) or when the ctx given to Run or
-// Attempt ends.
-type Func func(ctx context.Context, window time.Time, lease fence.Lease) error
+// run, in UTC; h is the job's lock: h.Token() is the fencing token that
+// every write to a protected resource must carry. The guard renews the
+// lease and keeps h current, so it never goes stale, however long the
+// run. ctx is cancelled when the lease is lost (cause: a
+// *fence.LeaseLostError) or when the ctx given to Run or Attempt ends.
+type Func func(ctx context.Context, window time.Time, h *fence.Handle) error
 
 // Job runs a function at most once per window across the replicas that
 // run the same Job (same name, interval and offset) on the same lock
@@ -99,22 +100,26 @@ func (j *Job) Attempt(ctx context.Context) (Outcome, error) {
 
 func (j *Job) attempt(ctx context.Context, window time.Time) (Outcome, error) {
 	var (
-		got  fence.Lease
-		took bool // the job lock was taken
-		ran  bool // fn was called
+		got *fence.Handle // the job lock, once taken
+		ran bool          // fn was called
 	)
-	err := j.g.Do(ctx, j.name, func(ctx context.Context, lease fence.Lease) error {
-		got, took = lease, true
+	err := j.g.Do(ctx, j.name, func(ctx context.Context, h *fence.Handle) error {
+		got = h
 		start := j.s.clock.Now()
 		fresh, err := j.mark(ctx, window)
 		if err != nil || !fresh {
 			return err
 		}
 		ran = true
-		err = j.fn(ctx, window, lease)
+		err = j.fn(ctx, window, h)
 		j.hold(ctx, start.Add(j.s.atLeast))
 		return err
 	})
+	took := got != nil
+	var lease fence.Lease
+	if took {
+		lease = got.Lease() // as last renewed
+	}
 	var out Outcome
 	switch {
 	case ran:
@@ -126,7 +131,7 @@ func (j *Job) attempt(ctx context.Context, window time.Time) (Outcome, error) {
 	default:
 		out = Failed
 	}
-	j.s.obs.attempted(AttemptEvent{Name: j.name, Window: window, Outcome: out, Lease: got, Err: err})
+	j.s.obs.attempted(AttemptEvent{Name: j.name, Window: window, Outcome: out, Lease: lease, Err: err})
 	return out, err
 }
 

@@ -133,7 +133,7 @@ func TestDeadReplicaNextWindowElsewhere(t *testing.T) {
 	store := memory.New(&memory.Options{Clock: clock})
 	dead := -1
 	f := newFarm(t, sameStore(store, 3), clock, nil, interval, schedule.Options{LockAtMostFor: atMost},
-		func(f *farm, r *replica, ctx context.Context, _ fence.Lease) error {
+		func(f *farm, r *replica, ctx context.Context, _ *fence.Handle) error {
 			if dead >= 0 { // runs never overlap here, so dead needs no lock
 				return nil
 			}
@@ -170,7 +170,7 @@ func TestJobErrorReported(t *testing.T) {
 	boom := errors.New("boom")
 	clock := clocktest.New(start)
 	f := newFarm(t, sameStore(memory.New(&memory.Options{Clock: clock}), 1), clock, nil, interval, schedule.Options{},
-		func(*farm, *replica, context.Context, fence.Lease) error { return boom })
+		func(*farm, *replica, context.Context, *fence.Handle) error { return boom })
 	out, err := f.reps[0].job.Attempt(t.Context())
 	if out != schedule.Ran || !errors.Is(err, boom) {
 		t.Fatalf("Attempt: %v, %v; want ran with the job's error", out, err)
@@ -184,7 +184,7 @@ func TestJobErrorReported(t *testing.T) {
 func TestRunReturnsOnInvalidKey(t *testing.T) {
 	t.Parallel()
 	name := strings.Repeat("n", memory.MaxKeyLen+1)
-	job, err := schedule.New(memory.New(nil), name, time.Hour, func(context.Context, time.Time, fence.Lease) error { return nil }, nil)
+	job, err := schedule.New(memory.New(nil), name, time.Hour, func(context.Context, time.Time, *fence.Handle) error { return nil }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestRunReturnsOnInvalidKey(t *testing.T) {
 
 func TestRunStops(t *testing.T) {
 	t.Parallel()
-	job, err := schedule.New(memory.New(nil), "j", time.Hour, func(context.Context, time.Time, fence.Lease) error { return nil }, nil)
+	job, err := schedule.New(memory.New(nil), "j", time.Hour, func(context.Context, time.Time, *fence.Handle) error { return nil }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

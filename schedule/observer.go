@@ -56,8 +56,9 @@ type AttemptEvent struct {
 	// Window is the start of the window, in UTC.
 	Window  time.Time
 	Outcome Outcome
-	// Lease is the job lock's lease when the attempt took it (Ran, Done,
-	// and Failed after taking it); the zero Lease otherwise.
+	// Lease is the job lock's lease as last renewed, when the attempt
+	// took it (Ran, Done, and Failed after taking it); the zero Lease
+	// otherwise. The lock is released by the time of the event.
 	Lease fence.Lease
 	// Err is the job's error or the failure; nil when all went well.
 	Err error

@@ -13,7 +13,7 @@ import (
 	"github.com/fencekit/fence/schedule"
 )
 
-func nop(context.Context, time.Time, fence.Lease) error { return nil }
+func nop(context.Context, time.Time, *fence.Handle) error { return nil }
 
 func TestNewRejects(t *testing.T) {
 	t.Parallel()
@@ -97,7 +97,7 @@ func TestSubsecondWindowsMarkedApart(t *testing.T) {
 	clock := clocktest.New(time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
 	store := memory.New(&memory.Options{Clock: clock})
 	runs := 0
-	job, err := schedule.New(store, "j", 250*time.Millisecond, func(context.Context, time.Time, fence.Lease) error {
+	job, err := schedule.New(store, "j", 250*time.Millisecond, func(context.Context, time.Time, *fence.Handle) error {
 		runs++
 		return nil
 	}, &schedule.Options{Clock: clock, LockAtMostFor: 100 * time.Millisecond})

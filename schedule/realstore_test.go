@@ -52,7 +52,7 @@ func testDeadReplica(t *testing.T, lockers []fence.Locker, lease time.Duration) 
 			CallTimeout:    lease / 4,
 			ReleaseTimeout: lease / 2,
 		},
-	}, func(f *farm, r *replica, ctx context.Context, _ fence.Lease) error {
+	}, func(f *farm, r *replica, ctx context.Context, _ *fence.Handle) error {
 		select {
 		case died <- r.id:
 			r.p.Set(faultlock.Hanging)
@@ -118,7 +118,7 @@ func testLockAtLeastForOverTTL(t *testing.T, lockers []fence.Locker, lease time.
 		LockAtMostFor:  lease,
 		LockAtLeastFor: atLeast,
 		Offset:         offsetNow(interval),
-	}, func(*farm, *replica, context.Context, fence.Lease) error {
+	}, func(*farm, *replica, context.Context, *fence.Handle) error {
 		started <- time.Now()
 		return nil
 	})

@@ -2,6 +2,8 @@ package torture
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -22,7 +24,11 @@ func (SkewedClock) NewTimer(d time.Duration) fence.Timer { return fence.SystemCl
 
 // pausable is a fence.Locker whose renewals stop while its worker is
 // paused, as every thread of a process stops in a long garbage collection:
-// a Renew called during a pause waits for it to end (or for its ctx).
+// a Renew called during a pause waits for it to end (or for its ctx). It
+// embeds the Locker interface, so a session renews through its Renew
+// (the wrapped locker's RenewMany is not promoted); NotifyRelease is
+// passed on, so that waiting workers wake on releases where the store
+// announces them.
 type pausable struct {
 	fence.Locker
 	mu    sync.Mutex
@@ -50,4 +56,16 @@ func (p *pausable) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, e
 			return fence.Lease{}, err
 		}
 	}
+}
+
+// NotifyRelease passes the wrapped Locker's NotifyRelease on, or returns an
+// error matching errors.ErrUnsupported when it has none.
+func (p *pausable) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	n, ok := p.Locker.(interface {
+		NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error)
+	})
+	if !ok {
+		return nil, nil, fmt.Errorf("torture: notify %q: %w", key, errors.ErrUnsupported)
+	}
+	return n.NotifyRelease(ctx, key)
 }

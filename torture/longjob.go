@@ -87,14 +87,14 @@ func (w *worker) next() plan {
 	return p
 }
 
-// longJob writes under lease every half TTL until d has passed or the
-// lease is lost.
-func (w *worker) longJob(wctx context.Context, lease fence.Lease, d time.Duration) {
+// longJob writes under h every half TTL until d has passed or the lease
+// is lost.
+func (w *worker) longJob(wctx context.Context, h *fence.Handle, d time.Duration) {
 	end := time.Now().Add(d)
 	for wctx.Err() == nil {
-		w.readModifyWrite(wctx, lease, false)
+		w.readModifyWrite(wctx, h, false)
 		left := time.Until(end)
-		if left <= 0 || backoff.Sleep(wctx, min(lease.TTL/2, left)) != nil {
+		if left <= 0 || backoff.Sleep(wctx, min(w.ttl/2, left)) != nil {
 			return
 		}
 	}

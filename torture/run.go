@@ -217,8 +217,12 @@ func newWorker(id int, cfg *Config, kind LockerKind, newLocker newLocker, s *Sta
 		AcquireTimeout: 2 * kind.TTL,
 		BackoffMin:     kind.TTL / 50,
 		BackoffMax:     kind.TTL / 5,
-		Clock:          clock,
-		Observer:       watch.observer(),
+		// A waiting worker tries a busy key at least every TTL/5 (the
+		// longest step of the backoff it used to retry on), besides
+		// waking on releases and at the holder's expiry.
+		PollInterval: kind.TTL / 5,
+		Clock:        clock,
+		Observer:     watch.observer(),
 	})
 	if err != nil {
 		return nil, err

@@ -50,15 +50,15 @@ func (w *worker) loop(ctx context.Context) {
 			dctx = WithoutFaults(ctx) // acquisition, renewals, writes and release
 		}
 		w.watch.reset()
-		err := w.guard.Do(dctx, p.key, func(wctx context.Context, lease fence.Lease) error {
+		err := w.guard.Do(dctx, p.key, func(wctx context.Context, h *fence.Handle) error {
 			w.rec.lease()
 			if p.long > 0 {
-				w.longJob(wctx, lease, p.long)
+				w.longJob(wctx, h, p.long)
 				return nil
 			}
 			writes := 1 + rand.IntN(3)
 			for i := 0; i < writes && wctx.Err() == nil; i++ {
-				w.readModifyWrite(wctx, lease, i == 0 && w.shouldPause(lease.TTL))
+				w.readModifyWrite(wctx, h, i == 0 && w.shouldPause())
 			}
 			return nil
 		})
@@ -73,8 +73,8 @@ func (w *worker) loop(ctx context.Context) {
 // worker 1's first lease, so that every run has a pause while the others
 // compete; then with Config.PauseChance; never when the pause could
 // outlast the run.
-func (w *worker) shouldPause(ttl time.Duration) bool {
-	if time.Until(w.deadline) < maxPause(ttl) {
+func (w *worker) shouldPause() bool {
+	if time.Until(w.deadline) < maxPause(w.ttl) {
 		return false
 	}
 	if w.id == 1 && !w.paused {
@@ -86,23 +86,23 @@ func (w *worker) shouldPause(ttl time.Duration) bool {
 // maxPause is the longest pause for leases of ttl.
 func maxPause(ttl time.Duration) time.Duration { return ttl * 5 / 2 }
 
-// pauseFor stops the worker, and its renewals, for 1.5 to 2.5 TTLs of
-// lease. The run's guaranteed pause then goes on, up to the end of the
-// run, until another worker's write with a higher token on name (the
-// resource it read) has been applied: a clock-free locker lets a
-// contender take over only after it watched the record for a full TTL,
+// pauseFor stops the worker, and its renewals, for 1.5 to 2.5 TTLs while
+// it holds h. The run's guaranteed pause then goes on, up to the end of
+// the run, until another worker's write with a higher token than h's on
+// name (the resource it read) has been applied: a clock-free locker lets
+// a contender take over only after it watched the record for a full TTL,
 // which can come after 1.5 TTLs, and a control run whose one sure stale
 // write found no newer write to undercut would prove nothing.
-func (w *worker) pauseFor(lease fence.Lease, guaranteed bool, name string) {
+func (w *worker) pauseFor(h *fence.Handle, guaranteed bool, name string) {
 	w.paused = true
 	if guaranteed {
 		w.pauseBegun.Store(true)
 	}
-	d := randDuration(lease.TTL*3/2, maxPause(lease.TTL))
+	d := randDuration(w.ttl*3/2, maxPause(w.ttl))
 	w.locker.pause(time.Now().Add(d))
 	w.stage.Counts.Add(FaultPause)
 	time.Sleep(d)
-	for guaranteed && time.Now().Before(w.deadline) && !w.rec.appliedAbove(name, lease.Token) {
+	for guaranteed && time.Now().Before(w.deadline) && !w.rec.appliedAbove(name, h.Token()) {
 		w.locker.pause(time.Now().Add(200 * time.Millisecond))
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -143,11 +143,11 @@ func (w *worker) read(ctx context.Context, res fence.Resource, key string) (stri
 }
 
 // readModifyWrite reads the key's list, appends an entry and puts the list
-// back with the lease's token. When paused, the worker stops for longer
+// back with h's token. When paused, the worker stops for longer
 // than the TTL before reading or between reading and writing, and then
 // writes without looking at its lease, as a process frozen after its last
 // check would.
-func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused bool) {
+func (w *worker) readModifyWrite(wctx context.Context, h *fence.Handle, paused bool) {
 	base := wctx
 	if paused {
 		base = context.WithoutCancel(wctx)
@@ -165,7 +165,7 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 	// that the newer write it waits for is on the name it will write.
 	pauseFirst := paused && !guaranteed && rand.IntN(2) == 0
 	if pauseFirst {
-		w.pauseFor(lease, false, "")
+		w.pauseFor(h, false, "")
 	}
 	ctx, cancel := context.WithTimeout(base, w.cfg.OpTimeout)
 	defer cancel()
@@ -173,12 +173,12 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 	var name string
 	var list []Entry
 	var err error
-	calmly(func() { name, list, err = w.read(ctx, res, lease.Key) })
+	calmly(func() { name, list, err = w.read(ctx, res, h.Key()) })
 	if err != nil {
 		return
 	}
 	if paused && !pauseFirst {
-		w.pauseFor(lease, guaranteed, name)
+		w.pauseFor(h, guaranteed, name)
 		ctx, cancel = context.WithTimeout(base, w.cfg.OpTimeout)
 		defer cancel()
 	}
@@ -186,13 +186,13 @@ func (w *worker) readModifyWrite(wctx context.Context, lease fence.Lease, paused
 		return // the lease is gone: a careful worker stops here
 	}
 	w.seq++
-	a := Attempt{Worker: w.id, Seq: w.seq, Key: lease.Key, Name: name, Token: lease.Token, ReadStart: readStart, Paused: paused}
+	a := Attempt{Worker: w.id, Seq: w.seq, Key: h.Key(), Name: name, Token: h.Token(), ReadStart: readStart, Paused: paused}
 	if len(list) > 0 {
 		a.Parent = list[len(list)-1].ID()
 	}
-	value := encodeEntries(append(list, Entry{Worker: w.id, Seq: w.seq, Token: lease.Token}))
+	value := encodeEntries(append(list, Entry{Worker: w.id, Seq: w.seq, Token: h.Token()}))
 	a.Start = time.Now()
-	calmly(func() { err = res.Put(ctx, name, lease.Token, value) })
+	calmly(func() { err = res.Put(ctx, name, h.Token(), value) })
 	a.End = time.Now()
 	a.Outcome = outcomeOf(err)
 	if err != nil {

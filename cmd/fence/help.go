@@ -52,7 +52,10 @@ OPTIONS OF RUN (before KEY)
                store bounds it; a TTL out of its range is bad usage, and the
                error gives the range.
   --no-wait    when KEY is held, exit at once with status 75 (the default).
-  --wait D     when KEY is held, retry with backoff for up to D, then exit 75.
+  --wait D     when KEY is held, wait up to D for it, then exit 75. fence
+               tries again as soon as the key is released, where the store
+               announces releases (PostgreSQL), at the holder's expiry,
+               where the store tells it, and at least every second.
   --grace D    time between SIGTERM and SIGKILL after a lost lease
                (default 10s; 0 sends SIGKILL at once).
   -v, --verbose
@@ -138,7 +141,7 @@ otherwise with the command's status.
 
   --ttl D      lease duration (default 30s)
   --no-wait    exit 75 at once when KEY is held (the default)
-  --wait D     retry for up to D when KEY is held
+  --wait D     wait up to D for KEY when it is held
   --grace D    SIGTERM to SIGKILL delay after a lost lease (default 10s)
   -v, --verbose
                report the lease's events on stderr

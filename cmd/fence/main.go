@@ -12,7 +12,7 @@
 //	--store URL    init, run, inspect, break: the store (default $FENCE_STORE)
 //	--ttl D        run: the lease duration (default 30s), renewed every D/3
 //	--no-wait      run: exit 75 at once when KEY is held (the default)
-//	--wait D       run: when KEY is held, retry with backoff for up to D
+//	--wait D       run: when KEY is held, wait up to D for its release
 //	--grace D      run: the delay from SIGTERM to SIGKILL after a lost lease (default 10s)
 //	-v, --verbose  run: report acquisition, busy attempts, renewal failures and the release on stderr
 //	--json         inspect, break: print the state as one JSON object

@@ -110,10 +110,10 @@ type startError struct {
 func (e *startError) Error() string { return e.err.Error() }
 func (e *startError) Unwrap() error { return e.err }
 
-// run is the guard's work: it runs the command with the lease in its
-// environment until it exits, or stops it when ctx is cancelled (the lease
-// was lost).
-func (s *supervisor) run(ctx context.Context, lease fence.Lease) error {
+// run is the guard's work: it runs the command with the lock's key, token
+// and owner in its environment until it exits, or stops it when ctx is
+// cancelled (the lease was lost).
+func (s *supervisor) run(ctx context.Context, h *fence.Handle) error {
 	s.mu.Lock()
 	if s.intr != 0 || ctx.Err() != nil {
 		s.started = true
@@ -122,7 +122,7 @@ func (s *supervisor) run(ctx context.Context, lease fence.Lease) error {
 	}
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Env = append(os.Environ(),
-		EnvToken+"="+lease.Token.String(), EnvKey+"="+lease.Key, EnvOwner+"="+lease.Owner)
+		EnvToken+"="+h.Token().String(), EnvKey+"="+h.Key(), EnvOwner+"="+h.Owner())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = sysProcAttr()
 	waited := make(chan error, 1)

@@ -92,10 +92,10 @@ func worker(ctx context.Context, name string, g *guard.Guard, led *ledger, rep *
 	for adj := range queue {
 		key := resourceName(adj.account)
 		var token fence.Token // stays 0 if no lease was taken
-		err := g.Do(ctx, key, func(ctx context.Context, lease fence.Lease) error {
-			token = lease.Token
-			rep.issued(key, lease.Token)
-			return led.apply(ctx, adj, lease.Token, name, func(cur int64) int64 { return cur + adj.amount })
+		err := g.Do(ctx, key, func(ctx context.Context, h *fence.Handle) error {
+			token = h.Token()
+			rep.issued(key, h.Token())
+			return led.apply(ctx, adj, h.Token(), name, func(cur int64) int64 { return cur + adj.amount })
 		})
 		rep.outcome(lg, name, adj, token, err)
 	}

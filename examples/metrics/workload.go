@@ -52,7 +52,7 @@ func (l *ledger) unclaim(id string) {
 }
 
 // apply adds amount to account with the lease's token, once per id.
-func (l *ledger) apply(ctx context.Context, lease fence.Lease, account, id string, amount int) error {
+func (l *ledger) apply(ctx context.Context, token fence.Token, account, id string, amount int) error {
 	if !l.claim(id) {
 		l.tel.DuplicateRefused(ctx, "ledger")
 		return errDuplicate
@@ -69,7 +69,7 @@ func (l *ledger) apply(ctx context.Context, lease fence.Lease, account, id strin
 		l.unclaim(id)
 		return err
 	}
-	if err := l.res.Put(ctx, account, lease.Token, []byte(strconv.Itoa(balance+amount))); err != nil {
+	if err := l.res.Put(ctx, account, token, []byte(strconv.Itoa(balance+amount))); err != nil {
 		l.unclaim(id) // the transaction rolls back
 		return err
 	}
@@ -117,11 +117,11 @@ func worker(ctx context.Context, g *guard.Guard, l *ledger, w int) {
 		if n%5 != 4 {
 			account, id = accounts[(w+n)%len(accounts)], fmt.Sprintf("w%d-%d", w, n)
 		}
-		_ = g.Do(ctx, account, func(ctx context.Context, lease fence.Lease) error {
+		_ = g.Do(ctx, account, func(ctx context.Context, h *fence.Handle) error {
 			if !pause(ctx, time.Duration(1+rand.IntN(4))*time.Millisecond) { // the work takes a moment
 				return context.Cause(ctx)
 			}
-			return l.apply(ctx, lease, account, id, 1)
+			return l.apply(ctx, h.Token(), account, id, 1)
 		})
 	}
 }
@@ -133,7 +133,7 @@ func worker(ctx context.Context, g *guard.Guard, l *ledger, w int) {
 func operator(ctx context.Context, g *guard.Guard, locker fence.Locker, l *ledger) {
 	for n := 0; pause(ctx, 300*time.Millisecond); n++ {
 		account := accounts[0]
-		_ = g.Do(ctx, account, func(_ context.Context, lease fence.Lease) error {
+		_ = g.Do(ctx, account, func(_ context.Context, h *fence.Handle) error {
 			// A long job: its lease is renewed every 100 ms.
 			if !pause(ctx, 250*time.Millisecond) {
 				return ctx.Err()
@@ -147,11 +147,11 @@ func operator(ctx context.Context, g *guard.Guard, locker fence.Locker, l *ledge
 				return ctx.Err()
 			}
 			for range 400 {
-				if h, err := l.res.Highest(ctx, account); err != nil || h > lease.Token || !pause(ctx, 5*time.Millisecond) {
+				if top, err := l.res.Highest(ctx, account); err != nil || top > h.Token() || !pause(ctx, 5*time.Millisecond) {
 					break
 				}
 			}
-			return l.apply(ctx, lease, account, fmt.Sprintf("late-%d", n), 1)
+			return l.apply(ctx, h.Token(), account, fmt.Sprintf("late-%d", n), 1)
 		})
 	}
 }

@@ -124,9 +124,9 @@ func (s *scenario) handle(ctx context.Context, worker string, g *guard.Guard, j 
 	name := j.objectName(s.prefix)
 	var token fence.Token
 	var csv []byte
-	err := g.Do(ctx, j.lockKey(), func(ctx context.Context, lease fence.Lease) error {
-		token = lease.Token
-		s.rep.issued(j.lockKey(), lease.Token)
+	err := g.Do(ctx, j.lockKey(), func(ctx context.Context, h *fence.Handle) error {
+		token = h.Token()
+		s.rep.issued(j.lockKey(), h.Token())
 		// A duplicate that comes after the first finished finds the report
 		// written under an earlier lease and skips it. The check is an
 		// efficiency device like the lease itself: the fence on the upload
@@ -140,7 +140,7 @@ func (s *scenario) handle(ctx context.Context, worker string, g *guard.Guard, j 
 		if err := sleep(ctx, s.cfg.renderTime); err != nil {
 			return err
 		}
-		return s.env.store.upload(ctx, name, lease.Token, csv)
+		return s.env.store.upload(ctx, name, h.Token(), csv)
 	})
 	s.rep.outcome(s.lg, worker, j, name, token, csv, err)
 }
