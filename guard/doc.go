@@ -1,10 +1,10 @@
-// Package guard runs work under a lease: it acquires a lease from a
-// fence.Locker (once, or waiting with jittered backoff up to a timeout),
-// renews it in the background, cancels the work's context when the lease
-// is lost, and releases it when the work returns or panics.
+// Package guard runs work under a lease: it takes a handle from a
+// fence.Session over a fence.Locker (once, or waiting up to a timeout),
+// which the session's keepalive renews, cancels the work's context when
+// the lease is lost, and releases it when the work returns or panics.
 //
-//	err := guard.Run(ctx, locker, "nightly-report", func(ctx context.Context, lease fence.Lease) error {
-//		return reports.Put(ctx, "daily.csv", lease.Token, data) // the resource checks the token
+//	err := guard.Run(ctx, locker, "nightly-report", func(ctx context.Context, h *fence.Handle) error {
+//		return reports.Put(ctx, "daily.csv", h.Token(), data) // the resource checks the token
 //	}, nil)
 //	if errors.Is(err, fence.ErrHeld) {
 //		return nil // another replica runs it
@@ -14,9 +14,13 @@
 //
 // By default the guard tries once: a busy key returns an error matching
 // fence.ErrHeld at once, so a duplicate job skips its turn. With
-// Options.AcquireTimeout it waits, retrying with jittered exponential
-// backoff, for at most that long; the caller's context can end the wait
-// sooner but never extends it. Invalid input and corrupted records end the
+// Options.AcquireTimeout it waits (fence.Session.Lock) for at most that
+// long; the caller's context can end the wait sooner but never extends
+// it. A waiting Do wakes when the key is released by a Do of this
+// process, when the store notifies a release (PostgreSQL), when the
+// holder's lease ends where the store says when, or after
+// Options.PollInterval; the Do calls of one Guard waiting for one key get
+// it in arrival order. Invalid input and corrupted records end the
 // attempt at once; other errors are retried in wait mode. An attempt whose
 // outcome is unknown is reconciled by reading the record: each Do call
 // acquires under its own fresh owner id, so a lease won by a call whose
@@ -29,7 +33,7 @@
 // collection, VM migration, a partition) after its last check and wake up
 // after its lease expired and another worker took the key, and no
 // renewing or context checking closes that window. Safety comes from the
-// fencing token: pass lease.Token, given to fn, with every write to the
+// fencing token: pass h.Token(), given to fn, with every write to the
 // protected resource, which refuses tokens lower than the highest it has
 // seen (see fence.Resource). A lost lease then costs a refused write, never
 // corrupted data.
