@@ -78,7 +78,16 @@ func (s *Session) letGo(h *Handle) {
 		<-w
 	default:
 		delete(s.hs, h)
+		// The keepalive's timers may wait for h alone: let it re-arm
+		// them, or stop when it has nothing left to renew.
+		poke := len(s.hs) == 0 || st.nextRenew.Equal(s.armedRenew) || st.deadline.Equal(s.armedDeadline)
 		s.mu.Unlock()
+		if poke {
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}
 	}
 }
 
