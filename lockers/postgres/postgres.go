@@ -8,7 +8,10 @@
 // a key's tokens at 1.
 //
 // Every method is one SQL statement, one round trip once pgx has prepared
-// it (pgx's default mode caches prepared statements per connection).
+// it (pgx's default mode caches prepared statements per connection). That
+// includes RenewMany: the driver is a fence.BatchRenewer, so a
+// fence.Session's keepalive renews every lease it holds, each by its own
+// TTL, in one statement per renewal round, however many there are.
 // Whether a key is held is decided by the server's clock, never by the
 // caller's: durations are sent to the server and remaining lease times
 // come back, so clock skew between machines does not matter, only clock

@@ -16,7 +16,7 @@ package postgres
 // times come back as server expiry and server time, which the caller turns
 // into its own clock's time (see localTime).
 type queries struct {
-	acquire, renew, release, brk, inspect string
+	acquire, renew, renewBatch, release, brk, inspect string
 }
 
 func buildQueries(table string) queries {
@@ -65,6 +65,25 @@ FROM (VALUES (1)) AS one (x) LEFT JOIN cur ON true`,
 		renew: `UPDATE ` + table + `
 SET expires_at = statement_timestamp() + $4::bigint * interval '1 microsecond'
 WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()`,
+
+		// renewBatch is renew for many leases at once, each with its own
+		// TTL: the leases travel as four arrays, joined to the table by
+		// key, and the statement returns the positions (1-based) of the
+		// leases it extended, aggregated into one row. A row is locked
+		// only when it matches a lease of the batch, which only its
+		// holder can send, so two batches never wait for each other.
+		// The leases must be distinct: UPDATE .. FROM updates a row once
+		// even when several source rows match it, and returns only one.
+		// Parameters: $1 keys, $2 owners, $3 tokens, $4 ttls in
+		// microseconds.
+		renewBatch: `WITH r AS (
+	UPDATE ` + table + ` AS t
+	SET expires_at = statement_timestamp() + b.ttl * interval '1 microsecond'
+	FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS b (key, owner, token, ttl, i)
+	WHERE t.key = b.key AND t.owner = b.owner AND t.token = b.token AND t.expires_at > statement_timestamp()
+	RETURNING b.i
+)
+SELECT coalesce(array_agg(i), '{}') FROM r`,
 
 		// release frees the caller's own unexpired lease (compare and free);
 		// the row and its counter stay.
