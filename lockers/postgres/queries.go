@@ -20,6 +20,8 @@ type queries struct {
 }
 
 func buildQueries(table string) queries {
+	names := notifyNamesOf(table)
+	notify := notifyExpr(names, "$4", "$5")
 	return queries{
 		// acquire takes the key in one statement, writing only if it wins.
 		//
@@ -86,16 +88,21 @@ WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestam
 SELECT coalesce(array_agg(i), '{}') FROM r`,
 
 		// release frees the caller's own unexpired lease (compare and free);
-		// the row and its counter stay.
-		// Parameters: $1 key, $2 owner, $3 token.
+		// the row and its counter stay. When it frees the row, it notifies
+		// the waiters of the key (see notifyExpr).
+		// Parameters: $1 key, $2 owner, $3 token, $4 the key's
+		// notification payload, $5 its probe slot.
 		release: `UPDATE ` + table + ` SET expires_at = NULL
-WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()`,
+WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()
+RETURNING ` + notify,
 
 		// brk frees the key whoever holds it; the counter stays, so the
 		// next token is higher than the broken holder's. A free key is
-		// left untouched (nothing is written).
-		// Parameter: $1 key.
-		brk: `UPDATE ` + table + ` SET expires_at = NULL WHERE key = $1 AND expires_at IS NOT NULL`,
+		// left untouched (nothing is written, nobody is notified).
+		// Parameters: $1 key, $2 the key's notification payload, $3 its
+		// probe slot.
+		brk: `UPDATE ` + table + ` SET expires_at = NULL WHERE key = $1 AND expires_at IS NOT NULL
+RETURNING ` + notifyExpr(names, "$2", "$3"),
 
 		// inspect reads the row and the server's time.
 		// Parameter: $1 key.
