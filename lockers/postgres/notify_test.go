@@ -23,7 +23,7 @@ const wakeBound = 10 * time.Second
 
 // twoLockers returns two Lockers on one lease table through two pools:
 // the views of two processes. Their listeners stop when the test ends.
-func twoLockers(t *testing.T) (a, b *Locker, poolA, poolB *pgxpool.Pool) {
+func twoLockers(t testing.TB) (a, b *Locker, poolA, poolB *pgxpool.Pool) {
 	t.Helper()
 	poolA, poolB = newPool(t, 4, nil), newPool(t, 4, nil)
 	a = newTable(t, poolA)
