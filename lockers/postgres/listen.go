@@ -22,8 +22,13 @@ var _ fence.ReleaseNotifier = (*driver)(nil)
 // NotifyRelease implements fence.ReleaseNotifier: it subscribes to the
 // notifications of key's releases and breaks through the Locker's
 // listening connection, opened on first use, and returns once that
-// connection is listening. On a DB that is not a *pgxpool.Pool it
-// returns an error matching errors.ErrUnsupported.
+// connection is listening. A connection that has died without the
+// listener noticing yet is no exception: when the listener notices, it
+// wakes every subscriber, so no release goes unsignalled. While the
+// connection is down (after a failed attempt, until the next one is
+// due, or while it reconnects), NotifyRelease returns an error at once
+// and the caller polls. On a DB that is not a *pgxpool.Pool it returns
+// an error matching errors.ErrUnsupported.
 func (d *driver) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
 	return d.ln.subscribe(ctx, key)
 }
@@ -337,15 +342,4 @@ func closeConn(conn *pgx.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), listenTimeout)
 	defer cancel()
 	_ = conn.Close(ctx)
-}
-
-// listening returns the backend process id of the listening connection,
-// or 0 when none listens (for tests).
-func (l *listener) listening() uint32 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cur == nil || l.cur.conn == nil {
-		return 0
-	}
-	return l.cur.conn.PgConn().PID()
 }

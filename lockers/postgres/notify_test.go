@@ -5,6 +5,8 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
+	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +17,17 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testenv"
 )
+
+// listening returns the backend process id of l's listening connection,
+// or 0 when none listens.
+func listening(l *listener) uint32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cur == nil || l.cur.conn == nil {
+		return 0
+	}
+	return l.cur.conn.PgConn().PID()
+}
 
 // wakeBound is how long a test lets a woken waiter take to get its key:
 // far more than a notification needs, far less than the hour it would
@@ -178,14 +191,14 @@ func TestListenerReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	result, busy := startLock(t, b, "k", waiting)
-	pid := b.d.ln.listening()
+	pid := listening(b.d.ln)
 	if pid == 0 {
 		t.Fatal("no listening connection while a Lock waits")
 	}
 	mustExec(t, poolA, "SELECT pg_terminate_backend($1)", int32(pid))
 	deadline := time.Now().Add(wakeBound)
 	for {
-		if p := b.d.ln.listening(); p != 0 && p != pid {
+		if p := listening(b.d.ln); p != 0 && p != pid {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -358,7 +371,7 @@ func TestListenerIdleAndClose(t *testing.T) {
 	gone := func(pid uint32) {
 		t.Helper()
 		deadline := time.Now().Add(wakeBound)
-		for l.d.ln.listening() != 0 || alive(pid) {
+		for listening(l.d.ln) != 0 || alive(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("listening connection %d still open", pid)
 			}
@@ -369,7 +382,7 @@ func TestListenerIdleAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := l.d.ln.listening()
+	pid := listening(l.d.ln)
 	if pid == 0 || !alive(pid) {
 		t.Fatal("no listening connection after NotifyRelease")
 	}
@@ -381,7 +394,7 @@ func TestListenerIdleAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid = l.d.ln.listening()
+	pid = listening(l.d.ln)
 	if pid == 0 {
 		t.Fatal("no listening connection after a second NotifyRelease")
 	}
@@ -395,4 +408,61 @@ func TestListenerIdleAndClose(t *testing.T) {
 	if _, err := l.Inspect(ctx, "k"); err != nil {
 		t.Errorf("Inspect after Close: %v", err)
 	}
+}
+
+// TestListenerBackoff: when the listening connection cannot be made,
+// NotifyRelease fails, and until the next attempt is due it fails at once
+// without trying; a Lock meanwhile waits by polling.
+func TestListenerBackoff(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := newPool(t, 2, nil)
+	l := newTable(t, pool)
+	t.Cleanup(func() { _ = l.Close() })
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().(*net.TCPAddr)
+	_ = ln.Close() // a port that refuses connections
+	l.d.ln.cfg.Host, l.d.ln.cfg.Port, l.d.ln.cfg.Fallbacks = closed.IP.String(), uint16(closed.Port), nil
+
+	if _, _, err := l.NotifyRelease(ctx, "k"); err == nil {
+		t.Fatal("NotifyRelease succeeded without a listening connection")
+	}
+	l.d.ln.mu.Lock()
+	failures, retryAt := l.d.ln.failures, l.d.ln.retryAt
+	l.d.ln.mu.Unlock()
+	if failures != 1 || !retryAt.After(time.Now()) {
+		t.Fatalf("after a failed connection: %d failures, next attempt at %v", failures, retryAt)
+	}
+	_, _, err = l.NotifyRelease(ctx, "k")
+	if err == nil || !strings.Contains(err.Error(), "next attempt in") {
+		t.Fatalf("NotifyRelease before the next attempt is due: %v", err)
+	}
+	time.Sleep(time.Until(retryAt))
+	if _, _, err := l.NotifyRelease(ctx, "k"); err == nil {
+		t.Fatal("NotifyRelease succeeded without a listening connection")
+	}
+	l.d.ln.mu.Lock()
+	failures = l.d.ln.failures
+	l.d.ln.mu.Unlock()
+	if failures != 2 {
+		t.Fatalf("%d failures after the second attempt, want 2", failures)
+	}
+
+	b, err := New(pool, &Options{Table: l.QuotedTable()[1 : len(l.QuotedTable())-1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := newSession(t, b, &fence.SessionOptions{TTL: time.Minute}).TryLock(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, _ := startLock(t, l, "k", fence.SessionOptions{TTL: time.Minute, PollInterval: 200 * time.Millisecond})
+	if err := holder.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := waitLock(t, result)
+	_ = r.h.Release(ctx)
 }
