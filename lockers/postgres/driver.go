@@ -19,6 +19,7 @@ type driver struct {
 	clock fence.Clock // for the local times of HeldError and LockInfo
 	table pgx.Identifier
 	q     queries
+	ln    *listener // release notifications
 }
 
 var _ fence.LockerDriver = (*driver)(nil)

@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence/internal/testenv"
@@ -18,17 +21,26 @@ import (
 // it counts the pool's round trips.
 func newPool(t testing.TB, maxConns int32, rt *roundTrips) *pgxpool.Pool {
 	t.Helper()
+	return newPoolWith(t, maxConns, func(cfg *pgxpool.Config) {
+		if rt != nil {
+			cfg.ConnConfig.DialFunc = rt.dial
+			// No liveness pings on acquire: they would be round trips
+			// that the locker did not make.
+			cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+		}
+	})
+}
+
+// newPoolWith connects to the test server with a pool of maxConns
+// connections, its configuration adjusted by set.
+func newPoolWith(t testing.TB, maxConns int32, set func(*pgxpool.Config)) *pgxpool.Pool {
+	t.Helper()
 	cfg, err := pgxpool.ParseConfig(testenv.PostgresURL(t))
 	if err != nil {
 		t.Fatalf("parse FENCE_POSTGRES_URL: %v", err)
 	}
 	cfg.MaxConns = maxConns
-	if rt != nil {
-		cfg.ConnConfig.DialFunc = rt.dial
-		// No liveness pings on acquire: they would be round trips that
-		// the locker did not make.
-		cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	}
+	set(cfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -124,6 +136,42 @@ func (c *countingConn) Read(b []byte) (int, error) {
 		c.rt.mu.Unlock()
 	}
 	return n, err
+}
+
+// statements counts the statements sent through the pools it traces (a
+// pgx.QueryTracer: every Exec, Query and QueryRow), in total and by the
+// first line of their SQL.
+type statements struct {
+	mu    sync.Mutex
+	n     int
+	bySQL map[string]int
+}
+
+// pool returns a pool of maxConns connections whose statements s counts.
+func (s *statements) pool(t testing.TB, maxConns int32) *pgxpool.Pool {
+	return newPoolWith(t, maxConns, func(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = s })
+}
+
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	line, _, _ := strings.Cut(data.SQL, "\n")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	if s.bySQL == nil {
+		s.bySQL = make(map[string]int)
+	}
+	s.bySQL[line]++
+	return ctx
+}
+
+func (*statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// count returns the statements so far, and how many of them each first
+// line of SQL started.
+func (s *statements) count() (int, map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n, maps.Clone(s.bySQL)
 }
 
 // mustExec runs one SQL statement of a test's setup on pool.

@@ -30,12 +30,14 @@ func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 
 // Release implements fence.LockerDriver: one conditional UPDATE that
 // clears the expiry if the row still has the lease's owner and token and
-// has not expired. The row and its counter stay.
+// has not expired, and notifies the key's waiters if it did. The row and
+// its counter stay.
 func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
 	if !storable(lease.Token) {
 		return fence.ErrNotHeld
 	}
-	tag, err := d.db.Exec(ctx, d.q.release, lease.Key, lease.Owner, int64(lease.Token))
+	payload, slot := keyNotice(lease.Key)
+	tag, err := d.db.Exec(ctx, d.q.release, lease.Key, lease.Owner, int64(lease.Token), payload, slot)
 	if err != nil {
 		return storeErr(err)
 	}
@@ -51,9 +53,10 @@ func storable(t fence.Token) bool { return uint64(t) <= math.MaxInt64 }
 
 // Break implements fence.LockerDriver: it clears the expiry of key's row
 // whoever holds it, keeping the counter, so the next token is higher than
-// the broken holder's.
+// the broken holder's, and notifies the key's waiters.
 func (d *driver) Break(ctx context.Context, key string) error {
-	if _, err := d.db.Exec(ctx, d.q.brk, key); err != nil {
+	payload, slot := keyNotice(key)
+	if _, err := d.db.Exec(ctx, d.q.brk, key, payload, slot); err != nil {
 		return storeErr(err)
 	}
 	return nil

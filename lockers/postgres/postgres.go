@@ -8,7 +8,10 @@
 // a key's tokens at 1.
 //
 // Every method is one SQL statement, one round trip once pgx has prepared
-// it (pgx's default mode caches prepared statements per connection).
+// it (pgx's default mode caches prepared statements per connection). That
+// includes RenewMany: the driver is a fence.BatchRenewer, so a
+// fence.Session's keepalive renews every lease it holds, each by its own
+// TTL, in one statement per renewal round, however many there are.
 // Whether a key is held is decided by the server's clock, never by the
 // caller's: durations are sent to the server and remaining lease times
 // come back, so clock skew between machines does not matter, only clock
@@ -71,10 +74,52 @@
 //	FROM fence_locks WHERE key = 'k';
 //
 // To free a key by hand, do what Break does: UPDATE fence_locks SET
-// expires_at = NULL WHERE key = 'k'. Never lower a token or delete a row.
+// expires_at = NULL WHERE key = 'k', and tell the waiters (see Release
+// notifications): SELECT pg_notify(CHANNEL, md5(convert_to('k', 'UTF8'))).
+// Never lower a token or delete a row.
 // A row with a NULL owner or token (possible only after altering the
 // table), a token below 1 or an infinite expires_at is reported with
 // fence.ErrCorrupt and is never written over by Acquire.
+//
+// # Release notifications
+//
+// A fence.Session.Lock waiting for a key on this locker does not poll: it
+// waits for a notification (the driver is a fence.ReleaseNotifier).
+// Release and Break send one, from the statement that frees the row,
+// with pg_notify on the channel "fence_" followed by the md5 of the
+// quoted table name in hex (for DefaultTable, the md5 of
+// `"fence_locks"`, quotes included), with the md5 of the key's UTF-8
+// bytes in hex as payload; PostgreSQL delivers it when the statement
+// commits. Lockers hear each other when they name the table the same way
+// (both "fence_locks", or both "public.fence_locks").
+//
+// Each Locker on a *pgxpool.Pool keeps one connection that LISTENs,
+// opened from the pool's configuration on the first wait (not taken from
+// the pool; application_name "fence listener" unless the configuration
+// sets one), and passes what it hears to its waiters. When that
+// connection is lost, every waiter asks the server again, and again once
+// it reconnects (with backoff, while anyone waits). It closes a minute
+// after the last wait, or with Close. A Locker on a *pgx.Conn or a pgx.Tx
+// cannot listen: NotifyRelease returns an error matching
+// errors.ErrUnsupported, and Lock polls (fence.SessionOptions.PollInterval).
+//
+// A lease that expires sends nothing: nothing runs on the server when it
+// does. A waiter knows the holder's expiry from the fence.HeldError of
+// its last attempt, and tries again just after it.
+//
+// PostgreSQL serializes the commits of all the transactions of a server
+// that notify, flush to disk included, so a release notifies only while
+// someone listens on its table: a listening connection holds 64 advisory
+// locks in shared mode, pg_advisory_lock_shared(NS, 0..63), where NS is
+// the channel's md5's first four bytes as a signed integer, and the
+// freeing statement notifies only when pg_try_advisory_xact_lock(NS, S)
+// fails for its key's slot S (the first byte of the key's md5, modulo 64).
+// That try also fails, rarely, while another release of the same slot
+// commits: a spurious notification, which costs only a wasted attempt.
+// With nobody listening, a release writes and waits as it did without
+// notifications. These two-key advisory locks are apart from TryXactLock's
+// (which take one bigint); another application's two-key advisory locks
+// with the same first key would meet them.
 //
 // # Ambiguous outcomes
 //
@@ -180,12 +225,25 @@ func New(db DB, opts *Options) (*Locker, error) {
 		return nil, err
 	}
 	clock := fence.ClockOrSystem(o.Clock)
-	d := &driver{db: db, clock: clock, table: id, q: buildQueries(id.Sanitize())}
+	quoted := id.Sanitize()
+	d := &driver{db: db, clock: clock, table: id, q: buildQueries(quoted), ln: newListener(db, notifyNamesOf(quoted))}
 	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
 	if err != nil {
 		return nil, err
 	}
 	return &Locker{PortableLocker: pl, d: d}, nil
+}
+
+// Close stops the Locker's listening connection, if it has one (see
+// "Release notifications" in the package doc), and waits for it to close;
+// waiters in Lock then ask the server again and go on by polling. It does
+// not close db: the Locker's other methods still work. Call it when done
+// with a Locker on a pool that has waited in Lock; the connection
+// otherwise closes a minute after the last wait. The Close of a Locker
+// opened from a URL closes its pool too.
+func (l *Locker) Close() error {
+	l.d.ln.close()
+	return l.PortableLocker.Close()
 }
 
 // QuotedTable returns the name of the lease table quoted for SQL, with its

@@ -16,10 +16,12 @@ package postgres
 // times come back as server expiry and server time, which the caller turns
 // into its own clock's time (see localTime).
 type queries struct {
-	acquire, renew, release, brk, inspect string
+	acquire, renew, renewBatch, release, brk, inspect string
 }
 
 func buildQueries(table string) queries {
+	names := notifyNamesOf(table)
+	notify := notifyExpr(names, "$4", "$5")
 	return queries{
 		// acquire takes the key in one statement, writing only if it wins.
 		//
@@ -66,17 +68,41 @@ FROM (VALUES (1)) AS one (x) LEFT JOIN cur ON true`,
 SET expires_at = statement_timestamp() + $4::bigint * interval '1 microsecond'
 WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()`,
 
+		// renewBatch is renew for many leases at once, each with its own
+		// TTL: the leases travel as four arrays, joined to the table by
+		// key, and the statement returns the positions (1-based) of the
+		// leases it extended, aggregated into one row. A row is locked
+		// only when it matches a lease of the batch, which only its
+		// holder can send, so two batches never wait for each other.
+		// The leases must be distinct: UPDATE .. FROM updates a row once
+		// even when several source rows match it, and returns only one.
+		// Parameters: $1 keys, $2 owners, $3 tokens, $4 ttls in
+		// microseconds.
+		renewBatch: `WITH r AS (
+	UPDATE ` + table + ` AS t
+	SET expires_at = statement_timestamp() + b.ttl * interval '1 microsecond'
+	FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS b (key, owner, token, ttl, i)
+	WHERE t.key = b.key AND t.owner = b.owner AND t.token = b.token AND t.expires_at > statement_timestamp()
+	RETURNING b.i
+)
+SELECT coalesce(array_agg(i), '{}') FROM r`,
+
 		// release frees the caller's own unexpired lease (compare and free);
-		// the row and its counter stay.
-		// Parameters: $1 key, $2 owner, $3 token.
+		// the row and its counter stay. When it frees the row, it notifies
+		// the waiters of the key (see notifyExpr).
+		// Parameters: $1 key, $2 owner, $3 token, $4 the key's
+		// notification payload, $5 its probe slot.
 		release: `UPDATE ` + table + ` SET expires_at = NULL
-WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()`,
+WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()
+RETURNING ` + notify,
 
 		// brk frees the key whoever holds it; the counter stays, so the
 		// next token is higher than the broken holder's. A free key is
-		// left untouched (nothing is written).
-		// Parameter: $1 key.
-		brk: `UPDATE ` + table + ` SET expires_at = NULL WHERE key = $1 AND expires_at IS NOT NULL`,
+		// left untouched (nothing is written, nobody is notified).
+		// Parameters: $1 key, $2 the key's notification payload, $3 its
+		// probe slot.
+		brk: `UPDATE ` + table + ` SET expires_at = NULL WHERE key = $1 AND expires_at IS NOT NULL
+RETURNING ` + notifyExpr(names, "$2", "$3"),
 
 		// inspect reads the row and the server's time.
 		// Parameter: $1 key.

@@ -17,7 +17,7 @@ func TestOneRoundTripPerCall(t *testing.T) {
 	var rt roundTrips
 	pool := newPool(t, 1, &rt)
 	l := newTable(t, pool)
-	var lease fence.Lease
+	var lease, other fence.Lease
 	calls := []struct {
 		name string
 		call func(ctx context.Context) error
@@ -38,6 +38,16 @@ func TestOneRoundTripPerCall(t *testing.T) {
 		}},
 		{"Inspect", func(ctx context.Context) error { _, err := l.Inspect(ctx, "k"); return err }},
 		{"Renew", func(ctx context.Context) (err error) { lease, err = l.Renew(ctx, lease); return err }},
+		{"Acquire another key", func(ctx context.Context) (err error) {
+			other, err = l.Acquire(ctx, "other", time.Minute, nil)
+			return err
+		}},
+		{"RenewMany", func(ctx context.Context) error {
+			renewed, errs := l.RenewMany(ctx, []fence.Lease{lease, other})
+			lease, other = renewed[0], renewed[1]
+			return errors.Join(errs...)
+		}},
+		{"Release another key", func(ctx context.Context) error { return l.Release(ctx, other) }},
 		{"Release", func(ctx context.Context) error { return l.Release(ctx, lease) }},
 		{"Release not held", func(ctx context.Context) error {
 			if err := l.Release(ctx, lease); !errors.Is(err, fence.ErrNotHeld) {

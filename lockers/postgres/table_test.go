@@ -136,6 +136,10 @@ func TestStoreMissing(t *testing.T) {
 		for name, call := range map[string]func() error{
 			"Acquire": func() error { _, err := l.Acquire(ctx, "k", time.Minute, nil); return err },
 			"Renew":   func() error { _, err := l.Renew(ctx, lease); return err },
+			"RenewMany": func() error {
+				_, errs := l.RenewMany(ctx, []fence.Lease{lease, lease})
+				return errors.Join(errs...)
+			},
 			"Release": func() error { return l.Release(ctx, lease) },
 			"Break":   func() error { return l.Break(ctx, "k") },
 			"Inspect": func() error { _, err := l.Inspect(ctx, "k"); return err },

@@ -19,7 +19,8 @@ func init() {
 // URLOpener opens PostgreSQL lockers from URLs of the form of URLForm
 // (see the package doc): the table parameter is fence's, the rest of the
 // URL is pgx's connection string. Each open makes a pgxpool.Pool, which
-// the opened locker's Close closes.
+// the opened locker's Close closes, with the locker's listening
+// connection.
 type URLOpener struct{}
 
 // URLForm implements fence.LockerURLOpener.
@@ -49,7 +50,12 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 		pool.Close()
 		return none, err
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: func() error { pool.Close(); return nil }}, nil
+	closeAll := func() error {
+		l.d.ln.close()
+		pool.Close()
+		return nil
+	}
+	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: closeAll}, nil
 }
 
 // urlConfig is what a URL says.
