@@ -34,16 +34,13 @@ func ExampleCandidate_Resign() {
 	ctx, cancel := context.WithCancel(context.Background())
 	locker := memory.New(nil)
 	var campaigns sync.WaitGroup
-	elected := make(chan string)
+	elected := make(chan string) // "name elected with token N", printed in order below
 	newCandidate := func(name string) *election.Candidate {
 		c, err := election.New(locker, "dispatcher", &election.Options{
 			TTL:           10 * time.Second,
 			RetryInterval: 10 * time.Millisecond,
 			Holdoff:       time.Hour, // after resigning, leave the key to the others
 			Observer: &election.Observer{
-				Elected: func(e election.ElectedEvent) {
-					fmt.Printf("%s elected with token %d\n", name, e.Term.Token())
-				},
 				Demoted: func(e election.DemotedEvent) {
 					fmt.Printf("%s demoted: %v\n", name, e.Cause)
 				},
@@ -54,7 +51,7 @@ func ExampleCandidate_Resign() {
 		}
 		campaigns.Go(func() {
 			_ = c.Campaign(ctx, func(ctx context.Context, term *fence.Handle) error {
-				elected <- name
+				elected <- fmt.Sprintf("%s elected with token %d", name, term.Token())
 				<-ctx.Done()
 				return nil
 			})
@@ -62,14 +59,14 @@ func ExampleCandidate_Resign() {
 		return c
 	}
 	a := newCandidate("a")
-	<-elected
+	fmt.Println(<-elected)
 	newCandidate("b")
 	fmt.Println("a leads:", a.IsLeader())
 	if err := a.Resign(ctx); err != nil {
 		panic(err)
 	}
 	fmt.Println("a leads:", a.IsLeader())
-	<-elected
+	fmt.Println(<-elected)
 	cancel() // shut down: b's term ends too
 	campaigns.Wait()
 	// Output:
