@@ -35,6 +35,31 @@
 // REPEATABLE READ and SERIALIZABLE it fails with SQLSTATE 40001 instead,
 // and the whole transaction must run again: use RunTx or RunPgxTx.
 //
+// # One call under a lease
+//
+// Fences.LockedPgx is the shortest correct program for a fenced write: it
+// takes a lock through a fence.Session, begins a transaction whose first
+// statement is the fence with the lease's token (sent with BEGIN in one
+// batch, so it costs no round trip of its own), runs the caller's
+// function in it, commits and releases the lock:
+//
+//	err := fences.LockedPgx(ctx, sess, pool, "account:alice", func(ctx context.Context, tx pgx.Tx) error {
+//		_, err := tx.Exec(ctx, "UPDATE accounts SET balance = balance + 25 WHERE id = 'alice'")
+//		return err
+//	}, nil)
+//
+// The function's context is cancelled when the lease is lost, and the
+// transaction then rolls back. The result tells the cases apart:
+// fence.ErrHeld (the key was busy, nothing ran), fence.ErrLeaseLost (lost
+// before the commit, rolled back), fence.ErrStaleToken (a newer holder
+// has passed the fence, rolled back), fence.ErrUnknownOutcome (the
+// COMMIT's answer was lost), the function's own error (rolled back), nil
+// (committed). Fences.RunPgx does the same under a handle the caller
+// holds, for many transactions under one lease; Locked and Run are the
+// database/sql forms, with the fence as a statement of its own. RunOptions
+// name a finer fence row under the key, the transaction's options and
+// the wait for a busy key.
+//
 // # Pipelined fence (pgx)
 //
 // Fences.QueueCheck puts the fence first in the caller's pgx.Batch. When the
