@@ -61,16 +61,6 @@ func TestBoundName(t *testing.T) {
 	}
 }
 
-// newSession returns a session over locker with a TTL of ttl.
-func newSession(t *testing.T, locker fence.Locker, ttl time.Duration) *fence.Session {
-	t.Helper()
-	s, err := fence.NewSession(locker, &fence.SessionOptions{TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	return s
-}
 
 // tryLock takes key through s, failing the test when it cannot.
 func tryLock(t *testing.T, s *fence.Session, key string) *fence.Handle {
@@ -94,7 +84,7 @@ func bind(t *testing.T, r fence.Resource, h *fence.Handle, opts *fence.BindOptio
 
 func TestBindRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	s := newSession(t, memlock.New(nil), time.Minute)
+	s := newSession(t, memlock.New(nil), &fence.SessionOptions{TTL: time.Minute})
 	h := tryLock(t, s, "job")
 	r := memres.New(nil)
 	for _, tc := range []struct {
@@ -214,7 +204,7 @@ func TestBoundWrites(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			r := rc.open(t)
-			s := newSession(t, memlock.New(nil), time.Minute)
+			s := newSession(t, memlock.New(nil), &fence.SessionOptions{TTL: time.Minute})
 			key := lowerName("report-")
 			h := tryLock(t, s, key)
 			b := bind(t, r, h, nil)
@@ -285,7 +275,7 @@ func TestBoundStaleHolderRefused(t *testing.T) {
 			r := rc.open(t)
 			locker := memlock.New(nil)
 			key := lowerName("ledger-")
-			old := tryLock(t, newSession(t, locker, time.Minute), key)
+			old := tryLock(t, newSession(t, locker, &fence.SessionOptions{TTL: time.Minute}), key)
 			oldB := bind(t, r, old, nil)
 			if err := oldB.Put(ctx, []byte("old-1")); err != nil {
 				t.Fatal(err)
@@ -298,7 +288,7 @@ func TestBoundStaleHolderRefused(t *testing.T) {
 			if err := oldB.Put(ctx, []byte("old-2")); err != nil {
 				t.Fatalf("old holder's write before a newer one: %v; want it applied", err)
 			}
-			cur := tryLock(t, newSession(t, locker, time.Minute), key)
+			cur := tryLock(t, newSession(t, locker, &fence.SessionOptions{TTL: time.Minute}), key)
 			if cur.Token() <= old.Token() {
 				t.Fatalf("new token %d is not above the broken holder's %d", cur.Token(), old.Token())
 			}
@@ -376,7 +366,7 @@ func TestPutLocked(t *testing.T) {
 			ctx := t.Context()
 			r := rc.open(t)
 			locker := memlock.New(nil)
-			s := newSession(t, locker, time.Minute)
+			s := newSession(t, locker, &fence.SessionOptions{TTL: time.Minute})
 			key := lowerName("upload-")
 
 			if err := fence.PutLocked(ctx, s, r, key, []byte("v1"), nil); err != nil {
@@ -394,7 +384,7 @@ func TestPutLocked(t *testing.T) {
 			wantValue(t, r, key+"/part", "p", tok+1)
 
 			// A busy key: nothing written.
-			holder := tryLock(t, newSession(t, locker, time.Minute), key)
+			holder := tryLock(t, newSession(t, locker, &fence.SessionOptions{TTL: time.Minute}), key)
 			if err := fence.PutLocked(ctx, s, r, key, []byte("busy"), nil); !errors.Is(err, fence.ErrHeld) {
 				t.Fatalf("PutLocked on a busy key: %v; want ErrHeld", err)
 			}
@@ -439,12 +429,12 @@ func TestPutLockedStale(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				newer = tryLock(t, newSession(t, locker, time.Minute), key)
+				newer = tryLock(t, newSession(t, locker, &fence.SessionOptions{TTL: time.Minute}), key)
 				if err := bind(t, r, newer, nil).Put(ctx, []byte("newer")); err != nil {
 					t.Error(err)
 				}
 			}}
-			err := fence.PutLocked(ctx, newSession(t, locker, time.Minute), hooked, key, []byte("stale"), nil)
+			err := fence.PutLocked(ctx, newSession(t, locker, &fence.SessionOptions{TTL: time.Minute}), hooked, key, []byte("stale"), nil)
 			if !errors.Is(err, fence.ErrStaleToken) {
 				t.Fatalf("PutLocked overtaken by a newer holder: %v; want ErrStaleToken", err)
 			}
@@ -460,7 +450,7 @@ func TestPutLockedRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	locker := memlock.New(nil)
-	s := newSession(t, locker, time.Minute)
+	s := newSession(t, locker, &fence.SessionOptions{TTL: time.Minute})
 	r := memres.New(nil)
 	for _, tc := range []struct {
 		name string
