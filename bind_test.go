@@ -61,7 +61,6 @@ func TestBoundName(t *testing.T) {
 	}
 }
 
-
 // tryLock takes key through s, failing the test when it cannot.
 func tryLock(t *testing.T, s *fence.Session, key string) *fence.Handle {
 	t.Helper()
