@@ -1,0 +1,89 @@
+// Command quickstart credits an account under a lease: one SQL write that
+// a replica holding a stale lease can never apply.
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/lockers/postgres"
+	fencesql "github.com/fencekit/fence/resources/sql"
+)
+
+func main() {
+	url := cmp.Or(os.Getenv("DATABASE_URL"), os.Getenv("FENCE_POSTGRES_URL"))
+	if url == "" {
+		fmt.Fprintln(os.Stderr, "quickstart: set DATABASE_URL to a PostgreSQL URL, such as postgres://app@localhost/app")
+		os.Exit(2)
+	}
+	if err := run(context.Background(), url); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+// run credits alice with 25 under a lease on "account:alice".
+func run(ctx context.Context, url string) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	locker, err := postgres.New(pool, nil) // leases in the table fence_locks
+	if err != nil {
+		return err
+	}
+	if err := createTables(ctx, pool, locker); err != nil {
+		return err
+	}
+	sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer sess.Close(ctx)
+	fences, err := fencesql.NewFences("") // tokens in the table fence_tokens
+	if err != nil {
+		return err
+	}
+
+	// Lock, begin, check the lease's token first, write, commit, release.
+	err = fences.LockedPgx(ctx, sess, pool, "account:alice", func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE accounts SET balance = balance + 25 WHERE id = 'alice'")
+		return err
+	}, nil)
+	switch {
+	case errors.Is(err, fence.ErrHeld):
+		fmt.Println("another replica holds account:alice: skipped")
+	case errors.Is(err, fence.ErrLeaseLost):
+		fmt.Println("the lease was lost before the commit: rolled back")
+	case errors.Is(err, fence.ErrStaleToken):
+		fmt.Println("a newer holder has written: rolled back")
+	case err != nil:
+		return err // the write's own error, or fence.ErrUnknownOutcome: the commit's answer was lost
+	default:
+		fmt.Println("credited alice with 25")
+	}
+	return nil
+}
+
+// createTables creates the lease table, the fence table and the accounts,
+// unless they exist.
+func createTables(ctx context.Context, pool *pgxpool.Pool, locker *postgres.Locker) error {
+	if err := locker.CreateTable(ctx); err != nil { // or postgres.SchemaSQL in a migration
+		return err
+	}
+	if err := fencesql.CreateTablesPgx(ctx, pool, fencesql.Tables{}); err != nil { // or fencesql.SchemaSQL
+		return err
+	}
+	_, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS accounts (id text PRIMARY KEY, balance bigint NOT NULL);
+		INSERT INTO accounts VALUES ('alice', 0) ON CONFLICT DO NOTHING`)
+	return err
+}
