@@ -63,7 +63,10 @@
 // where the store says when; it polls at a bounded interval only for what
 // nothing else tells it (a crashed holder on a clock-free store). Callers
 // of Lock in one process queue in arrival order. Bind ties a Resource to a
-// handle, so that writes carry its token under its key.
+// handle, so that writes carry its token under its key (or a name under
+// it), and PutLocked stores one value under a lease in one call;
+// resources/sql's Fences.LockedPgx runs a fenced transaction under a lease
+// in one call.
 //
 // # What fence deliberately does not offer
 //
