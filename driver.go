@@ -69,7 +69,9 @@ type BatchRenewer interface {
 
 // ReleaseNotifier is a LockerDriver that can tell waiters when a key is
 // released or broken, by any process (PostgreSQL: LISTEN/NOTIFY). A
-// blocked Session.Lock uses it instead of polling.
+// PortableLocker has the same method (it passes the call on to its
+// driver), and so may a wrapper of one: a blocked Session.Lock uses it,
+// when its Locker is a ReleaseNotifier, instead of polling.
 type ReleaseNotifier interface {
 	// NotifyRelease returns a channel that receives a value (without
 	// blocking the sender: the channel has a buffer of one) each time key
@@ -208,20 +210,32 @@ func (l *PortableLocker) Acquire(ctx context.Context, key string, ttl time.Durat
 // Renew implements Locker. A lease whose latest renewal ran out on l's
 // Clock is refused with a *NotHeldError without asking the store.
 func (l *PortableLocker) Renew(ctx context.Context, lease Lease) (Lease, error) {
-	if err := l.checkLease(lease); err != nil {
-		return Lease{}, l.fail(ctx, "renew", lease.Key, err)
-	}
-	if err := ValidateTTL(lease.TTL, l.info.MinTTL, l.info.MaxTTL); err != nil {
-		return Lease{}, l.fail(ctx, "renew", lease.Key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := l.renewable(ctx, lease); err != nil {
 		return Lease{}, l.fail(ctx, "renew", lease.Key, err)
 	}
 	sent := l.clock.Now()
 	if err := l.ranOut(&lease, sent); err != nil {
 		return Lease{}, l.fail(ctx, "renew", lease.Key, err)
 	}
-	if err := l.d.Renew(ctx, lease); err != nil {
+	return l.renewed(ctx, lease, sent, l.d.Renew(ctx, lease))
+}
+
+// renewable checks a lease given to Renew or RenewMany, and ctx.
+func (l *PortableLocker) renewable(ctx context.Context, lease Lease) error {
+	if err := l.checkLease(lease); err != nil {
+		return err
+	}
+	if err := ValidateTTL(lease.TTL, l.info.MinTTL, l.info.MaxTTL); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// renewed settles the driver's answer err to the renewal of lease sent at
+// sent: the renewed lease, or the wrapped error (forgetting a lease no
+// longer held).
+func (l *PortableLocker) renewed(ctx context.Context, lease Lease, sent time.Time, err error) (Lease, error) {
+	if err != nil {
 		if errors.Is(err, ErrNotHeld) {
 			l.leases.forget(lease)
 		}
@@ -242,25 +256,16 @@ func (l *PortableLocker) Renew(ctx context.Context, lease Lease) (Lease, error) 
 // trace) must define RenewMany too, or the session's renewals bypass its
 // Renew.
 func (l *PortableLocker) RenewMany(ctx context.Context, leases []Lease) ([]Lease, []error) {
-	out, errs := make([]Lease, len(leases)), make([]error, len(leases))
 	batcher, batch := l.d.(BatchRenewer)
 	if !batch {
-		for i, lease := range leases {
-			out[i], errs[i] = l.Renew(ctx, lease)
-		}
-		return out, errs
+		return RenewEach(ctx, l, leases)
 	}
+	out, errs := make([]Lease, len(leases)), make([]error, len(leases))
 	var todo []Lease
 	var at []int
 	sent := l.clock.Now()
 	for i, lease := range leases {
-		err := l.checkLease(lease)
-		if err == nil {
-			err = ValidateTTL(lease.TTL, l.info.MinTTL, l.info.MaxTTL)
-		}
-		if err == nil {
-			err = ctx.Err()
-		}
+		err := l.renewable(ctx, lease)
 		if err == nil {
 			err = l.ranOut(&lease, sent)
 		}
@@ -283,17 +288,28 @@ func (l *PortableLocker) RenewMany(ctx context.Context, leases []Lease) ([]Lease
 		return out, errs
 	}
 	for j, err := range results {
-		i, lease := at[j], todo[j]
-		if err != nil {
-			if errors.Is(err, ErrNotHeld) {
-				l.leases.forget(lease)
-			}
-			errs[i] = l.fail(ctx, "renew", lease.Key, err)
-			continue
-		}
-		lease.ValidUntil = sent.Add(lease.TTL)
-		l.leases.record(lease, sent)
-		out[i] = lease
+		out[at[j]], errs[at[j]] = l.renewed(ctx, todo[j], sent, err)
+	}
+	return out, errs
+}
+
+// ManyRenewer is a Locker that renews many leases in one call: a
+// PortableLocker (see RenewMany), or a wrapper of one that passes the
+// call on. A Session's keepalive uses it when its Locker is one, and
+// RenewEach otherwise.
+type ManyRenewer interface {
+	RenewMany(ctx context.Context, leases []Lease) ([]Lease, []error)
+}
+
+// RenewEach renews leases with one l.Renew call each, in order, and
+// returns the renewed leases and one error per lease, as RenewMany does.
+// It is what RenewMany does on a driver that is not a BatchRenewer, and
+// what a wrapper's RenewMany can do over a Locker that is not a
+// ManyRenewer.
+func RenewEach(ctx context.Context, l Locker, leases []Lease) ([]Lease, []error) {
+	out, errs := make([]Lease, len(leases)), make([]error, len(leases))
+	for i, lease := range leases {
+		out[i], errs[i] = l.Renew(ctx, lease)
 	}
 	return out, errs
 }

@@ -211,7 +211,6 @@ type Session struct {
 	done   chan struct{} // closed by Close
 
 	mu      sync.Mutex
-	closed  bool
 	running bool // the keepalive goroutine runs
 	hs      map[*Handle]*hstate
 	// what the keepalive's timers wait for
@@ -231,29 +230,14 @@ func NewSession(locker Locker, opts *SessionOptions) (*Session, error) {
 	}
 	sess := &Session{locker: locker, s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	sess.lineOK = reflect.TypeOf(locker).Comparable()
-	sess.renew = renewEach(locker)
-	if m, ok := locker.(interface {
-		RenewMany(ctx context.Context, leases []Lease) ([]Lease, []error)
-	}); ok {
+	sess.renew = func(ctx context.Context, leases []Lease) ([]Lease, []error) { return RenewEach(ctx, locker, leases) }
+	if m, ok := locker.(ManyRenewer); ok {
 		sess.renew = m.RenewMany
 	}
-	if n, ok := locker.(interface {
-		NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error)
-	}); ok {
+	if n, ok := locker.(ReleaseNotifier); ok {
 		sess.notify = n.NotifyRelease
 	}
 	return sess, nil
-}
-
-// renewEach renews leases one Renew call at a time.
-func renewEach(l Locker) func(ctx context.Context, leases []Lease) ([]Lease, []error) {
-	return func(ctx context.Context, leases []Lease) ([]Lease, []error) {
-		out, errs := make([]Lease, len(leases)), make([]error, len(leases))
-		for i, lease := range leases {
-			out[i], errs[i] = l.Renew(ctx, lease)
-		}
-		return out, errs
-	}
 }
 
 // Locker returns the Locker the session takes its locks from.
@@ -272,11 +256,12 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 // again does nothing.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
-	if s.closed {
+	select {
+	case <-s.done:
 		s.mu.Unlock()
 		return nil
+	default:
 	}
-	s.closed = true
 	close(s.done)
 	s.mu.Unlock()
 	handles := s.handles()

@@ -94,15 +94,9 @@ func (w *tracedLocker) Renew(ctx context.Context, lease fence.Lease) (fence.Leas
 // its own span and duration sample, as with Renew; in a batch they all
 // cover the one call that renewed them.
 func (w *tracedLocker) RenewMany(ctx context.Context, leases []fence.Lease) ([]fence.Lease, []error) {
-	m, ok := w.next.(interface {
-		RenewMany(ctx context.Context, leases []fence.Lease) ([]fence.Lease, []error)
-	})
+	m, ok := w.next.(fence.ManyRenewer)
 	if !ok {
-		out, errs := make([]fence.Lease, len(leases)), make([]error, len(leases))
-		for i, lease := range leases {
-			out[i], errs[i] = w.Renew(ctx, lease)
-		}
-		return out, errs
+		return fence.RenewEach(ctx, w, leases)
 	}
 	calls := make([]*call, len(leases))
 	for i, lease := range leases {
@@ -125,9 +119,7 @@ func (w *tracedLocker) RenewMany(ctx context.Context, leases []fence.Lease) ([]f
 // announces a release; it returns an error matching errors.ErrUnsupported
 // when the wrapped Locker has none. It records nothing.
 func (w *tracedLocker) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	n, ok := w.next.(interface {
-		NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error)
-	})
+	n, ok := w.next.(fence.ReleaseNotifier)
 	if !ok {
 		return nil, nil, fmt.Errorf("fenceotel: notify %q: %w", key, errors.ErrUnsupported)
 	}

@@ -286,9 +286,5 @@ func waitLost(t *testing.T, j *job) error {
 // RenewMany renews through f.Renew, so that the session's keepalive meets
 // the faults (the embedded locker's RenewMany would bypass them).
 func (f *faultyLocker) RenewMany(ctx context.Context, leases []fence.Lease) ([]fence.Lease, []error) {
-	out, errs := make([]fence.Lease, len(leases)), make([]error, len(leases))
-	for i, l := range leases {
-		out[i], errs[i] = f.Renew(ctx, l)
-	}
-	return out, errs
+	return fence.RenewEach(ctx, f, leases)
 }
