@@ -205,7 +205,7 @@ func PutLocked(ctx context.Context, sess *Session, r Resource, key string, value
 	if err != nil {
 		return err
 	}
-	h, err := lockFor(ctx, sess, key, o.AcquireTimeout)
+	h, err := sess.LockWithin(ctx, key, o.AcquireTimeout)
 	if err != nil {
 		return err
 	}
@@ -214,16 +214,4 @@ func PutLocked(ctx context.Context, sess *Session, r Resource, key string, value
 		return err
 	}
 	return r.Put(ctx, name, h.Token(), value)
-}
-
-// lockFor takes key through sess in the mode that timeout selects (see
-// LockedOptions.AcquireTimeout).
-func lockFor(ctx context.Context, sess *Session, key string, timeout time.Duration) (*Handle, error) {
-	switch {
-	case timeout < 0:
-		return nil, &InvalidError{Field: "AcquireTimeout", Reason: fmt.Sprintf("%v is negative", timeout)}
-	case timeout == 0:
-		return sess.TryLock(ctx, key)
-	}
-	return sess.Lock(ctx, key, &LockOptions{Timeout: timeout})
 }

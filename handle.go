@@ -183,9 +183,7 @@ func (s *Session) release(ctx context.Context, h *Handle) error {
 	s.letGo(h)
 	lease := h.Lease()
 	lostBefore := h.lost()
-	relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.s.releaseTimeout)
-	err := s.locker.Release(relCtx, lease)
-	cancel()
+	err := s.releaseLease(ctx, lease)
 	s.s.obs.released(ReleasedEvent{Lease: lease, Held: s.s.clock.Now().Sub(h.acquiredAt), Err: err})
 	if lostBefore == nil && errors.Is(err, ErrNotHeld) {
 		h.lose(err)

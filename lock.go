@@ -58,6 +58,29 @@ func (s *Session) Lock(ctx context.Context, key string, opts *LockOptions) (*Han
 	return s.acquire(ctx, key, true, timeout)
 }
 
+// LockWithin takes key in the mode acquireTimeout selects, the mode of
+// guard.Options.AcquireTimeout and of the one-call helpers (PutLocked,
+// resources/sql's Fences.LockedPgx): zero tries once (TryLock); a positive
+// value waits up to it (Lock with that Timeout). A negative value gets an
+// error matching ErrInvalid.
+func (s *Session) LockWithin(ctx context.Context, key string, acquireTimeout time.Duration) (*Handle, error) {
+	switch {
+	case acquireTimeout < 0:
+		return nil, sessionInvalid("AcquireTimeout", "%v is negative", acquireTimeout)
+	case acquireTimeout == 0:
+		return s.TryLock(ctx, key)
+	}
+	return s.Lock(ctx, key, &LockOptions{Timeout: acquireTimeout})
+}
+
+// releaseLease frees lease with a context bounded by ReleaseTimeout that
+// keeps ctx's values but not its cancellation.
+func (s *Session) releaseLease(ctx context.Context, lease Lease) error {
+	relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.s.releaseTimeout)
+	defer cancel()
+	return s.locker.Release(relCtx, lease)
+}
+
 // acquire gets a lease on key: once, or waiting (bounded by timeout when
 // it is positive).
 func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout time.Duration) (*Handle, error) {
@@ -148,9 +171,7 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 				// go, and keep the bounds (the release may be refused,
 				// and then the same lease is found again until it
 				// expires).
-				relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.s.releaseTimeout)
-				_ = s.locker.Release(relCtx, lease)
-				cancel()
+				_ = s.releaseLease(ctx, lease)
 				err = fmt.Errorf("%w (a lease won by an attempt whose answer was lost had too little time left)", err)
 			case found == foundOthers:
 				floor = readSent

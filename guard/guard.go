@@ -88,7 +88,7 @@ func (g *Guard) Do(ctx context.Context, key string, fn Func) error {
 	if fn == nil {
 		return invalid("fn", "nil")
 	}
-	h, err := g.lock(ctx, key)
+	h, err := g.sess.LockWithin(ctx, key, g.acquireTimeout)
 	if err != nil {
 		return err
 	}
@@ -102,14 +102,6 @@ func (g *Guard) Do(ctx context.Context, key string, fn Func) error {
 	fnErr := fn(work, h)
 	returned = true
 	return finish(ctx, h, cancel, fnErr)
-}
-
-// lock takes key: once, or waiting up to AcquireTimeout.
-func (g *Guard) lock(ctx context.Context, key string) (*fence.Handle, error) {
-	if g.acquireTimeout == 0 {
-		return g.sess.TryLock(ctx, key)
-	}
-	return g.sess.Lock(ctx, key, &fence.LockOptions{Timeout: g.acquireTimeout})
 }
 
 // finish ends fn's context, releases the lease and decides Do's result.

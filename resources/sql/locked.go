@@ -36,7 +36,7 @@ func (f *Fences) LockedPgx(ctx context.Context, sess *fence.Session, db PgxBatch
 	if _, isTx := db.(pgx.Tx); isTx {
 		return opError("transaction", key, &fence.InvalidError{Field: "db", Reason: "a pgx.Tx: LockedPgx begins its own transaction; pass the pool or connection"})
 	}
-	h, err := lock(ctx, sess, key, opts)
+	h, err := sess.LockWithin(ctx, key, opts.acquireTimeout())
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (f *Fences) Locked(ctx context.Context, sess *fence.Session, db *sql.DB, ke
 	if err := f.lockedArgs(sess, key, opts, db == nil, fn == nil); err != nil {
 		return err
 	}
-	h, err := lock(ctx, sess, key, opts)
+	h, err := sess.LockWithin(ctx, key, opts.acquireTimeout())
 	if err != nil {
 		return err
 	}
@@ -90,15 +90,10 @@ func (f *Fences) lockedArgs(sess *fence.Session, key string, opts *RunOptions, n
 	return nil
 }
 
-// lock takes key through sess: once, or waiting up to
-// opts.AcquireTimeout.
-func lock(ctx context.Context, sess *fence.Session, key string, opts *RunOptions) (*fence.Handle, error) {
-	var timeout time.Duration
-	if opts != nil {
-		timeout = opts.AcquireTimeout
+// acquireTimeout is o.AcquireTimeout; zero when o is nil.
+func (o *RunOptions) acquireTimeout() time.Duration {
+	if o == nil {
+		return 0
 	}
-	if timeout == 0 {
-		return sess.TryLock(ctx, key)
-	}
-	return sess.Lock(ctx, key, &fence.LockOptions{Timeout: timeout})
+	return o.AcquireTimeout
 }
