@@ -94,13 +94,9 @@ func (f *Fences) RunPgx(ctx context.Context, h *fence.Handle, db PgxBatcher, fn 
 	if err != nil {
 		return err
 	}
-	if err := h.Err(); err != nil {
-		return err
-	}
-	work, cancel := h.Context(ctx)
-	defer cancel()
-	err = retry(work, func() error { return f.attemptPgx(ctx, work, db, name, h.Token(), o.PgxTxOptions, fn) })
-	return runResult(work, h, name, err)
+	return underLease(ctx, h, name, func(work context.Context) error {
+		return f.attemptPgx(ctx, work, db, name, h.Token(), o.PgxTxOptions, fn)
+	})
 }
 
 // Run is RunPgx for database/sql (PostgreSQL through pgx's stdlib, or
@@ -114,13 +110,21 @@ func (f *Fences) Run(ctx context.Context, h *fence.Handle, db *sql.DB, fn func(c
 	if err != nil {
 		return err
 	}
+	return underLease(ctx, h, name, func(work context.Context) error {
+		return f.attempt(work, db, name, h.Token(), o.TxOptions, fn)
+	})
+}
+
+// underLease runs attempt, retried as RunPgxTx retries, with work: a
+// context of ctx cancelled when h's lease is lost; a handle that holds no
+// lease any more gets its Err and no attempt.
+func underLease(ctx context.Context, h *fence.Handle, name string, attempt func(work context.Context) error) error {
 	if err := h.Err(); err != nil {
 		return err
 	}
 	work, cancel := h.Context(ctx)
 	defer cancel()
-	err = retry(work, func() error { return f.attempt(work, db, name, h.Token(), o.TxOptions, fn) })
-	return runResult(work, h, name, err)
+	return runResult(work, h, name, retry(work, func() error { return attempt(work) }))
 }
 
 // runArgs checks the arguments common to the fenced transactions and
