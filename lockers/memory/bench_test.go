@@ -46,16 +46,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportAllocs()
-		for b.Loop() {
-			h, err := s.TryLock(ctx, "k")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := h.Release(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
+		handleCycles(b, s)
 	})
 	b.Run("handle/held=1", func(b *testing.B) {
 		// A session that holds another lease all along: its keepalive
@@ -68,16 +59,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer s.Close(ctx)
-		b.ReportAllocs()
-		for b.Loop() {
-			h, err := s.TryLock(ctx, "k")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := h.Release(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
+		handleCycles(b, s)
 	})
 	b.Run("portable/owner=new", func(b *testing.B) {
 		l := New(nil)
@@ -92,4 +74,19 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			}
 		}
 	})
+}
+
+// handleCycles takes and releases one handle through s per iteration.
+func handleCycles(b *testing.B, s *fence.Session) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		h, err := s.TryLock(ctx, "k")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

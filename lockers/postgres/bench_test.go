@@ -69,19 +69,26 @@ func BenchmarkLayerCost(b *testing.B) {
 		}
 		return time.Since(start)
 	}
+	b.ReportMetric(pairedMedian(b, cycle), "layer-%")
+}
+
+// pairedMedian runs timed(i, true) and timed(i, false) once per
+// iteration, in alternating order, and returns the median over all
+// iterations of (true - false) / false, in percent.
+func pairedMedian(b *testing.B, timed func(i int, which bool) time.Duration) float64 {
 	var diffs []float64
 	for i := 0; b.Loop(); i++ {
 		first := i%2 == 0
-		a := cycle(i, first)
-		c := cycle(i, !first)
-		p, dr := a, c
+		x := timed(i, first)
+		y := timed(i, !first)
+		p, q := x, y
 		if !first {
-			p, dr = c, a
+			p, q = y, x
 		}
-		diffs = append(diffs, 100*float64(p-dr)/float64(dr))
+		diffs = append(diffs, 100*float64(p-q)/float64(q))
 	}
 	slices.Sort(diffs)
-	b.ReportMetric(diffs[len(diffs)/2], "layer-%")
+	return diffs[len(diffs)/2]
 }
 
 // hotKeyContenders is the number of clients trying a held key at once.

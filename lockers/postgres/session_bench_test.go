@@ -368,17 +368,5 @@ WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestam
 		}
 		return time.Since(start)
 	}
-	var diffs []float64
-	for i := 0; b.Loop(); i++ {
-		first := i%2 == 0
-		x := release(i, first)
-		y := release(i, !first)
-		p, q := x, y
-		if !first {
-			p, q = y, x
-		}
-		diffs = append(diffs, 100*float64(p-q)/float64(q))
-	}
-	slices.Sort(diffs)
-	b.ReportMetric(diffs[len(diffs)/2], "probe-%")
+	b.ReportMetric(pairedMedian(b, release), "probe-%")
 }
