@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Starts the servers the tests need on loopback and exports their endpoints:
-# PostgreSQL here, the storage emulators in scripts/emulators.sh.
+# PostgreSQL here, the storage emulators in scripts/emulators.sh, etcd and
+# Redis in scripts/kvstores.sh.
 # Sourced by scripts/test.sh (and usable by hand: `source scripts/services.sh`
 # then `services_up`; `services_down` stops them). Installs what is missing.
 
@@ -83,13 +84,16 @@ postgres_down() {
 
 # shellcheck source=scripts/emulators.sh
 source "$(dirname "${BASH_SOURCE[0]}")/emulators.sh"
+# shellcheck source=scripts/kvstores.sh
+source "$(dirname "${BASH_SOURCE[0]}")/kvstores.sh"
 
-services_up() { postgres_up && emulators_up; }
+services_up() { postgres_up && emulators_up && kvstores_up; }
 
 # emulators_down finds the emulators' process groups under $FENCE_RUN_DIR, so
 # it runs before the directory goes. A directory from the environment is
 # left in place.
 services_down() {
+	kvstores_down
 	emulators_down
 	postgres_down
 	if [ -n "${FENCE_RUN_DIR_MADE:-}" ] && [ "$FENCE_RUN_DIR_MADE" = "$FENCE_RUN_DIR" ]; then

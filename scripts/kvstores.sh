@@ -1,0 +1,100 @@
+# shellcheck shell=bash
+# Starts the key-value stores the etcd and Redis backends' tests need on
+# loopback and exports their endpoints: one etcd member and one Redis
+# server for the conformance suites, and the paths of the server binaries
+# for the tests that start clusters of their own (an etcd cluster whose
+# leader they kill, a Redis primary, replica and Sentinels, independent
+# Redis masters for Redlock). Sourced by scripts/services.sh after
+# scripts/emulators.sh, whose helpers (emu_start, emu_wait, emu_stop, ...)
+# it uses; `kvstores_up` starts them, `kvstores_down` stops them.
+#
+# Installs what is missing: Redis from Debian's packages (redis-server and
+# redis-sentinel, 7.0, BSD-licensed); etcd built from the module in
+# scripts/etcd-server (etcd's own server command at the version its go.mod
+# pins) into $FENCE_CACHE_DIR/bin/etcd-<version>-<go.sum hash>/, outside
+# the repo, once per machine (about 90 s on 2 cores).
+
+FENCE_ETCD_VERSION=v3.7.3 # keep in step with scripts/etcd-server/go.mod
+
+redis_install() {
+	command -v redis-server >/dev/null && command -v redis-sentinel >/dev/null && command -v redis-cli >/dev/null && return 0
+	emu_log "installing Redis from Debian's packages"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-sentinel >/dev/null || return 1
+	# The packages start a system-wide server on port 6379; the tests start
+	# their own on free ports and need none.
+	service redis-server stop >/dev/null 2>&1 || true
+	service redis-sentinel stop >/dev/null 2>&1 || true
+	command -v redis-server >/dev/null
+}
+
+# etcd_build prints the path of the etcd server binary, building it into
+# the cache first when it is not there.
+etcd_build() {
+	local src=$FENCE_REPO_DIR/scripts/etcd-server sum dir t0
+	sum=$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-12)
+	dir=$FENCE_CACHE_DIR/bin/etcd-$FENCE_ETCD_VERSION-$sum
+	if [ ! -x "$dir/etcd" ]; then
+		mkdir -p "$FENCE_CACHE_DIR/bin"
+		(
+			flock 9
+			[ -x "$dir/etcd" ] && exit 0
+			emu_log "building etcd $FENCE_ETCD_VERSION into $dir (once per machine)"
+			t0=$(emu_ms)
+			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+			(cd "$src" && GOFLAGS="-buildvcs=false -mod=readonly" emu_go build -o "$dir.tmp/etcd" .) >&2 || exit 1
+			rm -rf "$dir" && mv "$dir.tmp" "$dir"
+			emu_log "built etcd in $(($(emu_ms) - t0)) ms"
+		) 9>"$FENCE_CACHE_DIR/bin/.etcd.lock" || { emu_log "could not build etcd"; return 1; }
+	fi
+	echo "$dir/etcd"
+}
+
+redis_ping() { redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null | grep -q PONG; }
+
+redis_up() {
+	local port dir rc
+	dir=$(emu_dir)/redis
+	mkdir -p "$dir"
+	for _ in 1 2 3; do
+		port=$(free_port)
+		# No persistence: the suites' server keeps nothing across runs.
+		emu_start redis redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
+			--dir "$dir" --daemonize no --protected-mode no || return 1
+		emu_wait redis redis_ping "$port" && rc=0 || rc=$?
+		[ "$rc" = 0 ] && break
+		[ "$rc" = 2 ] && { emu_failed redis "did not answer within ${FENCE_EMULATOR_TIMEOUT}s"; return 1; }
+		grep -qi 'address already in use' "$(emu_dir)/redis.log" || { emu_failed redis exited; return 1; }
+	done
+	[ "$rc" = 0 ] || { emu_failed redis exited; return 1; }
+	export FENCE_REDIS_URL="redis://127.0.0.1:$port/0"
+	FENCE_REDIS_SERVER=$(command -v redis-server)
+	FENCE_REDIS_SENTINEL=$(command -v redis-sentinel)
+	export FENCE_REDIS_SERVER FENCE_REDIS_SENTINEL
+	emu_log "Redis $(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p') on 127.0.0.1:$port"
+}
+
+etcd_up() {
+	local bin client peer dir
+	bin=$(etcd_build) || return 1
+	dir=$(emu_dir)/etcd
+	rm -rf "$dir" && mkdir -p "$dir"
+	peer=$(free_port)
+	emu_start_on_port etcd "$(free_port)" "http://127.0.0.1:%s/health" \
+		"$bin" --name fence-test --data-dir "$dir/data" --log-level warn \
+		--listen-client-urls http://127.0.0.1:%s --advertise-client-urls http://127.0.0.1:%s \
+		--listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+		--initial-cluster "fence-test=http://127.0.0.1:$peer" || return 1
+	export FENCE_ETCD_ENDPOINTS="127.0.0.1:$emu_port"
+	export FENCE_ETCD_SERVER=$bin
+	emu_log "etcd $FENCE_ETCD_VERSION on 127.0.0.1:$emu_port"
+}
+
+kvstores_up() {
+	redis_install || { emu_log "Redis is not installed and could not be"; return 1; }
+	redis_up && etcd_up
+}
+
+kvstores_down() {
+	emu_stop etcd
+	emu_stop redis
+}
