@@ -1,10 +1,10 @@
 # shellcheck shell=bash
 # Starts the key-value stores the etcd and Redis backends' tests need on
-# loopback and exports their endpoints: one etcd member and one Redis
-# server for the conformance suites, and the paths of the server binaries
-# for the tests that start clusters of their own (an etcd cluster whose
-# leader they kill, a Redis primary, replica and Sentinels, independent
-# Redis masters for Redlock). Sourced by scripts/services.sh after
+# loopback and exports their endpoints: one etcd member, one Redis server
+# and three independent Redis masters for the suites and the shared tables,
+# and the paths of the server binaries for the tests that start clusters of
+# their own (an etcd cluster whose leader they kill, a Redis primary,
+# replica and Sentinels, Redlock masters killed and restarted). Sourced by scripts/services.sh after
 # scripts/emulators.sh, whose helpers (emu_start, emu_wait, emu_stop, ...)
 # it uses; `kvstores_up` starts them, `kvstores_down` stops them.
 #
@@ -51,26 +51,41 @@ etcd_build() {
 
 redis_ping() { redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null | grep -q PONG; }
 
-redis_up() {
-	local port dir rc
-	dir=$(emu_dir)/redis
+# redis_start NAME starts a Redis server without persistence on a free
+# port, retried on another when the port was taken, into $emu_port.
+redis_start() {
+	local name=$1 port dir rc=1
+	dir=$(emu_dir)/$name
 	mkdir -p "$dir"
 	for _ in 1 2 3; do
 		port=$(free_port)
-		# No persistence: the suites' server keeps nothing across runs.
-		emu_start redis redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
+		emu_start "$name" redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
 			--dir "$dir" --daemonize no --protected-mode no || return 1
-		emu_wait redis redis_ping "$port" && rc=0 || rc=$?
+		emu_wait "$name" redis_ping "$port" && rc=0 || rc=$?
 		[ "$rc" = 0 ] && break
-		[ "$rc" = 2 ] && { emu_failed redis "did not answer within ${FENCE_EMULATOR_TIMEOUT}s"; return 1; }
-		grep -qi 'address already in use' "$(emu_dir)/redis.log" || { emu_failed redis exited; return 1; }
+		[ "$rc" = 2 ] && { emu_failed "$name" "did not answer within ${FENCE_EMULATOR_TIMEOUT}s"; return 1; }
+		grep -qi 'address already in use' "$(emu_dir)/$name.log" || break
 	done
-	[ "$rc" = 0 ] || { emu_failed redis exited; return 1; }
-	export FENCE_REDIS_URL="redis://127.0.0.1:$port/0"
+	[ "$rc" = 0 ] || { emu_failed "$name" exited; return 1; }
+	emu_port=$port
+}
+
+# redis_up starts the suites' server and three independent masters for the
+# Redlock tests that share them (the tests that kill masters start their
+# own).
+redis_up() {
+	local masters=() i
+	redis_start redis || return 1
+	export FENCE_REDIS_URL="redis://127.0.0.1:$emu_port/0"
+	for i in 1 2 3; do
+		redis_start "redis-master$i" || return 1
+		masters+=("127.0.0.1:$emu_port")
+	done
+	FENCE_REDIS_MASTERS=$(IFS=,; echo "${masters[*]}")
 	FENCE_REDIS_SERVER=$(command -v redis-server)
 	FENCE_REDIS_SENTINEL=$(command -v redis-sentinel)
-	export FENCE_REDIS_SERVER FENCE_REDIS_SENTINEL
-	emu_log "Redis $(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p') on 127.0.0.1:$port"
+	export FENCE_REDIS_MASTERS FENCE_REDIS_SERVER FENCE_REDIS_SENTINEL
+	emu_log "Redis $(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p') on ${FENCE_REDIS_URL#redis://}, masters $FENCE_REDIS_MASTERS"
 }
 
 etcd_up() {
@@ -95,6 +110,8 @@ kvstores_up() {
 }
 
 kvstores_down() {
-	emu_stop etcd
-	emu_stop redis
+	local name
+	for name in etcd redis redis-master1 redis-master2 redis-master3; do
+		emu_stop "$name"
+	done
 }

@@ -42,3 +42,12 @@ func EtcdServer(t testing.TB) string {
 	t.Helper()
 	return Endpoint(t, "FENCE_ETCD_SERVER", "etcd")
 }
+
+// RedisMasters returns the addresses of three independent Redis masters
+// (no replication between them, no persistence), comma-separated like
+// 127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3: the Redlock tests that share
+// servers use them; those that kill masters start their own.
+func RedisMasters(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_REDIS_MASTERS", "Redis masters")
+}
