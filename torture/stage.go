@@ -35,6 +35,7 @@ type Stage struct {
 	undo     []func()
 	disrupts []disruptor
 	pg       *pgPath
+	proxies  map[string]*Proxy // by upstream: see proxied
 	logf     func(format string, args ...any)
 }
 
