@@ -252,4 +252,3 @@ func BenchmarkHandOff(b *testing.B) {
 		b.ReportMetric(float64(f)/float64(m), "fence/mutex_"+name)
 	}
 }
-

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -47,9 +48,9 @@ func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenO
 	if err != nil {
 		return none, err
 	}
-	client, err := clientv3.New(c.cfg)
+	client, err := NewClient("etcd", c.cfg)
 	if err != nil {
-		return none, &fence.OpError{Backend: "etcd", Op: "open", Err: c.scrubbed(err)}
+		return none, err
 	}
 	l, err := New(client, &Options{Prefix: c.prefix, MinTTL: c.minTTL, Clock: opts.ClockOrSystem()})
 	if err != nil {
@@ -64,8 +65,6 @@ type urlConfig struct {
 	cfg    clientv3.Config
 	prefix string
 	minTTL time.Duration
-	// password is the one the URL carries, to keep out of every error.
-	password string
 }
 
 // parseURL reads an etcd:// or etcds:// URL. Errors match
@@ -73,9 +72,29 @@ type urlConfig struct {
 func parseURL(u *url.URL) (urlConfig, error) {
 	var c urlConfig
 	p := fence.NewURLParams(u)
+	c.cfg, c.prefix = ClientURL(u, p)
+	c.minTTL = p.Duration("min-ttl")
+	if c.minTTL != 0 && (c.minTTL < time.Second || c.minTTL%time.Second != 0) {
+		p.Fail("min-ttl=%v is not a whole number of seconds, at least 1s", c.minTTL)
+	}
+	if err := p.Done(); err != nil {
+		return urlConfig{}, err
+	}
+	return c, nil
+}
+
+// ClientURL reads what an etcd:// or etcds:// URL says of the client and
+// the prefix, for the URL openers of this package and of resources/etcd:
+// the endpoints, the user and password, the path as the prefix (with a
+// slash added at its end; "" when the URL has no path) and the
+// parameters dial-timeout, and ca, cert and key (etcds:// only); see the
+// package doc. It records the first problem in p, whose Done the caller
+// calls after reading its own parameters; its errors never show the
+// password. The Config has a logger that discards everything.
+func ClientURL(u *url.URL, p *fence.URLParams) (cfg clientv3.Config, prefix string) {
 	if u.Opaque != "" || u.Host == "" {
 		p.Fail("want %s://HOST[:PORT][,HOST[:PORT]...][/PREFIX/]", u.Scheme)
-		return c, p.Done()
+		return cfg, ""
 	}
 	for _, ep := range strings.Split(u.Host, ",") {
 		host, port, err := net.SplitHostPort(ep)
@@ -91,13 +110,12 @@ func parseURL(u *url.URL) (urlConfig, error) {
 			p.Fail("endpoint %q is not HOST[:PORT]", ep)
 			break
 		}
-		c.cfg.Endpoints = append(c.cfg.Endpoints, net.JoinHostPort(host, port))
+		cfg.Endpoints = append(cfg.Endpoints, net.JoinHostPort(host, port))
 	}
 	if u.User != nil {
-		c.cfg.Username = u.User.Username()
-		c.password, _ = u.User.Password()
-		c.cfg.Password = c.password
-		if c.cfg.Username == "" {
+		cfg.Username = u.User.Username()
+		cfg.Password, _ = u.User.Password()
+		if cfg.Username == "" {
 			p.Fail("a password without a user name")
 		}
 	}
@@ -105,15 +123,11 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		if !strings.HasSuffix(path, "/") {
 			path += "/"
 		}
-		c.prefix = path
+		prefix = path
 	}
-	c.cfg.DialTimeout = p.Duration("dial-timeout")
-	if c.cfg.DialTimeout == 0 {
-		c.cfg.DialTimeout = DefaultDialTimeout
-	}
-	c.minTTL = p.Duration("min-ttl")
-	if c.minTTL != 0 && (c.minTTL < time.Second || c.minTTL%time.Second != 0) {
-		p.Fail("min-ttl=%v is not a whole number of seconds, at least 1s", c.minTTL)
+	cfg.DialTimeout = p.Duration("dial-timeout")
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = DefaultDialTimeout
 	}
 	ca, cert, key := p.String("ca"), p.String("cert"), p.String("key")
 	switch {
@@ -121,18 +135,25 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		p.Fail("ca, cert and key are parameters of etcds://, which speaks TLS")
 	case (cert == "") != (key == ""):
 		p.Fail("cert and key go together")
-	}
-	if err := p.Done(); err != nil {
-		return urlConfig{}, err
-	}
-	if u.Scheme == "etcds" {
+	case u.Scheme == "etcds":
 		tc, err := tlsConfig(ca, cert, key)
 		if err != nil {
-			return urlConfig{}, &fence.InvalidError{Field: "url", Reason: u.Scheme + "://" + u.Host + u.EscapedPath() + ": " + err.Error()}
+			p.Fail("%v", err)
 		}
-		c.cfg.TLS = tc
+		cfg.TLS = tc
 	}
-	c.cfg.Logger = zap.NewNop()
+	cfg.Logger = zap.NewNop()
+	return cfg, prefix
+}
+
+// NewClient makes the client of cfg, from ClientURL, for an opener: the
+// error, an *fence.OpError of backend and op "open", never shows cfg's
+// password.
+func NewClient(backend string, cfg clientv3.Config) (*clientv3.Client, error) {
+	c, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, &fence.OpError{Backend: backend, Op: "open", Err: &scrubbedError{msg: fence.Scrub(err.Error(), cfg.Password), err: err}}
+	}
 	return c, nil
 }
 
@@ -148,7 +169,7 @@ func tlsConfig(ca, cert, key string) (*tls.Config, error) {
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, &fence.InvalidError{Field: "ca", Reason: ca + " holds no PEM certificate"}
+			return nil, fmt.Errorf("ca %s holds no PEM certificate", ca)
 		}
 		tc.RootCAs = pool
 	}
@@ -160,11 +181,6 @@ func tlsConfig(ca, cert, key string) (*tls.Config, error) {
 		tc.Certificates = []tls.Certificate{pair}
 	}
 	return tc, nil
-}
-
-// scrubbed is err, printed without the password.
-func (c urlConfig) scrubbed(err error) error {
-	return &scrubbedError{msg: fence.Scrub(err.Error(), c.password), err: err}
 }
 
 type scrubbedError struct {
