@@ -194,7 +194,6 @@ func (d *driver) read(ctx context.Context, name string) (record, bool, error) {
 	return r, err == nil, err
 }
 
-
 // Get implements fence.ResourceDriver.
 func (d *driver) Get(ctx context.Context, name string) ([]byte, fence.Token, error) {
 	r, ok, err := d.read(ctx, name)
