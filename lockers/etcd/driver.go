@@ -1,0 +1,273 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/fencekit/fence"
+)
+
+// driver is the fence.LockerDriver on an etcd cluster, on input the
+// portable layer has validated. Its errors are bare causes; the
+// PortableLocker prefixes them.
+type driver struct {
+	c      *clientv3.Client
+	clock  fence.Clock // for the local times of HeldError and LockInfo
+	prefix string
+	minTTL time.Duration
+}
+
+var (
+	_ fence.LockerDriver    = (*driver)(nil)
+	_ fence.ReleaseNotifier = (*driver)(nil)
+	_ fence.BatchRenewer    = (*driver)(nil)
+)
+
+// Info implements fence.LockerDriver.
+func (d *driver) Info() fence.DriverInfo {
+	return fence.DriverInfo{Name: "etcd", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: d.minTTL, MaxTTL: MaxTTL}
+}
+
+// held is the etcd key of key's lock record.
+func (d *driver) held(key string) string { return d.prefix + "held/" + key }
+
+// last is the etcd key of key's last record.
+func (d *driver) last(key string) string { return d.prefix + "last/" + key }
+
+// seconds returns ttl in whole seconds, rounded up, so that the server's
+// lease is never shorter than ttl.
+func seconds(ttl time.Duration) int64 {
+	return int64((ttl + time.Second - 1) / time.Second)
+}
+
+// Acquire implements fence.LockerDriver. It grants an etcd lease of ttl
+// (rounded up to whole seconds) and runs one transaction: if the lock
+// record does not exist, it creates it attached to that lease, with the
+// last record, and the transaction's revision (the record's create
+// revision) is the token; otherwise it reads the record, revokes the
+// unused lease and reports the holder in a *fence.HeldError whose
+// ValidUntil is the holder's remaining time on the server (whole seconds,
+// rounded down) added to the send time of the question. A holder whose
+// lease turns out to have ended meanwhile gets fence.ErrAcquireRaced.
+//
+// When the transaction's answer is lost, the lease is left alone: it may
+// hold the key, which the caller can find with Inspect (fence.Session
+// does), and it expires after ttl otherwise.
+func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	secs := seconds(ttl)
+	grant, err := d.c.Grant(ctx, secs)
+	if err != nil {
+		return fence.Lease{}, fmt.Errorf("grant a lease: %w", err)
+	}
+	if grant.TTL != secs {
+		d.revoke(ctx, grant.ID)
+		return fence.Lease{}, &fence.InvalidError{Field: "ttl", Reason: fmt.Sprintf(
+			"%v: the server grants leases of at least %d s (1.5 election timeouts), not %d s; use a longer TTL, or set the locker's minimum TTL to the server's", ttl, grant.TTL, secs)}
+	}
+	rec := encodeRecord(owner)
+	held := d.held(key)
+	resp, err := d.c.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(held), "=", 0)).
+		Then(clientv3.OpPut(held, rec, clientv3.WithLease(grant.ID)), clientv3.OpPut(d.last(key), rec)).
+		Else(clientv3.OpGet(held)).
+		Commit()
+	if err != nil {
+		if definite(err) {
+			d.revoke(ctx, grant.ID)
+		}
+		return fence.Lease{}, err
+	}
+	if resp.Succeeded {
+		return fence.Lease{Key: key, Owner: owner, Token: fence.Token(resp.Header.Revision), TTL: ttl}, nil
+	}
+	d.revoke(ctx, grant.ID)
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return fence.Lease{}, fence.ErrAcquireRaced // cannot be: the same transaction saw it
+	}
+	r, err := parseLock(key, kvs[0])
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	until, alive, err := d.expiry(ctx, r.lease)
+	if err != nil {
+		return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token}
+	}
+	if !alive {
+		return fence.Lease{}, fence.ErrAcquireRaced // the holder's lease ended since
+	}
+	return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: until}
+}
+
+// expiry asks the server how long lease has left, and returns its end on
+// the driver's clock: the send time of the question plus the remaining
+// whole seconds (the server rounds down), so never later than the true
+// end. alive is false when the lease no longer exists.
+func (d *driver) expiry(ctx context.Context, lease int64) (until time.Time, alive bool, err error) {
+	sent := d.clock.Now()
+	resp, err := d.c.TimeToLive(ctx, clientv3.LeaseID(lease))
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("ask the lease's time to live: %w", err)
+	}
+	if resp.TTL < 0 {
+		return time.Time{}, false, nil
+	}
+	return sent.Add(time.Duration(resp.TTL) * time.Second), true, nil
+}
+
+// revoke revokes an etcd lease that holds no key of a lease given out (a
+// failed Acquire's), or one whose key is being freed anyway: if it fails,
+// the lease expires by itself.
+func (d *driver) revoke(ctx context.Context, id clientv3.LeaseID) {
+	_, _ = d.c.Revoke(ctx, id)
+}
+
+// definite reports whether err, from a write, is an answer of the server
+// that refused it, so that the write was not applied: a request too large,
+// too many operations, a missing lease, a permission denied. Any other
+// error (a timeout, a lost connection, ctx ending) may follow a write
+// that was applied.
+func definite(err error) bool {
+	var ee rpctypes.EtcdError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	switch ee {
+	case rpctypes.ErrRequestTooLarge, rpctypes.ErrTooManyOps, rpctypes.ErrLeaseNotFound,
+		rpctypes.ErrPermissionDenied, rpctypes.ErrUserEmpty, rpctypes.ErrAuthFailed,
+		rpctypes.ErrInvalidAuthToken, rpctypes.ErrKeyNotFound, rpctypes.ErrDuplicateKey,
+		rpctypes.ErrEmptyKey, rpctypes.ErrLeaseTTLTooLarge, rpctypes.ErrNoSpace:
+		return true
+	}
+	return false
+}
+
+// current reads key's lock record and checks that it is lease's: the
+// lease's token is its create revision and its owner the lease's. It
+// returns the record's etcd lease, or a *fence.NotHeldError.
+func (d *driver) current(ctx context.Context, lease fence.Lease) (int64, error) {
+	resp, err := d.c.Get(ctx, d.held(lease.Key))
+	if err != nil {
+		return 0, err
+	}
+	return d.check(lease, resp.Kvs)
+}
+
+// check checks that kvs, the result of reading lease's lock record, show
+// lease held, and returns its etcd lease.
+func (d *driver) check(lease fence.Lease, kvs []*mvccpb.KeyValue) (int64, error) {
+	if len(kvs) == 0 {
+		return 0, &fence.NotHeldError{Key: lease.Key, Reason: "the key is free"}
+	}
+	if kvs[0].CreateRevision != int64(lease.Token) {
+		return 0, &fence.NotHeldError{Key: lease.Key, Reason: fmt.Sprintf("the key was taken since, with token %d", kvs[0].CreateRevision)}
+	}
+	r, err := parseLock(lease.Key, kvs[0])
+	if err != nil {
+		return 0, err
+	}
+	if r.owner != lease.Owner {
+		return 0, &fence.NotHeldError{Key: lease.Key, Reason: "the key is held with this token by another owner"}
+	}
+	return r.lease, nil
+}
+
+// Renew implements fence.LockerDriver: it reads the lock record, checks
+// its owner and token (its create revision), and keeps its etcd lease
+// alive once, which restarts the lease's TTL on the leader. A lease whose
+// record is gone or another's, or whose etcd lease ended in between, gets
+// a *fence.NotHeldError. Keeping the etcd lease alive after the check is
+// safe: that lease holds no key but this lease's.
+func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+	id, err := d.current(ctx, lease)
+	if err != nil {
+		return err
+	}
+	return d.keepAlive(ctx, lease.Key, id)
+}
+
+func (d *driver) keepAlive(ctx context.Context, key string, id int64) error {
+	if _, err := d.c.KeepAliveOnce(ctx, clientv3.LeaseID(id)); err != nil {
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return &fence.NotHeldError{Key: key, Reason: "its etcd lease ended"}
+		}
+		return err
+	}
+	return nil
+}
+
+// Release implements fence.LockerDriver: it reads the lock record, checks
+// its owner and token, and revokes its etcd lease, which deletes the
+// record (and nothing else: only this lease's record is attached to that
+// etcd lease). That revocation is the compare-and-delete: whatever
+// happened to the key since the read, it frees the key only if the lease
+// still holds it. A lease whose record is gone or another's, or whose
+// etcd lease ended in between, gets a *fence.NotHeldError. The last
+// record stays.
+func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+	id, err := d.current(ctx, lease)
+	if err != nil {
+		return err
+	}
+	if _, err := d.c.Revoke(ctx, clientv3.LeaseID(id)); err != nil {
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return &fence.NotHeldError{Key: lease.Key, Reason: "its etcd lease ended"}
+		}
+		return err
+	}
+	return nil
+}
+
+// Break implements fence.LockerDriver: it deletes the lock record,
+// whoever holds it, and revokes the etcd lease it was attached to. The
+// last record stays. The next Acquire creates the record again, at a
+// later revision: a higher token.
+func (d *driver) Break(ctx context.Context, key string) error {
+	resp, err := d.c.Delete(ctx, d.held(key), clientv3.WithPrevKV())
+	if err != nil {
+		return err
+	}
+	for _, kv := range resp.PrevKvs {
+		if kv.Lease != 0 {
+			d.revoke(ctx, clientv3.LeaseID(kv.Lease))
+		}
+	}
+	return nil
+}
+
+// Inspect implements fence.LockerDriver: it reads the lock record and the
+// last record in one transaction, and, when the key is held, asks the
+// remaining time of its etcd lease.
+func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	resp, err := d.c.Txn(ctx).Then(clientv3.OpGet(d.held(key)), clientv3.OpGet(d.last(key))).Commit()
+	if err != nil {
+		return fence.LockInfo{}, err
+	}
+	heldKVs := resp.Responses[0].GetResponseRange().Kvs
+	lastKVs := resp.Responses[1].GetResponseRange().Kvs
+	if len(heldKVs) > 0 {
+		r, err := parseLock(key, heldKVs[0])
+		if err != nil {
+			return fence.LockInfo{}, err
+		}
+		until, alive, err := d.expiry(ctx, r.lease)
+		if err != nil {
+			return fence.LockInfo{}, err
+		}
+		return fence.LockInfo{Key: key, Held: alive, Owner: r.owner, Token: r.token, ValidUntil: until}, nil
+	}
+	if len(lastKVs) == 0 {
+		return fence.LockInfo{Key: key}, nil
+	}
+	owner, token, err := parseLast(key, lastKVs[0])
+	if err != nil {
+		return fence.LockInfo{}, err
+	}
+	return fence.LockInfo{Key: key, Owner: owner, Token: token}, nil
+}

@@ -1,0 +1,104 @@
+package etcd
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/fencekit/fence"
+)
+
+// Limits of the etcd locker.
+const (
+	// MaxKeyLen is the longest key accepted, in bytes of UTF-8 (the
+	// etcd key is longer by the prefix and "held/" or "last/").
+	MaxKeyLen = 1024
+	// MaxOwnerLen is the longest owner id accepted, in bytes.
+	MaxOwnerLen = 1024
+	// DefaultMinTTL is the shortest lease of a Locker whose
+	// Options.MinTTL is zero: the shortest lease an etcd server grants
+	// with its default election timeout of 1 s. etcd raises every
+	// lease to at least 1.5 election timeouts, rounded up to a second
+	// (2 s by default; 1 s for a server started with
+	// --election-timeout=666 or less).
+	DefaultMinTTL = 2 * time.Second
+	// MaxTTL is the longest lease.
+	MaxTTL = 24 * time.Hour
+	// DefaultPrefix is the prefix of the etcd keys of a Locker whose
+	// Options.Prefix is empty.
+	DefaultPrefix = "fence/locks/"
+)
+
+// Options configure a Locker. A nil *Options means all defaults.
+type Options struct {
+	// Prefix starts every etcd key the Locker reads and writes (see the
+	// package doc for the layout). Lockers share their leases when they
+	// have the same prefix on the same cluster. Default: DefaultPrefix.
+	Prefix string
+	// Clock supplies the send times from which Lease.ValidUntil,
+	// HeldError.ValidUntil and LockInfo.ValidUntil are computed, and on
+	// which the portable layer refuses a Renew or Release of a lease
+	// that ran out. Whether a key is held is decided by the etcd
+	// leader. Default: fence.SystemClock.
+	Clock fence.Clock
+	// MinTTL is the shortest lease accepted, a whole number of seconds:
+	// the shortest lease the server grants (see DefaultMinTTL). A
+	// shorter one would be lengthened by the server without telling;
+	// an Acquire whose lease the server lengthens anyway gets an error
+	// matching fence.ErrInvalid. Default: DefaultMinTTL.
+	MinTTL time.Duration
+}
+
+// Locker is a fence.Locker on an etcd cluster: the portable locker (its
+// methods are fence.Locker's, and NotifyRelease and RenewMany) over this
+// package's driver. Create it with New; it is safe for concurrent use.
+type Locker struct {
+	*fence.PortableLocker
+	d *driver
+}
+
+var _ fence.Locker = (*Locker)(nil)
+var _ fence.ReleaseNotifier = (*Locker)(nil)
+
+// New returns a Locker that keeps its leases in etcd through client, under
+// the prefix of opts (see Options). It checks the options but does not
+// contact the server. Close the client when done with the Locker; the
+// Locker's Close does not.
+func New(client *clientv3.Client, opts *Options) (*Locker, error) {
+	if client == nil {
+		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if strings.IndexByte(o.Prefix, 0) >= 0 {
+		return nil, &fence.InvalidError{Field: "Prefix", Reason: "holds a NUL byte"}
+	}
+	if o.MinTTL == 0 {
+		o.MinTTL = DefaultMinTTL
+	}
+	if o.MinTTL < time.Second || o.MinTTL%time.Second != 0 || o.MinTTL > MaxTTL {
+		return nil, &fence.InvalidError{Field: "MinTTL", Reason: fmt.Sprintf("%v is not a whole number of seconds between 1s and %v", o.MinTTL, MaxTTL)}
+	}
+	clock := fence.ClockOrSystem(o.Clock)
+	d := &driver{c: client, clock: clock, prefix: o.Prefix, minTTL: o.MinTTL}
+	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{PortableLocker: pl, d: d}, nil
+}
+
+// HeldKey returns the etcd key of key's lock record, which exists while
+// key is held.
+func (l *Locker) HeldKey(key string) string { return l.d.held(key) }
+
+// LastKey returns the etcd key of key's last record, which names the
+// owner and token of key's last acquisition and is never deleted.
+func (l *Locker) LastKey(key string) string { return l.d.last(key) }

@@ -1,0 +1,217 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/fencekit/fence"
+)
+
+// Limits and defaults of the etcd resource.
+const (
+	// MaxKeyLen is the longest name accepted, in bytes of UTF-8 (the etcd
+	// key is longer by the prefix).
+	MaxKeyLen = 1024
+	// DefaultPrefix is the prefix of the etcd keys of a Resource whose
+	// Options.Prefix is empty.
+	DefaultPrefix = "fence/values/"
+)
+
+// Options configure a Resource. A nil *Options means all defaults.
+type Options struct {
+	// Prefix starts the etcd key of every name: name N is kept under
+	// Prefix + N. Default: DefaultPrefix.
+	Prefix string
+}
+
+// Resource is a fence.Resource on an etcd cluster: the portable resource
+// over this package's driver. Create it with New; it is safe for
+// concurrent use.
+type Resource struct {
+	*fence.PortableResource
+	d *driver
+}
+
+var _ fence.Resource = (*Resource)(nil)
+
+// New returns a Resource that keeps its values in etcd through client,
+// under the prefix of opts. It does not contact the server. Close the
+// client when done; the Resource's Close does not.
+func New(client *clientv3.Client, opts *Options) (*Resource, error) {
+	if client == nil {
+		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if strings.IndexByte(o.Prefix, 0) >= 0 {
+		return nil, &fence.InvalidError{Field: "Prefix", Reason: "holds a NUL byte"}
+	}
+	d := &driver{c: client, prefix: o.Prefix}
+	pr, err := fence.NewResource(d)
+	if err != nil {
+		return nil, err
+	}
+	return &Resource{PortableResource: pr, d: d}, nil
+}
+
+// EtcdKey returns the etcd key that holds name's record.
+func (r *Resource) EtcdKey(name string) string { return r.d.key(name) }
+
+// driver is the fence.ResourceDriver on etcd.
+type driver struct {
+	c      *clientv3.Client
+	prefix string
+}
+
+var _ fence.ResourceDriver = (*driver)(nil)
+
+// ResourceInfo implements fence.ResourceDriver.
+func (d *driver) ResourceInfo() fence.ResourceInfo {
+	return fence.ResourceInfo{Name: "etcd", MaxKeyLen: MaxKeyLen}
+}
+
+func (d *driver) key(name string) string { return d.prefix + name }
+
+// Put implements fence.ResourceDriver.
+func (d *driver) Put(ctx context.Context, name string, token fence.Token, value []byte) error {
+	return d.write(ctx, name, token, false, value)
+}
+
+// Delete implements fence.ResourceDriver: it writes a tombstone of token.
+func (d *driver) Delete(ctx context.Context, name string, token fence.Token) error {
+	return d.write(ctx, name, token, true, nil)
+}
+
+// write stores the record of a write with token, in one transaction: if
+// the stored record sorts between lowestRecord and upperBound(token) (a
+// record of a token up to token), put the new one; else, if the key does
+// not exist, put it; else read what is there. Both puts are the same
+// write; the read tells a stale token from a corrupt record. When the
+// answer is lost, the record is read back (see settle).
+func (d *driver) write(ctx context.Context, name string, token fence.Token, tombstone bool, value []byte) error {
+	k := d.key(name)
+	rec := encodeRecord(token, tombstone, value)
+	resp, err := d.c.Txn(ctx).
+		If(clientv3.Compare(clientv3.Value(k), ">", lowestRecord), clientv3.Compare(clientv3.Value(k), "<", upperBound(token))).
+		Then(clientv3.OpPut(k, rec)).
+		Else(clientv3.OpTxn(
+			[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(k), "=", 0)},
+			[]clientv3.Op{clientv3.OpPut(k, rec)},
+			[]clientv3.Op{clientv3.OpGet(k)})).
+		Commit()
+	if err != nil {
+		if definite(err) {
+			return err
+		}
+		return d.settle(ctx, name, token, rec, err)
+	}
+	if resp.Succeeded {
+		return nil
+	}
+	inner := resp.Responses[0].GetResponseTxn()
+	if inner.Succeeded {
+		return nil
+	}
+	kvs := inner.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return fmt.Errorf("the transaction found %q neither present nor absent", k) // cannot be
+	}
+	cur, err := parseRecord(name, kvs[0].Value)
+	if err != nil {
+		return err
+	}
+	if cur.token <= token {
+		return &fence.CorruptError{Key: name, Reason: fmt.Sprintf("the record of token %d was not admitted for token %d", cur.token, token)}
+	}
+	return &fence.StaleTokenError{Key: name, Token: token, Highest: cur.token}
+}
+
+// settle decides a write whose answer was lost (err), by reading the
+// record back: it is applied if the record is exactly the one written
+// (same token, kind and value: a write with an equal token and the same
+// value is the same write). Otherwise the outcome is unknown, with the
+// token that replaced it when there is a higher one.
+func (d *driver) settle(ctx context.Context, name string, token fence.Token, rec string, err error) error {
+	ue := &fence.UnknownOutcomeError{Key: name, Token: token, Err: err}
+	if cerr := ctx.Err(); cerr != nil {
+		if !errors.Is(err, cerr) {
+			ue.Err = errors.Join(err, cerr)
+		}
+		return ue
+	}
+	resp, rerr := d.c.Get(ctx, d.key(name))
+	if rerr != nil {
+		ue.Err = errors.Join(err, fmt.Errorf("reading the record back: %w", rerr))
+		return ue
+	}
+	if len(resp.Kvs) > 0 {
+		if string(resp.Kvs[0].Value) == rec {
+			return nil
+		}
+		if cur, perr := parseRecord(name, resp.Kvs[0].Value); perr == nil && cur.token > token {
+			ue.Highest = cur.token
+		}
+	}
+	return ue
+}
+
+// definite reports whether err, from a write, is an answer of the server
+// that refused it, so that the write was not applied.
+func definite(err error) bool {
+	var ee rpctypes.EtcdError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	switch ee {
+	case rpctypes.ErrRequestTooLarge, rpctypes.ErrTooManyOps, rpctypes.ErrPermissionDenied,
+		rpctypes.ErrUserEmpty, rpctypes.ErrAuthFailed, rpctypes.ErrInvalidAuthToken,
+		rpctypes.ErrDuplicateKey, rpctypes.ErrEmptyKey, rpctypes.ErrNoSpace:
+		return true
+	}
+	return false
+}
+
+// read returns name's record, and ok false when the key does not exist.
+func (d *driver) read(ctx context.Context, name string) (record, bool, error) {
+	resp, err := d.c.Get(ctx, d.key(name))
+	if err != nil {
+		return record{}, false, err
+	}
+	if len(resp.Kvs) == 0 {
+		return record{}, false, nil
+	}
+	r, err := parseRecord(name, resp.Kvs[0].Value)
+	return r, err == nil, err
+}
+
+// Get implements fence.ResourceDriver.
+func (d *driver) Get(ctx context.Context, name string) ([]byte, fence.Token, error) {
+	r, ok, err := d.read(ctx, name)
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case !ok || r.tombstone:
+		return nil, 0, &fence.NotFoundError{Key: name, Tombstone: ok}
+	}
+	return r.value, r.token, nil
+}
+
+// Highest implements fence.ResourceDriver: the token of the stored
+// record, which every accepted write raises to its own.
+func (d *driver) Highest(ctx context.Context, name string) (fence.Token, error) {
+	r, ok, err := d.read(ctx, name)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return r.token, nil
+}

@@ -1,0 +1,46 @@
+package etcd
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/fencekit/fence"
+	etcdlocker "github.com/fencekit/fence/lockers/etcd"
+)
+
+func init() {
+	o := &URLOpener{}
+	fence.RegisterResource("etcd", o)
+	fence.RegisterResource("etcds", o)
+}
+
+// URLOpener opens etcd resources from URLs of the form of URLForm (see the
+// package doc). Each open makes a *clientv3.Client, which the opened
+// resource's Close closes.
+type URLOpener struct{}
+
+// URLForm implements fence.ResourceURLOpener.
+func (*URLOpener) URLForm() string {
+	return "etcd[s]://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...][/PREFIX/][?dial-timeout=5s&ca=FILE&cert=FILE&key=FILE]"
+}
+
+// OpenResourceURL implements fence.ResourceURLOpener. It makes the client
+// but does not contact the cluster unless the URL names a user.
+func (*URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
+	var none fence.Opened[*fence.PortableResource]
+	p := fence.NewURLParams(u)
+	cfg, prefix := etcdlocker.ClientURL(u, p)
+	if err := p.Done(); err != nil {
+		return none, err
+	}
+	client, err := etcdlocker.NewClient("etcd", cfg)
+	if err != nil {
+		return none, err
+	}
+	r, err := New(client, &Options{Prefix: prefix})
+	if err != nil {
+		_ = client.Close()
+		return none, err
+	}
+	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Close: client.Close}, nil
+}
