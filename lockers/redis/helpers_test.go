@@ -60,6 +60,7 @@ type server struct {
 	*testproc.Proc
 	port int
 	dir  string
+	c    *goredis.Client
 }
 
 // startServer starts a redis-server of the test's own with args added
@@ -72,18 +73,16 @@ func startServer(t testing.TB, name string, args ...string) *server {
 	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir,
 		"--logfile", "", "--protected-mode", "no"}, args...)
 	s := &server{Proc: testproc.Start(t, name, testenv.RedisServer(t), all...), port: port, dir: dir}
+	s.c = goredis.NewClient(&goredis.Options{Addr: s.addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = s.c.Close() })
 	s.waitUp(t)
 	return s
 }
 
 func (s *server) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
-// client returns a client of s alone, closed when the test ends.
-func (s *server) client(t testing.TB) *goredis.Client {
-	c := goredis.NewClient(&goredis.Options{Addr: s.addr(), MaxRetries: -1})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+// client returns the client of s alone (closed when the test ends).
+func (s *server) client(testing.TB) *goredis.Client { return s.c }
 
 // waitUp waits until s answers PING (loading its data first).
 func (s *server) waitUp(t testing.TB) {
