@@ -1,0 +1,185 @@
+package redis
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fencekit/fence"
+)
+
+// driver is the fence.LockerDriver on Redis: one script per call (two
+// commands in one round trip with WAIT), on input the portable layer has
+// validated. Its errors are bare causes; the PortableLocker prefixes them.
+type driver struct {
+	c           goredis.UniversalClient
+	clock       fence.Clock // for the local times of HeldError and LockInfo
+	prefix      string
+	channel     string // release notifications
+	minReplicas int
+	waitTimeout time.Duration
+	subs        *subscriber
+}
+
+var _ fence.LockerDriver = (*driver)(nil)
+
+// Info implements fence.LockerDriver.
+func (d *driver) Info() fence.DriverInfo {
+	return fence.DriverInfo{Name: "redis", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+// lockKey and counterKey name key's two records: PREFIX{KEY}:lock and
+// PREFIX{KEY}:token. The braces make KEY the hash tag of both (up to its
+// first '}', if it has one: the two names still agree up to there), so a
+// cluster keeps them in one slot, as a script that touches both needs.
+// No lock key of one key is the counter key of another: they end
+// differently.
+func (d *driver) lockKey(key string) string    { return d.prefix + "{" + key + "}:lock" }
+func (d *driver) counterKey(key string) string { return d.prefix + "{" + key + "}:token" }
+
+func (d *driver) keys(key string) []string { return []string{d.lockKey(key), d.counterKey(key)} }
+
+// millis returns d in whole milliseconds, rounded up, so that the server's
+// lease is never shorter than d.
+func millis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// lockValue is what the lock key holds for lease: TOKEN:OWNER.
+func lockValue(token fence.Token, owner string) string {
+	return token.String() + ":" + owner
+}
+
+// Acquire implements fence.LockerDriver: one script that takes the key if
+// its lock key is absent (never taken, released, broken or expired),
+// incrementing its counter, and otherwise writes nothing and reports the
+// holder in a *fence.HeldError, whose ValidUntil is the holder's PTTL on
+// the server added to the send time on the driver's clock. With
+// MinReplicas, an acquisition that too few replicas acknowledged is
+// released again and reported as a *ReplicationError.
+func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	sent := d.clock.Now()
+	keys := d.keys(key)
+	r, acked, err := d.run(ctx, acquireScript, key, keys, owner, millis(ttl))
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	switch r.status {
+	case "held":
+		t, o, pttl, err := r.holder(key, 0)
+		if err != nil {
+			return fence.Lease{}, err
+		}
+		return fence.Lease{}, &fence.HeldError{Key: key, Owner: o, Token: t, ValidUntil: sent.Add(pttl)}
+	case "ok":
+	default:
+		return fence.Lease{}, r.unexpected(key)
+	}
+	token, err := r.token(key, 0)
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	lease := fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}
+	if acked < d.minReplicas {
+		// The primary has the lease but too few replicas do: a failover
+		// could lose the token and issue it again. Hand nothing out, and
+		// free the key (best effort; it expires otherwise).
+		rerr := d.Release(context.WithoutCancel(ctx), lease)
+		return fence.Lease{}, &ReplicationError{Op: "acquire", Wanted: d.minReplicas, Acked: acked, Timeout: d.waitTimeout, Token: token, ReleaseErr: rerr}
+	}
+	return lease, nil
+}
+
+// Renew implements fence.LockerDriver: one script that extends the lock
+// key's expiry by the lease's TTL if it still holds the lease's token and
+// owner. With MinReplicas, a renewal too few replicas acknowledged is a
+// *ReplicationError (the primary has it).
+func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+	r, acked, err := d.run(ctx, renewScript, lease.Key, d.keys(lease.Key), lockValue(lease.Token, lease.Owner), millis(lease.TTL))
+	if err != nil {
+		return err
+	}
+	if err := r.done(lease.Key); err != nil {
+		return err
+	}
+	if acked < d.minReplicas {
+		return &ReplicationError{Op: "renew", Wanted: d.minReplicas, Acked: acked, Timeout: d.waitTimeout, Token: lease.Token}
+	}
+	return nil
+}
+
+// Release implements fence.LockerDriver: one script that deletes the lock
+// key if it still holds the lease's token and owner (compare-and-delete)
+// and announces the release. The counter stays. It does not WAIT: a
+// release lost in a failover only keeps the key until its expiry.
+func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+	r, err := d.script(ctx, releaseScript, lease.Key, d.keys(lease.Key), lockValue(lease.Token, lease.Owner), d.channel, lease.Key)
+	if err != nil {
+		return err
+	}
+	return r.done(lease.Key)
+}
+
+// Break implements fence.LockerDriver: one script that deletes the lock
+// key whoever holds it, sets the counter to one more than the larger of
+// the counter and the broken holder's token, and announces the release.
+// With MinReplicas, a Break too few replicas acknowledged is a
+// *ReplicationError (the primary has it).
+func (d *driver) Break(ctx context.Context, key string) error {
+	r, acked, err := d.run(ctx, breakScript, key, d.keys(key), d.channel, key)
+	if err != nil {
+		return err
+	}
+	if err := r.done(key); err != nil {
+		return err
+	}
+	if acked < d.minReplicas {
+		return &ReplicationError{Op: "break", Wanted: d.minReplicas, Acked: acked, Timeout: d.waitTimeout}
+	}
+	return nil
+}
+
+// Inspect implements fence.LockerDriver: one script that reads both
+// records. A held key shows its holder; a free one the last token issued
+// and its owner, from the counter. ValidUntil is the PTTL added to the
+// send time, as for HeldError.
+func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	sent := d.clock.Now()
+	r, err := d.script(ctx, inspectScript, key, d.keys(key))
+	if err != nil {
+		return fence.LockInfo{}, err
+	}
+	if r.status != "ok" {
+		return fence.LockInfo{}, r.unexpected(key)
+	}
+	return r.info(key, sent)
+}
+
+// script runs s once on the key's server: EVALSHA, and EVAL when the
+// server does not have the script cached yet (go-redis's Script.Run).
+func (d *driver) script(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (reply, error) {
+	v, err := s.Run(ctx, d.c, keys, args...).Result()
+	if err != nil {
+		return reply{}, err
+	}
+	return parseReply(key, v)
+}
+
+// run runs s as script does, followed on the same connection by WAIT when
+// MinReplicas is set, and returns how many replicas acknowledged (0
+// without WAIT).
+func (d *driver) run(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (reply, int, error) {
+	if d.minReplicas == 0 {
+		r, err := d.script(ctx, s, key, keys, args...)
+		return r, 0, err
+	}
+	r, acked, err := d.waited(ctx, s, key, keys, args)
+	return r, int(acked), err
+}
+
+// waitArgs are the arguments of WAIT.
+func (d *driver) waitArgs() []any {
+	return []any{"wait", strconv.Itoa(d.minReplicas), strconv.FormatInt(millis(d.waitTimeout), 10)}
+}

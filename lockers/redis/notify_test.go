@@ -1,0 +1,238 @@
+package redis
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testenv"
+)
+
+// wakeBound is how long a test lets a woken waiter take to get its key:
+// far more than a notification needs, far less than the hour it would
+// poll after, or the minute until the holder's lease expires.
+const wakeBound = 10 * time.Second
+
+// twoLockers returns two Lockers on one prefix through two clients: the
+// views of two processes.
+func twoLockers(t testing.TB) (a, b *Locker) {
+	t.Helper()
+	prefix := uniquePrefix("notify")
+	return newLocker(t, newClient(t), &Options{Prefix: prefix}), newLocker(t, newClient(t), &Options{Prefix: prefix})
+}
+
+// newSession returns a session on l, closed when the test ends.
+func newSession(t testing.TB, l fence.Locker, opts *fence.SessionOptions) *fence.Session {
+	t.Helper()
+	s, err := fence.NewSession(l, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	return s
+}
+
+// lockResult is what a Lock started by startLock returned, and when.
+type lockResult struct {
+	h   *fence.Handle
+	err error
+	at  time.Time
+}
+
+// waiting is the session of a waiter that only a notification wakes in
+// time: it polls once an hour, and the holder's lease lasts a minute.
+var waiting = fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour}
+
+// startLock runs Lock on key through a session on l with opts (whose
+// Observer it sets) on its own goroutine, and returns once an attempt
+// found the key busy; busy counts those attempts.
+func startLock(t *testing.T, l fence.Locker, key string, opts fence.SessionOptions) (result <-chan lockResult, busy *atomic.Int32) {
+	t.Helper()
+	busy = new(atomic.Int32)
+	first := make(chan struct{}, 1)
+	opts.Observer = &fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
+		if e.Outcome == fence.Busy {
+			busy.Add(1)
+			select {
+			case first <- struct{}{}:
+			default:
+			}
+		}
+	}}
+	sess := newSession(t, l, &opts)
+	c := make(chan lockResult, 1)
+	go func() {
+		h, err := sess.Lock(t.Context(), key, nil)
+		c <- lockResult{h, err, time.Now()}
+	}()
+	select {
+	case <-first:
+	case r := <-c:
+		t.Fatalf("Lock returned before waiting: %v", r.err)
+	case <-time.After(wakeBound):
+		t.Fatal("Lock made no attempt")
+	}
+	return c, busy
+}
+
+// waitLock returns the result of a Lock that should return within
+// wakeBound of now.
+func waitLock(t *testing.T, c <-chan lockResult) lockResult {
+	t.Helper()
+	select {
+	case r := <-c:
+		if r.err != nil {
+			t.Fatalf("Lock: %v", r.err)
+		}
+		return r
+	case <-time.After(wakeBound):
+		t.Fatalf("Lock still waiting %v after the key was freed", wakeBound)
+		return lockResult{}
+	}
+}
+
+// TestLockWokenByRelease: a Lock waiting through another Locker (its own
+// client, as in another process), polling once an hour, gets the key soon
+// after the holder releases it, or an operator breaks it.
+func TestLockWokenByRelease(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"release", "break"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			a, b := twoLockers(t)
+			holder, err := newSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			result, _ := startLock(t, b, "k", waiting)
+			freed := time.Now()
+			if how == "release" {
+				err = holder.Release(t.Context())
+			} else {
+				err = a.Break(t.Context(), "k")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := waitLock(t, result)
+			if r.h.Token() <= holder.Token() {
+				t.Errorf("waiter's token %d, want above the holder's %d", r.h.Token(), holder.Token())
+			}
+			t.Logf("the waiter got the key %v after the %s", r.at.Sub(freed), how)
+			if err := r.h.Release(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestNotifyReleaseActiveOnReturn: a release right after NotifyRelease
+// returned is heard, each time the subscription is made afresh; a release
+// of another key is not.
+func TestNotifyReleaseActiveOnReturn(t *testing.T) {
+	t.Parallel()
+	a, b := twoLockers(t)
+	ctx := t.Context()
+	for i := range 5 {
+		other, err := a.Acquire(ctx, "other", time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease, err := a.Acquire(ctx, "k", time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, stop, err := b.NotifyRelease(ctx, "k")
+		if err != nil {
+			t.Fatalf("NotifyRelease: %v", err)
+		}
+		if err := a.Release(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Release(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-c:
+		case <-time.After(wakeBound):
+			t.Fatalf("release %d not notified", i)
+		}
+		stop()
+		if n := subscribers(t, b); n != 0 {
+			t.Fatalf("%d subscribers to %s after the last waiter stopped; want 0", n, b.Channel())
+		}
+	}
+}
+
+// subscribers returns how many connections subscribe to l's channel.
+func subscribers(t *testing.T, l *Locker) int64 {
+	t.Helper()
+	m, err := newClient(t).PubSubNumSub(t.Context(), l.Channel()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m[l.Channel()]
+}
+
+// TestSubscriptionReconnects: when the subscribed connection is killed,
+// go-redis subscribes again, every waiter asks the server again, and a
+// waiter still gets the key by notification after the holder releases it.
+func TestSubscriptionReconnects(t *testing.T) {
+	t.Parallel()
+	prefix := uniquePrefix("reconnect")
+	a := newLocker(t, newClient(t), &Options{Prefix: prefix})
+	// b's connections carry a name, so that the test finds its
+	// subscription among those of other tests on the shared server.
+	o, err := goredis.ParseURL(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.ClientName = strings.TrimSuffix(prefix, ":")
+	cb := goredis.NewClient(o)
+	t.Cleanup(func() { _ = cb.Close() })
+	b := newLocker(t, cb, &Options{Prefix: prefix})
+	holder, err := newSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, busy := startLock(t, b, "k", waiting)
+	if n := subscribers(t, b); n != 1 {
+		t.Fatalf("%d subscribers while a Lock waits; want 1", n)
+	}
+	c := newClient(t)
+	list, err := c.ClientList(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for line := range strings.SplitSeq(list, "\n") {
+		if strings.Contains(line, " name="+o.ClientName+" ") && strings.Contains(line, " sub=1 ") {
+			id, _, _ := strings.Cut(strings.TrimPrefix(line, "id="), " ")
+			if err := c.Do(t.Context(), "CLIENT", "KILL", "ID", id).Err(); err != nil {
+				t.Fatal(err)
+			}
+			killed++
+		}
+	}
+	if killed != 1 {
+		t.Fatalf("killed %d subscribed connections of b; want 1:\n%s", killed, list)
+	}
+	deadline := time.Now().Add(wakeBound)
+	for busy.Load() < 2 || subscribers(t, b) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the kill: %d attempts, %d subscribers; want the waiter to ask again and the subscription back", busy.Load(), subscribers(t, b))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // let the waiter settle into its wait
+	if err := holder.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r := waitLock(t, result)
+	_ = r.h.Release(t.Context())
+}

@@ -1,0 +1,68 @@
+package redis
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fencekit/fence"
+)
+
+// FuzzLockRecord writes arbitrary values into a lock key on the shared
+// server and checks that the scripts and the Go decoding agree: Inspect
+// reports the holder exactly when parseLockValue accepts the value (with
+// the same token and owner), and a *fence.CorruptError otherwise; Acquire
+// never takes the key either way.
+func FuzzLockRecord(f *testing.F) {
+	for _, s := range []string{"1:o", "12:owner:with:colons", "0:o", "01:o", "9223372036854775807:o",
+		"9223372036854775808:o", "5:", ":o", "5", "-5:o", "+5:o", " 5:o", "5 :o", "5:\x00", "18446744073709551615:o", ""} {
+		f.Add(s)
+	}
+	c := newClient(f)
+	l := newLocker(f, c, nil)
+	f.Fuzz(func(t *testing.T, v string) {
+		key := "fuzz"
+		if err := c.Set(t.Context(), l.LockKey(key), v, time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		token, owner, perr := parseLockValue(v)
+		info, err := l.Inspect(t.Context(), key)
+		switch {
+		case perr == nil && err != nil:
+			t.Fatalf("Inspect of %q: %v; Go reads it as token %d owner %q", v, err, token, owner)
+		case perr == nil && (!info.Held || info.Token != token || info.Owner != owner):
+			t.Fatalf("Inspect of %q = %+v; Go reads it as token %d owner %q", v, info, token, owner)
+		case perr != nil && !errors.Is(err, fence.ErrCorrupt):
+			t.Fatalf("Inspect of %q = %+v, %v; Go refuses it (%v), want a corrupt record", v, info, err, perr)
+		}
+		if _, err := l.Acquire(t.Context(), key, time.Minute, nil); err == nil {
+			t.Fatalf("Acquire took a key whose lock key holds %q", v)
+		}
+	})
+}
+
+// FuzzParseReply: the decoding of script answers never panics, and every
+// token it returns is valid.
+func FuzzParseReply(f *testing.F) {
+	f.Add("ok", "1", "o", int64(5), "2", "p")
+	f.Add("held", "x", "", int64(-1), "", "")
+	f.Add("corrupt", "why", "", int64(0), "", "")
+	f.Fuzz(func(t *testing.T, status, a, b string, n int64, d, e string) {
+		for _, vals := range [][]any{{status, a, b, n, d, e}, {status, a, b, n}, {status, nil, nil, nil, d, e}, {status}, {status, a}} {
+			r, err := parseReply("k", vals)
+			if err != nil {
+				continue
+			}
+			if tok, err := r.token("k", 0); err == nil && !tok.Valid() {
+				t.Fatalf("token 0 from %v", vals)
+			}
+			if tok, o, _, err := r.holder("k", 0); err == nil && (!tok.Valid() || o == "") {
+				t.Fatalf("holder %d %q from %v", tok, o, vals)
+			}
+			if info, err := r.info("k", time.Now()); err == nil && (info.Token == 0) != (info.Owner == "") {
+				t.Fatalf("info %+v from %v", info, vals)
+			}
+			_ = r.done("k")
+		}
+	})
+}

@@ -1,0 +1,136 @@
+package redis
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fencekit/fence"
+)
+
+// Limits of the Redis locker.
+const (
+	// MaxKeyLen is the longest key accepted, in bytes.
+	MaxKeyLen = 1024
+	// MaxOwnerLen is the longest owner id accepted, in bytes.
+	MaxOwnerLen = 1024
+	// MinTTL and MaxTTL bound the lease duration. Redis counts expiries
+	// in milliseconds; a TTL is rounded up to a whole millisecond there,
+	// so the server's lease is never shorter than the caller's.
+	MinTTL = time.Millisecond
+	MaxTTL = 24 * time.Hour
+	// DefaultPrefix starts every key the locker writes when
+	// Options.Prefix is empty.
+	DefaultPrefix = "fence:"
+	// DefaultWaitTimeout is how long WAIT waits for replicas when
+	// Options.MinReplicas is set and Options.WaitTimeout is not.
+	DefaultWaitTimeout = time.Second
+)
+
+// Options configure a Locker. A nil *Options means all defaults.
+type Options struct {
+	// Prefix starts the name of every key and of the release channel the
+	// locker uses (see the package doc, "Records"). Lockers that share a
+	// prefix share their locks. It may not contain '{' or '}', which
+	// would move the hash tag. Default: DefaultPrefix.
+	Prefix string
+	// Clock supplies the send times from which Lease.ValidUntil and the
+	// expiries in HeldError and LockInfo are computed. Whether a key is
+	// held is decided by the server. Default: fence.SystemClock.
+	Clock fence.Clock
+	// MinReplicas, when above 0, makes Acquire, Renew and Break wait
+	// after their write, on the same connection, with WAIT MinReplicas
+	// WaitTimeout, and fail with a *ReplicationError when fewer replicas
+	// acknowledged it (see the package doc, "Failover"). An Acquire that
+	// fails so hands out no token and frees the key again. It needs a
+	// client that sends one key's commands to one server: a *goredis.Client
+	// (also from NewFailoverClient) or a *goredis.ClusterClient. Default:
+	// 0, no WAIT.
+	MinReplicas int
+	// WaitTimeout bounds the WAIT of MinReplicas. Default:
+	// DefaultWaitTimeout. It must be at least a millisecond: WAIT with 0
+	// waits forever.
+	WaitTimeout time.Duration
+}
+
+// Locker is a fence.Locker on Redis: the portable locker (its methods are
+// fence.Locker's) over this package's driver. Create it with New; it is
+// safe for concurrent use.
+type Locker struct {
+	*fence.PortableLocker
+	d *driver
+}
+
+var _ fence.Locker = (*Locker)(nil)
+
+// New returns a Locker that keeps its leases in Redis through client,
+// under the keys opts.Prefix names. It checks the options but does not
+// contact the server.
+func New(client goredis.UniversalClient, opts *Options) (*Locker, error) {
+	if client == nil {
+		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := checkOptions(&o); err != nil {
+		return nil, err
+	}
+	if o.MinReplicas > 0 {
+		switch client.(type) {
+		case *goredis.Client, *goredis.ClusterClient:
+		default:
+			return nil, &fence.InvalidError{Field: "MinReplicas", Reason: fmt.Sprintf("WAIT needs a *redis.Client or *redis.ClusterClient, which send a key's commands to one server; not a %T", client)}
+		}
+	}
+	clock := fence.ClockOrSystem(o.Clock)
+	d := &driver{c: client, clock: clock, prefix: o.Prefix, channel: o.Prefix + "released", minReplicas: o.MinReplicas, waitTimeout: o.WaitTimeout}
+	d.subs = newSubscriber(client, d.channel)
+	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{PortableLocker: pl, d: d}, nil
+}
+
+// checkOptions checks o and sets its defaults.
+func checkOptions(o *Options) error {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	switch {
+	case strings.ContainsAny(o.Prefix, "{}"):
+		return &fence.InvalidError{Field: "Prefix", Reason: fmt.Sprintf("%q contains a brace, which would move the keys' hash tag", o.Prefix)}
+	case o.MinReplicas < 0:
+		return &fence.InvalidError{Field: "MinReplicas", Reason: fmt.Sprintf("%d is negative", o.MinReplicas)}
+	case o.WaitTimeout < 0 || (o.WaitTimeout > 0 && o.WaitTimeout < time.Millisecond):
+		return &fence.InvalidError{Field: "WaitTimeout", Reason: fmt.Sprintf("%v is not 0 (the default) or at least 1ms", o.WaitTimeout)}
+	}
+	if o.WaitTimeout == 0 {
+		o.WaitTimeout = DefaultWaitTimeout
+	}
+	return nil
+}
+
+// Close closes the Locker's subscription to release notifications, if it
+// has one (see the package doc, "Release notifications"); waiters in Lock
+// then go on by polling. It does not close the client; the Close of a
+// Locker opened from a URL closes the client the opener made too.
+func (l *Locker) Close() error {
+	l.d.subs.close()
+	return l.PortableLocker.Close()
+}
+
+// LockKey returns the name of the Redis key that holds key's lease.
+func (l *Locker) LockKey(key string) string { return l.d.lockKey(key) }
+
+// CounterKey returns the name of the Redis hash that holds key's token
+// counter.
+func (l *Locker) CounterKey(key string) string { return l.d.counterKey(key) }
+
+// Channel returns the Pub/Sub channel on which releases and breaks are
+// announced, with the key as the message.
+func (l *Locker) Channel() string { return l.d.channel }

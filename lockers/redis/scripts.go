@@ -1,0 +1,134 @@
+package redis
+
+import (
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// The Lua scripts, one per operation. Each takes KEYS[1], the lock key, and
+// KEYS[2], the counter key (see the package doc, "Records"), which share a
+// hash tag so that a cluster keeps them in one slot. Each answers a table
+// whose first element says what happened:
+//
+//	{"ok", ...}       done (what follows depends on the script)
+//	{"held", TOKEN, OWNER, PTTL}  acquire: the key is held
+//	{"notheld"}       renew, release: the lease is not the key's holder
+//	{"corrupt", WHY}  a record is not one the scripts write; nothing written
+//
+// Tokens stay decimal strings inside the scripts: Lua numbers are doubles,
+// which cannot hold every 64-bit integer, so a token is read back with HGET
+// after HINCRBY rather than taken from HINCRBY's answer, and compared as a
+// string by length first.
+
+// prelude holds the checks every script shares. lockrec reads the lock
+// key: nil when absent, or its token, owner and PTTL, or a string saying
+// why it is corrupt (as the second result). counterrec reads the counter
+// hash the same way: nil when absent, or its n, token and owner.
+const prelude = `
+local function dec(s, max)
+	if type(s) ~= 'string' or #s > #max or not string.match(s, '^[1-9][0-9]*$') then return false end
+	return #s < #max or s <= max
+end
+local function le(a, b)
+	if #a ~= #b then return #a < #b end
+	return a <= b
+end
+local maxn = '9223372036854775807'
+local function lockrec(k)
+	local ty = redis.call('TYPE', k).ok
+	if ty == 'none' then return nil end
+	if ty ~= 'string' then return nil, 'the lock key holds a ' .. ty .. ', not a string' end
+	local v = redis.call('GET', k)
+	local t, o = string.match(v, '^([^:]*):(.*)$')
+	if not t or not dec(t, maxn) or o == '' then
+		return nil, 'the lock key holds ' .. string.format('%q', string.sub(v, 1, 64)) .. ', not TOKEN:OWNER'
+	end
+	local pttl = redis.call('PTTL', k)
+	if pttl < 0 then return nil, 'the lock key has no expiry' end
+	return {t, o, pttl}
+end
+local function counterrec(k)
+	local ty = redis.call('TYPE', k).ok
+	if ty == 'none' then return nil end
+	if ty ~= 'hash' then return nil, 'the token counter holds a ' .. ty .. ', not a hash' end
+	local f = redis.call('HMGET', k, 'n', 'token', 'owner')
+	local n, t, o = f[1], f[2], f[3]
+	if not dec(n, maxn) then return nil, 'the token counter has no decimal n' end
+	if (t == false) ~= (o == false) then return nil, 'the token counter has a token without an owner or an owner without a token' end
+	if t ~= false and (not dec(t, maxn) or not le(t, n) or o == '') then
+		return nil, 'the token counter has a last token that is not a decimal up to n, or an empty owner'
+	end
+	return {n, t, o}
+end
+`
+
+// acquireScript: ARGV[1] owner, ARGV[2] TTL in ms. Answers {"ok", TOKEN}
+// or {"held", ...}.
+var acquireScript = goredis.NewScript(prelude + `
+local c, why = counterrec(KEYS[2])
+if why then return {'corrupt', why} end
+local l, lwhy = lockrec(KEYS[1])
+if lwhy then return {'corrupt', lwhy} end
+if l then return {'held', l[1], l[2], l[3]} end
+if c and c[1] == maxn then return {'corrupt', 'the token counter is at its limit'} end
+redis.call('HINCRBY', KEYS[2], 'n', 1)
+local t = redis.call('HGET', KEYS[2], 'n')
+redis.call('HSET', KEYS[2], 'token', t, 'owner', ARGV[1])
+redis.call('SET', KEYS[1], t .. ':' .. ARGV[1], 'PX', ARGV[2])
+return {'ok', t}
+`)
+
+// renewScript: ARGV[1] TOKEN:OWNER of the lease, ARGV[2] TTL in ms.
+var renewScript = goredis.NewScript(prelude + `
+local l, why = lockrec(KEYS[1])
+if why then return {'corrupt', why} end
+if not l or l[1] .. ':' .. l[2] ~= ARGV[1] then return {'notheld'} end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {'ok'}
+`)
+
+// releaseScript: ARGV[1] TOKEN:OWNER of the lease, ARGV[2] the release
+// channel, ARGV[3] the key (the message).
+var releaseScript = goredis.NewScript(prelude + `
+local l, why = lockrec(KEYS[1])
+if why then return {'corrupt', why} end
+if not l or l[1] .. ':' .. l[2] ~= ARGV[1] then return {'notheld'} end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return {'ok'}
+`)
+
+// breakScript: ARGV[1] the release channel, ARGV[2] the key. It raises n
+// to at least the lock key's token and then adds one, and deletes the lock
+// key. Answers {"ok"}.
+var breakScript = goredis.NewScript(prelude + `
+local c, why = counterrec(KEYS[2])
+if why then return {'corrupt', why} end
+local l, lwhy = lockrec(KEYS[1])
+if lwhy then return {'corrupt', lwhy} end
+if not l and not c then return {'ok'} end
+local n = '0'
+if c then n = c[1] end
+if l and not le(l[1], n) then n = l[1] end
+if n == maxn then return {'corrupt', 'the token counter is at its limit'} end
+redis.call('HSET', KEYS[2], 'n', n)
+redis.call('HINCRBY', KEYS[2], 'n', 1)
+if l then
+	redis.call('DEL', KEYS[1])
+	redis.call('PUBLISH', ARGV[1], ARGV[2])
+end
+return {'ok'}
+`)
+
+// inspectScript answers {"ok", TOKEN|false, OWNER|false, PTTL|false,
+// LASTTOKEN|false, LASTOWNER|false}: the holder, if any, and the last
+// token issued with its owner, if any.
+var inspectScript = goredis.NewScript(prelude + `
+local c, why = counterrec(KEYS[2])
+if why then return {'corrupt', why} end
+local l, lwhy = lockrec(KEYS[1])
+if lwhy then return {'corrupt', lwhy} end
+local r = {'ok', false, false, false, false, false}
+if l then r[2], r[3], r[4] = l[1], l[2], l[3] end
+if c then r[5], r[6] = c[2], c[3] end
+return r
+`)

@@ -1,0 +1,186 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fencekit/fence"
+)
+
+// driver is the fence.ResourceDriver on Redis: one script per call.
+type driver struct {
+	c      goredis.UniversalClient
+	prefix string
+}
+
+var _ fence.ResourceDriver = (*driver)(nil)
+
+// ResourceInfo implements fence.ResourceDriver. Tokens are stored as
+// decimal strings, so every token fits.
+func (d *driver) ResourceInfo() fence.ResourceInfo {
+	return fence.ResourceInfo{Name: "redis", MaxKeyLen: MaxKeyLen}
+}
+
+func (d *driver) key(name string) string { return d.prefix + name }
+
+// Put implements fence.ResourceDriver.
+func (d *driver) Put(ctx context.Context, key string, token fence.Token, value []byte) error {
+	return d.write(ctx, key, token, "put", value)
+}
+
+// Delete implements fence.ResourceDriver: it leaves a tombstone, the hash
+// without its value, which keeps the token.
+func (d *driver) Delete(ctx context.Context, key string, token fence.Token) error {
+	return d.write(ctx, key, token, "delete", nil)
+}
+
+// write runs the write script once (go-redis does not resend it: see
+// once), and settles an answer lost after the script was sent by reading
+// the hash back: the write was applied if the hash carries its write id.
+func (d *driver) write(ctx context.Context, key string, token fence.Token, op string, value []byte) error {
+	id := rand.Text()
+	args := []any{token.String(), id, op}
+	if op == "put" {
+		args = append(args, value)
+	}
+	v, err := d.once(ctx, writeScript, key, args...)
+	if err != nil {
+		if !ambiguous(err) {
+			return err
+		}
+		return d.settle(ctx, key, token, id, err)
+	}
+	r, err := parseReply(key, v)
+	if err != nil {
+		return err
+	}
+	switch r.status {
+	case "ok":
+		return nil
+	case "stale":
+		highest, err := r.token(key, 0)
+		if err != nil {
+			return err
+		}
+		return &fence.StaleTokenError{Key: key, Token: token, Highest: highest}
+	}
+	return r.unexpected(key)
+}
+
+// settle reads key back after a write whose answer was lost (err): nil
+// if the hash carries the write's id, and a *fence.UnknownOutcomeError
+// otherwise, because the write may still land, or have landed and been
+// replaced by a higher token.
+func (d *driver) settle(ctx context.Context, key string, token fence.Token, id string, err error) error {
+	ue := &fence.UnknownOutcomeError{Key: key, Token: token, Err: err}
+	if cerr := ctx.Err(); cerr != nil {
+		if !errors.Is(err, cerr) {
+			ue.Err = errors.Join(err, cerr)
+		}
+		return ue
+	}
+	rec, rerr := d.read(ctx, key)
+	if rerr != nil {
+		ue.Err = errors.Join(err, fmt.Errorf("reading the value back: %w", rerr))
+		return ue
+	}
+	if rec.write == id {
+		return nil
+	}
+	if rec.token > token {
+		ue.Highest = rec.token
+	}
+	return ue
+}
+
+// ambiguous reports whether err, from a script call, leaves open whether
+// the server ran it: not an answer of the server, nor a connection that
+// was never made.
+func ambiguous(err error) bool {
+	var rerr goredis.Error
+	if errors.As(err, &rerr) {
+		return false // the server answered
+	}
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "dial" {
+		return false
+	}
+	if errors.Is(err, goredis.ErrClosed) || errors.Is(err, goredis.ErrPoolTimeout) {
+		return false
+	}
+	return true
+}
+
+// Get implements fence.ResourceDriver.
+func (d *driver) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
+	rec, err := d.read(ctx, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !rec.exists || !rec.hasValue {
+		return nil, 0, &fence.NotFoundError{Key: key, Tombstone: rec.exists}
+	}
+	return []byte(rec.value), rec.token, nil
+}
+
+// Highest implements fence.ResourceDriver.
+func (d *driver) Highest(ctx context.Context, key string) (fence.Token, error) {
+	rec, err := d.read(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	return rec.token, nil
+}
+
+// record is a value's hash as read.
+type record struct {
+	exists   bool
+	token    fence.Token
+	value    string
+	hasValue bool // false for a tombstone
+	write    string
+}
+
+// read reads key's hash with the read script.
+func (d *driver) read(ctx context.Context, key string) (record, error) {
+	v, err := readScript.Run(ctx, d.c, []string{d.key(key)}).Result()
+	if err != nil {
+		return record{}, err
+	}
+	r, err := parseReply(key, v)
+	if err != nil {
+		return record{}, err
+	}
+	if r.status != "ok" {
+		return record{}, r.unexpected(key)
+	}
+	return r.record(key)
+}
+
+// onceCmd is a script call that go-redis sends once: on a lost
+// connection it reports the error instead of resending, so that a write
+// is settled by reading back, never run twice unseen.
+type onceCmd struct{ *goredis.Cmd }
+
+// NoRetry tells go-redis not to resend the command.
+func (onceCmd) NoRetry() bool { return true }
+
+// once runs s on key's hash with EVALSHA, and with EVAL when the server
+// has not cached the script, each sent once.
+func (d *driver) once(ctx context.Context, s script, key string, args ...any) (any, error) {
+	run := func(cmd string, body string) (any, error) {
+		a := append([]any{cmd, body, 1, d.key(key)}, args...)
+		c := onceCmd{goredis.NewCmd(ctx, a...)}
+		_ = d.c.Process(ctx, c)
+		return c.Result()
+	}
+	v, err := run("evalsha", s.Hash())
+	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		v, err = run("eval", s.src)
+	}
+	return v, err
+}

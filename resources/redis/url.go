@@ -1,0 +1,90 @@
+package redis
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fencekit/fence"
+)
+
+func init() {
+	o := &URLOpener{}
+	fence.RegisterResource("redis", o)
+	fence.RegisterResource("rediss", o)
+}
+
+// URLOpener opens Redis resources from URLs of the form of URLForm: the
+// prefix parameter is fence's (Options.Prefix), every other one
+// go-redis's (see goredis.ParseURL). Each open makes a client, which the
+// opened resource's Close closes.
+type URLOpener struct{}
+
+// URLForm implements fence.ResourceURLOpener.
+func (*URLOpener) URLForm() string {
+	return "redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB][?prefix=P&...]"
+}
+
+// OpenResourceURL implements fence.ResourceURLOpener. It parses the URL
+// and makes a client, but does not connect.
+func (*URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
+	var none fence.Opened[*fence.PortableResource]
+	o, ropts, err := parseURL(u)
+	if err != nil {
+		return none, err
+	}
+	client := goredis.NewClient(ropts)
+	r, err := New(client, &o)
+	if err != nil {
+		_ = client.Close()
+		return none, err
+	}
+	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Close: client.Close}, nil
+}
+
+// parseURL reads a redis:// or rediss:// URL. Errors match
+// fence.ErrInvalid and never show the URL's password.
+func parseURL(u *url.URL) (Options, *goredis.Options, error) {
+	pws := fence.URLPasswords(u)
+	invalid := func(reason string) error {
+		shown := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+		return &fence.InvalidError{Field: "url", Reason: fence.Scrub(shown.String()+": "+reason, pws...)}
+	}
+	if u.Opaque != "" {
+		return Options{}, nil, invalid("want " + u.Scheme + "://HOST...")
+	}
+	if _, err := url.ParseQuery(u.RawQuery); err != nil {
+		return Options{}, nil, invalid("the query cannot be parsed (a bad %-escape, or ';' between parameters)")
+	}
+	var ours, theirs []string
+	for part := range strings.SplitSeq(u.RawQuery, "&") {
+		if part == "" {
+			continue
+		}
+		k, _, _ := strings.Cut(part, "=")
+		if key, err := url.QueryUnescape(k); err == nil && key == "prefix" {
+			ours = append(ours, part)
+		} else {
+			theirs = append(theirs, part)
+		}
+	}
+	fu := *u
+	fu.RawQuery = strings.Join(ours, "&")
+	p := fence.NewURLParams(&fu)
+	o := Options{Prefix: p.String("prefix")}
+	if err := p.Done(); err != nil {
+		return Options{}, nil, err
+	}
+	if err := checkOptions(&o); err != nil {
+		return Options{}, nil, invalid(err.(*fence.InvalidError).Reason)
+	}
+	rest := *u
+	rest.RawQuery = strings.Join(theirs, "&")
+	ro, err := goredis.ParseURL(rest.String())
+	if err != nil {
+		return Options{}, nil, invalid(err.Error())
+	}
+	return o, ro, nil
+}
