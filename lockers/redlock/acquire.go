@@ -64,18 +64,21 @@ func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Durati
 	keys := d.keys(key)
 	ms := millis(ttl)
 	start := d.o.Clock.Now()
-	proposal := propose(start)
-	sent := make([][]string, n)    // the lock values sent to each master, for the cleanup
+	proposal := d.propose(start)
+	// maybe holds the lock values each master may hold for this
+	// attempt: those it took, and those whose answer was lost. Only
+	// these are ever deleted or taken over: a value a master answered
+	// "held" with is another lease's, even with this owner and token.
+	maybe := make([][]string, n)
 	prev := make([]fence.Token, n) // the token this attempt holds on each master, 0 if none
 	defer func() {
 		if err != nil {
-			d.cleanup(ctx, key, sent)
+			d.cleanup(ctx, key, maybe)
 		}
 	}()
 	for range maxRounds {
 		value := record{token: proposal, owner: owner}.String()
 		replies := d.each(ctx, key, func(ctx context.Context, i int, c Client) *goredis.Cmd {
-			sent[i] = append(sent[i], value)
 			p := ""
 			if prev[i] != 0 {
 				p = prev[i].String()
@@ -86,10 +89,13 @@ func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Durati
 			return fence.Lease{}, false, err
 		}
 		var taken, mine, free, answered int
-		holders := map[string][]int64{} // other owners' lock values: their PTTLs
+		holders := map[string][]int64{} // other leases' lock values: their PTTLs
 		highest := proposal
 		for i, r := range replies {
 			prev[i] = 0
+			if r.err != nil || r.kind == "ok" {
+				maybe[i] = append(maybe[i], value)
+			}
 			if r.err != nil {
 				continue
 			}
@@ -107,7 +113,7 @@ func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Durati
 				prev[i] = proposal
 			case r.kind == "stale":
 				free++
-			case r.kind == "held" && slices.Contains(sent[i], r.lock):
+			case r.kind == "held" && slices.Contains(maybe[i], r.lock):
 				// Ours from an earlier round whose answer was lost.
 				lr, err := parseRecord(r.lock)
 				if err != nil {
@@ -124,7 +130,7 @@ func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Durati
 				return fence.Lease{}, false, fmt.Errorf("a quorum of masters took the lock %v after the request, leaving no validity of the %v TTL (drift %v)",
 					d.o.Clock.Now().Sub(start), ttl, d.drift(ttl))
 			}
-			d.dropOlder(ctx, key, sent, prev)
+			d.dropOlder(ctx, key, maybe, replies)
 			return fence.Lease{Key: key, Owner: owner, Token: proposal}, false, nil
 		}
 		if taken+mine+free >= d.quorum && mine+free > 0 {
@@ -156,45 +162,37 @@ func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Durati
 }
 
 // cleanup deletes, on every master, the locks a failed attempt may have
-// set there (the values it sent), with a context of its own: the
+// set there (values, per master), with a context of its own: the
 // caller's may have ended, and a lock left behind would block the key
 // until it expires.
-func (d *driver) cleanup(ctx context.Context, key string, sent [][]string) {
+func (d *driver) cleanup(ctx context.Context, key string, values [][]string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	d.dropValues(ctx, key, sent)
+	keys := d.keys(key)
+	d.each(ctx, key, func(ctx context.Context, i int, c Client) *goredis.Cmd {
+		last := goredis.NewCmd(ctx)
+		last.SetVal([]any{"ok"})
+		for _, v := range slices.Compact(slices.Clone(values[i])) {
+			last = releaseScript.Run(ctx, c, keys, v, d.channel, key)
+		}
+		return last
+	})
 }
 
 // dropOlder deletes, after a successful attempt, the locks of its earlier
-// rounds left on masters that did not take the last one (their answer was
-// lost), so that they do not block the key until they expire.
-func (d *driver) dropOlder(ctx context.Context, key string, sent [][]string, prev []fence.Token) {
-	left := make([][]string, len(sent))
+// rounds that may be left on masters that did not take the last round
+// (an answer was lost), so that they do not block the key until they
+// expire. A master that took the last round holds its lock only.
+func (d *driver) dropOlder(ctx context.Context, key string, maybe [][]string, last []reply) {
+	left := make([][]string, len(maybe))
 	some := false
-	for i, values := range sent {
-		if prev[i] == 0 && len(values) > 1 {
-			left[i] = values[:len(values)-1]
+	for i, values := range maybe {
+		if last[i].kind != "ok" && len(values) > 1 {
+			left[i] = values[:len(values)-1] // the last is the lease's
 			some = true
 		}
 	}
 	if some {
 		d.cleanup(ctx, key, left)
 	}
-}
-
-// dropValues runs the release script on each master for each of its
-// values, ignoring the answers.
-func (d *driver) dropValues(ctx context.Context, key string, values [][]string) {
-	keys := d.keys(key)
-	d.each(ctx, key, func(ctx context.Context, i int, c Client) *goredis.Cmd {
-		var last *goredis.Cmd
-		for _, v := range slices.Compact(slices.Clone(values[i])) {
-			last = releaseScript.Run(ctx, c, keys, v, d.channel, key)
-		}
-		if last == nil {
-			last = goredis.NewCmd(ctx)
-			last.SetVal([]any{"ok"})
-		}
-		return last
-	})
 }

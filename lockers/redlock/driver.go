@@ -22,6 +22,10 @@ type driver struct {
 	o       Options
 	channel string // the release channel on every master
 	notes   *notifier
+	// propose returns an attempt's first proposal from its start time:
+	// the package's propose; tests fix it to see tokens that only the
+	// counters raise.
+	propose func(time.Time) fence.Token
 }
 
 var (
@@ -35,6 +39,7 @@ func newDriver(masters []Client, o Options) *driver {
 		quorum:  len(masters)/2 + 1,
 		o:       o,
 		channel: o.Prefix + "released",
+		propose: propose,
 	}
 	d.notes = newNotifier(d)
 	return d

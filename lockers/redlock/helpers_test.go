@@ -66,6 +66,7 @@ func newClient(addr string) *goredis.Client {
 	return goredis.NewClient(&goredis.Options{
 		Addr:                  addr,
 		DialTimeout:           250 * time.Millisecond,
+		DialerRetries:         1,
 		ReadTimeout:           time.Second,
 		WriteTimeout:          time.Second,
 		ContextTimeoutEnabled: true,
@@ -147,9 +148,10 @@ func counters(t testing.TB, ms []*master, prefix, key string) []string {
 	return out
 }
 
-// fixedClock is a Clock that stays where it is set, so that the tokens a
-// Locker proposes are known in advance.
-type fixedClock struct{ at time.Time }
-
-func (c fixedClock) Now() time.Time                       { return c.at }
-func (c fixedClock) NewTimer(d time.Duration) fence.Timer { return fence.SystemClock{}.NewTimer(d) }
+// stillProposals makes l propose token 1 first on every attempt, as if
+// its clock stood still before 1970: every token of a key after its
+// first then comes from the counters a quorum reported.
+func stillProposals(l *Locker) *Locker {
+	l.d.propose = func(time.Time) fence.Token { return 1 }
+	return l
+}

@@ -17,13 +17,31 @@ const shortTTL = 200 * time.Millisecond
 // Restart kills all three with SIGKILL at once and starts them again.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	ms := startMasters(t, 3, durable)
+	lockertest.Run(t, harness(t, startMasters(t, 3, durable), nil))
+}
+
+// TestConformanceFiveMastersStillProposals runs the suite on five
+// durable masters with lockers that propose token 1 first on every
+// attempt: each token after a key's first comes from the counters a
+// quorum reported (a second round), across restarts too.
+func TestConformanceFiveMastersStillProposals(t *testing.T) {
+	t.Parallel()
+	lockertest.Run(t, harness(t, startMasters(t, 5, durable), stillProposals))
+}
+
+// harness drives the suite on ms, with lockers passed through adjust
+// (nil: as New returns them).
+func harness(t *testing.T, ms []*master, adjust func(*Locker) *Locker) lockertest.Harness {
 	var mu sync.Mutex
-	lockertest.Run(t, lockertest.Harness{
+	return lockertest.Harness{
 		New: func(t *testing.T) fence.Locker {
 			mu.Lock()
 			defer mu.Unlock()
-			return newLocker(t, ms, nil)
+			l := newLocker(t, ms, nil)
+			if adjust != nil {
+				l = adjust(l)
+			}
+			return l
 		},
 		TTL:      time.Minute,
 		ShortTTL: shortTTL,
@@ -44,5 +62,5 @@ func TestConformance(t *testing.T) {
 				m.restart(t)
 			}
 		},
-	})
+	}
 }
