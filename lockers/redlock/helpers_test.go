@@ -61,10 +61,15 @@ func startMasters(t testing.TB, n int, p persistence) []*master {
 	return ms
 }
 
-// newClient returns a client that fails fast, as Redlock wants.
-func newClient(addr string) *goredis.Client {
+// newClient returns a client of database 0 that fails fast, as Redlock
+// wants.
+func newClient(addr string) *goredis.Client { return newClientDB(addr, 0) }
+
+// newClientDB returns a client of database db that fails fast.
+func newClientDB(addr string, db int) *goredis.Client {
 	return goredis.NewClient(&goredis.Options{
 		Addr:                  addr,
+		DB:                    db,
 		DialTimeout:           250 * time.Millisecond,
 		DialerRetries:         1,
 		ReadTimeout:           time.Second,
