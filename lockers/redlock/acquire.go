@@ -85,6 +85,11 @@ func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Durati
 			}
 			return lockScript.Run(ctx, c, keys, owner, ms, proposal.String(), p)
 		})
+		for i, r := range replies {
+			if r.err != nil || r.kind == "ok" {
+				maybe[i] = append(maybe[i], value)
+			}
+		}
 		if err := corrupt(replies); err != nil {
 			return fence.Lease{}, false, err
 		}
@@ -93,9 +98,6 @@ func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Durati
 		highest := proposal
 		for i, r := range replies {
 			prev[i] = 0
-			if r.err != nil || r.kind == "ok" {
-				maybe[i] = append(maybe[i], value)
-			}
 			if r.err != nil {
 				continue
 			}

@@ -37,9 +37,9 @@ func TestKillOneMasterWhileWorking(t *testing.T) {
 func killOneMasterWhileWorking(t *testing.T, adjust func(*Locker) *Locker) {
 	ms := startMasters(t, 3, volatile)
 	const (
-		ttl   = 150 * time.Millisecond
+		ttl   = 500 * time.Millisecond
 		hold  = 3 * ttl // each job outlives its TTL three times
-		renew = ttl / 3
+		renew = ttl / 5
 	)
 	keys := []string{"job-a", "job-b"}
 	var (

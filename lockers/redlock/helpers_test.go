@@ -65,15 +65,17 @@ func startMasters(t testing.TB, n int, p persistence) []*master {
 // wants.
 func newClient(addr string) *goredis.Client { return newClientDB(addr, 0) }
 
-// newClientDB returns a client of database db that fails fast.
+// newClientDB returns a client of database db that fails fast: a killed
+// master refuses connections at once; the timeouts are for a machine
+// busy with the race detector.
 func newClientDB(addr string, db int) *goredis.Client {
 	return goredis.NewClient(&goredis.Options{
 		Addr:                  addr,
 		DB:                    db,
-		DialTimeout:           250 * time.Millisecond,
+		DialTimeout:           2 * time.Second,
 		DialerRetries:         1,
-		ReadTimeout:           time.Second,
-		WriteTimeout:          time.Second,
+		ReadTimeout:           2 * time.Second,
+		WriteTimeout:          2 * time.Second,
 		ContextTimeoutEnabled: true,
 		MaxRetries:            -1,
 	})

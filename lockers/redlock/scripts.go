@@ -47,15 +47,17 @@ local function read()
     ct, co = rec(ctr)
     if not ct then return nil, {'corrupt', 'counter', ctr} end
   end
-  local lt, lo
+  local lt, lo, pttl
   if lock then
     lt, lo = rec(lock)
     if not lt then return nil, {'corrupt', 'lock', lock} end
     if not ct or less(ct, lt) then
       return nil, {'corrupt', 'lock', 'token ' .. lt .. ' above the counter ' .. (ctr or '(none)')}
     end
+    pttl = redis.call('PTTL', KEYS[1])
+    if pttl < 0 then return nil, {'corrupt', 'lock', lock .. ' (no expiry)'} end
   end
-  return {lock = lock, lt = lt, lo = lo, ctr = ctr, ct = ct}
+  return {lock = lock, lt = lt, lo = lo, ctr = ctr, ct = ct, pttl = pttl}
 end
 `
 
@@ -72,9 +74,7 @@ var lockScript = goredis.NewScript(prelude + `
 local r, bad = read()
 if not r then return bad end
 if r.lock and not (ARGV[4] ~= '' and r.lt == ARGV[4] and r.lo == ARGV[1]) then
-  local pttl = redis.call('PTTL', KEYS[1])
-  if pttl < 0 then return {'corrupt', 'lock', 'no expiry'} end
-  return {'held', r.lock, pttl, r.ctr}
+  return {'held', r.lock, r.pttl, r.ctr}
 end
 if r.ct and not less(r.ct, ARGV[3]) then return {'stale', r.ctr} end
 local v = ARGV[3] .. ' ' .. ARGV[1]
@@ -122,10 +122,5 @@ return {'ok'}
 var inspectScript = goredis.NewScript(prelude + `
 local r, bad = read()
 if not r then return bad end
-local pttl = -2
-if r.lock then
-  pttl = redis.call('PTTL', KEYS[1])
-  if pttl < 0 then return {'corrupt', 'lock', 'no expiry'} end
-end
-return {'ok', r.lock or '', pttl, r.ctr or ''}
+return {'ok', r.lock or '', r.pttl or -2, r.ctr or ''}
 `)

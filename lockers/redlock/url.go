@@ -20,7 +20,7 @@ func init() { fence.RegisterLocker("redlock", &URLOpener{}) }
 
 // DefaultTimeout is the dial, read and write timeout of the clients the
 // URL opener makes, unless the URL's timeout parameter says otherwise.
-const DefaultTimeout = 250 * time.Millisecond
+const DefaultTimeout = 500 * time.Millisecond
 
 // URLOpener opens Redlock lockers from URLs of the form of URLForm (see
 // the package doc, "Opening from a URL"). Each open makes one client per
