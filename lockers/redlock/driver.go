@@ -1,0 +1,118 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fencekit/fence"
+)
+
+// driver is the fence.LockerDriver over the masters: each method runs one
+// script on every master at once and counts the answers. Its errors are
+// bare causes; the PortableLocker prefixes them.
+type driver struct {
+	masters []Client
+	quorum  int
+	o       Options
+	channel string // the release channel on every master
+	notes   *notifier
+	// propose returns an attempt's first proposal from its start time:
+	// the package's propose; tests fix it to see tokens that only the
+	// counters raise.
+	propose func(time.Time) fence.Token
+}
+
+var (
+	_ fence.LockerDriver    = (*driver)(nil)
+	_ fence.ReleaseNotifier = (*driver)(nil)
+)
+
+func newDriver(masters []Client, o Options) *driver {
+	d := &driver{
+		masters: append([]Client(nil), masters...),
+		quorum:  len(masters)/2 + 1,
+		o:       o,
+		channel: o.Prefix + "released",
+		propose: propose,
+	}
+	d.notes = newNotifier(d)
+	return d
+}
+
+// Info implements fence.LockerDriver.
+func (d *driver) Info() fence.DriverInfo {
+	return fence.DriverInfo{Name: "redlock", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+// keys returns the lock key and the counter key of key.
+func (d *driver) keys(key string) []string {
+	return []string{d.o.Prefix + "lock:" + key, d.o.Prefix + "token:" + key}
+}
+
+// each runs call on every master at once, each with i, its index, and
+// returns the replies in the masters' order once all have answered.
+func (d *driver) each(ctx context.Context, key string, call func(ctx context.Context, i int, c Client) *goredis.Cmd) []reply {
+	out := make([]reply, len(d.masters))
+	var wg sync.WaitGroup
+	for i, c := range d.masters {
+		wg.Go(func() {
+			v, err := call(ctx, i, c).Result()
+			out[i] = decode(key, v, err)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// drift is the validity Redlock keeps back for clocks that run at other
+// rates: TTL*DriftFactor plus 2 ms for the masters' expiry resolution.
+func (d *driver) drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*d.o.DriftFactor) + 2*time.Millisecond
+}
+
+// validity is what is left of a lease of ttl sent at start, now.
+func (d *driver) validity(start time.Time, ttl time.Duration) time.Duration {
+	return ttl - d.o.Clock.Now().Sub(start) - d.drift(ttl)
+}
+
+// millis is ttl in whole milliseconds, rounded up, so that no master
+// ends a lease before the TTL it was asked for.
+func millis(ttl time.Duration) int64 {
+	return int64((ttl + time.Millisecond - 1) / time.Millisecond)
+}
+
+// corrupt returns the first *fence.CorruptError among replies, if any.
+func corrupt(replies []reply) error {
+	for _, r := range replies {
+		if ce, ok := errors.AsType[*fence.CorruptError](r.err); ok {
+			return ce
+		}
+	}
+	return nil
+}
+
+// quorumError says that too few masters answered, with their errors.
+func (d *driver) quorumError(what string, answered int, replies []reply) error {
+	var errs []error
+	for i, r := range replies {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("master %d: %w", i, r.err))
+		}
+	}
+	return fmt.Errorf("%s: %d of %d masters answered, a quorum is %d: %w", what, answered, len(d.masters), d.quorum, errors.Join(errs...))
+}
+
+// kthLargest returns the k-th largest of ms (k >= 1, at most len(ms)), at
+// least 1: the remaining milliseconds after which fewer than k of the
+// masters that reported ms still hold their copy.
+func kthLargest(ms []int64, k int) int64 {
+	s := slices.Clone(ms)
+	slices.Sort(s)
+	return max(s[len(s)-k], 1)
+}
