@@ -85,8 +85,10 @@ func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 	if acked < d.minReplicas {
 		// The primary has the lease but too few replicas do: a failover
 		// could lose the token and issue it again. Hand nothing out, and
-		// free the key (best effort; it expires otherwise).
-		rerr := d.Release(context.WithoutCancel(ctx), lease)
+		// free the key (best effort, bounded: it expires otherwise).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(d.waitTimeout, time.Second))
+		rerr := d.Release(rctx, lease)
+		cancel()
 		return fence.Lease{}, &ReplicationError{Op: "acquire", Wanted: d.minReplicas, Acked: acked, Timeout: d.waitTimeout, Token: token, ReleaseErr: rerr}
 	}
 	return lease, nil
