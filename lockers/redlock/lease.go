@@ -104,8 +104,8 @@ func (d *driver) Break(ctx context.Context, key string) error {
 
 // Inspect implements fence.LockerDriver: it reads both records on every
 // master and needs a quorum of answers. The key is held if one lock
-// record (owner and token) is on a quorum; its ValidUntil is when the
-// quorum's copy that ends first ends. Otherwise the token is the highest
+// record (owner and token) is on a quorum; its ValidUntil is when fewer
+// than a quorum of its copies remain. Otherwise the token is the highest
 // counter the masters reported, with its owner.
 func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	start := d.o.Clock.Now()

@@ -61,6 +61,9 @@ type reply struct {
 // decode reads a script's answer. key names the lock in a CorruptError.
 func decode(key string, v any, err error) reply {
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "WRONGTYPE") {
+			return reply{err: &fence.CorruptError{Key: key, Reason: "a key of the lock holds another type than a string", Err: err}}
+		}
 		return reply{err: err}
 	}
 	a, ok := v.([]any)

@@ -10,19 +10,14 @@ import goredis "github.com/redis/go-redis/v9"
 //
 // Tokens are compared as canonical decimal strings (length, then bytes),
 // never as Lua numbers, which are doubles and lose precision above 2^53.
-// A value that is not such a record, or a key of another type, is
-// reported as {"corrupt", WHICH, RAW} and left as it is.
+// A value that is not such a record is reported as {"corrupt", WHICH,
+// RAW}; a key of another type fails the script with WRONGTYPE. Either
+// way nothing is written.
 
-// prelude is shared by the scripts: reading a key and checking records.
+// prelude is shared by the scripts: checking records and reading both.
 const prelude = `
-local function get(k)
-  local v = redis.pcall('GET', k)
-  if type(v) == 'table' and v.err then return nil, 'not a string: ' .. v.err end
-  if not v then return nil end
-  return v
-end
 local function tok(s)
-  if not string.match(s, '^[1-9][0-9]*$') then return nil end
+  if not string.find(s, '^[1-9]%d*$') then return nil end
   if #s > 19 or (#s == 19 and s > '9223372036854775807') then return nil end
   return s
 end
@@ -31,39 +26,45 @@ local function less(a, b)
   return a < b
 end
 local function rec(v)
-  local t, o = string.match(v, '^([^ ]+) (.+)$')
-  if not t or not tok(t) then return nil end
-  return t, o
+  local sp = string.find(v, ' ', 1, true)
+  if not sp or sp == #v then return nil end
+  local t = tok(string.sub(v, 1, sp - 1))
+  if not t then return nil end
+  return t, string.sub(v, sp + 1)
 end
--- read returns lock, lock token, lock owner, counter, counter token, or
--- nil and the corrupt reply.
+-- read returns the lock record (false if none), its token and owner, and
+-- the counter record (false if none) and its token; or nil and the
+-- corrupt reply. A key of another type fails GET with WRONGTYPE, which
+-- the driver reports as corrupt. A lock needs a counter at least as
+-- high, and an expiry.
 local function read()
-  local lock, lerr = get(KEYS[1])
-  if lerr then return nil, {'corrupt', 'lock', lerr} end
-  local ctr, cerr = get(KEYS[2])
-  if cerr then return nil, {'corrupt', 'counter', cerr} end
-  local ct, co
+  local lock = redis.call('GET', KEYS[1])
+  local ctr = redis.call('GET', KEYS[2])
+  local ct
   if ctr then
-    ct, co = rec(ctr)
+    ct = rec(ctr)
     if not ct then return nil, {'corrupt', 'counter', ctr} end
   end
-  local lt, lo, pttl
-  if lock then
-    lt, lo = rec(lock)
-    if not lt then return nil, {'corrupt', 'lock', lock} end
-    if not ct or less(ct, lt) then
-      return nil, {'corrupt', 'lock', 'token ' .. lt .. ' above the counter ' .. (ctr or '(none)')}
-    end
-    pttl = redis.call('PTTL', KEYS[1])
-    if pttl < 0 then return nil, {'corrupt', 'lock', lock .. ' (no expiry)'} end
+  if not lock then return false, nil, nil, ctr, ct end
+  local lt, lo = rec(lock)
+  if not lt then return nil, {'corrupt', 'lock', lock} end
+  if not ct or less(ct, lt) then
+    return nil, {'corrupt', 'lock', 'token ' .. lt .. ' above the counter ' .. (ctr or '(none)')}
   end
-  return {lock = lock, lt = lt, lo = lo, ctr = ctr, ct = ct, pttl = pttl}
+  return lock, lt, lo, ctr, ct
+end
+-- pttl returns the lock's remaining milliseconds, or nil and the corrupt
+-- reply for a lock without expiry.
+local function pttl(lock)
+  local ms = redis.call('PTTL', KEYS[1])
+  if ms < 0 then return nil, {'corrupt', 'lock', lock .. ' (no expiry)'} end
+  return ms
 end
 `
 
 // lockScript takes the lock with a proposed token. ARGV: owner, TTL in
 // milliseconds, the proposed token, and the token this attempt proposed
-// to this master in its previous round ("" if none), whose lock it may
+// to this master in a previous round ("" if none), whose lock it may
 // take over. Replies:
 //
 //	{"ok"}                          taken: lock and counter are "TOKEN OWNER"
@@ -71,12 +72,16 @@ end
 //	{"stale", COUNTER}              free, but the counter is not below the proposal
 //	{"corrupt", WHICH, RAW}
 var lockScript = goredis.NewScript(prelude + `
-local r, bad = read()
-if not r then return bad end
-if r.lock and not (ARGV[4] ~= '' and r.lt == ARGV[4] and r.lo == ARGV[1]) then
-  return {'held', r.lock, r.pttl, r.ctr}
+local lock, lt, lo, ctr, ct = read()
+if lock == nil then return lt end
+if lock then
+  local ms, bad = pttl(lock)
+  if not ms then return bad end
+  if not (ARGV[4] ~= '' and lt == ARGV[4] and lo == ARGV[1]) then
+    return {'held', lock, ms, ctr}
+  end
 end
-if r.ct and not less(r.ct, ARGV[3]) then return {'stale', r.ctr} end
+if ct and not less(ct, ARGV[3]) then return {'stale', ctr} end
 local v = ARGV[3] .. ' ' .. ARGV[1]
 redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
 redis.call('SET', KEYS[2], v)
@@ -86,9 +91,13 @@ return {'ok'}
 // renewScript extends the lock if it is the lease's. ARGV: "TOKEN OWNER",
 // TTL in milliseconds. Replies {"ok"}, {"not"} or {"corrupt", ...}.
 var renewScript = goredis.NewScript(prelude + `
-local r, bad = read()
-if not r then return bad end
-if r.lock ~= ARGV[1] then return {'not'} end
+local lock, lt = read()
+if lock == nil then return lt end
+if lock then
+  local ms, bad = pttl(lock)
+  if not ms then return bad end
+end
+if lock ~= ARGV[1] then return {'not'} end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {'ok'}
 `)
@@ -97,9 +106,13 @@ return {'ok'}
 // delete) and publishes the key on the release channel. ARGV: "TOKEN
 // OWNER", the channel, the key. Replies {"ok"}, {"not"} or {"corrupt", ...}.
 var releaseScript = goredis.NewScript(prelude + `
-local r, bad = read()
-if not r then return bad end
-if r.lock ~= ARGV[1] then return {'not'} end
+local lock, lt = read()
+if lock == nil then return lt end
+if lock then
+  local ms, bad = pttl(lock)
+  if not ms then return bad end
+end
+if lock ~= ARGV[1] then return {'not'} end
 redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return {'ok'}
@@ -110,9 +123,13 @@ return {'ok'}
 // published on a quorum, which every waiter's quorum of subscriptions
 // meets. ARGV: the channel, the key. Replies {"ok"} or {"corrupt", ...}.
 var breakScript = goredis.NewScript(prelude + `
-local r, bad = read()
-if not r then return bad end
-if r.lock then redis.call('DEL', KEYS[1]) end
+local lock, lt = read()
+if lock == nil then return lt end
+if lock then
+  local ms, bad = pttl(lock)
+  if not ms then return bad end
+  redis.call('DEL', KEYS[1])
+end
 redis.call('PUBLISH', ARGV[1], ARGV[2])
 return {'ok'}
 `)
@@ -120,7 +137,13 @@ return {'ok'}
 // inspectScript reads both records. Replies {"ok", LOCK or "", PTTL,
 // COUNTER or ""} or {"corrupt", ...}.
 var inspectScript = goredis.NewScript(prelude + `
-local r, bad = read()
-if not r then return bad end
-return {'ok', r.lock or '', r.pttl or -2, r.ctr or ''}
+local lock, lt, lo, ctr = read()
+if lock == nil then return lt end
+local ms = -2
+if lock then
+  local bad
+  ms, bad = pttl(lock)
+  if not ms then return bad end
+end
+return {'ok', lock or '', ms, ctr or ''}
 `)
