@@ -3,6 +3,7 @@ package torture
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // Environment variables read for etcd and Redis; scripts/kvstores.sh
@@ -84,3 +85,40 @@ func kvURL(env string, build func(s *Stage, hosts string) string) URLs {
 		return build(s, faulty), build(s, hosts), nil
 	}
 }
+
+// The etcd and Redis backends: the servers of the environment, each behind
+// a proxy of the run, the run's keys under a prefix of its own.
+var (
+	// EtcdLocker is lockers/etcd on one etcd member; etcd grants leases
+	// of whole seconds, 2 s at the least.
+	EtcdLocker = LockerKind{
+		Name: "etcd", Env: []string{EnvEtcdEndpoints}, TTL: 2 * time.Second,
+		URL: kvURL(EnvEtcdEndpoints, func(s *Stage, hosts string) string { return "etcd://" + hosts + "/" + s.ID + "/locks/" }),
+	}
+
+	// RedisLocker is lockers/redis on one Redis server, without WAIT.
+	RedisLocker = LockerKind{
+		Name: "redis", Env: []string{EnvRedisURL}, TTL: time.Second,
+		URL: kvURL(EnvRedisURL, func(s *Stage, hosts string) string { return "redis://" + hosts + "/0?prefix=" + s.ID + ":locks:" }),
+	}
+
+	// RedlockLocker is lockers/redlock on three independent Redis
+	// masters, each behind a proxy of its own, so that faults hit one
+	// master at a time.
+	RedlockLocker = LockerKind{
+		Name: "redlock", Env: []string{EnvRedisMasters}, TTL: time.Second,
+		URL: kvURL(EnvRedisMasters, func(s *Stage, hosts string) string { return "redlock://" + hosts + "/?prefix=" + s.ID + ":locks:" }),
+	}
+
+	// EtcdResource is resources/etcd.
+	EtcdResource = ResourceKind{
+		Name: "etcd", Env: []string{EnvEtcdEndpoints},
+		URL: kvURL(EnvEtcdEndpoints, func(s *Stage, hosts string) string { return "etcd://" + hosts + "/" + s.ID + "/values/" }),
+	}
+
+	// RedisResource is resources/redis.
+	RedisResource = ResourceKind{
+		Name: "redis", Env: []string{EnvRedisURL},
+		URL: kvURL(EnvRedisURL, func(s *Stage, hosts string) string { return "redis://" + hosts + "/0?prefix=" + s.ID + ":values:" }),
+	}
+)

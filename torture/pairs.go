@@ -128,5 +128,8 @@ func Pairs() []Pair {
 		{GCSLocker, GCSResource},
 		{GCSTrustedLocker, MemoryResource},
 		{AzblobLocker, S3Resource},
+		{EtcdLocker, EtcdResource},
+		{RedisLocker, RedisResource},
+		{RedlockLocker, SQLiteResource},
 	}
 }

@@ -21,6 +21,8 @@ type backend struct {
 	// the TTL of the behaviour tests.
 	minTTL time.Duration
 	ttl    string
+	// keyspace: the store has nothing to create (testlockers.Backend).
+	keyspace bool
 	// url returns a fresh store URL, not yet initialised, removed when
 	// the test ends.
 	url func(t *testing.T) string
@@ -35,7 +37,7 @@ func backends() []backend {
 		if b.InProcess {
 			continue
 		}
-		bs = append(bs, backend{name: b.Name, minTTL: b.MinTTL, ttl: b.MinTTL.String(), url: b.URL})
+		bs = append(bs, backend{name: b.Name, minTTL: b.MinTTL, ttl: b.MinTTL.String(), keyspace: b.Keyspace, url: b.URL})
 	}
 	return bs
 }

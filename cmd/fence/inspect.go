@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -80,7 +81,13 @@ func (c *cli) initStore(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	defer locker.Close()
-	if err := locker.Create(ctx); err != nil {
+	switch err := locker.Create(ctx); {
+	case errors.Is(err, errors.ErrUnsupported):
+		// etcd and Redis keep leases in a key space that needs no
+		// table, container or bucket.
+		fmt.Fprintf(c.stdout, "store ready (nothing to create): %s\n", c.store)
+		return 0
+	case err != nil:
 		return c.fail(err)
 	}
 	fmt.Fprintf(c.stdout, "store ready: %s\n", c.store)

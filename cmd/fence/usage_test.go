@@ -116,13 +116,26 @@ func TestHelp(t *testing.T) {
 
 // TestStoreMissing: a store never initialised is a store error (69) with a
 // hint naming fence init, for inspect, break and run alike (a key in a
-// missing Cloud Storage bucket is not reported free).
+// missing Cloud Storage bucket is not reported free). A key space (etcd,
+// Redis) is never missing: fence init says there is nothing to create,
+// and a key of a fresh prefix is free.
 func TestStoreMissing(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			store := b.missingStore(t)
+			if b.keyspace {
+				if s := inspectJSON(t, store, "k"); s.Held || s.Token != 0 {
+					t.Errorf("a key of a fresh prefix is %+v, want free and never acquired", s)
+				}
+				r := fenceRun(t, nil, "init", "--store", store)
+				wantCode(t, r, 0)
+				if !strings.Contains(r.stdout, "nothing to create") {
+					t.Errorf("fence init on a key space does not say there is nothing to create: %v", r)
+				}
+				return
+			}
 			for _, args := range [][]string{{"inspect", "--store", store, "k"}, {"break", "--store", store, "k"}, {"run", "--ttl", b.ttl, "--store", store, "k", "--", "true"}} {
 				r := fenceRun(t, nil, args...)
 				wantCode(t, r, exitStore)

@@ -22,9 +22,12 @@ import (
 	"github.com/fencekit/fence/internal/testenv"
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/dynamo"
+	"github.com/fencekit/fence/lockers/etcd"
 	"github.com/fencekit/fence/lockers/gcs"
 	"github.com/fencekit/fence/lockers/memory"
 	_ "github.com/fencekit/fence/lockers/postgres" // postgres://
+	_ "github.com/fencekit/fence/lockers/redis"    // redis://
+	_ "github.com/fencekit/fence/lockers/redlock"  // redlock://
 )
 
 // Backend is one lock store, in one expiry mode, that the layers above the
@@ -49,8 +52,14 @@ type Backend struct {
 	// (memory): every locker opened from one URL shares it, and the fence
 	// command, another process, cannot reach it.
 	InProcess bool
+	// Keyspace is true for a store with nothing to create (etcd, Redis):
+	// its URL names a key prefix, which exists as soon as a key is
+	// written, and Create returns an error matching
+	// errors.ErrUnsupported.
+	Keyspace bool
 	// URL returns the URL of a fresh key space of the store (a table,
-	// container or bucket not created yet), removed when the test ends.
+	// container or bucket not created yet, or a prefix no key has yet),
+	// removed when the test ends.
 	URL func(t *testing.T) string
 }
 
@@ -69,7 +78,7 @@ func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []fence.Locker 
 		}
 		t.Cleanup(func() { _ = l.Close() })
 		if i == 0 && !b.InProcess {
-			if err := l.Create(t.Context()); err != nil {
+			if err := l.Create(t.Context()); err != nil && !(b.Keyspace && errors.Is(err, errors.ErrUnsupported)) {
 				t.Fatalf("create %s: %v", fence.RedactURL(url), err)
 			}
 		}
@@ -81,7 +90,8 @@ func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []fence.Locker 
 // Run runs test on every store of Backends, as parallel subtests, with
 // ttl the store's shortest lease but at least a second (so that renewals
 // every TTL/3 keep up under the race detector on a busy machine): 1 s on
-// memory, PostgreSQL and DynamoDB, 3 s on Cloud Storage, 15 s on Azure.
+// memory, PostgreSQL, DynamoDB, Redis and Redlock, 2 s on etcd, 3 s on
+// Cloud Storage, 15 s on Azure.
 // Real-time tests scale every duration from ttl.
 //
 // On the clock-free stores (ServerTimed false) a contender takes over a
@@ -113,6 +123,28 @@ var Backends = []Backend{
 	{Name: "azblob", MinTTL: azblob.MinTTL, ServerTimed: true, URL: azblobURL},
 	{Name: "gcs-clock-free", MinTTL: gcs.MinTTL, URL: func(t *testing.T) string { return gcsURL(t, "") }},
 	{Name: "gcs-trusted-clock", MinTTL: gcs.MinTTL, ServerTimed: true, URL: func(t *testing.T) string { return gcsURL(t, "&trusted-clock=true") }},
+	// etcd grants leases of whole seconds, 2 s at the least.
+	{Name: "etcd", Keyspace: true, MinTTL: etcd.DefaultMinTTL, ServerTimed: true, URL: etcdURL},
+	// Redis takes leases of 1 ms and Redlock of 10 ms: 1 s, as on
+	// PostgreSQL.
+	{Name: "redis", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: redisURL},
+	{Name: "redlock", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: redlockURL},
+}
+
+// The etcd and Redis servers outlive the test run (scripts/kvstores.sh
+// starts them without persistence): a test's keys stay under its unique
+// prefix, untouched by other tests, until the servers stop.
+
+func etcdURL(t *testing.T) string {
+	return "etcd://" + testenv.EtcdEndpoints(t) + "/" + UniqueName("backend-") + "/"
+}
+
+func redisURL(t *testing.T) string {
+	return WithQuery(testenv.RedisURL(t), "prefix="+UniqueName("backend-")+":")
+}
+
+func redlockURL(t *testing.T) string {
+	return "redlock://" + testenv.RedisMasters(t) + "/?prefix=" + UniqueName("backend-") + ":"
 }
 
 // WithQuery adds param ("name=value") to the query of URL u, which may

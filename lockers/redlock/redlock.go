@@ -29,8 +29,8 @@ const (
 	// MinTTL is the shortest lease: Redis expires keys in milliseconds,
 	// and a lease must outlast one round to the masters and the drift.
 	MinTTL = 10 * time.Millisecond
-	// MaxTTL is the longest lease.
-	MaxTTL = 30 * 24 * time.Hour
+	// MaxTTL is the longest lease, as on the other lockers.
+	MaxTTL = 24 * time.Hour
 )
 
 // Defaults of Options.
