@@ -47,15 +47,16 @@ func seconds(ttl time.Duration) int64 {
 	return int64((ttl + time.Second - 1) / time.Second)
 }
 
-// Acquire implements fence.LockerDriver. It grants an etcd lease of ttl
-// (rounded up to whole seconds) and runs one transaction: if the lock
-// record does not exist, it creates it attached to that lease, with the
-// last record, and the transaction's revision (the record's create
-// revision) is the token; otherwise it reads the record, revokes the
-// unused lease and reports the holder in a *fence.HeldError whose
-// ValidUntil is the holder's remaining time on the server (whole seconds,
-// rounded down) added to the send time of the question. A holder whose
-// lease turns out to have ended meanwhile gets fence.ErrAcquireRaced.
+// Acquire implements fence.LockerDriver. It takes an etcd lease of ttl
+// (rounded up to whole seconds: a spare, or a new one; see the package
+// doc) and runs one transaction: if the lock record does not exist, it
+// creates it attached to that lease, with the last record, and the
+// transaction's revision (the record's create revision) is the token;
+// otherwise it reads the record, keeps the unused lease as a spare and
+// reports the holder in a *fence.HeldError whose ValidUntil is the
+// holder's remaining time on the server (whole seconds, rounded down)
+// added to the send time of the question. A holder whose lease turns out
+// to have ended meanwhile gets fence.ErrAcquireRaced.
 //
 // When the transaction's answer is lost, the lease is left alone: it may
 // hold the key, which the caller can find with Inspect (fence.Session
