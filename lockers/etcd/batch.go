@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"fmt"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -63,6 +64,7 @@ func (d *driver) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
 	if err != nil {
 		return fail(fmt.Errorf("open a keepalive stream: %w", err))
 	}
+	sent := time.Now()
 	for id := range at {
 		if err := stream.Send(&pb.LeaseKeepAliveRequest{ID: id}); err != nil {
 			return fail(fmt.Errorf("keep the lease alive: %w", err))
@@ -81,8 +83,11 @@ func (d *driver) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
 		delete(at, resp.ID)
 		settled[i] = true
 		if resp.TTL <= 0 {
+			d.leases.forget(resp.ID)
 			errs[i] = &fence.NotHeldError{Key: leases[i].Key, Reason: "its etcd lease ended"}
+			continue
 		}
+		d.leases.refreshed(resp.ID, resp.TTL, sent)
 	}
 	return errs
 }

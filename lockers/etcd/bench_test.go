@@ -19,7 +19,7 @@ import (
 // drift moves both alike. The ratios are medians over the iterations of
 // fence's time over the Mutex's. Run them with
 //
-//	go test -run '^$' -bench . -benchtime 400x -count 3 ./lockers/etcd/
+//	go test -run '^$' -bench . -benchtime 200x -count 3 ./lockers/etcd/
 
 // percentile returns the p-th percentile (nearest rank) of sorted.
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -67,11 +67,12 @@ func newMutexSession(b *testing.B, c *clientv3.Client, ttl int) *concurrency.Ses
 }
 
 // BenchmarkAcquireRelease takes and frees a key, one client each side:
-// fence's Acquire and Release (grant, transaction, read, revoke: four
-// round trips, three raft writes) against a Mutex's TryLock and Unlock
-// on a long-lived concurrency.Session ("mutex": a transaction and a
-// delete, two round trips and two raft writes, the session's lease
-// granted once for all its locks), against a Mutex on a session of its
+// fence's Acquire and Release (a keepalive of a spare lease beside the
+// acquiring transaction, and the releasing transaction: two raft writes)
+// against a Mutex's TryLock and Unlock on a long-lived
+// concurrency.Session ("mutex": a transaction and a delete, two round
+// trips and two raft writes, the session's lease granted once for all
+// its locks), against a Mutex on a session of its
 // own per lock ("mutex-own-session": NewSession, TryLock, Unlock, Close,
 // which is what a lease per lock costs etcd's own API), and against
 // Lock and Unlock ("mutex-lock").

@@ -11,9 +11,9 @@
 //
 //   - P + "held/" + K, the lock record: exists exactly while K is held.
 //     Its value is "fence1:" followed by the holder's owner id; it is
-//     attached to an etcd lease granted for this acquisition alone, so
-//     the server deletes it when that lease ends (released, broken,
-//     expired). Its create revision is the lease's fencing token.
+//     attached to an etcd lease of the acquisition's TTL that holds no
+//     other key, so the server deletes it when that lease expires. Its
+//     create revision is the lease's fencing token.
 //   - P + "last/" + K, the last record: "fence1:" and the owner id of the
 //     last acquisition, attached to no lease and never deleted. Written in
 //     the transaction that creates the lock record, its mod revision is
@@ -73,28 +73,41 @@
 //
 // # Calls
 //
-//   - Acquire grants an etcd lease (a raft write), then runs one
-//     transaction (a raft write): if the lock record's create revision is
-//     0 (it does not exist), put it with that lease and put the last
-//     record; else read the lock record. Two round trips to take a key. A
-//     busy key costs two more: revoking the unused lease, and asking the
+//   - Acquire runs one transaction (a raft write): if the lock record's
+//     create revision is 0 (it does not exist), put it with an etcd lease
+//     and put the last record; else read the lock record. The etcd lease
+//     is a spare (see below), kept alive at the same time as the
+//     transaction runs, so that its TTL restarts after the call started;
+//     without a spare, a new lease is granted first (a raft write, one
+//     more round trip). A busy key costs one more round trip: asking the
 //     holder's lease its time to live for the fence.HeldError.
 //   - Renew reads the lock record (a linearizable read), checks its create
 //     revision and owner against the lease, and keeps its etcd lease alive
 //     once (the leader restarts its TTL; no raft write). RenewMany reads
 //     all the records in one transaction and keeps their leases alive on
 //     one stream: two round trips for any number of leases.
-//   - Release reads and checks the lock record as Renew does, then revokes
-//     its etcd lease, which deletes the record: that revocation is the
-//     compare-and-delete, since only this acquisition's record is attached
-//     to that lease, whatever happened to the key after the read. Two
-//     round trips, one raft write.
+//   - Release is one transaction (a raft write) that deletes the lock
+//     record if its create revision is the lease's token and its value
+//     names the lease's owner: compare-and-delete.
 //   - Break deletes the lock record whoever holds it and revokes its lease.
 //   - Inspect reads both records in one transaction and, when the key is
 //     held, asks its lease's time to live.
 //
-// A lease whose record is gone, or holds another token, or whose etcd
-// lease ended, gets fence.ErrNotHeld from Renew and Release.
+// A lease whose record is gone, or holds another token or owner, or whose
+// etcd lease ended, gets fence.ErrNotHeld from Renew and Release.
+//
+// Spare leases: the etcd lease of a released lease, or one granted for an
+// Acquire that found the key held, holds no key afterwards; the Locker
+// keeps up to eight per TTL (in whole seconds) and reuses the newest for
+// its next Acquire of that TTL while at least half its TTL is surely left
+// (counted from the send time of its last grant or keepalive), so a key
+// taken and freed again and again costs two raft writes, as a
+// concurrency.Mutex on a long-lived session does. An etcd lease holds one
+// record at a time: a spare holds nothing until it is reused, and is
+// never shared between Lockers. Spares not reused expire on the server
+// within their TTL. (A Renew that races with the Release of the same
+// lease may keep its etcd lease alive just after the next Acquire reused
+// it: that lease then lasts one TTL from then, as renewed.)
 //
 // # Release notifications
 //

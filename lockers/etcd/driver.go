@@ -21,6 +21,7 @@ type driver struct {
 	clock  fence.Clock // for the local times of HeldError and LockInfo
 	prefix string
 	minTTL time.Duration
+	leases leases
 }
 
 var (
@@ -46,21 +47,30 @@ func seconds(ttl time.Duration) int64 {
 	return int64((ttl + time.Second - 1) / time.Second)
 }
 
-// Acquire implements fence.LockerDriver. It grants an etcd lease of ttl
-// (rounded up to whole seconds) and runs one transaction: if the lock
-// record does not exist, it creates it attached to that lease, with the
-// last record, and the transaction's revision (the record's create
-// revision) is the token; otherwise it reads the record, revokes the
-// unused lease and reports the holder in a *fence.HeldError whose
-// ValidUntil is the holder's remaining time on the server (whole seconds,
-// rounded down) added to the send time of the question. A holder whose
-// lease turns out to have ended meanwhile gets fence.ErrAcquireRaced.
+// Acquire implements fence.LockerDriver. It takes an etcd lease of ttl
+// (rounded up to whole seconds: a spare, or a new one; see the package
+// doc) and runs one transaction: if the lock record does not exist, it
+// creates it attached to that lease, with the last record, and the
+// transaction's revision (the record's create revision) is the token;
+// otherwise it reads the record, keeps the unused lease as a spare and
+// reports the holder in a *fence.HeldError whose ValidUntil is the
+// holder's remaining time on the server (whole seconds, rounded down)
+// added to the send time of the question. A holder whose lease turns out
+// to have ended meanwhile gets fence.ErrAcquireRaced.
 //
 // When the transaction's answer is lost, the lease is left alone: it may
 // hold the key, which the caller can find with Inspect (fence.Session
 // does), and it expires after ttl otherwise.
 func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	secs := seconds(ttl)
+	if id, at, ok := d.leases.takeSpare(secs); ok {
+		lease, err := d.acquire(ctx, key, owner, ttl, secs, clientv3.LeaseID(id), at, true)
+		if !errors.Is(err, errSpareGone) {
+			return lease, err
+		}
+		// The spare ended sooner than it could: take a new lease.
+	}
+	sent := time.Now()
 	grant, err := d.c.Grant(ctx, secs)
 	if err != nil {
 		return fence.Lease{}, fmt.Errorf("grant a lease: %w", err)
@@ -70,39 +80,86 @@ func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 		return fence.Lease{}, &fence.InvalidError{Field: "ttl", Reason: fmt.Sprintf(
 			"%v: the server grants leases of at least %d s (1.5 election timeouts), not %d s; use a longer TTL, or set the locker's minimum TTL to the server's", ttl, grant.TTL, secs)}
 	}
+	return d.acquire(ctx, key, owner, ttl, secs, grant.ID, sent, false)
+}
+
+// acquire runs Acquire's transaction with etcd lease id of secs seconds,
+// which holds no key and lasts its full TTL from at, at least. A spare
+// is kept alive at the same time, so that its TTL restarts after the
+// PortableLocker's send time (Lease.ValidUntil is that time plus ttl);
+// should that fail, so does the Acquire, and a record it created is left
+// to expire with the lease (a Session finds it with Inspect).
+func (d *driver) acquire(ctx context.Context, key, owner string, ttl time.Duration, secs int64, id clientv3.LeaseID, at time.Time, spare bool) (fence.Lease, error) {
+	var kept chan error
+	if spare {
+		kept = make(chan error, 1)
+		sent := time.Now()
+		go func() {
+			resp, err := d.c.KeepAliveOnce(ctx, id)
+			if err == nil && resp.TTL != secs {
+				err = fmt.Errorf("the spare lease lasts %d s, not %d s", resp.TTL, secs)
+			}
+			if err == nil {
+				at = sent
+			}
+			kept <- err
+		}()
+	}
 	rec := encodeRecord(owner)
 	held := d.held(key)
 	resp, err := d.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(held), "=", 0)).
-		Then(clientv3.OpPut(held, rec, clientv3.WithLease(grant.ID)), clientv3.OpPut(d.last(key), rec)).
+		Then(clientv3.OpPut(held, rec, clientv3.WithLease(id)), clientv3.OpPut(d.last(key), rec)).
 		Else(clientv3.OpGet(held)).
 		Commit()
+	var kerr error
+	if spare {
+		kerr = <-kept
+	}
 	if err != nil {
-		if definite(err) {
-			d.revoke(ctx, grant.ID)
+		if spare && errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return fence.Lease{}, errSpareGone
+		}
+		if definite(err) && kerr == nil {
+			d.leases.addSpare(int64(id), secs, at)
 		}
 		return fence.Lease{}, err
 	}
-	if resp.Succeeded {
-		return fence.Lease{Key: key, Owner: owner, Token: fence.Token(resp.Header.Revision), TTL: ttl}, nil
+	if !resp.Succeeded {
+		if kerr == nil {
+			d.leases.addSpare(int64(id), secs, at) // it holds nothing
+		}
+		return fence.Lease{}, d.heldError(ctx, key, resp.Responses[0].GetResponseRange().Kvs)
 	}
-	d.revoke(ctx, grant.ID)
-	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if kerr != nil {
+		return fence.Lease{}, fmt.Errorf("keep the lease alive: %w", kerr)
+	}
+	d.leases.refreshed(int64(id), secs, at)
+	return fence.Lease{Key: key, Owner: owner, Token: fence.Token(resp.Header.Revision), TTL: ttl}, nil
+}
+
+// errSpareGone is what acquire returns when the spare lease it attached the
+// record to did not exist: Acquire then grants a new one.
+var errSpareGone = errors.New("the spare lease had ended")
+
+// heldError reports kvs, the lock record an Acquire found, in a
+// *fence.HeldError.
+func (d *driver) heldError(ctx context.Context, key string, kvs []*mvccpb.KeyValue) error {
 	if len(kvs) == 0 {
-		return fence.Lease{}, fence.ErrAcquireRaced // cannot be: the same transaction saw it
+		return fence.ErrAcquireRaced // cannot be: the same transaction saw it
 	}
 	r, err := parseLock(key, kvs[0])
 	if err != nil {
-		return fence.Lease{}, err
+		return err
 	}
 	until, alive, err := d.expiry(ctx, r.lease)
 	if err != nil {
-		return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token}
+		return &fence.HeldError{Key: key, Owner: r.owner, Token: r.token}
 	}
 	if !alive {
-		return fence.Lease{}, fence.ErrAcquireRaced // the holder's lease ended since
+		return fence.ErrAcquireRaced // the holder's lease ended since
 	}
-	return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: until}
+	return &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: until}
 }
 
 // expiry asks the server how long lease has left, and returns its end on
@@ -121,9 +178,9 @@ func (d *driver) expiry(ctx context.Context, lease int64) (until time.Time, aliv
 	return sent.Add(time.Duration(resp.TTL) * time.Second), true, nil
 }
 
-// revoke revokes an etcd lease that holds no key of a lease given out (a
-// failed Acquire's), or one whose key is being freed anyway: if it fails,
-// the lease expires by itself.
+// revoke revokes an etcd lease that holds no key of a lease given out, or
+// one whose key is being freed anyway: if it fails, the lease expires by
+// itself.
 func (d *driver) revoke(ctx context.Context, id clientv3.LeaseID) {
 	_, _ = d.c.Revoke(ctx, id)
 }
@@ -189,39 +246,48 @@ func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 	if err != nil {
 		return err
 	}
-	return d.keepAlive(ctx, lease.Key, id)
-}
-
-func (d *driver) keepAlive(ctx context.Context, key string, id int64) error {
-	if _, err := d.c.KeepAliveOnce(ctx, clientv3.LeaseID(id)); err != nil {
-		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-			return &fence.NotHeldError{Key: key, Reason: "its etcd lease ended"}
-		}
-		return err
-	}
-	return nil
-}
-
-// Release implements fence.LockerDriver: it reads the lock record, checks
-// its owner and token, and revokes its etcd lease, which deletes the
-// record (and nothing else: only this lease's record is attached to that
-// etcd lease). That revocation is the compare-and-delete: whatever
-// happened to the key since the read, it frees the key only if the lease
-// still holds it. A lease whose record is gone or another's, or whose
-// etcd lease ended in between, gets a *fence.NotHeldError. The last
-// record stays.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
-	id, err := d.current(ctx, lease)
+	sent := time.Now()
+	resp, err := d.c.KeepAliveOnce(ctx, clientv3.LeaseID(id))
 	if err != nil {
-		return err
-	}
-	if _, err := d.c.Revoke(ctx, clientv3.LeaseID(id)); err != nil {
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			d.leases.forget(id)
 			return &fence.NotHeldError{Key: lease.Key, Reason: "its etcd lease ended"}
 		}
 		return err
 	}
+	d.leases.refreshed(id, resp.TTL, sent)
 	return nil
+}
+
+// Release implements fence.LockerDriver: one transaction that deletes the
+// lock record if its create revision is the lease's token and its value
+// names the lease's owner (compare-and-delete), and reads it otherwise.
+// The record's etcd lease, which then holds nothing, is kept as a spare
+// for this Locker's next Acquire. A lease whose record is gone or
+// another's gets a *fence.NotHeldError. The last record stays.
+func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+	held := d.held(lease.Key)
+	resp, err := d.c.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(held), "=", int64(lease.Token)),
+			clientv3.Compare(clientv3.Value(held), "=", encodeRecord(lease.Owner))).
+		Then(clientv3.OpDelete(held, clientv3.WithPrevKV())).
+		Else(clientv3.OpGet(held)).
+		Commit()
+	if err != nil {
+		return err
+	}
+	if resp.Succeeded {
+		for _, kv := range resp.Responses[0].GetResponseDeleteRange().PrevKvs {
+			d.leases.release(kv.Lease)
+		}
+		return nil
+	}
+	_, err = d.check(lease, resp.Responses[0].GetResponseRange().Kvs)
+	if err == nil {
+		// Same token and owner, yet the compare failed: cannot be.
+		err = &fence.NotHeldError{Key: lease.Key, Reason: "the record changed during the release"}
+	}
+	return err
 }
 
 // Break implements fence.LockerDriver: it deletes the lock record,
