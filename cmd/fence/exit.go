@@ -29,7 +29,10 @@ const (
 )
 
 // usageError is bad usage detected by fence before it touches the store.
-type usageError struct{ msg string }
+// forms, when set, are the store URL forms to show with it: fixed text
+// of the registered backends, printed as is (the scrubbing of printed
+// text would take their [USER[:PASSWORD]@] for a password).
+type usageError struct{ msg, forms string }
 
 func (e *usageError) Error() string { return e.msg }
 

@@ -80,7 +80,7 @@ func initCommand() *command { return newCommand("init") }
 func (cmd *command) open(ctx context.Context, c *cli) (*fence.PortableLocker, error) {
 	raw := *cmd.store
 	if raw == "" {
-		return nil, usagef("no store: give --store URL or set %s (forms: %s)", EnvStore, strings.Join(fence.LockerURLForms(), ", "))
+		return nil, &usageError{msg: "no store: give --store URL or set " + EnvStore, forms: strings.Join(fence.LockerURLForms(), ", ")}
 	}
 	pws, err := passwords(raw)
 	if err != nil {
@@ -120,6 +120,9 @@ func (c *cli) fail(err error) int {
 		return 0
 	}
 	c.errorf("%v", err)
+	if ue, ok := errors.AsType[*usageError](err); ok && ue.forms != "" {
+		fmt.Fprintln(c.stderr, "fence: store URL forms: "+ue.forms)
+	}
 	if h := c.hint(err); h != "" {
 		c.errorf("hint: %s", h)
 	}

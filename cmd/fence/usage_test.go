@@ -41,7 +41,7 @@ func TestUsage(t *testing.T) {
 		{"negative grace", []string{"run", "--grace", "-1s", "--store", pg, "k", "--", "true"}, "negative"},
 		{"bad duration", []string{"run", "--ttl", "soon", "--store", pg, "k", "--", "true"}, "soon"},
 		{"no scheme", []string{"inspect", "--store", "localhost:5432", "k"}, "no scheme"},
-		{"unknown scheme", []string{"inspect", "--store", "redis://localhost/0", "k"}, `unknown scheme "redis"`},
+		{"unknown scheme", []string{"inspect", "--store", "consul://localhost/0", "k"}, `unknown scheme "consul"`},
 		{"dynamodb without table", []string{"inspect", "--store", "dynamodb://", "k"}, "no table name"},
 		{"dynamodb bad parameter", []string{"inspect", "--store", "dynamodb://locks?regoin=x", "k"}, `unknown parameter "regoin"`},
 		{"dynamodb bad table", []string{"inspect", "--store", "dynamodb://a?endpoint=http://127.0.0.1:1", "k"}, "not a DynamoDB table name"},
@@ -182,5 +182,24 @@ func TestInitMissingSchema(t *testing.T) {
 	wantCode(t, fenceRun(t, nil, "run", "--ttl", "1s", "--store", store, "k", "--", "true"), 0)
 	if s := inspectJSON(t, store, "k"); s.Held || !s.Token.Valid() {
 		t.Errorf("after a run in the new schema inspect shows %+v; want a released lease", s)
+	}
+}
+
+// TestStoreDownSaysItOnce: a store that refuses connections is a store
+// error (69), reported by fence alone: no client library's own log lines
+// (go-redis logs its dial failures unless told not to).
+func TestStoreDownSaysItOnce(t *testing.T) {
+	t.Parallel()
+	for _, store := range []string{"redis://127.0.0.1:1/0", "redlock://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3/"} {
+		r := fenceRun(t, nil, "inspect", "--store", store, "k")
+		wantCode(t, r, exitStore)
+		if !strings.HasPrefix(r.stderr, "fence: ") {
+			t.Errorf("%s: stderr does not start with fence's error: %v", store, r)
+		}
+		for _, line := range strings.Split(r.stderr, "\n") {
+			if strings.HasPrefix(line, "redis: ") {
+				t.Errorf("%s: go-redis's own log line: %q", store, line)
+			}
+		}
 	}
 }
