@@ -8,6 +8,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 // driver is the fence.LockerDriver on Redis: one script per call (two
@@ -66,18 +67,18 @@ func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 	if err != nil {
 		return fence.Lease{}, err
 	}
-	switch r.status {
+	switch r.Status {
 	case "held":
-		t, o, pttl, err := r.holder(key, 0)
+		t, o, pttl, err := holderAt(r, key, 0)
 		if err != nil {
 			return fence.Lease{}, err
 		}
 		return fence.Lease{}, &fence.HeldError{Key: key, Owner: o, Token: t, ValidUntil: sent.Add(pttl)}
 	case "ok":
 	default:
-		return fence.Lease{}, r.unexpected(key)
+		return fence.Lease{}, r.Unexpected(key)
 	}
-	token, err := r.token(key, 0)
+	token, err := tokenAt(r, key, 0)
 	if err != nil {
 		return fence.Lease{}, err
 	}
@@ -103,7 +104,7 @@ func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 	if err != nil {
 		return err
 	}
-	if err := r.done(lease.Key); err != nil {
+	if err := done(r, lease.Key); err != nil {
 		return err
 	}
 	if acked < d.minReplicas {
@@ -121,7 +122,7 @@ func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
 	if err != nil {
 		return err
 	}
-	return r.done(lease.Key)
+	return done(r, lease.Key)
 }
 
 // Break implements fence.LockerDriver: one script that deletes the lock
@@ -134,7 +135,7 @@ func (d *driver) Break(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if err := r.done(key); err != nil {
+	if err := done(r, key); err != nil {
 		return err
 	}
 	if acked < d.minReplicas {
@@ -153,26 +154,26 @@ func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error
 	if err != nil {
 		return fence.LockInfo{}, err
 	}
-	if r.status != "ok" {
-		return fence.LockInfo{}, r.unexpected(key)
+	if r.Status != "ok" {
+		return fence.LockInfo{}, r.Unexpected(key)
 	}
-	return r.info(key, sent)
+	return lockInfo(r, key, sent)
 }
 
 // script runs s once on the key's server: EVALSHA, and EVAL when the
 // server does not have the script cached yet (go-redis's Script.Run).
-func (d *driver) script(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (reply, error) {
+func (d *driver) script(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (redisscript.Reply, error) {
 	v, err := s.Run(ctx, d.c, keys, args...).Result()
 	if err != nil {
-		return reply{}, err
+		return redisscript.Reply{}, err
 	}
-	return parseReply(key, v)
+	return redisscript.ParseReply(key, v)
 }
 
 // run runs s as script does, followed on the same connection by WAIT when
 // MinReplicas is set, and returns how many replicas acknowledged (0
 // without WAIT).
-func (d *driver) run(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (reply, int, error) {
+func (d *driver) run(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (redisscript.Reply, int, error) {
 	if d.minReplicas == 0 {
 		r, err := d.script(ctx, s, key, keys, args...)
 		return r, 0, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 // FuzzLockRecord writes arbitrary values into a lock key on the shared
@@ -41,28 +42,29 @@ func FuzzLockRecord(f *testing.F) {
 	})
 }
 
-// FuzzParseReply: the decoding of script answers never panics, and every
-// token it returns is valid.
+// FuzzParseReply: the locker's decoding of script answers never panics,
+// and every token it returns is valid and within the counter's range.
 func FuzzParseReply(f *testing.F) {
 	f.Add("ok", "1", "o", int64(5), "2", "p")
+	f.Add("held", "9223372036854775808", "o", int64(5), "", "")
 	f.Add("held", "x", "", int64(-1), "", "")
 	f.Add("corrupt", "why", "", int64(0), "", "")
 	f.Fuzz(func(t *testing.T, status, a, b string, n int64, d, e string) {
 		for _, vals := range [][]any{{status, a, b, n, d, e}, {status, a, b, n}, {status, nil, nil, nil, d, e}, {status}, {status, a}} {
-			r, err := parseReply("k", vals)
+			r, err := redisscript.ParseReply("k", vals)
 			if err != nil {
 				continue
 			}
-			if tok, err := r.token("k", 0); err == nil && !tok.Valid() {
+			if tok, err := tokenAt(r, "k", 0); err == nil && (!tok.Valid() || tok > maxToken) {
 				t.Fatalf("token 0 from %v", vals)
 			}
-			if tok, o, _, err := r.holder("k", 0); err == nil && (!tok.Valid() || o == "") {
+			if tok, o, _, err := holderAt(r, "k", 0); err == nil && (!tok.Valid() || o == "") {
 				t.Fatalf("holder %d %q from %v", tok, o, vals)
 			}
-			if info, err := r.info("k", time.Now()); err == nil && (info.Token == 0) != (info.Owner == "") {
+			if info, err := lockInfo(r, "k", time.Now()); err == nil && (info.Token == 0) != (info.Owner == "") {
 				t.Fatalf("info %+v from %v", info, vals)
 			}
-			_ = r.done("k")
+			_ = done(r, "k")
 		}
 	})
 }

@@ -2,12 +2,12 @@ package redis
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 // Limits of the Redis locker.
@@ -98,12 +98,12 @@ func New(client goredis.UniversalClient, opts *Options) (*Locker, error) {
 
 // checkOptions checks o and sets its defaults.
 func checkOptions(o *Options) error {
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+	p, err := redisscript.Prefix(o.Prefix, DefaultPrefix)
+	if err != nil {
+		return err
 	}
+	o.Prefix = p
 	switch {
-	case strings.ContainsAny(o.Prefix, "{}"):
-		return &fence.InvalidError{Field: "Prefix", Reason: fmt.Sprintf("%q contains a brace, which would move the keys' hash tag", o.Prefix)}
 	case o.MinReplicas < 0:
 		return &fence.InvalidError{Field: "MinReplicas", Reason: fmt.Sprintf("%d is negative", o.MinReplicas)}
 	case o.WaitTimeout < 0 || (o.WaitTimeout > 0 && o.WaitTimeout < time.Millisecond):

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 func init() {
@@ -84,7 +84,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	if _, err := url.ParseQuery(u.RawQuery); err != nil {
 		return urlConfig{}, invalid("the query cannot be parsed (a bad %-escape, or ';' between parameters)")
 	}
-	ours, theirs := splitQuery(u.RawQuery, ourParams)
+	ours, theirs := redisscript.SplitQuery(u.RawQuery, ourParams)
 	fu := *u
 	fu.RawQuery = ours
 	p := fence.NewURLParams(&fu)
@@ -164,23 +164,4 @@ func failoverOptions(u *url.URL) (*goredis.FailoverOptions, error) {
 	fo.Username, fo.Password = fo.SentinelUsername, fo.SentinelPassword
 	fo.SentinelUsername, fo.SentinelPassword = "", ""
 	return fo, nil
-}
-
-// splitQuery splits a raw query into the parts whose name is in names and
-// the others, each kept as written.
-func splitQuery(raw string, names []string) (named, others string) {
-	if raw == "" {
-		return "", ""
-	}
-	var in, out []string
-	for part := range strings.SplitSeq(raw, "&") {
-		k, _, _ := strings.Cut(part, "=")
-		key, err := url.QueryUnescape(k)
-		if err == nil && slices.Contains(names, key) {
-			in = append(in, part)
-		} else {
-			out = append(out, part)
-		}
-	}
-	return strings.Join(in, "&"), strings.Join(out, "&")
 }

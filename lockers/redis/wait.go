@@ -8,6 +8,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 // ReplicationError reports a write that the primary made but that fewer
@@ -49,7 +50,7 @@ func (e *ReplicationError) Unwrap() error { return e.ReleaseErr }
 // server of keys[0]: WAIT counts the writes of the connection it runs on,
 // so it must follow the script on that connection, which a pipeline
 // guarantees. On NOSCRIPT it sends the script's body (EVAL) with WAIT.
-func (d *driver) waited(ctx context.Context, s *goredis.Script, key string, keys []string, args []any) (reply, int64, error) {
+func (d *driver) waited(ctx context.Context, s *goredis.Script, key string, keys []string, args []any) (redisscript.Reply, int64, error) {
 	var c *goredis.Client
 	switch cl := d.c.(type) {
 	case *goredis.Client:
@@ -57,10 +58,10 @@ func (d *driver) waited(ctx context.Context, s *goredis.Script, key string, keys
 	case *goredis.ClusterClient:
 		var err error
 		if c, err = cl.MasterForKey(ctx, keys[0]); err != nil {
-			return reply{}, 0, err
+			return redisscript.Reply{}, 0, err
 		}
 	default:
-		return reply{}, 0, fmt.Errorf("WAIT needs a *redis.Client or *redis.ClusterClient, not a %T", d.c) // New refuses it
+		return redisscript.Reply{}, 0, fmt.Errorf("WAIT needs a *redis.Client or *redis.ClusterClient, not a %T", d.c) // New refuses it
 	}
 	r, acked, err := d.pipelined(ctx, c, key, func(p goredis.Pipeliner) *goredis.Cmd { return s.EvalSha(ctx, p, keys, args...) })
 	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
@@ -70,7 +71,7 @@ func (d *driver) waited(ctx context.Context, s *goredis.Script, key string, keys
 }
 
 // pipelined sends the script call eval makes and WAIT in one pipeline.
-func (d *driver) pipelined(ctx context.Context, c *goredis.Client, key string, eval func(goredis.Pipeliner) *goredis.Cmd) (reply, int64, error) {
+func (d *driver) pipelined(ctx context.Context, c *goredis.Client, key string, eval func(goredis.Pipeliner) *goredis.Cmd) (redisscript.Reply, int64, error) {
 	var script *goredis.Cmd
 	var wait *goredis.IntCmd
 	_, err := c.Pipelined(ctx, func(p goredis.Pipeliner) error {
@@ -79,15 +80,15 @@ func (d *driver) pipelined(ctx context.Context, c *goredis.Client, key string, e
 		return p.Process(ctx, wait)
 	})
 	if err := script.Err(); err != nil {
-		return reply{}, 0, err
+		return redisscript.Reply{}, 0, err
 	}
 	v := script.Val()
 	if err != nil {
-		return reply{}, 0, err
+		return redisscript.Reply{}, 0, err
 	}
-	r, err := parseReply(key, v)
+	r, err := redisscript.ParseReply(key, v)
 	if err != nil {
-		return reply{}, 0, err
+		return redisscript.Reply{}, 0, err
 	}
 	return r, wait.Val(), nil
 }

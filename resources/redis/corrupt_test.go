@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 // TestCorruptRecords: a key the scripts did not write gets a
@@ -63,7 +64,7 @@ func TestCorruptRecords(t *testing.T) {
 
 // FuzzRecord writes arbitrary token fields into a value's hash on the
 // shared server and checks that the scripts and the Go decoding agree:
-// Highest reports the token exactly when parseToken accepts it, and a
+// Highest reports the token exactly when redisscript.ParseToken accepts it, and a
 // *fence.CorruptError otherwise; a Put with a lower token is stale and a
 // Put over a corrupt record changes nothing.
 func FuzzRecord(f *testing.F) {
@@ -80,7 +81,7 @@ func FuzzRecord(f *testing.F) {
 		if err := c.HSet(t.Context(), r.Key(name), "token", token, "value", "x").Err(); err != nil {
 			t.Fatal(err)
 		}
-		want, perr := parseToken(token)
+		want, perr := redisscript.ParseToken(token)
 		got, err := r.Highest(t.Context(), name)
 		switch {
 		case perr == nil && (err != nil || got != want):

@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 // driver is the fence.ResourceDriver on Redis: one script per call.
@@ -55,21 +56,21 @@ func (d *driver) write(ctx context.Context, key string, token fence.Token, op st
 		}
 		return d.settle(ctx, key, token, id, err)
 	}
-	r, err := parseReply(key, v)
+	r, err := redisscript.ParseReply(key, v)
 	if err != nil {
 		return err
 	}
-	switch r.status {
+	switch r.Status {
 	case "ok":
 		return nil
 	case "stale":
-		highest, err := r.token(key, 0)
+		highest, err := r.Token(key, 0)
 		if err != nil {
 			return err
 		}
 		return &fence.StaleTokenError{Key: key, Token: token, Highest: highest}
 	}
-	return r.unexpected(key)
+	return r.Unexpected(key)
 }
 
 // settle reads key back after a write whose answer was lost (err): nil
@@ -151,14 +152,14 @@ func (d *driver) read(ctx context.Context, key string) (record, error) {
 	if err != nil {
 		return record{}, err
 	}
-	r, err := parseReply(key, v)
+	r, err := redisscript.ParseReply(key, v)
 	if err != nil {
 		return record{}, err
 	}
-	if r.status != "ok" {
-		return record{}, r.unexpected(key)
+	if r.Status != "ok" {
+		return record{}, r.Unexpected(key)
 	}
-	return r.record(key)
+	return readRecord(r, key)
 }
 
 // onceCmd is a script call that go-redis sends once: on a lost

@@ -1,12 +1,10 @@
 package redis
 
 import (
-	"fmt"
-	"strings"
-
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 // Limits and defaults.
@@ -58,13 +56,9 @@ func New(client goredis.UniversalClient, opts *Options) (*Resource, error) {
 
 // checkOptions checks o and sets its defaults.
 func checkOptions(o *Options) error {
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
-	if strings.ContainsAny(o.Prefix, "{}") {
-		return &fence.InvalidError{Field: "Prefix", Reason: fmt.Sprintf("%q contains a brace, which would put every value in the hash slot it names", o.Prefix)}
-	}
-	return nil
+	p, err := redisscript.Prefix(o.Prefix, DefaultPrefix)
+	o.Prefix = p
+	return err
 }
 
 // Key returns the name of the Redis hash that holds the value name.

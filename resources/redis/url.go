@@ -3,11 +3,11 @@ package redis
 import (
 	"context"
 	"net/url"
-	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 func init() {
@@ -58,20 +58,9 @@ func parseURL(u *url.URL) (Options, *goredis.Options, error) {
 	if _, err := url.ParseQuery(u.RawQuery); err != nil {
 		return Options{}, nil, invalid("the query cannot be parsed (a bad %-escape, or ';' between parameters)")
 	}
-	var ours, theirs []string
-	for part := range strings.SplitSeq(u.RawQuery, "&") {
-		if part == "" {
-			continue
-		}
-		k, _, _ := strings.Cut(part, "=")
-		if key, err := url.QueryUnescape(k); err == nil && key == "prefix" {
-			ours = append(ours, part)
-		} else {
-			theirs = append(theirs, part)
-		}
-	}
+	ours, theirs := redisscript.SplitQuery(u.RawQuery, []string{"prefix"})
 	fu := *u
-	fu.RawQuery = strings.Join(ours, "&")
+	fu.RawQuery = ours
 	p := fence.NewURLParams(&fu)
 	o := Options{Prefix: p.String("prefix")}
 	if err := p.Done(); err != nil {
@@ -81,7 +70,7 @@ func parseURL(u *url.URL) (Options, *goredis.Options, error) {
 		return Options{}, nil, invalid(err.(*fence.InvalidError).Reason)
 	}
 	rest := *u
-	rest.RawQuery = strings.Join(theirs, "&")
+	rest.RawQuery = theirs
 	ro, err := goredis.ParseURL(rest.String())
 	if err != nil {
 		return Options{}, nil, invalid(err.Error())
