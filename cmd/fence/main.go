@@ -33,10 +33,11 @@ import (
 	"os"
 	"strings"
 
-	_ "github.com/fencekit/fence/backends" // registers every backend's URL schemes
+	allbackends "github.com/fencekit/fence/backends" // registers every backend's URL schemes
 )
 
 func main() {
+	allbackends.SilenceClientLogs() // the command reports store errors itself
 	c := &cli{stdout: os.Stdout, stderr: os.Stderr}
 	os.Exit(c.main(context.Background(), os.Args[1:]))
 }
