@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/waittest"
 )
 
 // The benchmarks compare fence's locker with etcd's own concurrency.Mutex
@@ -157,8 +158,8 @@ func BenchmarkHandOff(b *testing.B) {
 	la := newLocker(b, sharedClient(b), &Options{Prefix: prefix})
 	lb := newLocker(b, sharedClient(b), &Options{Prefix: prefix})
 	busy := make(chan struct{}, 1)
-	holders := newSession(b, la, &fence.SessionOptions{TTL: time.Minute})
-	waiters := newSession(b, lb, &fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour, Observer: &fence.Observer{
+	holders := waittest.NewSession(b, la, &fence.SessionOptions{TTL: time.Minute})
+	waiters := waittest.NewSession(b, lb, &fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour, Observer: &fence.Observer{
 		AcquireAttempt: func(e fence.AcquireAttemptEvent) {
 			if e.Outcome == fence.Busy {
 				select {
@@ -175,10 +176,10 @@ func BenchmarkHandOff(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		got := make(chan lockResult, 1)
+		got := make(chan waittest.Result, 1)
 		go func() {
 			w, err := waiters.Lock(ctx, "hand-off", nil)
-			got <- lockResult{w, err, time.Now()}
+			got <- waittest.Result{Handle: w, Err: err, At: time.Now()}
 		}()
 		<-busy
 		time.Sleep(settle) // into its wait
@@ -187,13 +188,13 @@ func BenchmarkHandOff(b *testing.B) {
 		}
 		released := time.Now()
 		r := <-got
-		if r.err != nil {
-			b.Fatal(r.err)
+		if r.Err != nil {
+			b.Fatal(r.Err)
 		}
-		if err := r.h.Release(ctx); err != nil {
+		if err := r.Handle.Release(ctx); err != nil {
 			b.Fatal(err)
 		}
-		return r.at.Sub(released)
+		return r.At.Sub(released)
 	}
 	mutexHandOff := func() time.Duration {
 		holder := concurrency.NewMutex(ma, mkey)

@@ -1,18 +1,11 @@
 package etcd
 
 import (
-	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/waittest"
 )
-
-// wakeBound is how long a test lets a woken waiter take to get its key:
-// far more than a watch event needs, far less than the hour it would poll
-// after, or the minute until the holder's lease expires.
-const wakeBound = 10 * time.Second
 
 // twoLockers returns two Lockers under one prefix through two clients of
 // the shared server: the views of two processes.
@@ -24,75 +17,6 @@ func twoLockers(t testing.TB) (a, b *Locker) {
 	return a, b
 }
 
-// newSession returns a session on l, closed when the test ends.
-func newSession(t testing.TB, l fence.Locker, opts *fence.SessionOptions) *fence.Session {
-	t.Helper()
-	s, err := fence.NewSession(l, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	return s
-}
-
-// lockResult is what a Lock started by startLock returned, and when.
-type lockResult struct {
-	h   *fence.Handle
-	err error
-	at  time.Time
-}
-
-// startLock runs Lock on key through a session on l with opts (whose
-// Observer it sets) on its own goroutine, and returns once an attempt
-// found the key busy; busy counts those attempts.
-func startLock(t *testing.T, l fence.Locker, key string, opts fence.SessionOptions) (result <-chan lockResult, busy *atomic.Int32) {
-	t.Helper()
-	busy = new(atomic.Int32)
-	first := make(chan struct{}, 1)
-	opts.Observer = &fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
-		if e.Outcome == fence.Busy {
-			busy.Add(1)
-			select {
-			case first <- struct{}{}:
-			default:
-			}
-		}
-	}}
-	sess := newSession(t, l, &opts)
-	c := make(chan lockResult, 1)
-	go func() {
-		h, err := sess.Lock(t.Context(), key, nil)
-		c <- lockResult{h, err, time.Now()}
-	}()
-	select {
-	case <-first:
-	case r := <-c:
-		t.Fatalf("Lock returned before waiting: %v", r.err)
-	case <-time.After(wakeBound):
-		t.Fatal("Lock made no attempt")
-	}
-	return c, busy
-}
-
-// waitLock returns the result of a Lock that should return within bound.
-func waitLock(t *testing.T, c <-chan lockResult, bound time.Duration) lockResult {
-	t.Helper()
-	select {
-	case r := <-c:
-		if r.err != nil {
-			t.Fatalf("Lock: %v", r.err)
-		}
-		return r
-	case <-time.After(bound):
-		t.Fatalf("Lock still waiting %v after the key was freed", bound)
-		return lockResult{}
-	}
-}
-
-// waiting is the session of a waiter that only a watch wakes in time: it
-// polls once an hour, and the holder's lease lasts a minute.
-var waiting = fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour}
-
 // TestLockWokenByWatch: a Lock waiting through another client gets the
 // key soon after the holder releases it, or an operator breaks it,
 // without polling: one busy attempt, then the one that wins.
@@ -102,30 +26,8 @@ func TestLockWokenByWatch(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			a, b := twoLockers(t)
-			holder, err := newSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
-			if err != nil {
-				t.Fatal(err)
-			}
-			result, busy := startLock(t, b, "k", waiting)
-			freed := time.Now()
-			if how == "release" {
-				err = holder.Release(t.Context())
-			} else {
-				err = a.Break(t.Context(), "k")
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := waitLock(t, result, wakeBound)
-			if r.h.Token() <= holder.Token() {
-				t.Errorf("waiter's token %d, want above the holder's %d", r.h.Token(), holder.Token())
-			}
-			if n := busy.Load(); n != 1 {
+			if n := waittest.WokenByFree(t, a, b, how); n != 1 {
 				t.Errorf("the waiter found the key busy %d times; want once, before the %s woke it", n, how)
-			}
-			t.Logf("the waiter got the key %v after the %s", r.at.Sub(freed), how)
-			if err := r.h.Release(t.Context()); err != nil {
-				t.Fatal(err)
 			}
 		})
 	}
@@ -144,13 +46,13 @@ func TestLockAfterCrashedHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, _ := startLock(t, b, "k", waiting)
+	result, _ := waittest.StartLock(t, b, "k", waittest.Waiting)
 	_ = crashing.Close()
-	r := waitLock(t, result, DefaultMinTTL+wakeBound)
-	if r.h.Token() <= lease.Token {
-		t.Errorf("waiter's token %d, want above the crashed holder's %d", r.h.Token(), lease.Token)
+	r := waittest.Wait(t, result, DefaultMinTTL+waittest.WakeBound)
+	if r.Handle.Token() <= lease.Token {
+		t.Errorf("waiter's token %d, want above the crashed holder's %d", r.Handle.Token(), lease.Token)
 	}
-	if err := r.h.Release(t.Context()); err != nil {
+	if err := r.Handle.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -160,27 +62,7 @@ func TestLockAfterCrashedHolder(t *testing.T) {
 func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 	t.Parallel()
 	a, b := twoLockers(t)
-	ctx := t.Context()
-	for i := range 5 {
-		lease, err := a.Acquire(ctx, "k", time.Minute, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, stop, err := b.NotifyRelease(ctx, "k")
-		if err != nil {
-			t.Fatalf("NotifyRelease: %v", err)
-		}
-		if err := a.Release(ctx, lease); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-c:
-		case <-time.After(wakeBound):
-			t.Fatalf("release %d not notified", i)
-		}
-		stop()
-		stop() // a second stop is harmless
-	}
+	waittest.ActiveOnReturn(t, a, b)
 }
 
 // TestNotifyReleaseOnExpiry: a lease that runs out on the server deletes
@@ -200,7 +82,7 @@ func TestNotifyReleaseOnExpiry(t *testing.T) {
 	defer stop()
 	select {
 	case <-c:
-	case <-time.After(DefaultMinTTL + wakeBound):
+	case <-time.After(DefaultMinTTL + waittest.WakeBound):
 		t.Fatal("the expiry was not notified")
 	}
 	info, err := b.Inspect(ctx, "k")
@@ -243,7 +125,7 @@ func TestNotifyReleaseNoEventForAcquireOrRenew(t *testing.T) {
 	}
 	select {
 	case <-c:
-	case <-time.After(wakeBound):
+	case <-time.After(waittest.WakeBound):
 		t.Fatal("the release was not notified")
 	}
 	select {
@@ -286,7 +168,7 @@ func TestNotifyReleaseSurvivesServerRestart(t *testing.T) {
 	}
 	select {
 	case <-wake:
-	case <-time.After(wakeBound):
+	case <-time.After(waittest.WakeBound):
 		t.Fatal("the break after the restart was not notified")
 	}
 	if _, err := l.Renew(ctx, lease); err == nil {

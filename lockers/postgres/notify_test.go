@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/waittest"
 )
 
 // listening returns the backend process id of l's listening connection,
@@ -28,11 +28,6 @@ func listening(l *listener) uint32 {
 	}
 	return l.cur.conn.PgConn().PID()
 }
-
-// wakeBound is how long a test lets a woken waiter take to get its key:
-// far more than a notification needs, far less than the hour it would
-// poll after, or the minute until the holder's lease expires.
-const wakeBound = 10 * time.Second
 
 // twoLockers returns two Lockers on one lease table through two pools:
 // the views of two processes. Their listeners stop when the test ends.
@@ -48,76 +43,6 @@ func twoLockers(t testing.TB) (a, b *Locker, poolA, poolB *pgxpool.Pool) {
 	return a, b, poolA, poolB
 }
 
-// newSession returns a session on l, closed when the test ends.
-func newSession(t testing.TB, l fence.Locker, opts *fence.SessionOptions) *fence.Session {
-	t.Helper()
-	s, err := fence.NewSession(l, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	return s
-}
-
-// lockResult is what a Lock started by startLock returned, and when.
-type lockResult struct {
-	h   *fence.Handle
-	err error
-	at  time.Time
-}
-
-// startLock runs Lock on key through a session on l with opts (whose
-// Observer it sets) on its own goroutine, and returns once an attempt
-// found the key busy; busy counts those attempts.
-func startLock(t *testing.T, l fence.Locker, key string, opts fence.SessionOptions) (result <-chan lockResult, busy *atomic.Int32) {
-	t.Helper()
-	busy = new(atomic.Int32)
-	first := make(chan struct{}, 1)
-	opts.Observer = &fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
-		if e.Outcome == fence.Busy {
-			busy.Add(1)
-			select {
-			case first <- struct{}{}:
-			default:
-			}
-		}
-	}}
-	sess := newSession(t, l, &opts)
-	c := make(chan lockResult, 1)
-	go func() {
-		h, err := sess.Lock(t.Context(), key, nil)
-		c <- lockResult{h, err, time.Now()}
-	}()
-	select {
-	case <-first:
-	case r := <-c:
-		t.Fatalf("Lock returned before waiting: %v", r.err)
-	case <-time.After(wakeBound):
-		t.Fatal("Lock made no attempt")
-	}
-	return c, busy
-}
-
-// waitLock returns the result of a Lock that should return within
-// wakeBound of now.
-func waitLock(t *testing.T, c <-chan lockResult) lockResult {
-	t.Helper()
-	select {
-	case r := <-c:
-		if r.err != nil {
-			t.Fatalf("Lock: %v", r.err)
-		}
-		return r
-	case <-time.After(wakeBound):
-		t.Fatalf("Lock still waiting %v after the key was freed", wakeBound)
-		return lockResult{}
-	}
-}
-
-// waiting is the session of a waiter that only a notification wakes in
-// time: it polls once an hour, and the holder's lease lasts a minute.
-var waiting = fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour}
-
 // TestLockWokenByNotification: a Lock waiting through another Locker (on
 // its own pool, as in another process) gets the key soon after the
 // holder releases it, or an operator breaks it, without polling.
@@ -127,28 +52,7 @@ func TestLockWokenByNotification(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			a, b, _, _ := twoLockers(t)
-			holder, err := newSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
-			if err != nil {
-				t.Fatal(err)
-			}
-			result, _ := startLock(t, b, "k", waiting)
-			freed := time.Now()
-			if how == "release" {
-				err = holder.Release(t.Context())
-			} else {
-				err = a.Break(t.Context(), "k")
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := waitLock(t, result)
-			if r.h.Token() <= holder.Token() {
-				t.Errorf("waiter's token %d, want above the holder's %d", r.h.Token(), holder.Token())
-			}
-			t.Logf("the waiter got the key %v after the %s", r.at.Sub(freed), how)
-			if err := r.h.Release(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			waittest.WokenByFree(t, a, b, how)
 		})
 	}
 }
@@ -158,26 +62,7 @@ func TestLockWokenByNotification(t *testing.T) {
 func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 	t.Parallel()
 	a, b, _, _ := twoLockers(t)
-	ctx := t.Context()
-	for i := range 5 {
-		lease, err := a.Acquire(ctx, "k", time.Minute, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, stop, err := b.NotifyRelease(ctx, "k")
-		if err != nil {
-			t.Fatalf("NotifyRelease: %v", err)
-		}
-		if err := a.Release(ctx, lease); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-c:
-		case <-time.After(wakeBound):
-			t.Fatalf("release %d not notified", i)
-		}
-		stop()
-	}
+	waittest.ActiveOnReturn(t, a, b)
 }
 
 // TestListenerReconnects: when the listening connection is killed, the
@@ -186,23 +71,23 @@ func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 func TestListenerReconnects(t *testing.T) {
 	t.Parallel()
 	a, b, poolA, _ := twoLockers(t)
-	holder, err := newSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, busy := startLock(t, b, "k", waiting)
+	result, busy := waittest.StartLock(t, b, "k", waittest.Waiting)
 	pid := listening(b.d.ln)
 	if pid == 0 {
 		t.Fatal("no listening connection while a Lock waits")
 	}
 	mustExec(t, poolA, "SELECT pg_terminate_backend($1)", int32(pid))
-	deadline := time.Now().Add(wakeBound)
+	deadline := time.Now().Add(waittest.WakeBound)
 	for {
 		if p := listening(b.d.ln); p != 0 && p != pid {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the listener did not reconnect within %v", wakeBound)
+			t.Fatalf("the listener did not reconnect within %v", waittest.WakeBound)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -217,8 +102,8 @@ func TestListenerReconnects(t *testing.T) {
 	if err := holder.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	r := waitLock(t, result)
-	_ = r.h.Release(t.Context())
+	r := waittest.Wait(t, result, waittest.WakeBound)
+	_ = r.Handle.Release(t.Context())
 }
 
 // TestNotifyReleaseOnConn: a Locker on a bare *pgx.Conn cannot listen, so
@@ -239,16 +124,16 @@ func TestNotifyReleaseOnConn(t *testing.T) {
 	if _, _, err := b.NotifyRelease(t.Context(), "k"); !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("NotifyRelease on a *pgx.Conn: %v, want ErrUnsupported", err)
 	}
-	holder, err := newSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, _ := startLock(t, b, "k", fence.SessionOptions{TTL: time.Minute, PollInterval: 200 * time.Millisecond})
+	result, _ := waittest.StartLock(t, b, "k", fence.SessionOptions{TTL: time.Minute, PollInterval: 200 * time.Millisecond})
 	if err := holder.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	r := waitLock(t, result)
-	_ = r.h.Release(t.Context())
+	r := waittest.Wait(t, result, waittest.WakeBound)
+	_ = r.Handle.Release(t.Context())
 }
 
 // TestNotifyProtocol pins what another program sees on the channel: the
@@ -313,7 +198,7 @@ func TestNotifyProtocol(t *testing.T) {
 	}
 	key := "clé/x"
 	cycle(key)
-	if p, want := next(wakeBound), md5hex(key); p != want {
+	if p, want := next(waittest.WakeBound), md5hex(key); p != want {
 		t.Errorf("release notified %q, want md5 %q", p, want)
 	}
 	var server string
@@ -327,7 +212,7 @@ func TestNotifyProtocol(t *testing.T) {
 	if err := l.Break(ctx, "broken"); err != nil {
 		t.Fatal(err)
 	}
-	if p, want := next(wakeBound), md5hex("broken"); p != want {
+	if p, want := next(waittest.WakeBound), md5hex("broken"); p != want {
 		t.Errorf("break notified %q, want %q", p, want)
 	}
 
@@ -338,7 +223,7 @@ func TestNotifyProtocol(t *testing.T) {
 	if err := l.Break(ctx, "stale"); err != nil {
 		t.Fatal(err)
 	}
-	if p := next(wakeBound); p != md5hex("stale") {
+	if p := next(waittest.WakeBound); p != md5hex("stale") {
 		t.Fatalf("break notified %q", p)
 	}
 	if err := l.Release(ctx, stale); !errors.Is(err, fence.ErrNotHeld) {
@@ -370,7 +255,7 @@ func TestListenerIdleAndClose(t *testing.T) {
 	}
 	gone := func(pid uint32) {
 		t.Helper()
-		deadline := time.Now().Add(wakeBound)
+		deadline := time.Now().Add(waittest.WakeBound)
 		for listening(l.d.ln) != 0 || alive(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("listening connection %d still open", pid)
@@ -455,14 +340,14 @@ func TestListenerBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, err := newSession(t, b, &fence.SessionOptions{TTL: time.Minute}).TryLock(ctx, "k")
+	holder, err := waittest.NewSession(t, b, &fence.SessionOptions{TTL: time.Minute}).TryLock(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, _ := startLock(t, l, "k", fence.SessionOptions{TTL: time.Minute, PollInterval: 200 * time.Millisecond})
+	result, _ := waittest.StartLock(t, l, "k", fence.SessionOptions{TTL: time.Minute, PollInterval: 200 * time.Millisecond})
 	if err := holder.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := waitLock(t, result)
-	_ = r.h.Release(ctx)
+	r := waittest.Wait(t, result, waittest.WakeBound)
+	_ = r.Handle.Release(ctx)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/waittest"
 )
 
 // pollOnly is a Locker without release notifications (nor batches): a
@@ -50,8 +51,8 @@ func BenchmarkHandOff(b *testing.B) {
 					}
 				}
 			}}}
-			holders := newSession(b, la, &fence.SessionOptions{TTL: time.Minute})
-			waiters := newSession(b, waiterLocker, &opts)
+			holders := waittest.NewSession(b, la, &fence.SessionOptions{TTL: time.Minute})
+			waiters := waittest.NewSession(b, waiterLocker, &opts)
 			ctx := b.Context()
 			var samples []time.Duration
 			for b.Loop() {
@@ -59,10 +60,10 @@ func BenchmarkHandOff(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				got := make(chan lockResult, 1)
+				got := make(chan waittest.Result, 1)
 				go func() {
 					w, err := waiters.Lock(ctx, "hand-off", nil)
-					got <- lockResult{w, err, time.Now()}
+					got <- waittest.Result{Handle: w, Err: err, At: time.Now()}
 				}()
 				<-busy
 				time.Sleep(5 * time.Millisecond) // into its wait
@@ -71,11 +72,11 @@ func BenchmarkHandOff(b *testing.B) {
 				}
 				released := time.Now()
 				r := <-got
-				if r.err != nil {
-					b.Fatal(r.err)
+				if r.Err != nil {
+					b.Fatal(r.Err)
 				}
-				samples = append(samples, r.at.Sub(released))
-				if err := r.h.Release(ctx); err != nil {
+				samples = append(samples, r.At.Sub(released))
+				if err := r.Handle.Release(ctx); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -150,9 +151,9 @@ func BenchmarkFairness(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			la, lb, _, _ := twoLockers(b)
 			opts := &fence.SessionOptions{TTL: time.Minute}
-			sessions := []*fence.Session{newSession(b, la, opts)}
+			sessions := []*fence.Session{waittest.NewSession(b, la, opts)}
 			if mode == "two-lockers" {
-				sessions = append(sessions, newSession(b, lb, opts))
+				sessions = append(sessions, waittest.NewSession(b, lb, opts))
 			}
 			workers := fairnessWorkers
 			if mode == "one-worker" {
@@ -217,7 +218,7 @@ func BenchmarkSessionRenew(b *testing.B) {
 		var stmts statements
 		l := newTable(b, stmts.pool(b, 8))
 		const ttl = 3 * time.Second
-		sess := newSession(b, l, &fence.SessionOptions{TTL: ttl})
+		sess := waittest.NewSession(b, l, &fence.SessionOptions{TTL: ttl})
 		handles := lockMany(b, sess, "many-", sessionLeases, 8)
 		time.Sleep(2 * ttl / 3) // into step
 		before, _ := stmts.count()

@@ -1,9 +1,7 @@
 package redis
 
 import (
-	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,12 +9,8 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/waittest"
 )
-
-// wakeBound is how long a test lets a woken waiter take to get its key:
-// far more than a notification needs, far less than the hour it would
-// poll after, or the minute until the holder's lease expires.
-const wakeBound = 10 * time.Second
 
 // twoLockers returns two Lockers on one prefix through two clients: the
 // views of two processes.
@@ -24,76 +18,6 @@ func twoLockers(t testing.TB) (a, b *Locker) {
 	t.Helper()
 	prefix := uniquePrefix("notify")
 	return newLocker(t, newClient(t), &Options{Prefix: prefix}), newLocker(t, newClient(t), &Options{Prefix: prefix})
-}
-
-// newSession returns a session on l, closed when the test ends.
-func newSession(t testing.TB, l fence.Locker, opts *fence.SessionOptions) *fence.Session {
-	t.Helper()
-	s, err := fence.NewSession(l, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	return s
-}
-
-// lockResult is what a Lock started by startLock returned, and when.
-type lockResult struct {
-	h   *fence.Handle
-	err error
-	at  time.Time
-}
-
-// waiting is the session of a waiter that only a notification wakes in
-// time: it polls once an hour, and the holder's lease lasts a minute.
-var waiting = fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour}
-
-// startLock runs Lock on key through a session on l with opts (whose
-// Observer it sets) on its own goroutine, and returns once an attempt
-// found the key busy; busy counts those attempts.
-func startLock(t *testing.T, l fence.Locker, key string, opts fence.SessionOptions) (result <-chan lockResult, busy *atomic.Int32) {
-	t.Helper()
-	busy = new(atomic.Int32)
-	first := make(chan struct{}, 1)
-	opts.Observer = &fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
-		if e.Outcome == fence.Busy {
-			busy.Add(1)
-			select {
-			case first <- struct{}{}:
-			default:
-			}
-		}
-	}}
-	sess := newSession(t, l, &opts)
-	c := make(chan lockResult, 1)
-	go func() {
-		h, err := sess.Lock(t.Context(), key, nil)
-		c <- lockResult{h, err, time.Now()}
-	}()
-	select {
-	case <-first:
-	case r := <-c:
-		t.Fatalf("Lock returned before waiting: %v", r.err)
-	case <-time.After(wakeBound):
-		t.Fatal("Lock made no attempt")
-	}
-	return c, busy
-}
-
-// waitLock returns the result of a Lock that should return within
-// wakeBound of now.
-func waitLock(t *testing.T, c <-chan lockResult) lockResult {
-	t.Helper()
-	select {
-	case r := <-c:
-		if r.err != nil {
-			t.Fatalf("Lock: %v", r.err)
-		}
-		return r
-	case <-time.After(wakeBound):
-		t.Fatalf("Lock still waiting %v after the key was freed", wakeBound)
-		return lockResult{}
-	}
 }
 
 // TestLockWokenByRelease: a Lock waiting through another Locker (its own
@@ -105,28 +29,7 @@ func TestLockWokenByRelease(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			a, b := twoLockers(t)
-			holder, err := newSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
-			if err != nil {
-				t.Fatal(err)
-			}
-			result, _ := startLock(t, b, "k", waiting)
-			freed := time.Now()
-			if how == "release" {
-				err = holder.Release(t.Context())
-			} else {
-				err = a.Break(t.Context(), "k")
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := waitLock(t, result)
-			if r.h.Token() <= holder.Token() {
-				t.Errorf("waiter's token %d, want above the holder's %d", r.h.Token(), holder.Token())
-			}
-			t.Logf("the waiter got the key %v after the %s", r.at.Sub(freed), how)
-			if err := r.h.Release(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			waittest.WokenByFree(t, a, b, how)
 		})
 	}
 }
@@ -159,7 +62,7 @@ func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 		}
 		select {
 		case <-c:
-		case <-time.After(wakeBound):
+		case <-time.After(waittest.WakeBound):
 			t.Fatalf("release %d not notified", i)
 		}
 		stop()
@@ -196,11 +99,11 @@ func TestSubscriptionReconnects(t *testing.T) {
 	cb := goredis.NewClient(o)
 	t.Cleanup(func() { _ = cb.Close() })
 	b := newLocker(t, cb, &Options{Prefix: prefix})
-	holder, err := newSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, busy := startLock(t, b, "k", waiting)
+	result, busy := waittest.StartLock(t, b, "k", waittest.Waiting)
 	if n := subscribers(t, b); n != 1 {
 		t.Fatalf("%d subscribers while a Lock waits; want 1", n)
 	}
@@ -222,7 +125,7 @@ func TestSubscriptionReconnects(t *testing.T) {
 	if killed != 1 {
 		t.Fatalf("killed %d subscribed connections of b; want 1:\n%s", killed, list)
 	}
-	deadline := time.Now().Add(wakeBound)
+	deadline := time.Now().Add(waittest.WakeBound)
 	for busy.Load() < 2 || subscribers(t, b) != 1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the kill: %d attempts, %d subscribers; want the waiter to ask again and the subscription back", busy.Load(), subscribers(t, b))
@@ -233,6 +136,6 @@ func TestSubscriptionReconnects(t *testing.T) {
 	if err := holder.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	r := waitLock(t, result)
-	_ = r.h.Release(t.Context())
+	r := waittest.Wait(t, result, waittest.WakeBound)
+	_ = r.Handle.Release(t.Context())
 }

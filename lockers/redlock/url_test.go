@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/waittest"
 )
 
 func mustParse(t testing.TB, raw string) *url.URL {
@@ -116,7 +117,7 @@ func TestOpenLocker(t *testing.T) {
 	}
 	select {
 	case <-c:
-	case <-time.After(wakeBound):
+	case <-time.After(waittest.WakeBound):
 		t.Fatal("the release was not notified")
 	}
 	for _, m := range ms {
