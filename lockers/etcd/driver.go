@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/etcdclient"
 )
 
 // driver is the fence.LockerDriver on an etcd cluster, on input the
@@ -120,7 +121,7 @@ func (d *driver) acquire(ctx context.Context, key, owner string, ttl time.Durati
 		if spare && errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			return fence.Lease{}, errSpareGone
 		}
-		if definite(err) && kerr == nil {
+		if etcdclient.Refused(err) && kerr == nil {
 			d.leases.addSpare(int64(id), secs, at)
 		}
 		return fence.Lease{}, err
@@ -183,26 +184,6 @@ func (d *driver) expiry(ctx context.Context, lease int64) (until time.Time, aliv
 // itself.
 func (d *driver) revoke(ctx context.Context, id clientv3.LeaseID) {
 	_, _ = d.c.Revoke(ctx, id)
-}
-
-// definite reports whether err, from a write, is an answer of the server
-// that refused it, so that the write was not applied: a request too large,
-// too many operations, a missing lease, a permission denied. Any other
-// error (a timeout, a lost connection, ctx ending) may follow a write
-// that was applied.
-func definite(err error) bool {
-	var ee rpctypes.EtcdError
-	if !errors.As(err, &ee) {
-		return false
-	}
-	switch ee {
-	case rpctypes.ErrRequestTooLarge, rpctypes.ErrTooManyOps, rpctypes.ErrLeaseNotFound,
-		rpctypes.ErrPermissionDenied, rpctypes.ErrUserEmpty, rpctypes.ErrAuthFailed,
-		rpctypes.ErrInvalidAuthToken, rpctypes.ErrKeyNotFound, rpctypes.ErrDuplicateKey,
-		rpctypes.ErrEmptyKey, rpctypes.ErrLeaseTTLTooLarge, rpctypes.ErrNoSpace:
-		return true
-	}
-	return false
 }
 
 // current reads key's lock record and checks that it is lease's: the

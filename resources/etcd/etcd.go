@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/etcdclient"
 )
 
 // Limits and defaults of the etcd resource.
@@ -110,7 +110,7 @@ func (d *driver) write(ctx context.Context, name string, token fence.Token, tomb
 			[]clientv3.Op{clientv3.OpGet(k)})).
 		Commit()
 	if err != nil {
-		if definite(err) {
+		if etcdclient.Refused(err) {
 			return err
 		}
 		return d.settle(ctx, name, token, rec, err)
@@ -163,22 +163,6 @@ func (d *driver) settle(ctx context.Context, name string, token fence.Token, rec
 		}
 	}
 	return ue
-}
-
-// definite reports whether err, from a write, is an answer of the server
-// that refused it, so that the write was not applied.
-func definite(err error) bool {
-	var ee rpctypes.EtcdError
-	if !errors.As(err, &ee) {
-		return false
-	}
-	switch ee {
-	case rpctypes.ErrRequestTooLarge, rpctypes.ErrTooManyOps, rpctypes.ErrPermissionDenied,
-		rpctypes.ErrUserEmpty, rpctypes.ErrAuthFailed, rpctypes.ErrInvalidAuthToken,
-		rpctypes.ErrDuplicateKey, rpctypes.ErrEmptyKey, rpctypes.ErrNoSpace:
-		return true
-	}
-	return false
 }
 
 // read returns name's record, and ok false when the key does not exist.

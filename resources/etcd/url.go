@@ -5,7 +5,7 @@ import (
 	"net/url"
 
 	"github.com/fencekit/fence"
-	etcdlocker "github.com/fencekit/fence/lockers/etcd"
+	"github.com/fencekit/fence/internal/etcdclient"
 )
 
 func init() {
@@ -29,11 +29,11 @@ func (*URLOpener) URLForm() string {
 func (*URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
 	var none fence.Opened[*fence.PortableResource]
 	p := fence.NewURLParams(u)
-	cfg, prefix := etcdlocker.ClientURL(u, p)
+	cfg, prefix := etcdclient.FromURL(u, p)
 	if err := p.Done(); err != nil {
 		return none, err
 	}
-	client, err := etcdlocker.NewClient("etcd", cfg)
+	client, err := etcdclient.New("etcd", cfg)
 	if err != nil {
 		return none, err
 	}
