@@ -53,12 +53,18 @@ local function read()
   end
   return lock, lt, lo, ctr, ct
 end
--- pttl returns the lock's remaining milliseconds, or nil and the corrupt
--- reply for a lock without expiry.
-local function pttl(lock)
-  local ms = redis.call('PTTL', KEYS[1])
-  if ms < 0 then return nil, {'corrupt', 'lock', lock .. ' (no expiry)'} end
-  return ms
+-- live is read, and then the lock's remaining milliseconds (-2 when
+-- there is no lock), or nil and the corrupt reply for a lock without
+-- expiry.
+local function live()
+  local lock, lt, lo, ctr, ct = read()
+  if lock == nil then return nil, lt end
+  local ms = -2
+  if lock then
+    ms = redis.call('PTTL', KEYS[1])
+    if ms < 0 then return nil, {'corrupt', 'lock', lock .. ' (no expiry)'} end
+  end
+  return lock, lt, lo, ctr, ct, ms
 end
 `
 
@@ -72,14 +78,10 @@ end
 //	{"stale", COUNTER}              free, but the counter is not below the proposal
 //	{"corrupt", WHICH, RAW}
 var lockScript = goredis.NewScript(prelude + `
-local lock, lt, lo, ctr, ct = read()
+local lock, lt, lo, ctr, ct, ms = live()
 if lock == nil then return lt end
-if lock then
-  local ms, bad = pttl(lock)
-  if not ms then return bad end
-  if not (ARGV[4] ~= '' and lt == ARGV[4] and lo == ARGV[1]) then
-    return {'held', lock, ms, ctr}
-  end
+if lock and not (ARGV[4] ~= '' and lt == ARGV[4] and lo == ARGV[1]) then
+  return {'held', lock, ms, ctr}
 end
 if ct and not less(ct, ARGV[3]) then return {'stale', ctr} end
 local v = ARGV[3] .. ' ' .. ARGV[1]
@@ -91,12 +93,8 @@ return {'ok'}
 // renewScript extends the lock if it is the lease's. ARGV: "TOKEN OWNER",
 // TTL in milliseconds. Replies {"ok"}, {"not"} or {"corrupt", ...}.
 var renewScript = goredis.NewScript(prelude + `
-local lock, lt = read()
+local lock, lt = live()
 if lock == nil then return lt end
-if lock then
-  local ms, bad = pttl(lock)
-  if not ms then return bad end
-end
 if lock ~= ARGV[1] then return {'not'} end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {'ok'}
@@ -106,12 +104,8 @@ return {'ok'}
 // delete) and publishes the key on the release channel. ARGV: "TOKEN
 // OWNER", the channel, the key. Replies {"ok"}, {"not"} or {"corrupt", ...}.
 var releaseScript = goredis.NewScript(prelude + `
-local lock, lt = read()
+local lock, lt = live()
 if lock == nil then return lt end
-if lock then
-  local ms, bad = pttl(lock)
-  if not ms then return bad end
-end
 if lock ~= ARGV[1] then return {'not'} end
 redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
@@ -123,13 +117,9 @@ return {'ok'}
 // published on a quorum, which every waiter's quorum of subscriptions
 // meets. ARGV: the channel, the key. Replies {"ok"} or {"corrupt", ...}.
 var breakScript = goredis.NewScript(prelude + `
-local lock, lt = read()
+local lock, lt = live()
 if lock == nil then return lt end
-if lock then
-  local ms, bad = pttl(lock)
-  if not ms then return bad end
-  redis.call('DEL', KEYS[1])
-end
+if lock then redis.call('DEL', KEYS[1]) end
 redis.call('PUBLISH', ARGV[1], ARGV[2])
 return {'ok'}
 `)
@@ -137,13 +127,7 @@ return {'ok'}
 // inspectScript reads both records. Replies {"ok", LOCK or "", PTTL,
 // COUNTER or ""} or {"corrupt", ...}.
 var inspectScript = goredis.NewScript(prelude + `
-local lock, lt, lo, ctr = read()
+local lock, lt, lo, ctr, ct, ms = live()
 if lock == nil then return lt end
-local ms = -2
-if lock then
-  local bad
-  ms, bad = pttl(lock)
-  if not ms then return bad end
-end
 return {'ok', lock or '', ms, ctr or ''}
 `)
