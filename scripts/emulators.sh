@@ -148,27 +148,37 @@ emu_failed() { # emu_failed NAME WHY: print the log, stop the emulator
 
 http_ok() { curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; }
 
-# emu_start_on_port NAME PORT URL COMMAND... starts an emulator with every
-# %s in URL and COMMAND replaced by PORT, waits until URL answers 2xx and
+# emu_start_checked NAME PORT CHECK COMMAND... starts an emulator with
+# every %s in CHECK and COMMAND replaced by PORT, waits until CHECK (a
+# command and its arguments, as one string split into words) succeeds and
 # leaves the port in $emu_port. When the port was taken between free_port
 # and the bind, the emulator exits and is started again on another.
-emu_start_on_port() {
-	local name=$1 port=$2 url=$3 rc
+emu_start_checked() {
+	local name=$1 port=$2 check=$3 rc
 	shift 3
 	for _ in 1 2 3; do
 		emu_start "$name" "${@//%s/$port}" || return 1
 		# (&& ||: scripts/test.sh runs with errexit)
-		emu_wait "$name" http_ok "${url//%s/$port}" && rc=0 || rc=$?
+		# shellcheck disable=SC2086 # the check is split into words on purpose
+		emu_wait "$name" ${check//%s/$port} && rc=0 || rc=$?
 		if [ "$rc" = 0 ]; then
 			emu_port=$port
 			return 0
 		fi
-		[ "$rc" = 2 ] && { emu_failed "$name" "did not answer at ${url//%s/$port} within ${FENCE_EMULATOR_TIMEOUT}s"; return 1; }
+		[ "$rc" = 2 ] && { emu_failed "$name" "did not pass \`${check//%s/$port}\` within ${FENCE_EMULATOR_TIMEOUT}s"; return 1; }
 		grep -qiE 'EADDRINUSE|address already in use' "$(emu_dir)/$name.log" || break
 		emu_log "$name lost port $port to another process, retrying on another"
 		port=$(free_port)
 	done
 	emu_failed "$name" "exited"
+}
+
+# emu_start_on_port NAME PORT URL COMMAND... is emu_start_checked with the
+# check that URL (its %s replaced by the port) answers 2xx.
+emu_start_on_port() {
+	local name=$1 port=$2 url=$3
+	shift 3
+	emu_start_checked "$name" "$port" "http_ok $url" "$@"
 }
 
 azurite_listening() { # the port Azurite logged, into $emu_port

@@ -52,22 +52,14 @@ etcd_build() {
 redis_ping() { redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null | grep -q PONG; }
 
 # redis_start NAME starts a Redis server without persistence on a free
-# port, retried on another when the port was taken, into $emu_port.
+# port, into $emu_port.
 redis_start() {
-	local name=$1 port dir rc=1
+	local name=$1 dir
 	dir=$(emu_dir)/$name
 	mkdir -p "$dir"
-	for _ in 1 2 3; do
-		port=$(free_port)
-		emu_start "$name" redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
-			--dir "$dir" --daemonize no --protected-mode no || return 1
-		emu_wait "$name" redis_ping "$port" && rc=0 || rc=$?
-		[ "$rc" = 0 ] && break
-		[ "$rc" = 2 ] && { emu_failed "$name" "did not answer within ${FENCE_EMULATOR_TIMEOUT}s"; return 1; }
-		grep -qi 'address already in use' "$(emu_dir)/$name.log" || break
-	done
-	[ "$rc" = 0 ] || { emu_failed "$name" exited; return 1; }
-	emu_port=$port
+	emu_start_checked "$name" "$(free_port)" "redis_ping %s" \
+		redis-server --bind 127.0.0.1 --port %s --save '' --appendonly no \
+		--dir "$dir" --daemonize no --protected-mode no
 }
 
 # redis_up starts the suites' server and three independent masters for the
