@@ -41,7 +41,7 @@ func (d *driver) Delete(ctx context.Context, key string, token fence.Token) erro
 }
 
 // write runs the write script once (go-redis does not resend it: see
-// once), and settles an answer lost after the script was sent by reading
+// redisscript.Script.RunOnce), and settles an answer lost after the script was sent by reading
 // the hash back: the write was applied if the hash carries its write id.
 func (d *driver) write(ctx context.Context, key string, token fence.Token, op string, value []byte) error {
 	id := rand.Text()
@@ -49,7 +49,7 @@ func (d *driver) write(ctx context.Context, key string, token fence.Token, op st
 	if op == "put" {
 		args = append(args, value)
 	}
-	v, err := d.once(ctx, writeScript, key, args...)
+	v, err := writeScript.RunOnce(ctx, d.c, []string{d.key(key)}, args...)
 	if err != nil {
 		if !ambiguous(err) {
 			return err
@@ -160,28 +160,4 @@ func (d *driver) read(ctx context.Context, key string) (record, error) {
 		return record{}, r.Unexpected(key)
 	}
 	return readRecord(r, key)
-}
-
-// onceCmd is a script call that go-redis sends once: on a lost
-// connection it reports the error instead of resending, so that a write
-// is settled by reading back, never run twice unseen.
-type onceCmd struct{ *goredis.Cmd }
-
-// NoRetry tells go-redis not to resend the command.
-func (onceCmd) NoRetry() bool { return true }
-
-// once runs s on key's hash with EVALSHA, and with EVAL when the server
-// has not cached the script, each sent once.
-func (d *driver) once(ctx context.Context, s script, key string, args ...any) (any, error) {
-	run := func(cmd string, body string) (any, error) {
-		a := append([]any{cmd, body, 1, d.key(key)}, args...)
-		c := onceCmd{goredis.NewCmd(ctx, a...)}
-		_ = d.c.Process(ctx, c)
-		return c.Result()
-	}
-	v, err := run("evalsha", s.Hash())
-	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
-		v, err = run("eval", s.src)
-	}
-	return v, err
 }

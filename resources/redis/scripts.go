@@ -1,7 +1,7 @@
 package redis
 
 import (
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 // The Lua scripts. KEYS[1] is the value's hash (see the package doc,
@@ -38,7 +38,7 @@ end
 // "delete", ARGV[4] the value (put). It writes if the stored token is at
 // most ARGV[1], raising it to ARGV[1]; a delete keeps the hash without
 // its value (a tombstone). Answers {"ok"} or {"stale", HIGHEST}.
-var writeScript = newScript(prelude + `
+var writeScript = redisscript.NewScript(prelude + `
 local r, why = rec(KEYS[1])
 if why then return {'corrupt', why} end
 if r and not le(r[1], ARGV[1]) then return {'stale', r[1]} end
@@ -53,18 +53,9 @@ return {'ok'}
 
 // readScript answers {"ok"} for an absent key, or {"ok", TOKEN,
 // VALUE|false, WRITE|false}.
-var readScript = newScript(prelude + `
+var readScript = redisscript.NewScript(prelude + `
 local r, why = rec(KEYS[1])
 if why then return {'corrupt', why} end
 if not r then return {'ok'} end
 return {'ok', r[1], r[2], r[3]}
 `)
-
-// script is a Lua script with its source, which EVAL needs when the
-// server has not cached it.
-type script struct {
-	*goredis.Script
-	src string
-}
-
-func newScript(src string) script { return script{goredis.NewScript(src), src} }
