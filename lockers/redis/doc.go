@@ -147,7 +147,9 @@
 // connection), the server may have run it. go-redis resends a command
 // whose connection failed (MaxRetries): a resent Acquire that had run
 // finds the key held by its own owner and returns a *fence.HeldError with
-// that owner; a resent Release that had run answers fence.ErrNotHeld.
+// that owner. A Release is sent once, never resent (resent, one that had
+// run would answer fence.ErrNotHeld): its lost answer is the connection's
+// error, and the key is free or frees itself at the lease's expiry.
 // Never assume an ambiguous call did not happen: Inspect the key (an
 // Acquire with fence.AcquireOptions.Owner set shows whether that owner got
 // it), or wait for the lease to expire.

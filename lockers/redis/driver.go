@@ -116,9 +116,16 @@ func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 // Release implements fence.LockerDriver: one script that deletes the lock
 // key if it still holds the lease's token and owner (compare-and-delete)
 // and announces the release. The counter stays. It does not WAIT: a
-// release lost in a failover only keeps the key until its expiry.
+// release lost in a failover only keeps the key until its expiry. The
+// script is sent once: resent after a lost answer, a release that had
+// run would find the key free and answer not held, so the lost answer's
+// error is returned instead.
 func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
-	r, err := d.script(ctx, releaseScript, lease.Key, d.keys(lease.Key), lockValue(lease.Token, lease.Owner), d.channel, lease.Key)
+	v, err := releaseScript.RunOnce(ctx, d.c, d.keys(lease.Key), lockValue(lease.Token, lease.Owner), d.channel, lease.Key)
+	if err != nil {
+		return err
+	}
+	r, err := redisscript.ParseReply(lease.Key, v)
 	if err != nil {
 		return err
 	}

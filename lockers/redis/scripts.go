@@ -2,6 +2,8 @@ package redis
 
 import (
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fencekit/fence/internal/redisscript"
 )
 
 // The Lua scripts, one per operation. Each takes KEYS[1], the lock key, and
@@ -88,7 +90,7 @@ return {'ok'}
 
 // releaseScript: ARGV[1] TOKEN:OWNER of the lease, ARGV[2] the release
 // channel, ARGV[3] the key (the message).
-var releaseScript = goredis.NewScript(prelude + `
+var releaseScript = redisscript.NewScript(prelude + `
 local l, why = lockrec(KEYS[1])
 if why then return {'corrupt', why} end
 if not l or l[1] .. ':' .. l[2] ~= ARGV[1] then return {'notheld'} end
