@@ -68,3 +68,27 @@ func FuzzParseReply(f *testing.F) {
 		}
 	})
 }
+
+// TestHolderInItsLastMillisecond: a holder whose lock key has 0 ms left
+// (PTTL rounds down; Redis has not expired it yet) is a holder whose
+// lease ends now, not a corrupt record; a negative or missing PTTL is.
+func TestHolderInItsLastMillisecond(t *testing.T) {
+	t.Parallel()
+	r, err := redisscript.ParseReply("k", []any{"held", "5", "o", int64(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, owner, pttl, err := holderAt(r, "k", 0)
+	if err != nil || tok != 5 || owner != "o" || pttl != 0 {
+		t.Errorf("holder with PTTL 0: %d %q %v %v; want 5 \"o\" 0s, no error", tok, owner, pttl, err)
+	}
+	for _, vals := range [][]any{{"held", "5", "o", int64(-1)}, {"held", "5", "o"}, {"held", "5", "o", "soon"}} {
+		r, err := redisscript.ParseReply("k", vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := holderAt(r, "k", 0); !errors.Is(err, fence.ErrCorrupt) {
+			t.Errorf("holder %v: %v; want ErrCorrupt", vals, err)
+		}
+	}
+}

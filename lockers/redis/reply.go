@@ -62,14 +62,16 @@ func rangeError(t fence.Token) error {
 }
 
 // pttlAt returns value i as a remaining lease time; a missing or
-// non-positive one is a *fence.CorruptError.
+// negative one is a *fence.CorruptError. 0 is a lease in its last
+// millisecond, which Redis has not expired yet (PTTL counts whole
+// milliseconds, rounded down).
 func pttlAt(r redisscript.Reply, key string, i int) (time.Duration, error) {
-	var ms int64
+	ms, ok := int64(-1), false
 	if i < len(r.Vals) {
-		ms, _ = r.Vals[i].(int64)
+		ms, ok = r.Vals[i].(int64)
 	}
-	if ms <= 0 {
-		return 0, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("the script answered no positive expiry for the holder (%v)", r.Vals)}
+	if !ok || ms < 0 {
+		return 0, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("the script answered no expiry for the holder (%v)", r.Vals)}
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
