@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Starts the servers the tests need on loopback and exports their endpoints:
 # PostgreSQL here, the storage emulators in scripts/emulators.sh, etcd and
-# Redis in scripts/kvstores.sh.
+# Redis in scripts/kvstores.sh, MariaDB and ZooKeeper in scripts/sqlzk.sh.
 # Sourced by scripts/test.sh (and usable by hand: `source scripts/services.sh`
 # then `services_up`; `services_down` stops them). Installs what is missing.
 
@@ -86,13 +86,16 @@ postgres_down() {
 source "$(dirname "${BASH_SOURCE[0]}")/emulators.sh"
 # shellcheck source=scripts/kvstores.sh
 source "$(dirname "${BASH_SOURCE[0]}")/kvstores.sh"
+# shellcheck source=scripts/sqlzk.sh
+source "$(dirname "${BASH_SOURCE[0]}")/sqlzk.sh"
 
-services_up() { postgres_up && emulators_up && kvstores_up; }
+services_up() { postgres_up && emulators_up && kvstores_up && sqlzk_up; }
 
 # emulators_down finds the emulators' process groups under $FENCE_RUN_DIR, so
 # it runs before the directory goes. A directory from the environment is
 # left in place.
 services_down() {
+	sqlzk_down
 	kvstores_down
 	emulators_down
 	postgres_down
