@@ -54,6 +54,7 @@ mariadb_up() {
 		"CREATE USER 'fence'@'%'; GRANT ALL ON *.* TO 'fence'@'%'; CREATE DATABASE fence" ||
 		{ emu_failed mariadb "refused the set-up statements"; return 1; }
 	export FENCE_MYSQL_DSN="fence@tcp(127.0.0.1:$emu_port)/fence"
+	export FENCE_MYSQL_URL="mysql://fence@127.0.0.1:$emu_port/fence"
 	export FENCE_MARIADB_SERVER=/usr/sbin/mariadbd
 	FENCE_MARIADB_INSTALL_DB=$(command -v mariadb-install-db)
 	export FENCE_MARIADB_INSTALL_DB

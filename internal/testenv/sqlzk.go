@@ -16,6 +16,14 @@ func MySQLDSN(t testing.TB) string {
 	return Endpoint(t, "FENCE_MYSQL_DSN", "MariaDB")
 }
 
+// MySQLURL returns the same server as a fence store URL,
+// mysql://fence@127.0.0.1:PORT/fence, for lockers/mysql and the MySQL
+// dialect of resources/sql to add their parameters to.
+func MySQLURL(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_MYSQL_URL", "MariaDB")
+}
+
 // MariaDBServer returns the path of the mariadbd binary, for tests that
 // start a server of their own and restart it.
 func MariaDBServer(t testing.TB) string {
