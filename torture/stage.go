@@ -35,6 +35,8 @@ type Stage struct {
 	undo     []func()
 	disrupts []disruptor
 	pg       *pgPath
+	mysql    *mysqlPath
+	zk       *zkPath
 	proxies  map[string]*Proxy // by upstream: see proxied
 	logf     func(format string, args ...any)
 }

@@ -1,0 +1,247 @@
+package torture
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Environment variables read for MySQL (MariaDB). scripts/sqlzk.sh exports
+// them all; with FENCE_MARIADB_SERVER and FENCE_MARIADB_INSTALL_DB the run
+// starts a private server that it may crash and restart without
+// disturbing other users of the shared one.
+const (
+	EnvMySQLURL         = "FENCE_MYSQL_URL"
+	EnvMariaDBServer    = "FENCE_MARIADB_SERVER"
+	EnvMariaDBInstallDB = "FENCE_MARIADB_INSTALL_DB"
+)
+
+// mysqlPath is the run's way to MySQL: a server (private when possible)
+// and a fault-injecting proxy in front of it.
+type mysqlPath struct {
+	faultURL, cleanURL string // mysql://USER@HOST:PORT/DB
+}
+
+// MySQL returns mysql:// URLs of a MariaDB server for the run: faulty goes
+// through the run's fault-injecting proxy, clean directly. When
+// FENCE_MARIADB_SERVER and FENCE_MARIADB_INSTALL_DB are set, the server is
+// a private one started for the run, and killing it (SIGKILL: InnoDB
+// recovers committed transactions from its log) and starting it again is
+// one of the run's disruptions; otherwise it is the server of
+// FENCE_MYSQL_URL, and cutting every proxied connection stands in.
+func (s *Stage) MySQL(ctx context.Context) (faulty, clean string, err error) {
+	s.mu.Lock()
+	p := s.mysql
+	s.mu.Unlock()
+	if p != nil {
+		return p.faultURL, p.cleanURL, nil
+	}
+	p = &mysqlPath{}
+	server, installDB := os.Getenv(EnvMariaDBServer), os.Getenv(EnvMariaDBInstallDB)
+	var srv *mariaDB
+	if server != "" && installDB != "" {
+		if srv, err = startMariaDB(ctx, server, installDB, filepath.Join(s.Dir, "mariadb")); err != nil {
+			return "", "", err
+		}
+		s.Defer(srv.stop)
+		p.cleanURL = fmt.Sprintf("mysql://fence@127.0.0.1:%d/fence", srv.port)
+	} else if p.cleanURL = os.Getenv(EnvMySQLURL); p.cleanURL == "" {
+		return "", "", unavailable(EnvMySQLURL)
+	}
+	cu, err := url.Parse(p.cleanURL)
+	if err != nil {
+		return "", "", fmt.Errorf("torture: MySQL URL: %w", err)
+	}
+	addr, err := s.proxied(cu.Host) // cutting its connections is a disruption too
+	if err != nil {
+		return "", "", err
+	}
+	fu := *cu
+	fu.Host = addr
+	p.faultURL = fu.String()
+	if srv != nil {
+		s.addDisruptor("mariadb-restart", func(ctx context.Context) error {
+			s.Counts.Add(FaultRestart)
+			return srv.restart(ctx)
+		})
+	}
+	s.mu.Lock()
+	if q := s.mysql; q != nil { // another caller was first
+		s.mu.Unlock()
+		return q.faultURL, q.cleanURL, nil
+	}
+	s.mysql = p
+	s.mu.Unlock()
+	return p.faultURL, p.cleanURL, nil
+}
+
+// mysqlURL returns the URLs of a store on the run's MySQL server with the
+// query parameters of params (name, value pairs) and the driver's dial,
+// read and write timeouts.
+func mysqlURL(params func(s *Stage) []string) URLs {
+	return func(ctx context.Context, s *Stage) (string, string, error) {
+		faulty, clean, err := s.MySQL(ctx)
+		if err != nil {
+			return "", "", err
+		}
+		add := func(raw string) string {
+			u, _ := url.Parse(raw) // built by MySQL
+			q := withParams(u.Query(), params(s)...)
+			q.Set("timeout", "3s")
+			q.Set("readTimeout", "5s")
+			q.Set("writeTimeout", "5s")
+			u.RawQuery = q.Encode()
+			return u.String()
+		}
+		return add(faulty), add(clean), nil
+	}
+}
+
+// mariaDB is a private MariaDB server in a directory of the run, with the
+// user fence (no password, every privilege) and the database fence.
+type mariaDB struct {
+	server, dir, sock, user string
+	port                    int
+	cmd                     *exec.Cmd
+	exited                  chan struct{}
+}
+
+// startMariaDB initialises a data directory under dir and starts a server
+// on it.
+func startMariaDB(ctx context.Context, server, installDB, dir string) (*mariaDB, error) {
+	u, err := user.Current()
+	if err != nil {
+		return nil, err
+	}
+	m := &mariaDB{server: server, dir: dir, sock: filepath.Join(dir, "mariadb.sock"), user: u.Username}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, installDB, "--no-defaults", "--datadir="+filepath.Join(dir, "data"),
+		"--user="+m.user, "--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("torture: %s: %w: %s", installDB, err, out)
+	}
+	if m.port, err = freePort(); err != nil {
+		return nil, err
+	}
+	if err := m.start(ctx); err != nil {
+		return nil, err
+	}
+	db, err := m.rootDB()
+	if err != nil {
+		m.stop()
+		return nil, err
+	}
+	defer db.Close()
+	for _, stmt := range []string{"CREATE USER 'fence'@'%'", "GRANT ALL ON *.* TO 'fence'@'%'", "CREATE DATABASE fence"} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			m.stop()
+			return nil, fmt.Errorf("torture: MariaDB: %s: %w", stmt, err)
+		}
+	}
+	return m, nil
+}
+
+// rootDB connects as root through the server's socket.
+func (m *mariaDB) rootDB() (*sql.DB, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr = "root", "unix", m.sock
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
+
+// start starts the server and returns once it answers.
+func (m *mariaDB) start(ctx context.Context) error {
+	log, err := os.OpenFile(filepath.Join(m.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(m.server, "--no-defaults", "--datadir="+filepath.Join(m.dir, "data"), "--user="+m.user,
+		fmt.Sprintf("--port=%d", m.port), "--bind-address=127.0.0.1", "--socket="+m.sock, "--skip-name-resolve",
+		"--innodb-buffer-pool-size=32M", "--max-connections=200")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	m.cmd, m.exited = cmd, exited
+	db, err := m.rootDB()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := db.PingContext(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("torture: mariadbd exited (its log: %s)", filepath.Join(m.dir, "server.log"))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("torture: mariadbd did not answer within 60 s: %w", err)
+		}
+	}
+}
+
+// restart kills the server as a crash would and starts it again.
+func (m *mariaDB) restart(ctx context.Context) error {
+	m.kill()
+	err := m.start(ctx)
+	for i := 0; err != nil && ctx.Err() == nil && i < 3 && strings.Contains(err.Error(), "exited"); i++ {
+		// InnoDB can find its files still locked for a moment after a kill.
+		time.Sleep(500 * time.Millisecond)
+		err = m.start(ctx)
+	}
+	return err
+}
+
+func (m *mariaDB) kill() {
+	if m.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
+	<-m.exited
+	m.cmd = nil
+}
+
+func (m *mariaDB) stop() { m.kill() }
+
+// The MySQL backends, on the run's MariaDB server (see Stage.MySQL).
+var (
+	// MySQLLocker is lockers/mysql, its lease table named for the run.
+	MySQLLocker = LockerKind{
+		Name: "mysql", Env: []string{EnvMySQLURL}, TTL: time.Second,
+		URL: mysqlURL(func(s *Stage) []string { return []string{"table", s.ID + "_locks"} }),
+	}
+
+	// SQLMySQLResource is resources/sql in its MySQL dialect.
+	SQLMySQLResource = ResourceKind{
+		Name: "sql-mysql", Env: []string{EnvMySQLURL},
+		URL: mysqlURL(sqlTables),
+	}
+)
