@@ -42,12 +42,14 @@ func buildQueries(table string) queries {
 	// takes the key, and to 0 when it does not: the VALUES row sets it to
 	// 1 before the server knows whether the key exists, and the
 	// assignment to token sets it again on a duplicate key. IF()
-	// evaluates only the branch it picks.
+	// evaluates only the branch it picks; the losing branch keeps token
+	// as it is (NULL or negative in a corrupt row: arithmetic with the
+	// unsigned LAST_INSERT_ID would fail on a negative one).
 	// Parameters: key, owner, ttl in microseconds.
 	acquire := `INSERT INTO ` + table + " (`key`, owner, token, expires_at)" + `
 VALUES (?, ?, LAST_INSERT_ID(1), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)
 ON DUPLICATE KEY UPDATE
-	token = IF(` + free + `, LAST_INSERT_ID(token + 1), token + 0 * LAST_INSERT_ID(0)),
+	token = IF(` + free + `, LAST_INSERT_ID(token + 1), IF(LAST_INSERT_ID(0) = 0, token, token)),
 	owner = IF(` + free + `, VALUES(owner), owner),
 	expires_at = IF(` + free + `, VALUES(expires_at), expires_at)`
 	return queries{
