@@ -2,16 +2,21 @@ package mysql
 
 import (
 	"context"
+	"io"
+	"log"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/fencekit/fence/internal/testenv"
 )
+
+// The driver logs connections the tests kill on purpose.
+func init() { _ = mysqldrv.SetLogger(log.New(io.Discard, "", 0)) }
 
 // newDB opens the test server with a pool of at most maxConns
 // connections, closed when the test ends. params are DSN parameters
