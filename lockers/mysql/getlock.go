@@ -148,7 +148,9 @@ func (l *ConnLock) Release(ctx context.Context) error {
 	l.watching.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fail := func(err error) error { return &fence.OpError{Backend: "mysql", Op: "release_lock", Key: l.name, Err: err} }
+	fail := func(err error) error {
+		return &fence.OpError{Backend: "mysql", Op: "release_lock", Key: l.name, Err: err}
+	}
 	if l.conn == nil {
 		if errors.Is(l.err, fence.ErrReleased) {
 			return nil

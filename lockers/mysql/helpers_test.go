@@ -2,11 +2,11 @@ package mysql
 
 import (
 	"context"
-	"io"
-	"log"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"io"
+	"log"
 	"testing"
 	"time"
 
