@@ -1,0 +1,165 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fencekit/fence"
+)
+
+// Acquire implements fence.LockerDriver: one INSERT .. ON DUPLICATE KEY
+// UPDATE that takes the key if it is new, free or expired, incrementing
+// its token, and otherwise changes nothing and reports the holder in a
+// *fence.HeldError, whose ValidUntil is the holder's remaining time on the
+// server added to the send time on the driver's clock. On MariaDB the
+// holder comes back with the statement (RETURNING); on MySQL a second
+// statement reads it. The lease returned has no ValidUntil: the
+// PortableLocker sets it to its send time plus ttl.
+func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	dia, err := d.dialect(ctx)
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	if dia == dialectMariaDB {
+		return d.acquireReturning(ctx, key, owner, ttl)
+	}
+	var won int64
+	err = retry(ctx, "acquire", func() error {
+		res, err := d.db.ExecContext(ctx, d.q.acquire, key, owner, micros(ttl))
+		if err != nil {
+			return err
+		}
+		won, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	if won > 0 {
+		return fence.Lease{Key: key, Owner: owner, Token: fence.Token(won), TTL: ttl}, nil
+	}
+	// Held when the statement ran: ask who holds it now.
+	info, err := d.Inspect(ctx, key)
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	if !info.Held {
+		return fence.Lease{}, fence.ErrAcquireRaced // freed since
+	}
+	return fence.Lease{}, &fence.HeldError{Key: key, Owner: info.Owner, Token: info.Token, ValidUntil: info.ValidUntil}
+}
+
+// acquireReturning is Acquire on MariaDB: the statement returns the
+// token won (or 0) and the row as the statement left it.
+func (d *driver) acquireReturning(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	var (
+		won  int64
+		cols rowCols
+		sent time.Time
+	)
+	err := retry(ctx, "acquire", func() error {
+		sent = d.clock.Now()
+		return d.db.QueryRowContext(ctx, d.q.acquireReturning, key, owner, micros(ttl)).
+			Scan(append([]any{&won}, cols.dest()...)...)
+	})
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	if won > 0 {
+		if !cols.token.Valid || cols.token.Int64 != won {
+			return fence.Lease{}, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("the statement won token %d but the row holds %v", won, cols.token)}
+		}
+		return fence.Lease{Key: key, Owner: owner, Token: fence.Token(won), TTL: ttl}, nil
+	}
+	r, err := cols.check(key)
+	if err != nil {
+		return fence.Lease{}, err
+	}
+	if !r.held() {
+		// The statement judged the row as the server's clock stood when
+		// it started; a row it left held but that reads free is one whose
+		// lease ran out within the statement. Try again.
+		return fence.Lease{}, fence.ErrAcquireRaced
+	}
+	return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: sent.Add(r.left)}
+}
+
+// Renew implements fence.LockerDriver: one conditional UPDATE that extends
+// the lease by its TTL, measured on the server, if the row still has the
+// lease's owner and token and has not expired.
+func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+	return d.matchOne(ctx, "renew", lease, d.q.renew, micros(lease.TTL), lease.Key, lease.Owner, int64(lease.Token))
+}
+
+// Release implements fence.LockerDriver: one conditional UPDATE that
+// clears the expiry if the row still has the lease's owner and token and
+// has not expired. The row and its counter stay.
+func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+	return d.matchOne(ctx, "release", lease, d.q.release, lease.Key, lease.Owner, int64(lease.Token))
+}
+
+// matchOne runs renew or release, whose OK packet's last-insert id is the
+// lease's token exactly when the row matched, and ErrNotHeld otherwise.
+func (d *driver) matchOne(ctx context.Context, op string, lease fence.Lease, query string, args ...any) error {
+	if !storable(lease.Token) {
+		return fence.ErrNotHeld
+	}
+	var id int64
+	err := retry(ctx, op, func() error {
+		res, err := d.db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if id != int64(lease.Token) {
+		return fence.ErrNotHeld
+	}
+	return nil
+}
+
+// storable reports whether t fits the BIGINT token column. A token beyond
+// it was never issued by this locker, so its lease is simply not held.
+func storable(t fence.Token) bool { return uint64(t) <= math.MaxInt64 }
+
+// Break implements fence.LockerDriver: it clears the expiry of key's row
+// whoever holds it, keeping the counter, so the next token is higher than
+// the broken holder's.
+func (d *driver) Break(ctx context.Context, key string) error {
+	return retry(ctx, "break", func() error {
+		_, err := d.db.ExecContext(ctx, d.q.brk, key)
+		return err
+	})
+}
+
+// Inspect implements fence.LockerDriver. ValidUntil is the server's
+// remaining time added to the send time on the driver's clock. A row that
+// breaks the table's invariants gets a *fence.CorruptError.
+func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	var cols rowCols
+	sent := d.clock.Now()
+	err := d.db.QueryRowContext(ctx, d.q.inspect, key).Scan(cols.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fence.LockInfo{Key: key}, nil
+	}
+	if err != nil {
+		return fence.LockInfo{}, classify("inspect", err)
+	}
+	r, err := cols.check(key)
+	if err != nil {
+		return fence.LockInfo{}, err
+	}
+	info := fence.LockInfo{Key: key, Owner: r.owner, Token: r.token}
+	if r.held() {
+		info.Held, info.ValidUntil = true, sent.Add(r.left)
+	}
+	return info, nil
+}

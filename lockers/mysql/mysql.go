@@ -1,0 +1,245 @@
+// Package mysql is a fence.Locker on MySQL or MariaDB, driven through
+// database/sql and github.com/go-sql-driver/mysql. It also has GetLock, a
+// helper for the server's named locks (GET_LOCK) that cannot leak a lock
+// back into the connection pool; those locks issue no fencing token.
+//
+// Holding a lease is not a safety guarantee, only its token is: pass
+// Lease.Token to a fenced resource (see package fence).
+//
+// # The lease table
+//
+// Each key is one row of an InnoDB table (DefaultTable, "fence_locks",
+// unless Options.Table says otherwise; see SchemaSQL), with these columns:
+//
+//   - key VARBINARY(1024), the primary key: the lock key's bytes, compared
+//     as bytes (no collation folds case or pads spaces).
+//   - owner VARBINARY(1024) NOT NULL: the owner id of the current or last
+//     lease.
+//   - token BIGINT NOT NULL: the last token issued, 1 to 2^63-1. Acquire
+//     sets it to token + 1 (1 for a new row); nothing else changes it.
+//   - expires_at DATETIME(6): when the current lease ends, in UTC on the
+//     server's clock (UTC_TIMESTAMP(6)), or NULL when the key is free
+//     (released or broken).
+//
+// Rows are never deleted: releasing or breaking a lease clears the expiry
+// and keeps the counter, so the next token continues the sequence. Do not
+// delete rows by hand; that restarts a key's tokens at 1. A key is held
+// while expires_at > UTC_TIMESTAMP(6). To look:
+//
+//	SELECT `key`, owner, token, expires_at, expires_at > UTC_TIMESTAMP(6) AS held
+//	FROM fence_locks WHERE `key` = 'k';
+//
+// To free a key by hand, do what Break does: UPDATE fence_locks SET
+// expires_at = NULL WHERE `key` = 'k'. Never lower a token or delete a row.
+// A row with an empty owner, a token below 1, or an expiry before 1970 or
+// after 9998 (a zero date, say) is reported with a *fence.CorruptError
+// and never written over by Acquire (NULL owners or tokens too, which the
+// table allows only after it is altered).
+//
+// Keys are at most MaxKeyLen (1024) bytes: InnoDB's index limit is 3072
+// bytes with 16 KB pages and 1536 with 8 KB pages (ROW_FORMAT=DYNAMIC, the
+// default since MySQL 5.7 and MariaDB 10.2, which the DDL names).
+//
+// # The statements
+//
+// Every method is one statement in autocommit mode (see queries.go for the
+// text), and every outcome is read from that statement's own answer, never
+// from its affected-rows count (which counts changed rows, so an
+// identical rewrite, say a renewal within the same microsecond, would read
+// as a failure) and never from a second statement.
+//
+//   - Acquire is one INSERT .. ON DUPLICATE KEY UPDATE. A new key is
+//     inserted with token 1; an existing row is taken only when it is free
+//     or expired (and well-formed). MySQL runs the assignments left to
+//     right and each sees the values set before it, so the condition is
+//     written to read the same after each assignment that precedes the
+//     last (token, then owner, then expires_at, which the condition reads
+//     last). The winner's token is passed through LAST_INSERT_ID(expr),
+//     which the server returns in the statement's OK packet (0 when the
+//     key was held): a failed Acquire changes nothing. On MariaDB (10.5
+//     and later) the statement ends with RETURNING, so a failed Acquire
+//     learns the holder in the same round trip; on MySQL, which has no
+//     INSERT .. RETURNING, a failed Acquire reads the holder with a second
+//     statement (Inspect's), and if that finds the key free it reports
+//     fence.ErrAcquireRaced, which the portable layer retries once.
+//   - Renew and Release are one conditional UPDATE each, matching key,
+//     owner, token and an unexpired lease; each sets token =
+//     LAST_INSERT_ID(token), so the OK packet carries the token exactly
+//     when the row matched.
+//   - Break is an UPDATE that clears the expiry of a held key; Inspect is
+//     one SELECT.
+//
+// Remaining times are computed on the server (TIMESTAMPDIFF(MICROSECOND,
+// UTC_TIMESTAMP(6), expires_at)) and added to the local send time, so the
+// caller's clock never meets the server's: skew does not matter, only
+// clock rates do. TTLs travel as whole microseconds, rounded up.
+//
+// MySQL 8: the statements are verified on MariaDB 10.11 only; no MySQL
+// server can be tested here. On MySQL 8 the locker uses the path without
+// RETURNING (it asks the server's VERSION() once); VALUES() in ON
+// DUPLICATE KEY UPDATE is deprecated there since 8.0.20 (it warns, and
+// still works). Both are unverified on MySQL.
+//
+// # Guarantees, and what breaks them
+//
+// The token of a key grows by one at each acquisition and is never
+// lowered, across release, expiry, Break and server restarts (InnoDB's
+// commits are durable with the default innodb_flush_log_at_trx_commit=1;
+// a setting of 0 or 2 can lose the last second of commits in a crash, and
+// with them issued tokens). Acquire is one atomic statement: InnoDB locks
+// the row (or the key's index gap) while it runs, so two contenders never
+// both win.
+//
+// What breaks them:
+//
+//   - The server's clock decides expiry. A clock that jumps forward ends
+//     leases early; one that runs fast shortens them. The local
+//     ValidUntil is conservative only while both clocks run at the same
+//     rate.
+//   - A replica. Point the *sql.DB at the primary: a replica that lags
+//     answers Inspect with an old row, and one promoted by an asynchronous
+//     failover may have lost the last acquisitions, and will issue their
+//     tokens again.
+//   - Editing the table by hand (lowering a token, deleting a row).
+//
+// # Errors
+//
+// A deadlock (1213) or lock wait timeout (1205) undoes the whole
+// statement, which is therefore retried, up to three times in all; after
+// that the method returns a *ContentionError. A connection lost while a
+// statement was in flight (the server killed it, the network failed, ctx
+// ended) gets a *ConnLostError: the statement may have been applied, so
+// it matches fence.ErrUnknownOutcome for every method but Inspect. After
+// an ambiguous Acquire, Inspect the key (an Acquire with
+// AcquireOptions.Owner set shows whether that owner got it) or let the
+// lease expire; after an ambiguous Renew or Release, repeat it (both are
+// idempotent: a Release that had landed answers fence.ErrNotHeld). A
+// missing table gets an error matching fence.ErrStoreMissing.
+//
+// # Layering
+//
+// A Locker is the portable fence.PortableLocker over this package's
+// driver, which holds only the SQL. The portable layer validates keys,
+// TTLs, owners and leases, generates owner ids, checks ctx, sets
+// Lease.ValidUntil to its send time plus TTL, wraps every error as
+// "fence/mysql: <op> <key>: <cause>", and refuses a Renew or Release of a
+// lease whose latest ValidUntil has passed on Options.Clock without asking
+// the server.
+//
+// # Opening from a URL
+//
+// Importing the package registers the URL scheme "mysql" with
+// fence.OpenLocker:
+//
+//	mysql://[USER[:PASSWORD]@]HOST[:PORT]/DB[?table=T&DRIVER-PARAMS]
+//
+// table is the lease table (Options.Table); every other parameter is
+// go-sql-driver/mysql's (tls, timeout, readTimeout, ...). The port
+// defaults to 3306. A password in the URL is accepted but discouraged;
+// no error shows it. The opened locker's Close closes the *sql.DB it
+// made, and its Create creates the table.
+//
+// # Tests
+//
+// The tests run on MariaDB 10.11 from the machine's Debian package,
+// started by scripts/test.sh, which exports FENCE_MYSQL_DSN; tests that
+// restart or kill a server start one of their own (internal/mysqltest).
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"sync/atomic"
+	"time"
+
+	"github.com/fencekit/fence"
+)
+
+// Limits of the MySQL locker.
+const (
+	// MaxKeyLen is the longest key accepted, in bytes (the key column is
+	// VARBINARY(1024)).
+	MaxKeyLen = 1024
+	// MaxOwnerLen is the longest owner id accepted, in bytes.
+	MaxOwnerLen = 1024
+	// MinTTL and MaxTTL bound the lease duration. The server stores
+	// expiries in microseconds; a TTL is rounded up to a whole
+	// microsecond there, so the server's lease is never shorter than the
+	// caller's.
+	MinTTL = time.Millisecond
+	MaxTTL = 24 * time.Hour
+	// DefaultTable is the lease table used when Options.Table is empty.
+	DefaultTable = "fence_locks"
+)
+
+// Options configure a Locker. A nil *Options means all defaults.
+type Options struct {
+	// Table names the lease table, optionally with its database as
+	// "db.table". Each part is quoted as given (so it may hold any
+	// character but NUL, '`' and '.') and is at most 64 characters.
+	// Default: DefaultTable, in the connection's database.
+	Table string
+	// Clock supplies the send times from which Lease.ValidUntil and
+	// HeldError.ValidUntil are computed, and on which the portable layer
+	// refuses a Renew or Release of a lease that ran out. Whether a key is
+	// held is decided by the server. Default: fence.SystemClock.
+	Clock fence.Clock
+}
+
+// Locker is a fence.Locker on a MySQL or MariaDB lease table: the
+// portable locker (its methods are fence.Locker's) over this package's
+// driver. Create it with New; it is safe for concurrent use.
+type Locker struct {
+	*fence.PortableLocker
+	d *driver
+}
+
+var _ fence.Locker = (*Locker)(nil)
+
+// New returns a Locker that keeps its leases in the table named by opts
+// (see Options) through db, which must reach the primary server. It
+// checks the options but does not touch the server; create the table with
+// CreateTable (or Create) or with the statement from SchemaSQL.
+func New(db *sql.DB, opts *Options) (*Locker, error) {
+	if db == nil {
+		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	quoted, err := parseTable(o.Table)
+	if err != nil {
+		return nil, err
+	}
+	clock := fence.ClockOrSystem(o.Clock)
+	d := &driver{db: db, clock: clock, table: quoted, q: buildQueries(quoted)}
+	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{PortableLocker: pl, d: d}, nil
+}
+
+// QuotedTable returns the name of the lease table quoted for SQL, with its
+// database if Options.Table had one: "fence_locks" becomes "`fence_locks`".
+func (l *Locker) QuotedTable() string { return l.d.table }
+
+// CreateTable is Create: it creates the lease table if it does not exist
+// yet (the statement of SchemaSQL). It is idempotent.
+func (l *Locker) CreateTable(ctx context.Context) error { return l.Create(ctx) }
+
+// dialect says whether the server has INSERT .. RETURNING.
+type dialect int32
+
+const (
+	dialectUnknown   dialect = iota
+	dialectMariaDB           // INSERT .. RETURNING (MariaDB 10.5 and later)
+	dialectNoReturns         // MySQL: no RETURNING
+)
+
+// dialectOf holds a driver's dialect, learnt on first use.
+type dialectOf struct{ v atomic.Int32 }
+
+func (d *dialectOf) get() dialect  { return dialect(d.v.Load()) }
+func (d *dialectOf) set(v dialect) { d.v.Store(int32(v)) }

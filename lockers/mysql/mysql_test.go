@@ -1,0 +1,65 @@
+package mysql
+
+import (
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/lockers/lockertest"
+)
+
+// shortTTL is the lease the tests let expire. Expiry is measured by the
+// server's clock, which no fake clock can move, so Expire sleeps for it;
+// it is short to keep that sleep short, and long enough that a lease does
+// not run out between the statements of one case on a busy machine.
+const shortTTL = 300 * time.Millisecond
+
+// contenders is the number of goroutines racing for one key in the
+// suite's one-winner cases, each with a connection of its own.
+const contenders = 8
+
+// harness drives the conformance suite on one lease table of a unique
+// name; noReturning makes its lockers take MySQL's path (no RETURNING).
+func harness(t *testing.T, db *sql.DB, noReturning bool) lockertest.Harness {
+	table := uniqueName("fence_test_")
+	newLockerOn(t, db, table)
+	return lockertest.Harness{
+		New: func(t *testing.T) fence.Locker {
+			l, err := New(db, &Options{Table: table})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			if noReturning {
+				l.d.dia.set(dialectNoReturns)
+			}
+			return l
+		},
+		TTL:      time.Minute,
+		ShortTTL: shortTTL,
+		// Every short lease was taken before Expire is called, so its
+		// server expiry (statement start + ShortTTL) is at most ShortTTL
+		// away; the margin covers timer granularity.
+		Expire:     func(*testing.T) { time.Sleep(shortTTL + 20*time.Millisecond) },
+		Pass:       func(_ *testing.T, d time.Duration) { time.Sleep(d) },
+		MaxKeyLen:  MaxKeyLen,
+		BadTTLs:    []time.Duration{0, -time.Second, MinTTL - time.Microsecond, MaxTTL + time.Millisecond},
+		Now:        time.Now,
+		Contenders: contenders,
+	}
+}
+
+// TestConformance runs the suite on MariaDB with its statements
+// (RETURNING).
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	lockertest.Run(t, harness(t, newDB(t, contenders+2), false))
+}
+
+// TestConformanceWithoutReturning runs the suite on MariaDB with the
+// statements the locker sends to MySQL, which has no INSERT ..
+// RETURNING: what is verified of that path here (MySQL itself is not).
+func TestConformanceWithoutReturning(t *testing.T) {
+	t.Parallel()
+	lockertest.Run(t, harness(t, newDB(t, contenders+2), true))
+}
