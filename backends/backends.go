@@ -12,7 +12,8 @@
 // Locker schemes: mem (lockers/memory), postgres and postgresql
 // (lockers/postgres), dynamodb (lockers/dynamo), azblob (lockers/azblob),
 // gs (lockers/gcs), etcd and etcds (lockers/etcd), redis, rediss and
-// redis+sentinel (lockers/redis), redlock (lockers/redlock). Resource
+// redis+sentinel (lockers/redis), redlock (lockers/redlock), mysql
+// (lockers/mysql). Resource
 // schemes: mem (resources/memory), postgres, postgresql and sqlite
 // (resources/sql), dynamodb (resources/dynamo), s3 (resources/s3), gs
 // (resources/gcs), etcd and etcds (resources/etcd), redis and rediss
@@ -26,6 +27,7 @@ import (
 	_ "github.com/fencekit/fence/lockers/etcd"     // etcd://, etcds://
 	_ "github.com/fencekit/fence/lockers/gcs"      // gs://
 	_ "github.com/fencekit/fence/lockers/memory"   // mem://
+	_ "github.com/fencekit/fence/lockers/mysql"    // mysql://
 	_ "github.com/fencekit/fence/lockers/postgres" // postgres://, postgresql://
 	_ "github.com/fencekit/fence/lockers/redis"    // redis://, rediss://, redis+sentinel://
 	_ "github.com/fencekit/fence/lockers/redlock"  // redlock://

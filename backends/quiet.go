@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 
+	mysqldrv "github.com/go-sql-driver/mysql"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -11,9 +12,14 @@ import (
 // the Redis resource, logs its connection pool's dial failures to
 // standard error through a logger of its own, process-wide. A program that
 // reports the stores' errors itself (the fence command does, once and with
-// passwords scrubbed) calls it once at start. The other SDKs log nothing
-// unless given a logger.
-func SilenceClientLogs() { goredis.SetLogger(quietLogger{}) }
+// passwords scrubbed) calls it once at start. go-sql-driver/mysql, the
+// client of the MySQL locker and of resources/sql's MySQL dialect, logs
+// connections that die ("unexpected EOF") the same way. The other SDKs log
+// nothing unless given a logger.
+func SilenceClientLogs() {
+	goredis.SetLogger(quietLogger{})
+	_ = mysqldrv.SetLogger(&mysqldrv.NopLogger{})
+}
 
 type quietLogger struct{}
 

@@ -2,6 +2,7 @@ package testlockers
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net/url"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/fencekit/fence/lockers/etcd"
 	"github.com/fencekit/fence/lockers/gcs"
 	"github.com/fencekit/fence/lockers/memory"
+	_ "github.com/fencekit/fence/lockers/mysql"    // mysql://
 	_ "github.com/fencekit/fence/lockers/postgres" // postgres://
 	_ "github.com/fencekit/fence/lockers/redis"    // redis://
 	_ "github.com/fencekit/fence/lockers/redlock"  // redlock://
@@ -129,6 +131,8 @@ var Backends = []Backend{
 	// PostgreSQL.
 	{Name: "redis", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: redisURL},
 	{Name: "redlock", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: redlockURL},
+	// MySQL takes leases of 1 ms: 1 s, as on PostgreSQL.
+	{Name: "mysql", MinTTL: time.Second, ServerTimed: true, URL: mysqlURL},
 }
 
 // The etcd and Redis servers outlive the test run (scripts/kvstores.sh
@@ -181,6 +185,28 @@ func postgresURL(t *testing.T) string {
 	ExecOnCleanup(t, base, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize())
 	// Two connections per replica: tests open several replicas at once.
 	return WithQuery(base, "table="+table+"&pool_max_conns=2")
+}
+
+// mysqlURL names a fresh lease table on the MariaDB server, dropped when
+// the test ends.
+func mysqlURL(t *testing.T) string {
+	t.Helper()
+	base := testenv.MySQLURL(t)
+	table := UniqueName("fence_backend_")
+	dsn := testenv.MySQLDSN(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		db, err := sql.Open("mysql", dsn)
+		if err == nil {
+			defer db.Close()
+			_, err = db.ExecContext(ctx, "DROP TABLE IF EXISTS `"+table+"`")
+		}
+		if err != nil {
+			t.Errorf("drop table %s: %v", table, err)
+		}
+	})
+	return WithQuery(base, "table="+table)
 }
 
 // dynamoURL names a fresh table on dynalite; extra adds query parameters
