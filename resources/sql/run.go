@@ -85,6 +85,9 @@ type PgxBatcher interface {
 // or fn, a pgx.Tx as db, a name not under the key) gets one matching
 // fence.ErrInvalid.
 func (f *Fences) RunPgx(ctx context.Context, h *fence.Handle, db PgxBatcher, fn func(ctx context.Context, tx pgx.Tx) error, opts *RunOptions) error {
+	if err := f.noPgx("transaction", opts.name()); err != nil {
+		return err
+	}
 	o, name, err := f.runArgs(h, opts, db == nil, fn == nil)
 	if err == nil {
 		if _, isTx := db.(pgx.Tx); isTx {
