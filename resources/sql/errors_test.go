@@ -30,7 +30,7 @@ func TestErrorsNameTheBackend(t *testing.T) {
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		ctx := t.Context()
 		tb := b.tables(t)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestErrorsNameTheBackend(t *testing.T) {
 		wantOp(t, "Highest of an empty key", err, "highest", "", fence.ErrInvalid)
 
 		table := accountsTable(t, b, true)
-		c, err := fencesql.NewColumn(table, "id", "fence")
+		c, err := b.newColumn(table, "id", "fence")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestMissingTables(t *testing.T) {
 			} {
 				wantOp(t, c.op+" on "+tb.Fence, c.err, c.op, "k", fence.ErrStoreMissing)
 			}
-			f, err := fencesql.NewFences(tb.Fence)
+			f, err := b.newFences(tb.Fence)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -43,7 +43,7 @@ func TestCheckAdmitsEqualAndHigherRefusesLower(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 4, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestHighest(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 4, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestCheckRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}

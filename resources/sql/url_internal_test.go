@@ -64,7 +64,7 @@ func TestParseURLRefuses(t *testing.T) {
 		{"sqlite:///x.db?busy-timeout=soon", "not a duration"},
 		{"sqlite:///x.db?sslmode=disable", `unknown parameter "sslmode"`},
 		{"sqlite:///x%00.db", "NUL"},
-		{"mysql://db/app", "not a postgres://"},
+		{"mssql://db/app", "not a postgres://"},
 	} {
 		u, err := url.Parse(tc.raw)
 		if err != nil {
