@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
 	fencesql "github.com/fencekit/fence/resources/sql"
@@ -285,4 +287,94 @@ func TestMySQLLockWaitTimeoutIsRetried(t *testing.T) {
 		t.Fatalf("no lock wait timeout (err %v); the test proves nothing", err)
 	}
 	wantStale(t, err, 5, 9)
+}
+
+// TestMySQLHasNoPgxCalls: the pgx calls of a MySQL Fences or Column
+// refuse with fence.ErrInvalid before anything is sent.
+func TestMySQLHasNoPgxCalls(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	f, err := fencesql.NewFencesFor(fencesql.MySQL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := fencesql.NewColumnFor(fencesql.MySQL, "accounts", "id", "fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, herr := f.HighestPgx(ctx, nil, "k")
+	for what, err := range map[string]error{
+		"CheckPgx":   f.CheckPgx(ctx, nil, "k", 1),
+		"HighestPgx": herr,
+		"QueueCheck": f.QueueCheck(&pgx.Batch{}, "k", 1),
+		"RunPgx":     f.RunPgx(ctx, nil, nil, nil, nil),
+		"LockedPgx":  f.LockedPgx(ctx, nil, nil, "k", nil, nil),
+		"UpdatePgx":  c.UpdatePgx(ctx, nil, 1, 1, ""),
+	} {
+		if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), "MySQL") {
+			t.Errorf("%s of a MySQL dialect = %v; want ErrInvalid naming MySQL", what, err)
+		}
+	}
+	if _, err := fencesql.NewFencesFor(0, ""); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("NewFencesFor(no dialect) = %v; want ErrInvalid", err)
+	}
+	if _, err := fencesql.NewColumnFor(0, "a", "b", "c"); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("NewColumnFor(no dialect) = %v; want ErrInvalid", err)
+	}
+}
+
+// TestMySQLNames: names are backquoted, up to 64 bytes (one more than
+// PostgreSQL's limit), and the SET clauses of a MySQL Column take ?
+// placeholders, backquoted names and qualified targets, and refuse what
+// could reach past them in MySQL (# comments, $ placeholders, a count of
+// ? that is not the number of arguments) or assign the fence column.
+func TestMySQLNames(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("t", fencesql.MaxMySQLIdentLen)
+	if _, err := fencesql.NewFencesFor(fencesql.MySQL, long); err != nil {
+		t.Errorf("NewFencesFor(MySQL, 64 bytes) = %v; want it accepted", err)
+	}
+	if _, err := fencesql.NewFencesFor(fencesql.MySQL, long+"t"); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("NewFencesFor(MySQL, 65 bytes) = %v; want ErrInvalid", err)
+	}
+	if def, err := fencesql.ColumnDefinitionFor(fencesql.MySQL, "fe`nce"); err != nil || def != "`fe``nce` BIGINT NOT NULL DEFAULT 0 CHECK (`fe``nce` >= 0)" {
+		t.Errorf("ColumnDefinitionFor(MySQL) = %q, %v", def, err)
+	}
+	c, err := fencesql.NewColumnFor(fencesql.MySQL, "app.accounts", "id", "fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.UpdateSQL("balance = balance + ?, `note` = 'a ?'", 1)
+	want := "UPDATE `app`.`accounts` SET balance = balance + ?, `note` = 'a ?'\n, `fence` = ?\nWHERE `id` = ? AND `fence` >= 0 AND `fence` <= ?"
+	if err != nil || got != want {
+		t.Errorf("UpdateSQL = %q, %v; want %q", got, err, want)
+	}
+	for _, tc := range []struct {
+		set   string
+		nargs int
+	}{
+		{"a = 1 # comment", 0},
+		{"a = $1", 1},
+		{"a = ?", 0},
+		{"a = ?, b = ?", 1},
+		{"a = 1", 1},
+		{"`fence` = 1", 0},
+		{"`FENCE` = 1", 0},
+		{"accounts.fence = 1", 0},
+		{"app.accounts.`fence` = 1", 0},
+		{"a = `open", 0},
+		{`a = 'it\'s'`, 0},
+		{"a = 1; DELETE FROM accounts", 0},
+		{"a = 1 -- c", 0},
+		{"a = 1 /*! c */", 0},
+	} {
+		if _, err := c.UpdateSQL(tc.set, tc.nargs); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("MySQL UpdateSQL(%q, %d) = %v; want ErrInvalid", tc.set, tc.nargs, err)
+		}
+	}
+	for _, set := range []string{"accounts.balance = ?", "`odd`` name` = ?", "note = \"x # y\", b = ?"} {
+		if _, err := c.UpdateSQL(set, strings.Count(set, "?")); err != nil {
+			t.Errorf("MySQL UpdateSQL(%q) = %v; want it accepted", set, err)
+		}
+	}
 }
