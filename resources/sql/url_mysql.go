@@ -102,6 +102,8 @@ func mysqlDSN(p *fence.URLParams, u *url.URL, c *urlConfig) {
 	switch {
 	case u.Hostname() == "":
 		p.Fail("no host after mysql://")
+	case strings.ContainsAny(u.User.Username(), ":\x00"):
+		p.Fail("a colon or NUL byte in the user name")
 	case strings.HasSuffix(u.Host, ":"):
 		p.Fail("an empty port")
 	case db == "":
