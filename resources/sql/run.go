@@ -102,8 +102,9 @@ func (f *Fences) RunPgx(ctx context.Context, h *fence.Handle, db PgxBatcher, fn 
 	})
 }
 
-// Run is RunPgx for database/sql (PostgreSQL through pgx's stdlib, or
-// SQLite): the fence is Check, the first statement of the transaction.
+// Run is RunPgx for database/sql (PostgreSQL through pgx's stdlib,
+// SQLite or MySQL): the fence is Check, the first statement of the
+// transaction (two statements in MySQL).
 // database/sql sends one statement at a time, so the fence costs one
 // round trip of its own; use RunPgx where pgx is at hand. The transaction
 // is begun with fn's ctx, so database/sql rolls it back when the lease is

@@ -155,7 +155,8 @@ type PgxExecer interface {
 
 // CreateTables runs SchemaSQL(d, t) on db. It leaves existing tables as
 // they are. Two CreateTables racing on a new PostgreSQL table can fail with
-// a unique violation; run it once, at start-up or in a migration. Errors
+// a unique violation; run it once, at start-up or in a migration. In MySQL
+// each statement commits on its own, even inside a transaction. Errors
 // come in a *fence.OpError for operation "create".
 func CreateTables(ctx context.Context, db SQLExecer, d Dialect, t Tables) error {
 	if db == nil {
