@@ -22,14 +22,18 @@ import (
 // one its condition refused. A rewrite with an equal token and an
 // identical value succeeds, and a stale write with an identical value is
 // refused, through Fences, Resource and Column, whether or not the client
-// asks for found rows (CLIENT_FOUND_ROWS) instead of changed ones.
+// asks for found rows (CLIENT_FOUND_ROWS) instead of changed ones, and
+// with the driver's text protocol (interpolateParams) as with prepared
+// statements.
 func TestMySQLSameTokenAndValueAgain(t *testing.T) {
 	t.Parallel()
-	for _, foundRows := range []bool{false, true} {
-		t.Run(fmt.Sprintf("clientFoundRows=%v", foundRows), func(t *testing.T) {
+	for _, mode := range []struct{ foundRows, interpolate bool }{{false, false}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("clientFoundRows=%v,interpolateParams=%v", mode.foundRows, mode.interpolate), func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			b := mysqlBackend(openMySQL(t, 2, func(c *mysql.Config) { c.ClientFoundRows = foundRows }))
+			b := mysqlBackend(openMySQL(t, 2, func(c *mysql.Config) {
+				c.ClientFoundRows, c.InterpolateParams = mode.foundRows, mode.interpolate
+			}))
 			tb := b.tables(t)
 			f, err := b.newFences(tb.Fence)
 			if err != nil {
