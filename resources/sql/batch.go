@@ -41,6 +41,9 @@ const (
 // transaction runs in one implicit transaction, which the error also rolls
 // back.
 func (f *Fences) QueueCheck(b *pgx.Batch, key string, token fence.Token) error {
+	if err := f.noPgx("check", key); err != nil {
+		return err
+	}
 	if b == nil {
 		return opError("check", key, &fence.InvalidError{Field: "batch", Reason: "nil"})
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
@@ -145,4 +147,102 @@ func BenchmarkLedgerSQLite(b *testing.B) {
 		{name: "tx", write: write(1, false)},
 		{name: "tx-fence-row", write: write(2, true)},
 	}, map[string]string{"tx-fence-row": "tx"})
+}
+
+// BenchmarkLedgerMySQL measures the ledger write on MariaDB through
+// database/sql and RunTx on one connection, without a fence, with a fence
+// row (and, for comparison, with MariaDB's one-statement RETURNING form
+// of it) and with a fenced column, in one run; with the driver's server-side
+// prepared statements (its default: two round trips per statement with
+// arguments) and with interpolateParams=true (one):
+//
+//	go test -run XX -bench LedgerMySQL -benchtime 2000x ./resources/sql
+func BenchmarkLedgerMySQL(b *testing.B) {
+	for _, interpolate := range []bool{false, true} {
+		name := "prepared"
+		if interpolate {
+			name = "interpolated"
+		}
+		b.Run(name, func(b *testing.B) {
+			db := openMySQL(b, 1, func(c *mysql.Config) { c.InterpolateParams = interpolate })
+			ctx := context.Background()
+			tb := fencesql.Tables{Fence: uniqueName("fence"), Value: uniqueName("value")}
+			accounts, entries := mysqlQuote(uniqueName("accounts")), mysqlQuote(uniqueName("entries"))
+			if err := fencesql.CreateTables(ctx, db, fencesql.MySQL, tb); err != nil {
+				b.Fatal(err)
+			}
+			col, err := fencesql.ColumnDefinitionFor(fencesql.MySQL, "fence")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, s := range []string{
+				"CREATE TABLE " + accounts + " (id BIGINT PRIMARY KEY, balance BIGINT NOT NULL, " + col + ") ENGINE=InnoDB",
+				"CREATE TABLE " + entries + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, account BIGINT NOT NULL, amount BIGINT NOT NULL) ENGINE=InnoDB",
+				"INSERT INTO " + accounts + " (id, balance) VALUES (1, 0), (2, 0), (3, 0)",
+			} {
+				if _, err := db.ExecContext(ctx, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Cleanup(func() {
+				for _, t := range []string{mysqlQuote(tb.Fence), mysqlQuote(tb.Value), accounts, entries} {
+					_, _ = db.Exec("DROP TABLE IF EXISTS " + t)
+				}
+			})
+			fences, err := fencesql.NewFencesFor(fencesql.MySQL, tb.Fence)
+			if err != nil {
+				b.Fatal(err)
+			}
+			column, err := fencesql.NewColumnFor(fencesql.MySQL, strings.Trim(accounts, "`"), "id", "fence")
+			if err != nil {
+				b.Fatal(err)
+			}
+			const token fence.Token = 5
+			update := "UPDATE " + accounts + " SET balance = balance + ? WHERE id = ?"
+			insert := "INSERT INTO " + entries + " (account, amount) VALUES (?, ?)"
+			returning := "INSERT INTO " + mysqlQuote(tb.Fence) + " (`key`, `token`) VALUES (?, ?) ON DUPLICATE KEY UPDATE " +
+				"`token` = IF(`token` > 0 AND `token` <= VALUES(`token`), VALUES(`token`), `token`) RETURNING `token`"
+			write := func(account int64, fenced func(ctx context.Context, tx *sql.Tx) error) func(context.Context) error {
+				return func(ctx context.Context) error {
+					return fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
+						if fenced != nil {
+							if err := fenced(ctx, tx); err != nil {
+								return err
+							}
+						} else if _, err := tx.ExecContext(ctx, update, 1, account); err != nil {
+							return err
+						}
+						_, err := tx.ExecContext(ctx, insert, account, 1)
+						return err
+					})
+				}
+			}
+			runVariants(b, []*variant{
+				{name: "tx", write: write(1, nil)},
+				{name: "tx-fence-row", write: write(2, func(ctx context.Context, tx *sql.Tx) error {
+					if err := fences.Check(ctx, tx, "account/2", token); err != nil {
+						return err
+					}
+					_, err := tx.ExecContext(ctx, update, 1, 2)
+					return err
+				})},
+				{name: "tx-fence-row-returning", write: write(2, func(ctx context.Context, tx *sql.Tx) error {
+					// For comparison only: MariaDB's one-statement form,
+					// which MySQL 8 lacks (no RETURNING).
+					var stored int64
+					if err := tx.QueryRowContext(ctx, returning, "account/2r", int64(token)).Scan(&stored); err != nil {
+						return err
+					}
+					if stored != int64(token) {
+						return fmt.Errorf("stale: %d", stored)
+					}
+					_, err := tx.ExecContext(ctx, update, 1, 2)
+					return err
+				})},
+				{name: "tx-fence-column", write: write(3, func(ctx context.Context, tx *sql.Tx) error {
+					return column.Update(ctx, tx, int64(3), token, "balance = balance + ?", int64(1))
+				})},
+			}, map[string]string{"tx-fence-row": "tx", "tx-fence-row-returning": "tx", "tx-fence-column": "tx"})
+		})
+	}
 }

@@ -24,6 +24,7 @@ import (
 // deleted flag, or fence them with a fence row (Fences), which a delete
 // leaves in place.
 type Column struct {
+	dialect           Dialect
 	table, key, fence string // quoted
 	name              string // table as given, for messages
 	fenceName         string // fence column as given
@@ -31,21 +32,31 @@ type Column struct {
 
 // NewColumn returns the fenced-column writer for table, whose rows are
 // identified by keyColumn (unique: a primary key) and carry their token in
-// fenceColumn. Names are quoted and used exactly as written.
+// fenceColumn, in a PostgreSQL or SQLite database. Names are quoted and
+// used exactly as written.
 func NewColumn(table, keyColumn, fenceColumn string) (*Column, error) {
-	t, err := quoteTable("table", table)
+	return NewColumnFor(PostgreSQL, table, keyColumn, fenceColumn)
+}
+
+// NewColumnFor is NewColumn for a database of dialect d. A MySQL Column
+// has only Update (database/sql); its SET clauses take ? placeholders.
+func NewColumnFor(d Dialect, table, keyColumn, fenceColumn string) (*Column, error) {
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	t, err := quoteTableIn(d, "table", table)
 	if err != nil {
 		return nil, err
 	}
-	k, err := quoteIdent("key column", keyColumn)
+	k, err := quoteIdentIn(d, "key column", keyColumn)
 	if err != nil {
 		return nil, err
 	}
-	f, err := quoteIdent("fence column", fenceColumn)
+	f, err := quoteIdentIn(d, "fence column", fenceColumn)
 	if err != nil {
 		return nil, err
 	}
-	return &Column{table: t, key: k, fence: f, name: table, fenceName: fenceColumn}, nil
+	return &Column{dialect: d, table: t, key: k, fence: f, name: table, fenceName: fenceColumn}, nil
 }
 
 // UpdateSQL returns the statement Update runs for a SET clause with nargs
@@ -54,17 +65,29 @@ func NewColumn(table, keyColumn, fenceColumn string) (*Column, error) {
 //
 //	UPDATE t SET <set>, fence = $nargs+2
 //	WHERE key = $nargs+1 AND fence >= 0 AND fence <= $nargs+2
+//
+// In MySQL the placeholders are ?: set's nargs, then the token, the key
+// and the token again.
+//
+//	UPDATE t SET <set>, fence = ?
+//	WHERE key = ? AND fence >= 0 AND fence <= ?
+//
+// MySQL runs the assignments left to right, each seeing the values set
+// before it; the fence's comes last, so set sees the row's old token.
 func (c *Column) UpdateSQL(set string, nargs int) (string, error) {
 	if nargs < 0 {
 		return "", &fence.InvalidError{Field: "args", Reason: "negative count"}
 	}
-	if err := checkSet(set, nargs); err != nil {
+	if err := checkSetIn(c.dialect, set, nargs); err != nil {
 		return "", err
 	}
-	if err := checkAssignments(set, c.fenceName); err != nil {
+	if err := checkAssignments(c.dialect, set, c.fenceName); err != nil {
 		return "", err
 	}
 	k, t := "$"+strconv.Itoa(nargs+1), "$"+strconv.Itoa(nargs+2)
+	if c.dialect == MySQL {
+		k, t = "?", "?"
+	}
 	assign := c.fence + " = " + t
 	if set != "" {
 		assign = set + "\n, " + assign
@@ -100,6 +123,9 @@ func (c *Column) Update(ctx context.Context, tx *sql.Tx, key any, token fence.To
 
 // UpdatePgx is Update for a native pgx transaction.
 func (c *Column) UpdatePgx(ctx context.Context, tx pgx.Tx, key any, token fence.Token, set string, args ...any) error {
+	if c.dialect == MySQL {
+		return opError("update", c.resource(key), &fence.InvalidError{Field: "column", Reason: "a MySQL Column has no pgx calls"})
+	}
 	if tx == nil {
 		return opError("update", c.resource(key), errNilTx)
 	}
@@ -130,7 +156,13 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 		return err
 	}
 	resource := c.resource(key)
-	all := append(append(make([]any, 0, len(args)+2), args...), key, int64(token))
+	all := append(append(make([]any, 0, len(args)+3), args...), key, int64(token))
+	reread := "SELECT " + c.fence + " FROM " + c.table + " WHERE " + c.key + " = $1"
+	if c.dialect == MySQL {
+		all = append(append(make([]any, 0, len(args)+3), args...), int64(token), key, int64(token))
+		reread = "SELECT " + c.fence + " FROM " + c.table + " WHERE " + c.key + " = ? FOR UPDATE"
+	}
+	locked := false // MySQL: the re-read holds the row's lock
 	for range attempts {
 		n, err := q.exec(ctx, stmt, all...)
 		if isSyntaxError(err) {
@@ -141,12 +173,17 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 		if err != nil {
 			return storeMissing(err)
 		}
-		if n > 0 {
+		if n > 0 || locked {
+			// Matched. In MySQL a count of 0 with the row locked by the
+			// re-read, whose token passed, is a row that matched and that
+			// the update left as it was (the same token and values):
+			// MySQL counts changed rows.
 			return nil
 		}
-		// Nothing matched: no such row, or its token is higher (or corrupt).
+		// Nothing matched (or, in MySQL, nothing changed): no such row,
+		// or its token is higher (or corrupt).
 		var stored any
-		err = q.queryRow(ctx, "SELECT "+c.fence+" FROM "+c.table+" WHERE "+c.key+" = $1", key).Scan(&stored)
+		err = q.queryRow(ctx, reread, key).Scan(&stored)
 		if isNoRows(err) {
 			return &fence.NotFoundError{Key: resource}
 		}
@@ -154,7 +191,11 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 			return fmt.Errorf("reading the token back: %w", err)
 		}
 		if h, ok := asInt64(stored); ok && h >= 0 && h <= int64(token) {
-			continue // the row appeared after the update looked: try again
+			// The row appeared after the update looked, or (MySQL) the
+			// update changed nothing: try again; in MySQL the row is
+			// locked now, so the update matches it.
+			locked = c.dialect == MySQL
+			continue
 		}
 		if h, ok := asInt64(stored); ok && h > int64(token) {
 			return &fence.StaleTokenError{Key: resource, Token: token, Highest: fence.Token(h)}
@@ -166,10 +207,14 @@ func (c *Column) update(ctx context.Context, q querier, key any, token fence.Tok
 
 // isSyntaxError reports whether err is the database refusing a statement
 // it cannot parse: PostgreSQL's SQLSTATE 42601, SQLite's SQLITE_ERROR
-// saying "syntax error" or "incomplete input".
+// saying "syntax error" or "incomplete input", MySQL's ER_PARSE_ERROR
+// (1064).
 func isSyntaxError(err error) bool {
 	if err == nil {
 		return false
+	}
+	if n, ok := mysqlErrno(err); ok {
+		return n == erParse
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

@@ -17,7 +17,7 @@ func accountsTable(t *testing.T, b *backend, check bool) string {
 	col := `"fence" bigint` // a schema made by hand, without the constraints
 	if check {
 		var err error
-		if col, err = fencesql.ColumnDefinition("fence"); err != nil {
+		if col, err = fencesql.ColumnDefinitionFor(b.dialect, "fence"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,7 +44,7 @@ func TestColumnUpdate(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		table := accountsTable(t, b, true)
-		c, err := fencesql.NewColumn(table, "id", "fence")
+		c, err := b.newColumn(table, "id", "fence")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestColumnCorruptToken(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		table := accountsTable(t, b, false)
-		c, err := fencesql.NewColumn(table, "id", "fence")
+		c, err := b.newColumn(table, "id", "fence")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +227,7 @@ func TestColumnUpdateRefusesBadSetClauses(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		table := accountsTable(t, b, true)
-		c, err := fencesql.NewColumn(table, "id", "fence")
+		c, err := b.newColumn(table, "id", "fence")
 		if err != nil {
 			t.Fatal(err)
 		}

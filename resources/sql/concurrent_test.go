@@ -33,8 +33,13 @@ func fencedWrite(x txn, f *fencesql.Fences, data, name string, token fence.Token
 		return 0, err
 	}
 	prev, _ = v.(int64)
-	err = x.exec(fmt.Sprintf(`INSERT INTO %q (name, last, writes) VALUES ($1, $2, 1)
-ON CONFLICT (name) DO UPDATE SET last = excluded.last, writes = %[1]q.writes + 1`, data), name, int64(token))
+	upsert := `INSERT INTO %q (name, last, writes) VALUES ($1, $2, 1)
+ON CONFLICT (name) DO UPDATE SET last = excluded.last, writes = %[1]q.writes + 1`
+	if f.Dialect() == fencesql.MySQL {
+		upsert = `INSERT INTO %q (name, last, writes) VALUES ($1, $2, 1)
+ON DUPLICATE KEY UPDATE last = VALUES(last), writes = writes + 1`
+	}
+	err = x.exec(fmt.Sprintf(upsert, data), name, int64(token))
 	return prev, err
 }
 
@@ -109,7 +114,7 @@ func TestConcurrentWritersMixedTokens(t *testing.T) {
 					t.Skip("SQLite transactions are always serializable; covered by serializable=false")
 				}
 				tb, data := b.tables(t), dataTable(t, b)
-				f, err := fencesql.NewFences(tb.Fence)
+				f, err := b.newFences(tb.Fence)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -152,7 +157,7 @@ func TestConcurrentFirstInserts(t *testing.T) {
 	const writers, rounds = 8, 4
 	onEachBackend(t, writers, func(t *testing.T, b *backend) {
 		tb, data := b.tables(t), dataTable(t, b)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}

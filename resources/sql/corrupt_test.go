@@ -48,7 +48,7 @@ func TestCorruptFenceRow(t *testing.T) {
 		}
 		b.exec(t, fmt.Sprintf(`CREATE TABLE %q (key text PRIMARY KEY, token %s)`, tb.Fence, typ))
 		b.dropLater(t, tb.Fence, tb.Value)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,8 +2,10 @@
 // applied only if t is at least the highest token seen for its resource,
 // and the check and the write commit or roll back together, in the
 // caller's own transaction. It works with database/sql (PostgreSQL through
-// github.com/jackc/pgx/v5/stdlib, SQLite through modernc.org/sqlite) and
-// with native pgx transactions.
+// github.com/jackc/pgx/v5/stdlib, SQLite through modernc.org/sqlite,
+// MySQL and MariaDB through github.com/go-sql-driver/mysql) and with
+// native pgx transactions. The Dialect names the database; see the
+// section on MySQL below for what differs there.
 //
 // Its name clashes with database/sql; import it under an alias:
 //
@@ -90,7 +92,7 @@
 // put "k": ..."); the driver here keeps the two statements of a write in
 // one transaction, and the read-back that settles a write whose COMMIT
 // answer was lost (see Resource). It passes resources/resourcetest on
-// PostgreSQL (database/sql and pgx) and SQLite.
+// PostgreSQL (database/sql and pgx), SQLite and MariaDB 10.11.
 //
 // The native calls above (Fences, Column, CreateTables, RunTx) are not
 // behind the portable layer: they validate their own input and report
@@ -102,11 +104,12 @@
 // # URLs
 //
 // Importing the package registers the resource URL schemes postgres,
-// postgresql and sqlite with fence.OpenResource:
+// postgresql, sqlite and mysql with fence.OpenResource:
 //
 //	postgres://[USER@]HOST[:PORT]/DB[?fence-table=T&value-table=V&PGX-PARAMS]
 //	sqlite:///ABSOLUTE/PATH.db[?fence-table=T&value-table=V&busy-timeout=D]
 //	sqlite://RELATIVE/PATH.db[?...]
+//	mysql://[USER[:PASSWORD]@]HOST[:PORT]/DB[?fence-table=T&value-table=V&DRIVER-PARAMS]
 //
 // fence-table and value-table name the tables (Tables.Fence and
 // Tables.Value, "table" or "schema.table"; default DefaultFenceTable and
@@ -119,8 +122,10 @@
 // write transactions that lock when they begin, and a busy timeout of
 // busy-timeout (default DefaultBusyTimeout). The driver's
 // Create (r.Driver().(interface{ Create(context.Context) error })) creates
-// the tables; Close closes the pool or the database. See
-// PostgresURLOpener and SQLiteURLOpener.
+// the tables; Close closes the pool or the database. A MySQL URL's other
+// parameters are go-sql-driver/mysql's DSN parameters (tls, timeout,
+// interpolateParams, ...). See PostgresURLOpener, SQLiteURLOpener and
+// MySQLURLOpener.
 //
 // # The stored records
 //
@@ -152,10 +157,56 @@
 // so that writers wait for each other instead of failing with SQLITE_BUSY
 // (RunTx retries the ones that still do).
 //
+// # MySQL and MariaDB
+//
+// Pass MySQL to NewResource, SchemaSQL, CreateTables, NewFencesFor,
+// NewColumnFor and ColumnDefinitionFor. Tested on MariaDB 10.11;
+// MariaDB 10.5 and later and MySQL 8.0.16 and later are meant to work,
+// but no MySQL server runs in the tests here, so MySQL 8 is unverified.
+// What differs:
+//
+//   - Names are quoted with backquotes, at most MaxMySQLIdentLen (64)
+//     bytes; "db.table" names a table of another database. Statements
+//     take ? placeholders, and so do Column's SET clauses, exactly one
+//     per argument (a # comment or a $ is refused there too).
+//   - The tables are InnoDB; keys are VARBINARY(1024), so MaxKeyLen is
+//     the same as in the other dialects and keys compare byte for byte
+//     (a utf8mb4 column would fold case and ignore trailing spaces, and
+//     1024 such characters exceed InnoDB's 3072-byte index limit);
+//     values are LONGBLOB, limited by the server's max_allowed_packet.
+//     Each CREATE TABLE commits on its own, as MySQL's DDL does.
+//   - Fences.Check is two statements: INSERT .. ON DUPLICATE KEY UPDATE
+//     with one conditional assignment (so the left-to-right order in
+//     which MySQL runs assignments, each seeing the ones before it,
+//     cannot matter), then SELECT .. FOR UPDATE of the token. Neither
+//     MySQL 8's missing RETURNING nor the affected-rows count (0 for a
+//     refused token and for the same token written again alike) is
+//     relied on, and the locking read sees the latest committed token
+//     under InnoDB's default REPEATABLE READ, where a plain SELECT reads
+//     the transaction's snapshot and would admit a stale token.
+//     VALUES() is deprecated from MySQL 8.0.20 (row aliases replace it)
+//     but still accepted; MariaDB has no row aliases.
+//   - Column.Update does not trust the affected-rows count either:
+//     MySQL counts changed rows unless the client sets
+//     CLIENT_FOUND_ROWS, so a rewrite of the same values with the same
+//     token reports 0. A zero count is settled by a locking read of the
+//     row's token and, when it passed, the update again, which then
+//     matches the locked row.
+//   - RunTx retries ER_LOCK_DEADLOCK (1213), ER_LOCK_WAIT_TIMEOUT (1205)
+//     and MariaDB's ER_CHECKREAD (1020); ER_NO_SUCH_TABLE (1146) and
+//     ER_BAD_DB_ERROR (1049) match fence.ErrStoreMissing; ER_PARSE_ERROR
+//     (1064) in Column.Update is the caller's SET clause.
+//   - Only the database/sql calls exist (Check, Highest, Run, Locked,
+//     Update); the pgx ones refuse a MySQL Fences or Column with
+//     fence.ErrInvalid. Run's fence is its own statement pair, two
+//     round trips (four with the driver's server-side prepared
+//     statements; set interpolateParams=true to send each in one).
+//
 // # Tests
 //
 // The tests need no emulator: they run on a private PostgreSQL server
 // that scripts/services.sh starts on 127.0.0.1 and names in
 // FENCE_POSTGRES_URL (postgres://postgres@127.0.0.1:PORT/fence?sslmode=disable),
-// and on SQLite files in temporary directories.
+// on SQLite files in temporary directories, and on the MariaDB server
+// that scripts/sqlzk.sh starts and names in FENCE_MYSQL_DSN.
 package sql

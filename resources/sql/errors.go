@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
@@ -26,8 +27,15 @@ var errNilTx = &fence.InvalidError{Field: "tx", Reason: "nil"}
 
 // storeMissing returns err, made to match fence.ErrStoreMissing too when
 // it says that a table does not exist: PostgreSQL's undefined_table
-// (42P01) and invalid_schema_name (3F000), SQLite's "no such table".
+// (42P01) and invalid_schema_name (3F000), SQLite's "no such table",
+// MySQL's ER_NO_SUCH_TABLE (1146) and ER_BAD_DB_ERROR (1049).
 func storeMissing(err error) error {
+	if n, ok := mysqlErrno(err); ok {
+		if n == erNoSuchTable || n == erBadDB {
+			return fence.StoreMissing(err)
+		}
+		return err
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		if pgErr.Code == "42P01" || pgErr.Code == "3F000" {
@@ -40,4 +48,23 @@ func storeMissing(err error) error {
 		return fence.StoreMissing(err)
 	}
 	return err
+}
+
+// MySQL's error numbers that this package tells apart.
+const (
+	erBadDB        = 1049 // ER_BAD_DB_ERROR: unknown database
+	erNoSuchTable  = 1146 // ER_NO_SUCH_TABLE
+	erParse        = 1064 // ER_PARSE_ERROR: a syntax error
+	erLockWait     = 1205 // ER_LOCK_WAIT_TIMEOUT
+	erLockDeadlock = 1213 // ER_LOCK_DEADLOCK
+	erCheckRead    = 1020 // ER_CHECKREAD: MariaDB's snapshot isolation conflict
+)
+
+// mysqlErrno returns the error number of a MySQL server error in err's
+// chain.
+func mysqlErrno(err error) (uint16, bool) {
+	if me, ok := errors.AsType[*mysql.MySQLError](err); ok {
+		return me.Number, true
+	}
+	return 0, false
 }

@@ -30,7 +30,7 @@ func TestErrorsNameTheBackend(t *testing.T) {
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		ctx := t.Context()
 		tb := b.tables(t)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestErrorsNameTheBackend(t *testing.T) {
 		wantOp(t, "Highest of an empty key", err, "highest", "", fence.ErrInvalid)
 
 		table := accountsTable(t, b, true)
-		c, err := fencesql.NewColumn(table, "id", "fence")
+		c, err := b.newColumn(table, "id", "fence")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,8 +99,8 @@ func TestMissingTables(t *testing.T) {
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		ctx := t.Context()
 		tables := []fencesql.Tables{{Fence: uniqueName("missing_fence"), Value: uniqueName("missing_value")}}
-		if b.dialect == fencesql.PostgreSQL {
-			// A schema that does not exist either.
+		if b.dialect != fencesql.SQLite {
+			// A schema (in MySQL, a database) that does not exist either.
 			tables = append(tables, fencesql.Tables{Fence: uniqueName("noschema") + ".f", Value: uniqueName("noschema") + ".v"})
 		}
 		for _, tb := range tables {
@@ -119,7 +119,7 @@ func TestMissingTables(t *testing.T) {
 			} {
 				wantOp(t, c.op+" on "+tb.Fence, c.err, c.op, "k", fence.ErrStoreMissing)
 			}
-			f, err := fencesql.NewFences(tb.Fence)
+			f, err := b.newFences(tb.Fence)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -43,7 +43,7 @@ func TestCheckAdmitsEqualAndHigherRefusesLower(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 4, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestHighest(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 4, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestCheckRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,13 +204,13 @@ func TestTableNamesAreQuoted(t *testing.T) {
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		// A name that would be an injection if it were not quoted, and
 		// one that differs from another only in case.
-		odd := uniqueName(`we"ird; DROP TABLE x; --`)
+		odd := uniqueName("we\"i`rd; DROP TABLE x; --")
 		tb := fencesql.Tables{Fence: odd, Value: strings.ToUpper(uniqueName("value"))}
 		if err := b.createTables(t.Context(), tb); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			if b.dialect == fencesql.PostgreSQL {
+			if b.dialect != fencesql.SQLite {
 				b.exec(t, `DROP TABLE "`+strings.ReplaceAll(odd, `"`, `""`)+`"`, `DROP TABLE "`+tb.Value+`"`)
 			}
 		})

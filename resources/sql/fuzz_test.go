@@ -12,6 +12,7 @@ import (
 var (
 	quoted      = regexp.MustCompile(`'(?:[^']|'')*'|"(?:[^"]|"")*"`)
 	placeholder = regexp.MustCompile(`\$[0-9]*`)
+	myQuoted    = regexp.MustCompile("'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`")
 )
 
 // FuzzUpdateSQL checks that a SET clause UpdateSQL accepts cannot reach
@@ -22,6 +23,7 @@ func FuzzUpdateSQL(f *testing.F) {
 	for _, s := range []string{
 		"", "a = $1", "a = a + $1, b = 'x''y'", `"odd "" col" = $2`, "a = 1; drop", "a = 'x' -- c",
 		"a = (SELECT 1 WHERE true)", "a = $3", "a = $$x$$", "a = 'unterminated", "a = ?", "x = [1]", "é = $1",
+		"a = ?, `b` = ?", "a = 1 # c", "t.fence = ?", "`fe``nce` = 'x?'",
 	} {
 		f.Add(s, 2)
 	}
@@ -29,8 +31,29 @@ func FuzzUpdateSQL(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	my, err := fencesql.NewColumnFor(fencesql.MySQL, "t", "id", "fence")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, set string, nargs int) {
 		nargs = nargs & 0xff
+		if stmt, err := my.UpdateSQL(set, nargs); err == nil {
+			// MySQL: ? placeholders, exactly nargs of them outside quoted
+			// text and backquoted names, and nothing that ends the
+			// statement or starts a comment there.
+			if !strings.HasSuffix(stmt, "\nWHERE `id` = ? AND `fence` >= 0 AND `fence` <= ?") {
+				t.Fatalf("MySQL statement %q does not end with the fence condition", stmt)
+			}
+			bare := myQuoted.ReplaceAllString(set, " ")
+			for _, bad := range []string{";", "--", "/*", "#", "$", `\`, "'", `"`, "`"} {
+				if strings.Contains(bare, bad) {
+					t.Fatalf("MySQL accepted %q, which holds %q outside quotes", set, bad)
+				}
+			}
+			if n := strings.Count(bare, "?"); n != nargs {
+				t.Fatalf("MySQL accepted %q, with %d ? outside quotes for %d arguments", set, n, nargs)
+			}
+		}
 		stmt, err := c.UpdateSQL(set, nargs)
 		if err != nil {
 			return

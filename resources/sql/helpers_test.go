@@ -165,6 +165,16 @@ type backend struct {
 	lostResource func(t *testing.T, tb fencesql.Tables, after func()) *fencesql.Resource
 }
 
+// newFences returns the Fences of table in b's dialect.
+func (b *backend) newFences(table string) (*fencesql.Fences, error) {
+	return fencesql.NewFencesFor(b.dialect, table)
+}
+
+// newColumn returns the Column of table in b's dialect.
+func (b *backend) newColumn(table, keyColumn, fenceColumn string) (*fencesql.Column, error) {
+	return fencesql.NewColumnFor(b.dialect, table, keyColumn, fenceColumn)
+}
+
 // do runs fn in its own transaction and fails the test on error.
 func (b *backend) do(t testing.TB, fn func(txn) error) {
 	t.Helper()
@@ -195,7 +205,7 @@ func (b *backend) tables(t testing.TB) fencesql.Tables {
 
 // dropLater drops tables at the end of the test on PostgreSQL.
 func (b *backend) dropLater(t testing.TB, tables ...string) {
-	if b.dialect != fencesql.PostgreSQL {
+	if b.dialect == fencesql.SQLite {
 		return // the database file goes with t.TempDir()
 	}
 	t.Cleanup(func() {
@@ -267,6 +277,9 @@ var backendKinds = []struct {
 	}},
 	{"postgres-pgx", func(t testing.TB, n int) *backend {
 		return withLostResource(pgxBackend(openPgPool(t, int32(n), nil)), "")
+	}},
+	{"mysql", func(t testing.TB, n int) *backend {
+		return withLostResource(mysqlBackend(openMySQL(t, n, nil)), "")
 	}},
 }
 

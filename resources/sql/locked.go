@@ -30,6 +30,9 @@ import (
 // lease then expires after its TTL; the session's Observer sees it).
 // Arguments are checked before the lock is taken.
 func (f *Fences) LockedPgx(ctx context.Context, sess *fence.Session, db PgxBatcher, key string, fn func(ctx context.Context, tx pgx.Tx) error, opts *RunOptions) error {
+	if err := f.noPgx("transaction", key); err != nil {
+		return err
+	}
 	if err := f.lockedArgs(sess, key, opts, db == nil, fn == nil); err != nil {
 		return err
 	}
@@ -88,6 +91,14 @@ func (f *Fences) lockedArgs(sess *fence.Session, key string, opts *RunOptions, n
 		return opError("transaction", key, err)
 	}
 	return nil
+}
+
+// name is o.Name; "" when o is nil.
+func (o *RunOptions) name() string {
+	if o == nil {
+		return ""
+	}
+	return o.Name
 }
 
 // acquireTimeout is o.AcquireTimeout; zero when o is nil.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -81,7 +82,8 @@ func (e *lockedEnv) wantFree(t *testing.T, key string) {
 
 // lockedKinds are the databases and driver families of the one-call
 // fenced transactions: pgx and database/sql on PostgreSQL, with the
-// PostgreSQL locker, and SQLite with the in-memory locker.
+// PostgreSQL locker, and SQLite and MySQL (database/sql) with the
+// in-memory locker.
 var lockedKinds = []struct {
 	name string
 	open func(t *testing.T) *lockedEnv
@@ -89,6 +91,7 @@ var lockedKinds = []struct {
 	{"postgres-pgx", openPgxEnv},
 	{"postgres-stdlib", openStdEnv},
 	{"sqlite", openSQLiteEnv},
+	{"mysql", openMySQLEnv},
 }
 
 // onEachLockedEnv runs fn in a parallel subtest per kind.
@@ -145,7 +148,7 @@ func newAccounts(t testing.TB, e *lockedEnv, d fencesql.Dialect, exec func(ctx c
 			}
 		})
 	}
-	if e.fences, err = fencesql.NewFences(tb.Fence); err != nil {
+	if e.fences, err = fencesql.NewFencesFor(d, tb.Fence); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -629,4 +632,37 @@ func TestRunPgxCostsNoRoundTrip(t *testing.T) {
 	if f != p {
 		t.Fatalf("the fenced transaction took %d round trips; the plain one %d", f, p)
 	}
+}
+
+// mysqlLocked returns locked for database/sql on MySQL, its statements
+// translated by mysqlize.
+func mysqlLocked(e *lockedEnv, db *sql.DB) func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error {
+	return func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error {
+		return e.fences.Locked(ctx, sess, db, key, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, mysqlTxn{stdTxn{ctx, tx}}) }, opts)
+	}
+}
+
+func openMySQLEnv(t *testing.T) *lockedEnv {
+	db := openMySQL(t, 8, nil)
+	e := &lockedEnv{name: "mysql", locker: memlock.New(nil)}
+	exec := func(ctx context.Context, s string) error {
+		q, _ := mysqlize(s, nil)
+		_, err := db.ExecContext(ctx, q)
+		return err
+	}
+	newAccounts(t, e, fencesql.MySQL, exec, true)
+	e.locked = mysqlLocked(e, db)
+	e.run = func(ctx context.Context, h *fence.Handle, fn txFunc, opts *fencesql.RunOptions) error {
+		return e.fences.Run(ctx, h, db, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, mysqlTxn{stdTxn{ctx, tx}}) }, opts)
+	}
+	e.balance = func(ctx context.Context) (b int64, err error) {
+		q, _ := mysqlize(`SELECT balance FROM `+e.accounts+` WHERE id = 'alice'`, nil)
+		err = db.QueryRowContext(ctx, q).Scan(&b)
+		return b, err
+	}
+	e.lossyLocked = func(t *testing.T) func(context.Context, *fence.Session, string, txFunc, *fencesql.RunOptions) error {
+		lossy := openMySQL(t, 4, func(cfg *mysql.Config) { cfg.DialFunc = lossyMySQLDial(t, func() {}) })
+		return mysqlLocked(e, lossy)
+	}
+	return e
 }

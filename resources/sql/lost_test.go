@@ -276,6 +276,8 @@ func withLostResource(b *backend, dsn string) *backend {
 			}
 			t.Cleanup(pool.Close)
 			s, err = fencesql.NewPgxResource(pool, tb)
+		case "mysql":
+			s = mysqlLostResource(t, tb, after)
 		default:
 			t.Fatalf("no lost-answer resource for backend %s", b.name)
 		}

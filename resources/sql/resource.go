@@ -16,9 +16,10 @@ import (
 // keyed values in a value table, fenced by a fence table (see Tables), one
 // transaction per call. It is the fence.PortableResource over this
 // package's driver (its errors read "fence/sql: put "k": ..."), with
-// Create besides. Create it with NewResource (database/sql: PostgreSQL or
-// SQLite) or NewPgxResource (native pgx), or open it from a URL (see
-// PostgresURLOpener and SQLiteURLOpener). It is safe for concurrent use.
+// Create besides. Create it with NewResource (database/sql: PostgreSQL,
+// SQLite or MySQL) or NewPgxResource (native pgx), or open it from a URL
+// (see PostgresURLOpener, SQLiteURLOpener and MySQLURLOpener). It is safe
+// for concurrent use.
 //
 // Nothing a write does is applied before its COMMIT. When the COMMIT was
 // sent and its answer lost because the connection broke, Put and Delete
@@ -55,7 +56,8 @@ var (
 )
 
 // NewResource returns a Resource on db, a database of dialect d
-// (PostgreSQL through pgx stdlib, or SQLite) holding, or to hold (see
+// (PostgreSQL through pgx stdlib, SQLite, or MySQL through
+// go-sql-driver/mysql) holding, or to hold (see
 // Create), the tables named by t. Each call runs in a transaction through
 // RunTx, so conflicts are retried.
 func NewResource(db *sql.DB, d Dialect, t Tables) (*Resource, error) {
@@ -84,11 +86,11 @@ func newResource(d Dialect, t Tables, run func(context.Context, func(context.Con
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	ft, vt, err := t.quoted()
+	ft, vt, err := t.quotedIn(d)
 	if err != nil {
 		return nil, err
 	}
-	f, err := NewFences(t.Fence)
+	f, err := NewFencesFor(d, t.Fence)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +103,15 @@ func newResource(d Dialect, t Tables, run func(context.Context, func(context.Con
 ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
 		del: `DELETE FROM ` + vt + ` WHERE key = $1`,
 		get: `SELECT f.token, v.value, v.token FROM ` + ft + ` f LEFT JOIN ` + vt + ` v ON v.key = f.key WHERE f.key = $1`,
+	}
+	if d == MySQL {
+		// The fence row has admitted the write before this upsert runs,
+		// so it overwrites unconditionally; both assignments take the new
+		// row's values, so their order does not matter.
+		s.put = `INSERT INTO ` + vt + " (`key`, `value`, `token`) VALUES (?, ?, ?)\n" +
+			"ON DUPLICATE KEY UPDATE `value` = VALUES(`value`), `token` = VALUES(`token`)"
+		s.del = `DELETE FROM ` + vt + " WHERE `key` = ?"
+		s.get = "SELECT f.`token`, v.`value`, v.`token` FROM " + ft + " f LEFT JOIN " + vt + " v ON v.`key` = f.`key` WHERE f.`key` = ?"
 	}
 	p, err := fence.NewResource(s)
 	if err != nil {

@@ -85,6 +85,9 @@ type PgxBatcher interface {
 // or fn, a pgx.Tx as db, a name not under the key) gets one matching
 // fence.ErrInvalid.
 func (f *Fences) RunPgx(ctx context.Context, h *fence.Handle, db PgxBatcher, fn func(ctx context.Context, tx pgx.Tx) error, opts *RunOptions) error {
+	if err := f.noPgx("transaction", opts.name()); err != nil {
+		return err
+	}
 	o, name, err := f.runArgs(h, opts, db == nil, fn == nil)
 	if err == nil {
 		if _, isTx := db.(pgx.Tx); isTx {
@@ -99,8 +102,9 @@ func (f *Fences) RunPgx(ctx context.Context, h *fence.Handle, db PgxBatcher, fn 
 	})
 }
 
-// Run is RunPgx for database/sql (PostgreSQL through pgx's stdlib, or
-// SQLite): the fence is Check, the first statement of the transaction.
+// Run is RunPgx for database/sql (PostgreSQL through pgx's stdlib,
+// SQLite or MySQL): the fence is Check, the first statement of the
+// transaction (two statements in MySQL).
 // database/sql sends one statement at a time, so the fence costs one
 // round trip of its own; use RunPgx where pgx is at hand. The transaction
 // is begun with fn's ctx, so database/sql rolls it back when the lease is

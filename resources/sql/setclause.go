@@ -16,14 +16,19 @@ import (
 // $1..$nargs (the fence's own follow), ? placeholders, backquotes and
 // backslashes (pass such values as arguments). Quoted text ('...' and "...") is
 // skipped. It returns a *fence.InvalidError.
-func checkSet(set string, nargs int) error {
+func checkSet(set string, nargs int) error { return checkSetIn(PostgreSQL, set, nargs) }
+
+// checkSetIn is checkSet for dialect d. In MySQL the placeholders are ?,
+// exactly nargs of them outside quotes ($ is refused), backquoted names
+// are skipped like quoted text, and # (a comment there) is refused.
+func checkSetIn(d Dialect, set string, nargs int) error {
 	bad := func(format string, a ...any) error {
 		return &fence.InvalidError{Field: "set clause", Reason: fmt.Sprintf(format, a...)}
 	}
 	if !utf8.ValidString(set) {
 		return bad("not valid UTF-8")
 	}
-	depth := 0
+	depth, marks := 0, 0
 	for i := 0; i < len(set); {
 		c := set[i]
 		switch {
@@ -36,8 +41,24 @@ func checkSet(set string, nargs int) error {
 			continue
 		case c == '\\':
 			return bad("backslash at byte %d; pass such values as arguments", i)
+		case c == '`' && d == MySQL:
+			end := closingQuote(set, i)
+			if end < 0 {
+				return bad("unterminated backquote at byte %d", i)
+			}
+			i = end + 1
+			continue
 		case c == '`':
 			return bad("backquote at byte %d; quote identifiers with double quotes", i)
+		case c == '#' && d == MySQL:
+			return bad("# (a comment in MySQL) at byte %d", i)
+		case c == '?' && d == MySQL:
+			marks++
+			if marks > nargs {
+				return bad("more than %d ? placeholders", nargs)
+			}
+		case c == '$' && d == MySQL:
+			return bad("$ at byte %d; MySQL's placeholders are ?", i)
 		case c == ';':
 			return bad("semicolon at byte %d", i)
 		case c == '-' && i+1 < len(set) && set[i+1] == '-', c == '/' && i+1 < len(set) && set[i+1] == '*':
@@ -80,6 +101,9 @@ func checkSet(set string, nargs int) error {
 	if depth != 0 {
 		return bad("unbalanced (")
 	}
+	if d == MySQL && marks != nargs {
+		return bad("%d ? placeholders for %d arguments", marks, nargs)
+	}
 	return nil
 }
 
@@ -91,7 +115,11 @@ func checkSet(set string, nargs int) error {
 // is recognised without regard to ASCII case, as SQLite and unquoted
 // PostgreSQL names are. Whether each expression is valid SQL is left to
 // the database. It returns a *fence.InvalidError.
-func checkAssignments(set, fenceColumn string) error {
+//
+// In MySQL (d), a target may also be backquoted and qualified
+// (t.fence, db.t.fence: the last name is the column), and MySQL compares
+// column names without regard to case.
+func checkAssignments(d Dialect, set, fenceColumn string) error {
 	bad := func(format string, a ...any) error {
 		return &fence.InvalidError{Field: "set clause", Reason: fmt.Sprintf(format, a...)}
 	}
@@ -107,7 +135,7 @@ func checkAssignments(set, fenceColumn string) error {
 		if item == "" {
 			return bad("empty assignment at byte %d", p.at)
 		}
-		names, rest, ok := parseTarget(item)
+		names, rest, ok := parseTarget(d, item)
 		rest = strings.TrimLeft(rest, space)
 		if !ok || !strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, "==") {
 			return bad("%q at byte %d is not an assignment: want column = expression", item, p.at)
@@ -141,7 +169,7 @@ func splitTopLevel(set string) ([]part, error) {
 	start := 0
 	for i := 0; i < len(set); i++ {
 		switch c := set[i]; c {
-		case '\'', '"':
+		case '\'', '"', '`':
 			end := closingQuote(set, i)
 			if end < 0 {
 				return nil, fmt.Errorf("unterminated %c quote at byte %d", c, i)
@@ -172,7 +200,7 @@ func splitTopLevel(set string) ([]part, error) {
 // parseTarget reads the target at the start of an assignment: a column
 // name with optional .field and [subscript] suffixes, or a parenthesised
 // list of column names. It returns the column names and what follows.
-func parseTarget(s string) (names []string, rest string, ok bool) {
+func parseTarget(d Dialect, s string) (names []string, rest string, ok bool) {
 	if strings.HasPrefix(s, "(") {
 		s = s[1:]
 		for {
@@ -200,7 +228,10 @@ func parseTarget(s string) (names []string, rest string, ok bool) {
 		t := strings.TrimLeft(s, space)
 		switch {
 		case strings.HasPrefix(t, "."):
-			if _, r, ok := parseName(strings.TrimLeft(t[1:], space)); ok {
+			if part, r, ok := parseName(strings.TrimLeft(t[1:], space)); ok {
+				if d == MySQL {
+					name = part // a qualified column: the last part names it
+				}
 				s = r
 				continue
 			}
@@ -217,17 +248,19 @@ func parseTarget(s string) (names []string, rest string, ok bool) {
 	}
 }
 
-// parseName reads a bare or double-quoted identifier at the start of s.
+// parseName reads a bare, double-quoted or backquoted identifier at the
+// start of s.
 func parseName(s string) (name, rest string, ok bool) {
 	switch {
 	case s == "":
 		return "", "", false
-	case s[0] == '"':
+	case s[0] == '"' || s[0] == '`':
+		q := s[:1]
 		end := closingQuote(s, 0)
 		if end < 0 {
 			return "", "", false
 		}
-		return strings.ReplaceAll(s[1:end], `""`, `"`), s[end+1:], true
+		return strings.ReplaceAll(s[1:end], q+q, q), s[end+1:], true
 	case isIdentStart(s[0]):
 		j := 1
 		for j < len(s) && (isIdentStart(s[j]) || s[j] >= '0' && s[j] <= '9') {

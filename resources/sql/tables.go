@@ -28,18 +28,24 @@ type Tables struct {
 	Value string
 }
 
-// quoted returns the quoted fence and value table names.
+// quoted returns the fence and value table names quoted for PostgreSQL and
+// SQLite.
 func (t Tables) quoted() (fenceTable, valueTable string, err error) {
+	return t.quotedIn(PostgreSQL)
+}
+
+// quotedIn returns the fence and value table names quoted for d.
+func (t Tables) quotedIn(d Dialect) (fenceTable, valueTable string, err error) {
 	if t.Fence == "" {
 		t.Fence = DefaultFenceTable
 	}
 	if t.Value == "" {
 		t.Value = DefaultValueTable
 	}
-	if fenceTable, err = quoteTable("fence table", t.Fence); err != nil {
+	if fenceTable, err = quoteTableIn(d, "fence table", t.Fence); err != nil {
 		return "", "", err
 	}
-	if valueTable, err = quoteTable("value table", t.Value); err != nil {
+	if valueTable, err = quoteTableIn(d, "value table", t.Value); err != nil {
 		return "", "", err
 	}
 	return fenceTable, valueTable, nil
@@ -54,13 +60,32 @@ func (t Tables) quoted() (fenceTable, valueTable string, err error) {
 //
 // The value table is needed only by Resource; Fences and Column use only
 // the fence table and the caller's own tables.
+//
+// In MySQL the tables are InnoDB tables keyed by VARBINARY(MaxKeyLen)
+// (bytes compared exactly; 1024 bytes fit InnoDB's index limit of 3072)
+// with BIGINT tokens and a LONGBLOB value; the CHECK constraints need
+// MariaDB 10.2 or MySQL 8.0.16 to be enforced (older servers parse and
+// ignore them).
 func SchemaSQL(d Dialect, t Tables) ([]string, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	ft, vt, err := t.quoted()
+	ft, vt, err := t.quotedIn(d)
 	if err != nil {
 		return nil, err
+	}
+	if d == MySQL {
+		return []string{
+			fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n"+
+				"\t`key` VARBINARY(%d) NOT NULL PRIMARY KEY CHECK (`key` <> ''),\n"+
+				"\t`token` BIGINT NOT NULL CHECK (`token` > 0)\n"+
+				") ENGINE=InnoDB", ft, MaxKeyLen),
+			fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (\n"+
+				"\t`key` VARBINARY(%d) NOT NULL PRIMARY KEY CHECK (`key` <> ''),\n"+
+				"\t`value` LONGBLOB NOT NULL,\n"+
+				"\t`token` BIGINT NOT NULL CHECK (`token` > 0)\n"+
+				") ENGINE=InnoDB", vt, MaxKeyLen),
+		}, nil
 	}
 	if d == SQLite {
 		return []string{
@@ -96,9 +121,22 @@ func SchemaSQL(d Dialect, t Tables) ([]string, error) {
 // for use in CREATE TABLE or ALTER TABLE ... ADD COLUMN. 0 means "never
 // written under a token"; every valid token passes it.
 func ColumnDefinition(name string) (string, error) {
-	q, err := quoteIdent("fence column", name)
+	return ColumnDefinitionFor(PostgreSQL, name)
+}
+
+// ColumnDefinitionFor is ColumnDefinition for dialect d; in MySQL
+//
+//	`fence` BIGINT NOT NULL DEFAULT 0 CHECK (`fence` >= 0)
+func ColumnDefinitionFor(d Dialect, name string) (string, error) {
+	if err := d.validate(); err != nil {
+		return "", err
+	}
+	q, err := quoteIdentIn(d, "fence column", name)
 	if err != nil {
 		return "", err
+	}
+	if d == MySQL {
+		return q + " BIGINT NOT NULL DEFAULT 0 CHECK (" + q + " >= 0)", nil
 	}
 	return q + " bigint NOT NULL DEFAULT 0 CHECK (" + q + " >= 0)", nil
 }
@@ -117,7 +155,8 @@ type PgxExecer interface {
 
 // CreateTables runs SchemaSQL(d, t) on db. It leaves existing tables as
 // they are. Two CreateTables racing on a new PostgreSQL table can fail with
-// a unique violation; run it once, at start-up or in a migration. Errors
+// a unique violation; run it once, at start-up or in a migration. In MySQL
+// each statement commits on its own, even inside a transaction. Errors
 // come in a *fence.OpError for operation "create".
 func CreateTables(ctx context.Context, db SQLExecer, d Dialect, t Tables) error {
 	if db == nil {

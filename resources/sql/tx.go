@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -27,7 +28,7 @@ const rollbackTimeout = 5 * time.Second
 
 // ConflictError reports that RunTx or RunPgxTx gave up on a transaction
 // that kept failing with a conflict (a serialization failure, a deadlock,
-// SQLITE_BUSY) because ctx ended or MaxTxAttempts attempts failed. Nothing
+// a lock wait timeout, SQLITE_BUSY) because ctx ended or MaxTxAttempts attempts failed. Nothing
 // it ran was committed. It unwraps to the last conflict and to the
 // context's error. RunTx returns it inside a *fence.OpError, a Resource
 // inside the *fence.OpError of its call.
@@ -61,9 +62,16 @@ func (e *ConflictError) Unwrap() []error {
 
 // Retryable reports whether err is a conflict that running the whole
 // transaction again can resolve: PostgreSQL's serialization_failure
-// (40001) and deadlock_detected (40P01), and SQLite's SQLITE_BUSY and
-// SQLITE_LOCKED (with any extended code). A stale token is not.
+// (40001) and deadlock_detected (40P01), SQLite's SQLITE_BUSY and
+// SQLITE_LOCKED (with any extended code), and MySQL's ER_LOCK_DEADLOCK
+// (1213, the transaction was rolled back), ER_LOCK_WAIT_TIMEOUT (1205:
+// InnoDB rolled back the statement only, and the retry rolls back the
+// rest) and MariaDB's ER_CHECKREAD (1020, a snapshot-isolation
+// conflict). A stale token is not.
 func Retryable(err error) bool {
+	if n, ok := mysqlErrno(err); ok {
+		return n == erLockDeadlock || n == erLockWait || n == erCheckRead
+	}
 	var state interface{ SQLState() string }
 	if errors.As(err, &state) {
 		s := state.SQLState()
@@ -185,8 +193,9 @@ func (e *commitError) maybeApplied() bool {
 	err := e.err
 	var pgErr *pgconn.PgError
 	var code interface{ Code() int } // SQLite's answer
+	var myErr *mysql.MySQLError
 	switch {
-	case errors.As(err, &pgErr), errors.As(err, &code):
+	case errors.As(err, &pgErr), errors.As(err, &code), errors.As(err, &myErr):
 		return false // the database answered: a failed COMMIT rolls back
 	case errors.Is(err, pgx.ErrTxCommitRollback):
 		return false // PostgreSQL answered ROLLBACK

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -23,6 +24,8 @@ func TestCommitMaybeApplied(t *testing.T) {
 	}{
 		{"PostgreSQL's error", &pgconn.PgError{Code: "40001"}, false},
 		{"PostgreSQL answered ROLLBACK", pgx.ErrTxCommitRollback, false},
+		{"MySQL's error", fmt.Errorf("x: %w", &mysql.MySQLError{Number: 1213}), false},
+		{"go-sql-driver lost the connection", mysql.ErrInvalidConn, true},
 		{"database/sql rolled back on ctx", sql.ErrTxDone, false},
 		{"database/sql found ctx done", context.Canceled, false},
 		{"database/sql found the deadline passed", context.DeadlineExceeded, false},

@@ -51,6 +51,20 @@ func TestRunTxGivesUpOnEndlessConflicts(t *testing.T) {
 		})
 		check(t, err, calls)
 	})
+	t.Run("mysql", func(t *testing.T) {
+		t.Parallel()
+		db := openMySQL(t, 2, nil)
+		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+		defer cancel()
+		calls := 0
+		err := fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
+			calls++
+			// The server's own deadlock error, as InnoDB raises it.
+			_, err := tx.ExecContext(ctx, "SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'deadlock'")
+			return err
+		})
+		check(t, err, calls)
+	})
 	t.Run("postgres-pgx", func(t *testing.T) {
 		t.Parallel()
 		pool := openPgPool(t, 2, nil)
@@ -100,7 +114,7 @@ func TestRunTxReturnsOtherErrorsUnchangedAndRollsBack(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := fencesql.NewFences(tb.Fence)
+		f, err := b.newFences(tb.Fence)
 		if err != nil {
 			t.Fatal(err)
 		}

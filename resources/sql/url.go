@@ -126,17 +126,20 @@ type urlConfig struct {
 	conn string
 	// passwords are the URL's passwords, to scrub from pgx's errors.
 	passwords []string
+	// mysqlPassword is a mysql:// URL's password, which conn, a
+	// go-sql-driver/mysql DSN, leaves out.
+	mysqlPassword string
 }
 
 // scrub returns err's text without the passwords, as given and as URLs
 // escape them.
 func (c urlConfig) scrub(err error) string { return fence.Scrub(err.Error(), c.passwords...) }
 
-// parseURL reads a postgres://, postgresql:// or sqlite:// URL. It
-// contacts nothing.
+// parseURL reads a postgres://, postgresql://, sqlite:// or mysql:// URL.
+// It contacts nothing.
 func parseURL(u *url.URL) (urlConfig, error) {
 	p := fence.NewURLParams(u)
-	c := urlConfig{tables: Tables{Fence: tableParam(p, fenceTableParam), Value: tableParam(p, valueTableParam)}}
+	c := urlConfig{tables: Tables{Fence: tableParam(p, u, fenceTableParam), Value: tableParam(p, u, valueTableParam)}}
 	if u.Fragment != "" || u.Opaque != "" {
 		p.Fail("a %s URL is %s://...", u.Scheme, u.Scheme)
 	}
@@ -154,8 +157,11 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	case "sqlite":
 		c.dialect = SQLite
 		c.conn = sqliteDSN(p, u)
+	case "mysql":
+		c.dialect = MySQL
+		mysqlDSN(p, u, &c)
 	default:
-		p.Fail("not a postgres://, postgresql:// or sqlite:// URL")
+		p.Fail("not a postgres://, postgresql://, sqlite:// or mysql:// URL")
 	}
 	if err := p.Done(); err != nil {
 		return urlConfig{}, err
@@ -163,13 +169,18 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	return c, nil
 }
 
-// tableParam returns the table name parameter param, "" when absent.
-func tableParam(p *fence.URLParams, param string) string {
+// tableParam returns the table name parameter param, "" when absent,
+// checked by the identifier rules of the URL's scheme.
+func tableParam(p *fence.URLParams, u *url.URL, param string) string {
 	v := p.String(param)
 	if v == "" {
 		return ""
 	}
-	if _, err := quoteTable(param, v); err != nil {
+	d := PostgreSQL
+	if u.Scheme == "mysql" {
+		d = MySQL
+	}
+	if _, err := quoteTableIn(d, param, v); err != nil {
 		reason := err.Error()
 		if ie, ok := errors.AsType[*fence.InvalidError](err); ok {
 			reason = ie.Reason

@@ -34,6 +34,12 @@ func TestParseURL(t *testing.T) {
 			dialect: SQLite, tables: Tables{Fence: "f", Value: "v"},
 			conn: "file:data/fence.db?_pragma=journal_mode(WAL)&_pragma=busy_timeout(2000)&_txlock=immediate"}},
 		{"sqlite:///tmp/odd%3F%23%25name.db", urlConfig{dialect: SQLite, conn: "file:/tmp/odd%3f%23%25name.db" + pragmas}},
+		{"mysql://db/app", urlConfig{dialect: MySQL, conn: "tcp(db:3306)/app"}},
+		{"mysql://app:pw@db:3307/app?tls=skip-verify&fence-table=ops.f&value-table=v", urlConfig{
+			dialect: MySQL, tables: Tables{Fence: "ops.f", Value: "v"}, passwords: []string{"pw"}, mysqlPassword: "pw", conn: "app@tcp(db:3307)/app?tls=skip-verify"}},
+		{"mysql://app:p%40ss%2Fw:rd@[::1]/app?timeout=2s&interpolateParams=true", urlConfig{
+			dialect: MySQL, passwords: []string{"p@ss/w:rd"}, mysqlPassword: "p@ss/w:rd", conn: "app@tcp([::1]:3306)/app?interpolateParams=true&timeout=2s"}},
+		{"mysql://app@db/app?fence-table=" + strings.Repeat("t", 64), urlConfig{dialect: MySQL, tables: Tables{Fence: strings.Repeat("t", 64)}, conn: "app@tcp(db:3306)/app"}},
 	} {
 		u, err := url.Parse(tc.raw)
 		if err != nil {
@@ -64,7 +70,20 @@ func TestParseURLRefuses(t *testing.T) {
 		{"sqlite:///x.db?busy-timeout=soon", "not a duration"},
 		{"sqlite:///x.db?sslmode=disable", `unknown parameter "sslmode"`},
 		{"sqlite:///x%00.db", "NUL"},
-		{"mysql://db/app", "not a postgres://"},
+		{"mssql://db/app", "not a postgres://"},
+		{"mysql://app:secret@db/app?fence-table=a.b.c", "more than one dot"},
+		{"mysql://app:secret@db/app?value-table=" + strings.Repeat("t", 65), "more than the limit"},
+		{"mysql://app:secret@db/app?password=secret", "no password parameter"},
+		{"mysql://app:secret@db/app?timeout=soon", "invalid duration"},
+		{"mysql://app:secret@db/app?tls=bogus", "bogus"},
+		{"mysql://app:secret@db/", "no database"},
+		{"mysql://app:secret@db", "no database"},
+		{"mysql://app:secret@db/a/b", "one database"},
+		{"mysql://app:secret@/app", "no host"},
+		{"mysql://app:secret@db:0/app", "not a number from 1"},
+		{"mysql://app:secret@db:/app", "empty port"},
+		{"mysql://app:secret@db/app#x", "mysql://..."},
+		{"mysql://app:secret@db/app?tls=true&tls=false", "more than once"},
 	} {
 		u, err := url.Parse(tc.raw)
 		if err != nil {
@@ -89,6 +108,8 @@ func FuzzParseURL(f *testing.F) {
 		"postgres://app:pw@db:5432/app?fence-table=t&sslmode=disable", "postgresql://app@db/app?password=pw&value-table=a.b",
 		"postgres://", "postgres://?fence-table=a&fence-table=b", "postgres://u:p@ss@db/app", "postgres://db/app#x",
 		"sqlite:///tmp/x.db?busy-timeout=3s", "sqlite://x.db?fence-table=f", "sqlite://u:pw@x", "sqlite://%zz", "sqlite:///a%3Fb",
+		"mysql://app:pw@db:3306/app?tls=true&fence-table=f", "mysql://u@[::1]/d?timeout=1s", "mysql://u:p@ss@db/a", "mysql://db/a%3Fb?loc=Europe%2FParis",
+		"mysql://db/app?password=secret", "mysql://u:pw@db/app?tls=bogus&value-table=a.b",
 	} {
 		f.Add(s)
 	}
@@ -129,10 +150,23 @@ func FuzzParseURL(f *testing.F) {
 			if !strings.HasPrefix(c.conn, "file:") || strings.Count(c.conn, "?") != 1 || strings.Contains(c.conn, "#") {
 				t.Fatalf("parseURL(%q) = DSN %q; want file:PATH?PRAGMAS with one ? and no #", raw, c.conn)
 			}
+		case MySQL:
+			// The DSN holds no password and reads back as the URL says.
+			if pw, _ := u.User.Password(); len(pw) >= 6 && strings.Contains(c.conn, pw) && !strings.Contains(u.Host+u.Path+u.RawQuery, pw) {
+				t.Fatalf("parseURL(%q) = DSN %q, with the password", raw, c.conn)
+			}
+			cfg, err := c.mysqlConfig()
+			if err != nil {
+				t.Fatalf("parseURL(%q) = DSN %q, which the driver refuses: %v", raw, c.conn, err)
+			}
+			pw, _ := u.User.Password()
+			if cfg.User != u.User.Username() || cfg.Passwd != pw || cfg.DBName != strings.TrimPrefix(u.Path, "/") || cfg.Net != "tcp" {
+				t.Fatalf("parseURL(%q) = DSN %q, read back as user %q, database %q, net %q", raw, c.conn, cfg.User, cfg.DBName, cfg.Net)
+			}
 		default:
 			t.Fatalf("parseURL(%q) accepted it without a dialect", raw)
 		}
-		if _, _, err := c.tables.quoted(); err != nil {
+		if _, _, err := c.tables.quotedIn(c.dialect); err != nil {
 			t.Fatalf("parseURL(%q) accepted tables %+v: %v", raw, c.tables, err)
 		}
 	})

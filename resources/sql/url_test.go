@@ -22,16 +22,27 @@ type creator interface{ Create(context.Context) error }
 // after it Put and Get work; Close closes what the opener made.
 func TestOpenResource(t *testing.T) {
 	t.Parallel()
-	for _, scheme := range []string{"postgres", "postgresql", "sqlite"} {
+	for _, scheme := range []string{"postgres", "postgresql", "sqlite", "mysql"} {
 		t.Run(scheme, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			tb := fencesql.Tables{Fence: uniqueName("url_fence"), Value: uniqueName("url_value")}
 			params := url.Values{"fence-table": {tb.Fence}, "value-table": {tb.Value}}
 			var raw string
-			if scheme == "sqlite" {
+			switch scheme {
+			case "sqlite":
 				raw = "sqlite://" + (&url.URL{Path: filepath.Join(t.TempDir(), "odd #?% name.db")}).EscapedPath() + "?" + params.Encode()
-			} else {
+			case "mysql":
+				cfg := mysqlConfig(t)
+				params.Set("timeout", "5s") // a driver parameter
+				raw = (&url.URL{Scheme: "mysql", User: url.User(cfg.User), Host: cfg.Addr, Path: "/" + cfg.DBName, RawQuery: params.Encode()}).String()
+				db := openMySQL(t, 1, nil)
+				t.Cleanup(func() {
+					for _, name := range []string{tb.Fence, tb.Value} {
+						_, _ = db.Exec("DROP TABLE IF EXISTS " + mysqlQuote(name))
+					}
+				})
+			default:
 				pg, err := url.Parse(testenv.PostgresURL(t))
 				if err != nil {
 					t.Fatal(err)
@@ -104,6 +115,9 @@ func TestOpenResource(t *testing.T) {
 			"postgres://app:secret@db:99999/app",
 			"postgres://app:secret@db/app?sslmode=nonsense",
 			"sqlite://",
+			"mysql://app:secret@db/app?fence-table=a.b.c",
+			"mysql://app:secret@db/app?tls=bogus",
+			"mysql://app:secret@db/app?password=secret",
 		} {
 			_, err := fence.OpenResource(t.Context(), raw)
 			if !errors.Is(err, fence.ErrInvalid) || strings.Contains(err.Error(), "secret") {
