@@ -14,7 +14,7 @@
 // gs (lockers/gcs), etcd and etcds (lockers/etcd), redis, rediss and
 // redis+sentinel (lockers/redis), redlock (lockers/redlock), mysql
 // (lockers/mysql). Resource
-// schemes: mem (resources/memory), postgres, postgresql and sqlite
+// schemes: mem (resources/memory), postgres, postgresql, sqlite and mysql
 // (resources/sql), dynamodb (resources/dynamo), s3 (resources/s3), gs
 // (resources/gcs), etcd and etcds (resources/etcd), redis and rediss
 // (resources/redis). fence.LockerSchemes and
@@ -37,5 +37,5 @@ import (
 	_ "github.com/fencekit/fence/resources/memory" // mem://
 	_ "github.com/fencekit/fence/resources/redis"  // redis://, rediss://
 	_ "github.com/fencekit/fence/resources/s3"     // s3://
-	_ "github.com/fencekit/fence/resources/sql"    // postgres://, postgresql://, sqlite://
+	_ "github.com/fencekit/fence/resources/sql"    // postgres://, postgresql://, sqlite://, mysql://
 )

@@ -15,7 +15,7 @@ func TestEveryBackendRegistersItsSchemes(t *testing.T) {
 			t.Errorf("locker scheme %q not registered; have %v", want, fence.LockerSchemes())
 		}
 	}
-	for _, want := range []string{"dynamodb", "etcd", "etcds", "gs", "mem", "postgres", "postgresql", "redis", "rediss", "s3", "sqlite"} {
+	for _, want := range []string{"dynamodb", "etcd", "etcds", "gs", "mem", "mysql", "postgres", "postgresql", "redis", "rediss", "s3", "sqlite"} {
 		if !slices.Contains(fence.ResourceSchemes(), want) {
 			t.Errorf("resource scheme %q not registered; have %v", want, fence.ResourceSchemes())
 		}

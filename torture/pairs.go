@@ -131,5 +131,6 @@ func Pairs() []Pair {
 		{EtcdLocker, EtcdResource},
 		{RedisLocker, RedisResource},
 		{RedlockLocker, SQLiteResource},
+		{MySQLLocker, SQLMySQLResource},
 	}
 }
