@@ -154,12 +154,12 @@ func (d *driver) acquire(key, owner string, ttl time.Duration) (fence.Lease, err
 		return fail(fmt.Errorf("write the last record: %w", err))
 	}
 	h := &holding{key: key, owner: owner, path: path, ttl: ttl, deadline: sent.Add(ttl)}
+	h.mu.Lock()
+	h.timer = time.AfterFunc(time.Until(h.deadline), func() { d.expire(token, h) })
+	h.mu.Unlock()
 	d.mu.Lock()
 	d.held[token] = h
 	d.mu.Unlock()
-	h.mu.Lock()
-	h.timer = time.AfterFunc(ttl, func() { d.expire(token, h) })
-	h.mu.Unlock()
 	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}, nil
 }
 
