@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -63,4 +64,17 @@ func answered(err error) bool {
 // good, so that a node of the session is gone too or soon will be.
 func over(err error) bool {
 	return errors.Is(err, zk.ErrClosing) || errors.Is(err, zk.ErrSessionExpired)
+}
+
+// closed reports whether c was closed: the client then stays
+// disconnected, where a dropped connection is followed at once by a new
+// attempt to connect.
+func closed(c *zk.Conn) bool {
+	for range 3 {
+		if c.State() != zk.StateDisconnected {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }

@@ -203,7 +203,7 @@ func (d *driver) retryFor() time.Duration { return d.maxTTL * 3 / 2 }
 func (d *driver) deleteNode(path string) {
 	for end := time.Now().Add(d.retryFor()); ; {
 		err := d.c.Delete(path, -1)
-		if err == nil || errors.Is(err, zk.ErrNoNode) || over(err) || time.Now().After(end) {
+		if err == nil || errors.Is(err, zk.ErrNoNode) || over(err) || time.Now().After(end) || closed(d.c) {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -215,7 +215,7 @@ func (d *driver) deleteNode(path string) {
 func (d *driver) cleanup(parent, prefix string) {
 	for end := time.Now().Add(d.retryFor()); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		children, _, err := d.c.Children(parent)
-		if errors.Is(err, zk.ErrNoNode) || over(err) {
+		if errors.Is(err, zk.ErrNoNode) || over(err) || closed(d.c) {
 			return
 		}
 		if err != nil {
