@@ -103,7 +103,10 @@
 //   - The lease of a fence.HeldError and fence.LockInfo has no ValidUntil:
 //     the holder's renewals are not written to the server.
 //
-// A Session's keepalive renews every TTL/3 by default; with the client's
+// fence.SessionOptions' default TTL (30 s) needs a session timeout of
+// 45 s or more, above the server's default maxSessionTimeout (40 s):
+// give a Session a TTL of at most Locker.MaxTTL. A Session's keepalive
+// renews every TTL/3 by default; with the client's
 // own pings every third of the session timeout, a holder's session stays
 // alive across a leader's failover that the ensemble completes within
 // the session timeout (TestClusterLeaderKill), and so does its lease if

@@ -265,8 +265,11 @@ func (d *driver) lookup(lease fence.Lease) (*holding, error) {
 	}
 	h.mu.Lock()
 	if !h.gone && !time.Now().Before(h.deadline) {
-		h.gone, h.why = true, "it was not renewed in time"
-		h.timer.Reset(0) // expire deletes the node
+		// Its timer is late: do what expire does.
+		h.gone, h.why = true, "it was not renewed in time, and this Locker deleted its node"
+		h.timer.Stop()
+		d.forget(lease.Token)
+		go d.deleteNode(h.path)
 	}
 	if h.gone {
 		h.mu.Unlock()
