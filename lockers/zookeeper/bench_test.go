@@ -1,6 +1,7 @@
 package zookeeper
 
 import (
+	"context"
 	"math"
 	"slices"
 	"strconv"
@@ -25,12 +26,21 @@ import (
 // median of their ratio.
 func paired(b *testing.B, aName, zName string, a, z func(i int)) {
 	b.Helper()
-	var ta, tz, ratios []float64
-	timed := func(f func(int), i int) float64 {
-		start := time.Now()
-		f(i)
-		return float64(time.Since(start))
+	timed := func(f func(int)) func(int) time.Duration {
+		return func(i int) time.Duration {
+			start := time.Now()
+			f(i)
+			return time.Since(start)
+		}
 	}
+	pairedTimes(b, aName, zName, timed(a), timed(z))
+}
+
+// pairedTimes is paired for functions that time themselves.
+func pairedTimes(b *testing.B, aName, zName string, a, z func(i int) time.Duration) {
+	b.Helper()
+	var ta, tz, ratios []float64
+	timed := func(f func(int) time.Duration, i int) float64 { return float64(f(i)) }
 	for i := 0; b.Loop(); i++ {
 		var x, y float64
 		if i%2 == 0 {
@@ -122,5 +132,80 @@ func BenchmarkSessionLockRelease(b *testing.B) {
 			if err := m.Unlock(); err != nil {
 				b.Fatal(err)
 			}
+		})
+}
+
+// BenchmarkHandoff times a hand-off, from a holder's release to the
+// return of a waiter blocked in line for the key, each waiter with a
+// session of its own: fence's Session.Lock (woken by the watch of the
+// holder's node, then one Acquire) against zk.Lock's Lock (its node
+// queued before the wait, woken by the watch of its predecessor, then a
+// listing of the children). Each waiter gets 100 ms to be in its wait
+// before the release.
+func BenchmarkHandoff(b *testing.B) {
+	servers := sharedServers(b)
+	root := uniqueRoot("handoff")
+	holder := newLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
+	waiter := newLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
+	hs, err := fence.NewSession(holder, &fence.SessionOptions{TTL: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, err := fence.NewSession(waiter, &fence.SessionOptions{TTL: 5 * time.Second, PollInterval: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = hs.Close(context.Background()); _ = ws.Close(context.Background()) })
+	zh, zw := connect(b, servers, testSessionTimeout), connect(b, servers, testSessionTimeout)
+	ctx := b.Context()
+	pairedTimes(b, "fence", "zklock",
+		func(i int) time.Duration {
+			key := "f" + strconv.Itoa(i)
+			h, err := hs.TryLock(ctx, key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got := make(chan time.Time, 1)
+			go func() {
+				w, err := ws.Lock(ctx, key, nil)
+				at := time.Now()
+				if err != nil {
+					b.Error(err)
+				} else {
+					_ = w.Release(ctx)
+				}
+				got <- at
+			}()
+			time.Sleep(100 * time.Millisecond)
+			start := time.Now()
+			if err := h.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+			return (<-got).Sub(start)
+		},
+		func(i int) time.Duration {
+			path := root + "/zk" + strconv.Itoa(i)
+			h := zk.NewLock(zh, path, zk.WorldACL(zk.PermAll))
+			if err := h.Lock(); err != nil {
+				b.Fatal(err)
+			}
+			got := make(chan time.Time, 1)
+			go func() {
+				w := zk.NewLock(zw, path, zk.WorldACL(zk.PermAll))
+				err := w.Lock()
+				at := time.Now()
+				if err != nil {
+					b.Error(err)
+				} else {
+					_ = w.Unlock()
+				}
+				got <- at
+			}()
+			time.Sleep(100 * time.Millisecond)
+			start := time.Now()
+			if err := h.Unlock(); err != nil {
+				b.Fatal(err)
+			}
+			return (<-got).Sub(start)
 		})
 }
