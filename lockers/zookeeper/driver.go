@@ -1,0 +1,436 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/fencekit/fence"
+)
+
+// driver is the fence.LockerDriver on a ZooKeeper ensemble, on input the
+// portable layer has validated. Its errors are bare causes; the
+// PortableLocker prefixes them.
+type driver struct {
+	c      *zk.Conn
+	root   string
+	maxTTL time.Duration
+	acl    []zk.ACL
+
+	mu   sync.Mutex
+	held map[fence.Token]*holding // the leases this driver gave out, by token
+}
+
+var (
+	_ fence.LockerDriver    = (*driver)(nil)
+	_ fence.ReleaseNotifier = (*driver)(nil)
+)
+
+// holding is a lease this driver gave out: its lock node, and when the
+// driver deletes the node unless it is renewed.
+type holding struct {
+	key, owner, path string
+	ttl              time.Duration
+
+	mu       sync.Mutex // held across a Renew's or Release's requests
+	deadline time.Time  // on the system clock
+	timer    *time.Timer
+	gone     bool   // the node was deleted or found missing
+	why      string // why it is gone
+}
+
+func newDriver(c *zk.Conn, root string, maxTTL time.Duration, acl []zk.ACL) *driver {
+	return &driver{c: c, root: root, maxTTL: maxTTL, acl: acl, held: map[fence.Token]*holding{}}
+}
+
+// Info implements fence.LockerDriver.
+func (d *driver) Info() fence.DriverInfo {
+	return fence.DriverInfo{Name: "zookeeper", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: d.maxTTL}
+}
+
+// lockPath is the parent of key's lock nodes.
+func (d *driver) lockPath(key string) string { return d.root + "/" + escape(key) }
+
+// lastPath is key's last record.
+func (d *driver) lastPath(key string) string { return d.root + "/.last/" + escape(key) }
+
+// Acquire implements fence.LockerDriver with one try of Curator's recipe:
+// it creates an ephemeral sequential node under key's lock path, and
+// lists the lock path's children (with its own node's czxid, the token,
+// and the last record, in the same round trip). When its node is first
+// in Curator's order, it holds the key: one multi-operation writes the
+// last record on the condition that its node still exists, and the lease
+// is returned. Otherwise it deletes its node and reports the first node's
+// owner and czxid in a *fence.HeldError. A holder that left in between
+// gets fence.ErrAcquireRaced.
+func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	return run(ctx, func() (fence.Lease, error) { return d.acquire(key, owner, ttl) })
+}
+
+func (d *driver) acquire(key, owner string, ttl time.Duration) (fence.Lease, error) {
+	sent := time.Now()
+	parent := d.lockPath(key)
+	prefix := newNodePrefix()
+	path, err := d.c.Create(parent+"/"+prefix, encodeNode(owner), zk.FlagEphemeral|zk.FlagSequence, d.acl)
+	if errors.Is(err, zk.ErrNoNode) {
+		if err = d.makePath(parent); err == nil {
+			path, err = d.c.Create(parent+"/"+prefix, encodeNode(owner), zk.FlagEphemeral|zk.FlagSequence, d.acl)
+		}
+	}
+	if err != nil {
+		if !answered(err) {
+			go d.cleanup(parent, prefix)
+		}
+		return fence.Lease{}, fmt.Errorf("create the lock node: %w", err)
+	}
+	name := path[len(parent)+1:]
+	var (
+		children            []string
+		ours, lastStat      *zk.Stat
+		last                []byte
+		cerr, oerr, lastErr error
+	)
+	parallel(
+		func() { children, _, cerr = d.c.Children(parent) },
+		func() { _, ours, oerr = d.c.Exists(path) },
+		func() { last, lastStat, lastErr = d.c.Get(d.lastPath(key)) },
+	)
+	fail := func(err error) (fence.Lease, error) {
+		d.deleteNode(path)
+		return fence.Lease{}, err
+	}
+	switch {
+	case cerr != nil:
+		return fail(fmt.Errorf("list the lock nodes: %w", cerr))
+	case oerr != nil:
+		return fail(fmt.Errorf("read the lock node: %w", oerr))
+	case lastErr != nil && !errors.Is(lastErr, zk.ErrNoNode):
+		return fail(fmt.Errorf("read the last record: %w", lastErr))
+	case ours.Czxid == 0:
+		return fence.Lease{}, fence.ErrAcquireRaced // broken already
+	}
+	sortChildren(children)
+	if len(children) == 0 || children[0] != name {
+		d.deleteNode(path)
+		if len(children) == 0 {
+			return fence.Lease{}, fence.ErrAcquireRaced
+		}
+		return fence.Lease{}, d.heldError(key, parent, children[0])
+	}
+	token := fence.Token(ours.Czxid)
+	check := &zk.CheckVersionRequest{Path: path, Version: -1}
+	var write any
+	if lastErr == nil {
+		_, lastToken, err := decodeLast(key, last)
+		if err != nil {
+			return fail(err)
+		}
+		if lastToken >= token {
+			return fail(&fence.CorruptError{Key: key, Reason: fmt.Sprintf("the last record names token %d, not below the new lock node's czxid %d", lastToken, token)})
+		}
+		write = &zk.SetDataRequest{Path: d.lastPath(key), Data: encodeLast(owner, token), Version: lastStat.Version}
+	} else {
+		write = &zk.CreateRequest{Path: d.lastPath(key), Data: encodeLast(owner, token), Acl: d.acl}
+	}
+	res, err := d.c.Multi(check, write)
+	if err != nil && len(res) == 2 && errors.Is(res[1].Error, zk.ErrNoNode) && lastErr != nil {
+		// The first last record of the root: make its parent.
+		if err = d.makePath(d.root + "/.last"); err == nil {
+			res, err = d.c.Multi(check, write)
+		}
+	}
+	if err != nil {
+		switch {
+		case len(res) == 2 && errors.Is(res[0].Error, zk.ErrNoNode):
+			return fence.Lease{}, fence.ErrAcquireRaced // broken meanwhile
+		case len(res) == 2 && (errors.Is(res[1].Error, zk.ErrBadVersion) || errors.Is(res[1].Error, zk.ErrNodeExists)):
+			return fail(fence.ErrAcquireRaced)
+		}
+		return fail(fmt.Errorf("write the last record: %w", err))
+	}
+	h := &holding{key: key, owner: owner, path: path, ttl: ttl, deadline: sent.Add(ttl)}
+	h.mu.Lock()
+	h.timer = time.AfterFunc(time.Until(h.deadline), func() { d.expire(token, h) })
+	h.mu.Unlock()
+	d.mu.Lock()
+	d.held[token] = h
+	d.mu.Unlock()
+	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}, nil
+}
+
+// heldError reports the holder's node name under parent in a
+// *fence.HeldError.
+func (d *driver) heldError(key, parent, name string) error {
+	data, st, err := d.c.Get(parent + "/" + name)
+	if errors.Is(err, zk.ErrNoNode) {
+		return fence.ErrAcquireRaced
+	}
+	if err != nil {
+		return &fence.HeldError{Key: key}
+	}
+	owner, err := nodeOwner(key, name, data, st.EphemeralOwner)
+	if err != nil {
+		return err
+	}
+	return &fence.HeldError{Key: key, Owner: owner, Token: fence.Token(st.Czxid)}
+}
+
+// makePath creates path and its missing parents as persistent nodes.
+func (d *driver) makePath(path string) error {
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		_, err := d.c.Create(path[:i], nil, 0, d.acl)
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create %s: %w", path[:i], err)
+		}
+	}
+	return nil
+}
+
+// retryFor is how long the driver goes on trying to delete a node of
+// its own it no longer wants; past it, the session's end deletes it.
+func (d *driver) retryFor() time.Duration { return d.maxTTL * 3 / 2 }
+
+// deleteNode deletes a lock node of this driver's session, trying again
+// while the connection is down.
+func (d *driver) deleteNode(path string) {
+	for end := time.Now().Add(d.retryFor()); ; {
+		err := d.c.Delete(path, -1)
+		if err == nil || errors.Is(err, zk.ErrNoNode) || over(err) || time.Now().After(end) || closed(d.c) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// cleanup deletes the lock node named prefix under parent, if a create
+// whose answer was lost made one.
+func (d *driver) cleanup(parent, prefix string) {
+	for end := time.Now().Add(d.retryFor()); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		children, _, err := d.c.Children(parent)
+		if errors.Is(err, zk.ErrNoNode) || over(err) || closed(d.c) {
+			return
+		}
+		if err != nil {
+			continue
+		}
+		for _, c := range children {
+			if strings.HasPrefix(c, prefix) {
+				d.deleteNode(parent + "/" + c)
+			}
+		}
+		return
+	}
+}
+
+// expire runs when h's deadline may have passed: it deletes the node of
+// a lease not renewed in time.
+func (d *driver) expire(token fence.Token, h *holding) {
+	h.mu.Lock()
+	if h.gone {
+		h.mu.Unlock()
+		return
+	}
+	if wait := time.Until(h.deadline); wait > 0 {
+		h.timer.Reset(wait)
+		h.mu.Unlock()
+		return
+	}
+	h.gone, h.why = true, "it was not renewed in time, and this Locker deleted its node"
+	h.mu.Unlock()
+	d.forget(token)
+	d.deleteNode(h.path)
+}
+
+func (d *driver) forget(token fence.Token) {
+	d.mu.Lock()
+	delete(d.held, token)
+	d.mu.Unlock()
+}
+
+// lookup returns the holding of lease, locked, or a *fence.NotHeldError.
+func (d *driver) lookup(lease fence.Lease) (*holding, error) {
+	d.mu.Lock()
+	h := d.held[lease.Token]
+	d.mu.Unlock()
+	if h == nil || h.key != lease.Key || h.owner != lease.Owner {
+		return nil, &fence.NotHeldError{Key: lease.Key, Reason: "no lock node of this Locker's session holds it: released, broken, expired, or never acquired here"}
+	}
+	h.mu.Lock()
+	if !h.gone && !time.Now().Before(h.deadline) {
+		// Its timer is late: do what expire does.
+		h.gone, h.why = true, "it was not renewed in time, and this Locker deleted its node"
+		h.timer.Stop()
+		d.forget(lease.Token)
+		go d.deleteNode(h.path)
+	}
+	if h.gone {
+		h.mu.Unlock()
+		return nil, &fence.NotHeldError{Key: lease.Key, Reason: h.why}
+	}
+	return h, nil
+}
+
+// lost marks h gone for why and returns the *fence.NotHeldError of it.
+func (d *driver) lost(token fence.Token, h *holding, why string) error {
+	h.gone, h.why = true, why
+	h.timer.Stop()
+	d.forget(token)
+	return &fence.NotHeldError{Key: h.key, Reason: why}
+}
+
+// Renew implements fence.LockerDriver: it syncs the server it talks to
+// with the leader and reads the lease's node. A node still there, with
+// the lease's token as czxid, and of this client's session, proves the
+// session alive on the leader after the renewal was sent, so that the
+// server keeps the node at least a session timeout after it, longer than
+// the TTL. The node is then kept for another TTL by this driver.
+func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+	_, err := run(ctx, func() (struct{}, error) { return struct{}{}, d.renew(lease) })
+	return err
+}
+
+func (d *driver) renew(lease fence.Lease) error {
+	h, err := d.lookup(lease)
+	if err != nil {
+		return err
+	}
+	defer h.mu.Unlock()
+	sent := time.Now()
+	if _, err := d.c.Sync(h.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("sync with the leader: %w", err)
+	}
+	_, st, err := d.c.Exists(h.path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read the lock node: %w", err)
+	case st.Czxid == 0:
+		return d.lost(lease.Token, h, "its lock node is gone: broken, or the session ended")
+	case st.Czxid != int64(lease.Token) || st.EphemeralOwner != d.c.SessionID():
+		return d.lost(lease.Token, h, fmt.Sprintf("its lock node has czxid %d of session 0x%x", st.Czxid, st.EphemeralOwner))
+	}
+	if until := sent.Add(lease.TTL); until.After(h.deadline) {
+		h.deadline = until
+	}
+	return nil
+}
+
+// Release implements fence.LockerDriver: it deletes the lease's lock
+// node. Its path holds a random UUID of the acquisition, so no other
+// lease's node has it: the delete is a compare-and-delete. A node
+// already gone gets a *fence.NotHeldError. The last record stays.
+func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+	_, err := run(ctx, func() (struct{}, error) { return struct{}{}, d.release(lease) })
+	return err
+}
+
+func (d *driver) release(lease fence.Lease) error {
+	h, err := d.lookup(lease)
+	if err != nil {
+		return err
+	}
+	defer h.mu.Unlock()
+	err = d.c.Delete(h.path, -1)
+	switch {
+	case err == nil:
+		_ = d.lost(lease.Token, h, "it was released")
+		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		return d.lost(lease.Token, h, "its lock node is gone: broken, or the session ended")
+	}
+	return fmt.Errorf("delete the lock node: %w", err)
+}
+
+// Break implements fence.LockerDriver: it deletes the first node under
+// key's lock path, whoever's it is (a Curator client's too). The next
+// lock node is created later, so its czxid is higher. A Curator client
+// queued behind the broken node gets the lock at once.
+func (d *driver) Break(ctx context.Context, key string) error {
+	_, err := run(ctx, func() (struct{}, error) { return struct{}{}, d.breakKey(key) })
+	return err
+}
+
+func (d *driver) breakKey(key string) error {
+	parent := d.lockPath(key)
+	if _, err := d.c.Sync(parent); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("sync with the leader: %w", err)
+	}
+	children, _, err := d.c.Children(parent)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list the lock nodes: %w", err)
+	}
+	if len(children) == 0 {
+		return nil
+	}
+	sortChildren(children)
+	if err := d.c.Delete(parent+"/"+children[0], -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("delete the lock node: %w", err)
+	}
+	return nil
+}
+
+// Inspect implements fence.LockerDriver: after a sync with the leader, it
+// reads the first node under key's lock path (the holder, whose czxid is
+// its token) or, when there is none, the key's last record. ValidUntil
+// is left zero: the holder's renewals are not written to the server.
+func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	return run(ctx, func() (fence.LockInfo, error) { return d.inspect(key) })
+}
+
+func (d *driver) inspect(key string) (fence.LockInfo, error) {
+	parent := d.lockPath(key)
+	if _, err := d.c.Sync(parent); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fence.LockInfo{}, fmt.Errorf("sync with the leader: %w", err)
+	}
+	for range 5 {
+		var (
+			children   []string
+			last       []byte
+			cerr, lerr error
+		)
+		parallel(
+			func() { children, _, cerr = d.c.Children(parent) },
+			func() { last, _, lerr = d.c.Get(d.lastPath(key)) },
+		)
+		if cerr != nil && !errors.Is(cerr, zk.ErrNoNode) {
+			return fence.LockInfo{}, fmt.Errorf("list the lock nodes: %w", cerr)
+		}
+		if len(children) > 0 {
+			sortChildren(children)
+			data, st, err := d.c.Get(parent + "/" + children[0])
+			if errors.Is(err, zk.ErrNoNode) {
+				continue // the holder left: look again
+			}
+			if err != nil {
+				return fence.LockInfo{}, fmt.Errorf("read the lock node: %w", err)
+			}
+			owner, err := nodeOwner(key, children[0], data, st.EphemeralOwner)
+			if err != nil {
+				return fence.LockInfo{}, err
+			}
+			return fence.LockInfo{Key: key, Held: true, Owner: owner, Token: fence.Token(st.Czxid)}, nil
+		}
+		if errors.Is(lerr, zk.ErrNoNode) {
+			return fence.LockInfo{Key: key}, nil
+		}
+		if lerr != nil {
+			return fence.LockInfo{}, fmt.Errorf("read the last record: %w", lerr)
+		}
+		owner, token, err := decodeLast(key, last)
+		if err != nil {
+			return fence.LockInfo{}, err
+		}
+		return fence.LockInfo{Key: key, Owner: owner, Token: token}, nil
+	}
+	return fence.LockInfo{}, errors.New("the holder changed five times while reading")
+}

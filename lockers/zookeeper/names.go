@@ -1,0 +1,137 @@
+package zookeeper
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/fencekit/fence"
+)
+
+// escape returns key as one path component: ASCII letters, digits, '_',
+// '-' and '.' (but a leading '.') stay, every other byte is %XX. So a
+// component never is "." or "..", never starts with '.' (the root's
+// ".last" is no key's) and holds nothing ZooKeeper refuses.
+func escape(key string) string {
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-', c == '.' && i > 0:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// lockMark is what Curator's lock nodes are named by: the sequence number
+// follows the last lockMark of a name.
+const lockMark = "lock-"
+
+// newNodePrefix returns the name, before ZooKeeper's sequence number, of
+// a new lock node: Curator's protected form "_c_" UUID "-lock-", with a
+// random (version 4) UUID, which finds the node again after an answer
+// lost.
+func newNodePrefix() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	h := hex.EncodeToString(u[:])
+	return "_c_" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:] + "-" + lockMark
+}
+
+// sortKey is what Curator sorts a child of a lock path by: what follows
+// the last "lock-" in its name, or the whole name if it has none.
+func sortKey(name string) string {
+	if i := strings.LastIndex(name, lockMark); i >= 0 {
+		return name[i+len(lockMark):]
+	}
+	return name
+}
+
+// sortChildren sorts the children of a lock path in Curator's order: the
+// first holds the lock.
+func sortChildren(names []string) {
+	sort.SliceStable(names, func(i, j int) bool { return sortKey(names[i]) < sortKey(names[j]) })
+}
+
+// The data of the nodes this package writes. A lock node holds
+// nodeMagic + owner; a last record holds lastMagic + token + " " + owner.
+const (
+	nodeMagic = "fence/1 owner "
+	lastMagic = "fence/1 last "
+	magic     = "fence/"
+)
+
+func encodeNode(owner string) []byte { return []byte(nodeMagic + owner) }
+
+func encodeLast(owner string, token fence.Token) []byte {
+	return []byte(lastMagic + strconv.FormatUint(uint64(token), 10) + " " + owner)
+}
+
+// nodeOwner returns the owner a lock node's data names. A node of this
+// package names its owner; any other node (a Curator client writes its IP
+// address) is described by its data when printable and by its session
+// otherwise, so that a holder always has an owner. Data that starts as
+// this package's but does not parse is a *fence.CorruptError.
+func nodeOwner(key, name string, data []byte, session int64) (string, error) {
+	s := string(data)
+	if strings.HasPrefix(s, magic) {
+		owner, ok := strings.CutPrefix(s, nodeMagic)
+		if !ok || owner == "" || !utf8.ValidString(owner) {
+			return "", &fence.CorruptError{Key: key, Reason: fmt.Sprintf("lock node %s holds %q, not %q and an owner id", name, clip(s), nodeMagic)}
+		}
+		return owner, nil
+	}
+	if printable(s) && s != "" {
+		return fmt.Sprintf("zookeeper node %s of session 0x%x, data %q", name, session, s), nil
+	}
+	return fmt.Sprintf("zookeeper node %s of session 0x%x", name, session), nil
+}
+
+// decodeLast reads a last record's data.
+func decodeLast(key string, data []byte) (owner string, token fence.Token, err error) {
+	corrupt := func(why string, err error) (string, fence.Token, error) {
+		return "", 0, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("last record %q %s", clip(string(data)), why), Err: err}
+	}
+	rest, ok := strings.CutPrefix(string(data), lastMagic)
+	if !ok {
+		return corrupt("does not start with "+strconv.Quote(lastMagic), nil)
+	}
+	num, owner, ok := strings.Cut(rest, " ")
+	if !ok || owner == "" || !utf8.ValidString(owner) {
+		return corrupt("has no owner id after its token", nil)
+	}
+	t, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || t == 0 || strconv.FormatUint(t, 10) != num {
+		return corrupt("has no valid token", err)
+	}
+	return owner, fence.Token(t), nil
+}
+
+func printable(s string) bool {
+	if len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}

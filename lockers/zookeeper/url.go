@@ -1,0 +1,160 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/fencekit/fence"
+)
+
+func init() {
+	fence.RegisterLocker("zk", &URLOpener{})
+}
+
+// Defaults of a zk:// URL.
+const (
+	// DefaultPort is the port of a server named without one.
+	DefaultPort = "2181"
+	// DefaultSessionTimeout is the session-timeout of a URL that names
+	// none: within the server's default limits (4 s to 40 s, with its
+	// default tick of 2 s), so granted as asked.
+	DefaultSessionTimeout = 10 * time.Second
+	// DefaultConnectTimeout is how long an open waits for a session
+	// when the URL names no connect-timeout.
+	DefaultConnectTimeout = 10 * time.Second
+)
+
+// URLOpener opens ZooKeeper lockers from URLs of the form of URLForm
+// (see the package doc). Each open makes a *zk.Conn, which the opened
+// locker's Close closes.
+type URLOpener struct{}
+
+// URLForm implements fence.LockerURLOpener.
+func (*URLOpener) URLForm() string {
+	return "zk://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]...][/ROOT][?session-timeout=10s&connect-timeout=10s]"
+}
+
+// OpenLockerURL implements fence.LockerURLOpener. It connects, adds the
+// URL's user and password as digest credentials, and waits for a session
+// (at most connect-timeout, and as long as ctx), so that a wrong address
+// fails here.
+func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
+	var none fence.Opened[*fence.PortableLocker]
+	c, err := parseURL(u)
+	if err != nil {
+		return none, err
+	}
+	conn, events, err := zk.Connect(c.servers, c.sessionTimeout, zk.WithLogger(quiet{}), zk.WithLogInfo(false))
+	if err != nil {
+		return none, &fence.OpError{Backend: "zookeeper", Op: "open", Err: err}
+	}
+	fail := func(err error) (fence.Opened[*fence.PortableLocker], error) {
+		conn.Close()
+		return none, &fence.OpError{Backend: "zookeeper", Op: "open", Err: err}
+	}
+	if c.user != "" {
+		if err := conn.AddAuth("digest", []byte(c.user+":"+c.password)); err != nil {
+			return fail(errors.New(fence.Scrub(fmt.Sprintf("add the digest credentials of user %q: %v", c.user, err), c.password)))
+		}
+	}
+	wait := time.NewTimer(c.connectTimeout)
+	defer wait.Stop()
+	for session := false; !session; {
+		select {
+		case ev := <-events:
+			session = ev.State == zk.StateHasSession
+			if ev.State == zk.StateAuthFailed {
+				return fail(fmt.Errorf("the servers refused the credentials of user %q", c.user))
+			}
+		case <-wait.C:
+			return fail(fmt.Errorf("no session with %s after %v", strings.Join(c.servers, ","), c.connectTimeout))
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		}
+	}
+	go func() {
+		for range events {
+		}
+	}()
+	l, err := New(conn, &Options{Root: c.root, SessionTimeout: c.sessionTimeout, Clock: opts.ClockOrSystem()})
+	if err != nil {
+		conn.Close()
+		return none, err
+	}
+	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: func() error { conn.Close(); return nil }}, nil
+}
+
+// quiet discards the client's log lines.
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// urlConfig is what a zk:// URL says.
+type urlConfig struct {
+	servers                        []string
+	root                           string
+	user, password                 string
+	sessionTimeout, connectTimeout time.Duration
+}
+
+// parseURL reads a zk:// URL. Errors match fence.ErrInvalid and never
+// show the URL's password.
+func parseURL(u *url.URL) (urlConfig, error) {
+	var c urlConfig
+	p := fence.NewURLParams(u)
+	if u.Opaque != "" || u.Host == "" {
+		p.Fail("want zk://HOST[:PORT][,HOST[:PORT]...][/ROOT]")
+		return c, p.Done()
+	}
+	for _, s := range strings.Split(u.Host, ",") {
+		host, port, err := net.SplitHostPort(s)
+		if err != nil {
+			if strings.Contains(s, ":") && !strings.HasPrefix(s, "[") {
+				p.Fail("server %q is not HOST[:PORT]", s)
+				break
+			}
+			host, port = strings.Trim(s, "[]"), DefaultPort
+		}
+		if host == "" || port == "" {
+			p.Fail("server %q is not HOST[:PORT]", s)
+			break
+		}
+		c.servers = append(c.servers, net.JoinHostPort(host, port))
+	}
+	if u.User != nil {
+		c.user = u.User.Username()
+		c.password, _ = u.User.Password()
+		if c.user == "" {
+			p.Fail("a password without a user name")
+		}
+	}
+	c.root = strings.TrimSuffix(u.Path, "/")
+	if c.root == "" {
+		c.root = DefaultRoot
+	}
+	if err := checkRoot(c.root); err != nil {
+		p.Fail("root %q: %s", c.root, strings.TrimPrefix(err.(*fence.InvalidError).Reason, fmt.Sprintf("%q ", c.root)))
+	}
+	c.sessionTimeout = p.Duration("session-timeout")
+	if c.sessionTimeout == 0 {
+		c.sessionTimeout = DefaultSessionTimeout
+	}
+	if c.sessionTimeout < MinTTL*3/2 || c.sessionTimeout%time.Millisecond != 0 || c.sessionTimeout > 24*time.Hour {
+		p.Fail("session-timeout=%v is not whole milliseconds between %v and 24h", c.sessionTimeout, MinTTL*3/2)
+	}
+	c.connectTimeout = p.Duration("connect-timeout")
+	if c.connectTimeout == 0 {
+		c.connectTimeout = DefaultConnectTimeout
+	}
+	if err := p.Done(); err != nil {
+		return urlConfig{}, err
+	}
+	return c, nil
+}
