@@ -13,7 +13,7 @@
 // (lockers/postgres), dynamodb (lockers/dynamo), azblob (lockers/azblob),
 // gs (lockers/gcs), etcd and etcds (lockers/etcd), redis, rediss and
 // redis+sentinel (lockers/redis), redlock (lockers/redlock), mysql
-// (lockers/mysql). Resource
+// (lockers/mysql), zk (lockers/zookeeper). Resource
 // schemes: mem (resources/memory), postgres, postgresql, sqlite and mysql
 // (resources/sql), dynamodb (resources/dynamo), s3 (resources/s3), gs
 // (resources/gcs), etcd and etcds (resources/etcd), redis and rediss
@@ -22,20 +22,21 @@
 package backends
 
 import (
-	_ "github.com/fencekit/fence/lockers/azblob"   // azblob://
-	_ "github.com/fencekit/fence/lockers/dynamo"   // dynamodb://
-	_ "github.com/fencekit/fence/lockers/etcd"     // etcd://, etcds://
-	_ "github.com/fencekit/fence/lockers/gcs"      // gs://
-	_ "github.com/fencekit/fence/lockers/memory"   // mem://
-	_ "github.com/fencekit/fence/lockers/mysql"    // mysql://
-	_ "github.com/fencekit/fence/lockers/postgres" // postgres://, postgresql://
-	_ "github.com/fencekit/fence/lockers/redis"    // redis://, rediss://, redis+sentinel://
-	_ "github.com/fencekit/fence/lockers/redlock"  // redlock://
-	_ "github.com/fencekit/fence/resources/dynamo" // dynamodb://
-	_ "github.com/fencekit/fence/resources/etcd"   // etcd://, etcds://
-	_ "github.com/fencekit/fence/resources/gcs"    // gs://
-	_ "github.com/fencekit/fence/resources/memory" // mem://
-	_ "github.com/fencekit/fence/resources/redis"  // redis://, rediss://
-	_ "github.com/fencekit/fence/resources/s3"     // s3://
-	_ "github.com/fencekit/fence/resources/sql"    // postgres://, postgresql://, sqlite://, mysql://
+	_ "github.com/fencekit/fence/lockers/azblob"    // azblob://
+	_ "github.com/fencekit/fence/lockers/dynamo"    // dynamodb://
+	_ "github.com/fencekit/fence/lockers/etcd"      // etcd://, etcds://
+	_ "github.com/fencekit/fence/lockers/gcs"       // gs://
+	_ "github.com/fencekit/fence/lockers/memory"    // mem://
+	_ "github.com/fencekit/fence/lockers/mysql"     // mysql://
+	_ "github.com/fencekit/fence/lockers/postgres"  // postgres://, postgresql://
+	_ "github.com/fencekit/fence/lockers/redis"     // redis://, rediss://, redis+sentinel://
+	_ "github.com/fencekit/fence/lockers/redlock"   // redlock://
+	_ "github.com/fencekit/fence/lockers/zookeeper" // zk://
+	_ "github.com/fencekit/fence/resources/dynamo"  // dynamodb://
+	_ "github.com/fencekit/fence/resources/etcd"    // etcd://, etcds://
+	_ "github.com/fencekit/fence/resources/gcs"     // gs://
+	_ "github.com/fencekit/fence/resources/memory"  // mem://
+	_ "github.com/fencekit/fence/resources/redis"   // redis://, rediss://
+	_ "github.com/fencekit/fence/resources/s3"      // s3://
+	_ "github.com/fencekit/fence/resources/sql"     // postgres://, postgresql://, sqlite://, mysql://
 )

@@ -68,10 +68,11 @@ mariadb_listening() {
 		(exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null
 }
 
-# zk_ok PORT: the ZooKeeper server on PORT answers the ruok command.
+# zk_ok PORT: the ZooKeeper server on PORT serves requests (its answer to
+# srvr names its mode; ruok answers imok before the server serves).
 zk_ok() {
 	# shellcheck disable=SC2016 # expanded by that shell
-	[ "$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && printf ruok >&3 && cat <&3' "$1" 2>/dev/null)" = imok ]
+	timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0" && printf srvr >&3 && cat <&3' "$1" 2>/dev/null | grep -q '^Mode: '
 }
 
 # The class path of ZooKeeper's server (its jar names its dependencies),
@@ -79,16 +80,21 @@ zk_ok() {
 FENCE_ZK_CLASSPATH=/usr/share/java/zookeeper.jar
 FENCE_CURATOR_CLASSPATH=/usr/share/java/curator-recipes.jar:/usr/share/java/curator-framework.jar:/usr/share/java/curator-client.jar:/usr/share/java/guava.jar:/usr/share/java/zookeeper.jar
 
-# zookeeper_up starts a standalone server on a free port
-# (ZooKeeperServerMain PORT DATADIR TICKTIME: no configuration file, so
-# that a retry on another port needs none rewritten).
+# zookeeper_up starts a standalone server on a free port. Sessions may
+# last from 1 s to 2 minutes (the test URLs ask for up to a minute, so that
+# leases of 40 s fit in two thirds of one); the configuration is written
+# by the started shell, so that a retry on another port gets its own.
 zookeeper_up() {
 	local dir
 	dir=$(emu_dir)/zookeeper
 	rm -rf "$dir" && mkdir -p "$dir/data"
+	# shellcheck disable=SC2016 # expanded by that shell
 	emu_start_checked zookeeper "$(free_port)" "zk_ok %s" \
-		java -Xmx256m -Dzookeeper.admin.enableServer=false -Dzookeeper.4lw.commands.whitelist=ruok,srvr,stat,mntr \
-		-cp "$FENCE_ZK_CLASSPATH" org.apache.zookeeper.server.ZooKeeperServerMain %s "$dir/data" 500 || return 1
+		bash -c 'for l in tickTime=500 minSessionTimeout=1000 maxSessionTimeout=120000 \
+			"dataDir=$1/data" "clientPort=$2" clientPortAddress=127.0.0.1 admin.enableServer=false \
+			4lw.commands.whitelist=ruok,srvr,stat,mntr; do echo "$l"; done >"$1/zoo.cfg" &&
+			exec java -Xmx256m -cp "$3" org.apache.zookeeper.server.ZooKeeperServerMain "$1/zoo.cfg"' \
+		zookeeper "$dir" %s "$FENCE_ZK_CLASSPATH" || return 1
 	export FENCE_ZK_SERVERS="127.0.0.1:$emu_port"
 	FENCE_JAVA=$(command -v java)
 	export FENCE_JAVA FENCE_ZK_CLASSPATH FENCE_CURATOR_CLASSPATH

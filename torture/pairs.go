@@ -132,5 +132,6 @@ func Pairs() []Pair {
 		{RedisLocker, RedisResource},
 		{RedlockLocker, SQLiteResource},
 		{MySQLLocker, SQLMySQLResource},
+		{ZooKeeperLocker, SQLiteResource},
 	}
 }

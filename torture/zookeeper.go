@@ -247,8 +247,11 @@ func (e *zkEnsemble) killLeader(ctx context.Context) error {
 }
 
 // ZooKeeperLocker is lockers/zookeeper, its lock nodes under a root named
-// for the run (see Stage.ZooKeeper for the servers).
+// for the run (see Stage.ZooKeeper for the servers), with sessions of 4 s:
+// leases of 2 s fit in two thirds of one, and a client cut off from a
+// killed leader has time to reach another server before its session
+// expires.
 var ZooKeeperLocker = LockerKind{
 	Name: "zookeeper", Env: []string{EnvZKServers}, TTL: 2 * time.Second,
-	URL: zkURL("locks", ""),
+	URL: zkURL("locks", "session-timeout=4s&connect-timeout=3s"),
 }

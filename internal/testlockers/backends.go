@@ -26,10 +26,11 @@ import (
 	"github.com/fencekit/fence/lockers/etcd"
 	"github.com/fencekit/fence/lockers/gcs"
 	"github.com/fencekit/fence/lockers/memory"
-	_ "github.com/fencekit/fence/lockers/mysql"    // mysql://
-	_ "github.com/fencekit/fence/lockers/postgres" // postgres://
-	_ "github.com/fencekit/fence/lockers/redis"    // redis://
-	_ "github.com/fencekit/fence/lockers/redlock"  // redlock://
+	_ "github.com/fencekit/fence/lockers/mysql"     // mysql://
+	_ "github.com/fencekit/fence/lockers/postgres"  // postgres://
+	_ "github.com/fencekit/fence/lockers/redis"     // redis://
+	_ "github.com/fencekit/fence/lockers/redlock"   // redlock://
+	_ "github.com/fencekit/fence/lockers/zookeeper" // zk://
 )
 
 // Backend is one lock store, in one expiry mode, that the layers above the
@@ -133,6 +134,11 @@ var Backends = []Backend{
 	{Name: "redlock", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: redlockURL},
 	// MySQL takes leases of 1 ms: 1 s, as on PostgreSQL.
 	{Name: "mysql", MinTTL: time.Second, ServerTimed: true, URL: mysqlURL},
+	// ZooKeeper takes leases of 100 ms up to two thirds of the session
+	// timeout: sessions of a minute (the test server grants up to two)
+	// let the tests' leases of up to 40 s fit. Its lock nodes live under
+	// a root of their own.
+	{Name: "zookeeper", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: zookeeperURL},
 }
 
 // The etcd and Redis servers outlive the test run (scripts/kvstores.sh
@@ -141,6 +147,10 @@ var Backends = []Backend{
 
 func etcdURL(t *testing.T) string {
 	return "etcd://" + testenv.EtcdEndpoints(t) + "/" + UniqueName("backend-") + "/"
+}
+
+func zookeeperURL(t *testing.T) string {
+	return "zk://" + testenv.ZooKeeperServers(t) + "/" + UniqueName("backend-") + "?session-timeout=60s"
 }
 
 func redisURL(t *testing.T) string {
