@@ -1,6 +1,7 @@
 package torture
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -46,6 +47,13 @@ type Config struct {
 	LinearTimeout time.Duration
 	// Logf, when set, receives progress messages.
 	Logf func(format string, args ...any)
+	// SetUp, when set, is called once the run's stores, servers and
+	// workers are set up, before the workers start and Duration begins; the
+	// run waits for it to return, and ends with its error if it returns
+	// one. Runs started together use it to set up before any of them
+	// starts (a private ZooKeeper ensemble or MariaDB server takes seconds
+	// of CPU to start, which would starve the runs already going).
+	SetUp func(ctx context.Context) error
 }
 
 // DefaultNetFaults are the network faults of a run when Config.Net is zero:

@@ -156,6 +156,11 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 		workers[cfg.Workers-1].longKey = stage.ID + "-long"
 	}
 
+	if cfg.SetUp != nil {
+		if err := cfg.SetUp(ctx); err != nil {
+			return nil, fmt.Errorf("torture: %s: %w", pair.Name(), err)
+		}
+	}
 	res := &Result{Pair: pair.Name(), Control: cfg.Control}
 	logf("%s %s: %d workers on %d keys for %v", pair.Name(), res.Mode(), cfg.Workers, cfg.Keys, cfg.Duration)
 	start := time.Now()

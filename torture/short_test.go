@@ -41,16 +41,35 @@ func TestShortRun(t *testing.T) {
 			jobs = append(jobs, &job{pair: p, control: control})
 		}
 	}
-	var wg sync.WaitGroup
+	// Every run sets up, then all start together: the private servers'
+	// start-up (ZooKeeper's JVMs above all) would otherwise eat the CPU of
+	// the short runs already going.
+	var wg, setUp sync.WaitGroup
+	start := make(chan struct{})
 	for _, j := range jobs {
 		if missing(j.pair) != "" {
 			continue
 		}
+		setUp.Add(1)
+		var once sync.Once
+		ready := func() { once.Do(setUp.Done) }
 		wg.Go(func() {
-			cfg := torture.Config{Duration: shortDuration(j.pair), Workers: 3, Control: j.control, Logf: t.Logf}
+			defer ready() // a run that fails to set up does not hold the others back
+			cfg := torture.Config{Duration: shortDuration(j.pair), Workers: 3, Control: j.control, Logf: t.Logf,
+				SetUp: func(ctx context.Context) error {
+					ready()
+					select {
+					case <-start:
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				}}
 			j.res, j.err = torture.Run(context.WithoutCancel(t.Context()), j.pair, cfg)
 		})
 	}
+	setUp.Wait()
+	close(start)
 	wg.Wait()
 
 	var results []*torture.Result
