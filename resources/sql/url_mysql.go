@@ -3,30 +3,26 @@ package sql
 import (
 	"context"
 	"database/sql"
-	"maps"
-	"net"
 	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/mysqlurl"
 )
 
 func init() {
 	fence.RegisterResource("mysql", &MySQLURLOpener{})
 }
 
-// defaultMySQLPort is the port of a mysql:// URL that names none.
-const defaultMySQLPort = "3306"
-
 // MySQLURLOpener opens Resources on MySQL or MariaDB from mysql:// URLs,
 //
 //	mysql://[USER[:PASSWORD]@]HOST[:PORT]/DB[?fence-table=T&value-table=V&DRIVER-PARAMS]
 //
-// through github.com/go-sql-driver/mysql over TCP (PORT defaults to 3306).
+// through github.com/go-sql-driver/mysql over TCP (PORT defaults to 3306),
+// read as lockers/mysql reads them: the same URL names the same server,
+// user, password, database and driver settings, with the same errors.
 // fence-table and value-table are Tables.Fence and Tables.Value ("table"
 // or "db.table"; default DefaultFenceTable and DefaultValueTable). Every
 // other parameter is a go-sql-driver/mysql DSN parameter (tls,
@@ -40,24 +36,26 @@ type MySQLURLOpener struct{}
 
 // URLForm implements fence.ResourceURLOpener.
 func (*MySQLURLOpener) URLForm() string {
-	return "mysql://[USER@]HOST[:PORT]/DB[?fence-table=T&value-table=V&DRIVER-PARAMS]"
+	return mysqlurl.Form // fence-table=T, value-table=V and the driver's parameters
 }
 
 // OpenResourceURL implements fence.ResourceURLOpener. It does not
 // connect; the first call does.
 func (*MySQLURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
 	var none fence.Opened[*fence.PortableResource]
+	// The URL's own errors first, as the locker's opener reports them;
+	// then the tables.
+	p, err := mysqlurl.Parse(u, fenceTableParam, valueTableParam)
+	if err != nil {
+		return none, err
+	}
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
 	}
-	cfg, err := c.mysqlConfig()
+	connector, err := mysql.NewConnector(p.Config)
 	if err != nil {
-		return none, &fence.InvalidError{Field: "url", Reason: fence.RedactURL(u.Redacted()) + ": " + c.scrub(err)}
-	}
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return none, &fence.InvalidError{Field: "url", Reason: fence.RedactURL(u.Redacted()) + ": " + c.scrub(err)}
+		return none, p.Invalid(err.Error())
 	}
 	db := sql.OpenDB(connector)
 	r, err := NewResource(db, MySQL, c.tables)
@@ -68,71 +66,29 @@ func (*MySQLURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.O
 	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Close: db.Close}, nil
 }
 
-// mysqlConfig returns the driver's configuration of a mysql:// URL's
-// urlConfig: its DSN, which holds no password, and the password.
-func (c urlConfig) mysqlConfig() (*mysql.Config, error) {
-	cfg, err := mysql.ParseDSN(c.conn)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Passwd = c.mysqlPassword
-	return cfg, nil
-}
-
-// mysqlDSN fills c with the go-sql-driver/mysql DSN of a mysql:// URL,
-// without its password, which goes to c.mysqlPassword.
+// mysqlDSN checks a mysql:// URL for parseURL (mysqlurl.Parse) and fills
+// c with its driver DSN without the password, which goes to
+// c.mysqlPassword. The tables are parseURL's.
 func mysqlDSN(p *fence.URLParams, u *url.URL, c *urlConfig) {
 	c.passwords = fence.URLPasswords(u)
-	params := url.Values{}
-	for _, k := range slices.Sorted(maps.Keys(u.Query())) {
-		if k == fenceTableParam || k == valueTableParam {
-			continue
-		}
-		if k == "password" {
-			p.Optional(k)
-			p.Fail("no password parameter; put the password in the URL (mysql://USER:PASSWORD@HOST/DB)")
-			continue
-		}
-		if v := p.Optional(k); true {
-			params.Set(k, v)
-		}
-	}
-	db := strings.TrimPrefix(u.Path, "/")
-	port := u.Port()
-	switch {
-	case u.Hostname() == "":
-		p.Fail("no host after mysql://")
-	case strings.ContainsAny(u.User.Username(), ":\x00"):
-		p.Fail("a colon or NUL byte in the user name")
-	case strings.HasSuffix(u.Host, ":"):
-		p.Fail("an empty port")
-	case db == "":
-		p.Fail("no database after the host (mysql://HOST/DB)")
-	case strings.Contains(db, "/"):
-		p.Fail("one database after the host, not the path %q", u.Path)
-	case strings.ContainsAny(db, "\x00`"):
-		p.Fail("a NUL byte or backquote in the database name")
-	}
-	if port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			p.Fail("port %q is not a number from 1 to 65535", port)
-		}
-	} else {
-		port = defaultMySQLPort
-	}
-	dsn := "/"
-	if len(params) > 0 {
-		dsn += "?" + params.Encode()
-	}
-	cfg, err := mysql.ParseDSN(dsn)
+	parsed, err := mysqlurl.Parse(u, fenceTableParam, valueTableParam)
 	if err != nil {
-		p.Fail("%s", fence.Scrub(err.Error(), c.passwords...))
+		// Parse names the URL as p does; keep its reason only.
+		reason := err.(*fence.InvalidError).Reason
+		if _, why, ok := strings.Cut(reason, ": "); ok {
+			reason = why
+		}
+		p.Fail("%s", reason)
+	}
+	for k := range u.Query() {
+		if k != fenceTableParam && k != valueTableParam {
+			p.Optional(k) // Parse checked it
+		}
+	}
+	if err != nil {
 		return
 	}
-	cfg.User = u.User.Username()
-	c.mysqlPassword, _ = u.User.Password()
-	cfg.Net = "tcp"
-	cfg.Addr = net.JoinHostPort(u.Hostname(), port)
-	cfg.DBName = db
+	cfg := parsed.Config.Clone()
+	c.mysqlPassword, cfg.Passwd = cfg.Passwd, ""
 	c.conn = cfg.FormatDSN()
 }
