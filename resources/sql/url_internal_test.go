@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/mysqlurl"
 )
 
 func TestParseURL(t *testing.T) {
@@ -83,6 +86,10 @@ func TestParseURLRefuses(t *testing.T) {
 		{"mysql://app:secret@db:0/app", "not a number from 1"},
 		{"mysql://app:secret@db:/app", "empty port"},
 		{"mysql://app:secret@db/app#x", "mysql://..."},
+		{"mysql://app:secret@db:65536/app", "not a number from 1"},
+		{"mysql://a%3Ab:secret@db/app", "colon or NUL"},
+		{"mysql://app:secret@db/a%60b", "backquote"},
+		{"mysql://app:secret@db/app?x=%zz", "query cannot be parsed"},
 		{"mysql://app:secret@db/app?tls=true&tls=false", "more than once"},
 	} {
 		u, err := url.Parse(tc.raw)
@@ -155,13 +162,19 @@ func FuzzParseURL(f *testing.F) {
 			if pw, _ := u.User.Password(); len(pw) >= 6 && strings.Contains(c.conn, pw) && !strings.Contains(u.Host+u.Path+u.RawQuery, pw) {
 				t.Fatalf("parseURL(%q) = DSN %q, with the password", raw, c.conn)
 			}
-			cfg, err := c.mysqlConfig()
+			cfg, err := mysql.ParseDSN(c.conn)
 			if err != nil {
 				t.Fatalf("parseURL(%q) = DSN %q, which the driver refuses: %v", raw, c.conn, err)
 			}
 			pw, _ := u.User.Password()
-			if cfg.User != u.User.Username() || cfg.Passwd != pw || cfg.DBName != strings.TrimPrefix(u.Path, "/") || cfg.Net != "tcp" {
+			if cfg.User != u.User.Username() || c.mysqlPassword != pw || cfg.DBName != strings.TrimPrefix(u.Path, "/") || cfg.Net != "tcp" {
 				t.Fatalf("parseURL(%q) = DSN %q, read back as user %q, database %q, net %q", raw, c.conn, cfg.User, cfg.DBName, cfg.Net)
+			}
+			// The opener's configuration is mysqlurl's, which the locker's
+			// opener uses too.
+			parsed, err := mysqlurl.Parse(u, fenceTableParam, valueTableParam)
+			if err != nil || parsed.Config.Passwd != pw || parsed.Config.Addr != cfg.Addr {
+				t.Fatalf("parseURL(%q) accepted it, mysqlurl.Parse = %+v, %v", raw, parsed, err)
 			}
 		default:
 			t.Fatalf("parseURL(%q) accepted it without a dialect", raw)
