@@ -100,8 +100,10 @@ func Parse(u *url.URL, own ...string) (*Parsed, error) {
 	switch {
 	case host == "":
 		return nil, p.Invalid("no host after mysql:// (mysql://HOST/DB)")
-	case strings.ContainsAny(host, "()"):
-		return nil, p.Invalid("a parenthesis in the host")
+	case strings.ContainsAny(host, "()[]"):
+		// The driver's DSN holds the address in parentheses, and an
+		// IPv6 address comes in brackets that Hostname has taken off.
+		return nil, p.Invalid("a parenthesis or stray bracket in the host")
 	case strings.HasSuffix(u.Host, ":"):
 		return nil, p.Invalid("an empty port")
 	case u.User != nil && strings.ContainsAny(u.User.Username(), ":\x00"):

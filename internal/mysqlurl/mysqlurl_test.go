@@ -2,6 +2,7 @@ package mysqlurl
 
 import (
 	"errors"
+	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -92,6 +93,8 @@ func TestParseRefuses(t *testing.T) {
 		{"mysql://app:secretpw@:3306/app", "no host"},
 		{"mysql:///app", "no host"},
 		{"mysql://app:secretpw@db:/app", "empty port"},
+		{"mysql://]/app", "stray bracket in the host"},
+		{"mysql://h(x)/app", "parenthesis"},
 		{"mysql://app:secretpw@db:0/app", "not a number from 1 to 65535"},
 		{"mysql://app:secretpw@db:65536/app", "not a number from 1 to 65535"},
 		{"mysql://a%3Ab:secretpw@db/app", "colon or NUL byte in the user name"},
@@ -135,7 +138,7 @@ func FuzzParse(f *testing.F) {
 		"mysql://app:pw@db:3306/app?table=t&parseTime=true", "mysql://u@[::1]/d?timeout=1s",
 		"mysql://app:pw@db:3306/app?tls=true&fence-table=f", "mysql://u:p@ss@db/a", "mysql://db/a%3Fb?loc=Europe%2FParis",
 		"mysql://db/app?password=secret", "mysql://u:pw@db/app?tls=bogus&value-table=a.b", "mysql:///?table=a.b",
-		"mysql://u:p%zz@h/d", "mysql://h/d?tls=skip-verify&loc=Local", "mysql://h/d?table=%60", "mysql://h(x)/d",
+		"mysql://u:p%zz@h/d", "mysql://h/d?tls=skip-verify&loc=Local", "mysql://h/d?table=%60", "mysql://h(x)/d", "mysql://]/0", "mysql://[::1%25eth0]:5/d",
 		"mysql://u:secret@db/app?sql_mode=secret", "mysql://u:s%26c%3Dret@db:1/d?x=%27",
 	} {
 		f.Add(s)
@@ -168,7 +171,7 @@ func FuzzParse(f *testing.F) {
 		if port == "" {
 			port = DefaultPort
 		}
-		if want := u.Hostname() + ":" + port; c.Addr != want && c.Addr != "["+u.Hostname()+"]:"+port {
+		if want := net.JoinHostPort(u.Hostname(), port); c.Addr != want {
 			t.Fatalf("Parse(%q) = address %q, want %q", raw, c.Addr, want)
 		}
 		for _, k := range own {
