@@ -106,6 +106,10 @@ func (w *worker) pauseFor(h *fence.Handle, guaranteed bool, name string) {
 		w.locker.pause(time.Now().Add(200 * time.Millisecond))
 		time.Sleep(50 * time.Millisecond)
 	}
+	if guaranteed && w.cfg.Logf != nil {
+		w.cfg.Logf("%s: worker %d's guaranteed pause on %s (token %d) ended %v before the run's end, a newer write applied: %v",
+			w.stage.ID, w.id, name, h.Token(), time.Until(w.deadline).Round(time.Millisecond), w.rec.appliedAbove(name, h.Token()))
+	}
 }
 
 func (w *worker) name(key string) string {

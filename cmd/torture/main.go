@@ -24,7 +24,6 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fencekit/fence/backends"
@@ -76,17 +75,16 @@ func run(args []string, out io.Writer) int {
 		}
 	}
 	log.Printf("%d runs of %v at once", len(jobs), *duration)
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		wg.Go(func() {
-			cfg := torture.Config{Duration: *duration, Workers: *workers, Keys: *keys, Control: j.control}
-			if *verbose {
-				cfg.Logf = log.Printf
-			}
-			j.res, j.err = torture.Run(ctx, j.pair, cfg)
-		})
+	specs := make([]torture.Spec, len(jobs))
+	for i, j := range jobs {
+		specs[i] = torture.Spec{Pair: j.pair, Config: torture.Config{Duration: *duration, Workers: *workers, Keys: *keys, Control: j.control}}
+		if *verbose {
+			specs[i].Config.Logf = log.Printf
+		}
 	}
-	wg.Wait()
+	for i, o := range torture.RunAll(ctx, specs) {
+		jobs[i].res, jobs[i].err = o.Result, o.Err
+	}
 
 	status := 0
 	var results []*torture.Result
