@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
 )
 
-// The benchmarks compare fence's locker with go-zookeeper's own zk.Lock
+// The benchmarks compare fence's locker with the client library's own zk.Lock
 // on the same server, side by side in one loop: each iteration runs one
 // cycle of each, in alternating order, timing each, so that the machine's
 // drift moves both alike. The ratios are medians over the iterations of

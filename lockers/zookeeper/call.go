@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/z-division/go-zookeeper/zk"
 )
 
 // run runs op to its end in a goroutine of its own, and waits for it as
@@ -52,7 +52,7 @@ func parallel(fs ...func()) {
 // or may not have been applied.
 func answered(err error) bool {
 	for _, e := range []error{zk.ErrNoNode, zk.ErrNodeExists, zk.ErrBadVersion, zk.ErrNoAuth, zk.ErrInvalidACL,
-		zk.ErrBadArguments, zk.ErrNotEmpty, zk.ErrNoChildrenForEphemerals, zk.ErrInvalidFlags} {
+		zk.ErrBadArguments, zk.ErrNotEmpty, zk.ErrNoChildrenForEphemerals} {
 		if errors.Is(err, e) {
 			return true
 		}

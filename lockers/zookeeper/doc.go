@@ -1,7 +1,14 @@
 // Package zookeeper is a fence.Locker on an Apache ZooKeeper ensemble,
-// driven through github.com/go-zookeeper/zk: the lock recipe of Apache
-// Curator's InterProcessMutex, with the lock node's czxid as the fencing
-// token and the client's ZooKeeper session as the lease.
+// driven through github.com/z-division/go-zookeeper/zk: the lock recipe of
+// Apache Curator's InterProcessMutex, with the lock node's czxid as the
+// fencing token and the client's ZooKeeper session as the lease.
+//
+// The client is Vitess's fork of go-zookeeper/zk, with the same API.
+// go-zookeeper/zk v1.0.4 reads the last zxid seen while its receive loop
+// writes it, when it sets its watches again after a reconnection (a data
+// race the race detector found in the fault-injection run, where
+// connections are cut while watches are set); the fork reads and writes it
+// atomically.
 //
 // Holding a lease is not a safety guarantee, only its token is: pass
 // Lease.Token to a fenced resource (see package fence).

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
 )

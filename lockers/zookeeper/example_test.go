@@ -7,7 +7,7 @@ import (
 	"log"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/lockers/zookeeper"

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/z-division/go-zookeeper/zk"
 )
 
 // rewatchDelay is how long a release watch waits before it looks again

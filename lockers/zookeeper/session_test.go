@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/waittest"
