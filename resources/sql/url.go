@@ -15,6 +15,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, for sqlite:// URLs
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/mysqlurl"
 )
 
 func init() {
@@ -126,9 +127,9 @@ type urlConfig struct {
 	conn string
 	// passwords are the URL's passwords, to scrub from pgx's errors.
 	passwords []string
-	// mysqlPassword is a mysql:// URL's password, which conn, a
-	// go-sql-driver/mysql DSN, leaves out.
-	mysqlPassword string
+	// mysql is a mysql:// URL read by mysqlurl.Parse, as lockers/mysql
+	// reads it: the driver's configuration, password included.
+	mysql *mysqlurl.Parsed
 }
 
 // scrub returns err's text without the passwords, as given and as URLs
@@ -159,7 +160,18 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		c.conn = sqliteDSN(p, u)
 	case "mysql":
 		c.dialect = MySQL
-		mysqlDSN(p, u, &c)
+		// The URL's own errors as the locker's opener reports them,
+		// before those of the tables.
+		parsed, err := mysqlurl.Parse(u, fenceTableParam, valueTableParam)
+		if err != nil {
+			return urlConfig{}, err
+		}
+		c.mysql, c.passwords = parsed, parsed.Passwords
+		for k := range u.Query() {
+			if k != fenceTableParam && k != valueTableParam {
+				p.Optional(k) // the driver's: Parse checked it
+			}
+		}
 	default:
 		p.Fail("not a postgres://, postgresql://, sqlite:// or mysql:// URL")
 	}

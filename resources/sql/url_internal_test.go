@@ -37,12 +37,6 @@ func TestParseURL(t *testing.T) {
 			dialect: SQLite, tables: Tables{Fence: "f", Value: "v"},
 			conn: "file:data/fence.db?_pragma=journal_mode(WAL)&_pragma=busy_timeout(2000)&_txlock=immediate"}},
 		{"sqlite:///tmp/odd%3F%23%25name.db", urlConfig{dialect: SQLite, conn: "file:/tmp/odd%3f%23%25name.db" + pragmas}},
-		{"mysql://db/app", urlConfig{dialect: MySQL, conn: "tcp(db:3306)/app"}},
-		{"mysql://app:pw@db:3307/app?tls=skip-verify&fence-table=ops.f&value-table=v", urlConfig{
-			dialect: MySQL, tables: Tables{Fence: "ops.f", Value: "v"}, passwords: []string{"pw"}, mysqlPassword: "pw", conn: "app@tcp(db:3307)/app?tls=skip-verify"}},
-		{"mysql://app:p%40ss%2Fw:rd@[::1]/app?timeout=2s&interpolateParams=true", urlConfig{
-			dialect: MySQL, passwords: []string{"p@ss/w:rd"}, mysqlPassword: "p@ss/w:rd", conn: "app@tcp([::1]:3306)/app?interpolateParams=true&timeout=2s"}},
-		{"mysql://app@db/app?fence-table=" + strings.Repeat("t", 64), urlConfig{dialect: MySQL, tables: Tables{Fence: strings.Repeat("t", 64)}, conn: "app@tcp(db:3306)/app"}},
 	} {
 		u, err := url.Parse(tc.raw)
 		if err != nil {
@@ -53,6 +47,43 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("parseURL(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
 		}
 	}
+	// mysql:// URLs: the driver's configuration, as a DSN without the
+	// password, and the password.
+	for _, tc := range []struct {
+		raw           string
+		want          urlConfig
+		dsn, password string
+	}{
+		{"mysql://db/app", urlConfig{dialect: MySQL}, "tcp(db:3306)/app", ""},
+		{"mysql://app:pw@db:3307/app?tls=skip-verify&fence-table=ops.f&value-table=v", urlConfig{
+			dialect: MySQL, tables: Tables{Fence: "ops.f", Value: "v"}, passwords: []string{"pw"}}, "app@tcp(db:3307)/app?tls=skip-verify", "pw"},
+		{"mysql://app:p%40ss%2Fw:rd@[::1]/app?timeout=2s&interpolateParams=true", urlConfig{
+			dialect: MySQL, passwords: []string{"p@ss/w:rd"}}, "app@tcp([::1]:3306)/app?interpolateParams=true&timeout=2s", "p@ss/w:rd"},
+		{"mysql://app@db/app?fence-table=" + strings.Repeat("t", 64), urlConfig{dialect: MySQL, tables: Tables{Fence: strings.Repeat("t", 64)}}, "app@tcp(db:3306)/app", ""},
+	} {
+		u, err := url.Parse(tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := parseURL(u)
+		if err != nil || got.mysql == nil {
+			t.Errorf("parseURL(%q) = %+v, %v; want a MySQL configuration", tc.raw, got, err)
+			continue
+		}
+		if dsn, pw := withoutPassword(got.mysql.Config), got.mysql.Config.Passwd; dsn != tc.dsn || pw != tc.password {
+			t.Errorf("parseURL(%q) = DSN %q, password %q; want %q, %q", tc.raw, dsn, pw, tc.dsn, tc.password)
+		}
+		if got.mysql = nil; !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseURL(%q) = %+v; want %+v", tc.raw, got, tc.want)
+		}
+	}
+}
+
+// withoutPassword returns cfg as a DSN, without its password.
+func withoutPassword(cfg *mysql.Config) string {
+	cfg = cfg.Clone()
+	cfg.Passwd = ""
+	return cfg.FormatDSN()
 }
 
 func TestParseURLRefuses(t *testing.T) {
@@ -85,7 +116,7 @@ func TestParseURLRefuses(t *testing.T) {
 		{"mysql://app:secret@/app", "no host"},
 		{"mysql://app:secret@db:0/app", "not a number from 1"},
 		{"mysql://app:secret@db:/app", "empty port"},
-		{"mysql://app:secret@db/app#x", "mysql://..."},
+		{"mysql://app:secret@db/app#x", "unexpected fragment"},
 		{"mysql://app:secret@db:65536/app", "not a number from 1"},
 		{"mysql://a%3Ab:secret@db/app", "colon or NUL"},
 		{"mysql://app:secret@db/a%60b", "backquote"},
@@ -158,17 +189,19 @@ func FuzzParseURL(f *testing.F) {
 				t.Fatalf("parseURL(%q) = DSN %q; want file:PATH?PRAGMAS with one ? and no #", raw, c.conn)
 			}
 		case MySQL:
-			// The DSN holds no password and reads back as the URL says.
-			if pw, _ := u.User.Password(); len(pw) >= 6 && strings.Contains(c.conn, pw) && !strings.Contains(u.Host+u.Path+u.RawQuery, pw) {
-				t.Fatalf("parseURL(%q) = DSN %q, with the password", raw, c.conn)
+			// The DSN without the password holds no password and reads
+			// back as the URL says.
+			dsn := withoutPassword(c.mysql.Config)
+			if pw, _ := u.User.Password(); len(pw) >= 6 && strings.Contains(dsn, pw) && !strings.Contains(u.Host+u.Path+u.RawQuery, pw) {
+				t.Fatalf("parseURL(%q) = DSN %q, with the password", raw, dsn)
 			}
-			cfg, err := mysql.ParseDSN(c.conn)
+			cfg, err := mysql.ParseDSN(dsn)
 			if err != nil {
-				t.Fatalf("parseURL(%q) = DSN %q, which the driver refuses: %v", raw, c.conn, err)
+				t.Fatalf("parseURL(%q) = DSN %q, which the driver refuses: %v", raw, dsn, err)
 			}
 			pw, _ := u.User.Password()
-			if cfg.User != u.User.Username() || c.mysqlPassword != pw || cfg.DBName != strings.TrimPrefix(u.Path, "/") || cfg.Net != "tcp" {
-				t.Fatalf("parseURL(%q) = DSN %q, read back as user %q, database %q, net %q", raw, c.conn, cfg.User, cfg.DBName, cfg.Net)
+			if cfg.User != u.User.Username() || c.mysql.Config.Passwd != pw || cfg.DBName != strings.TrimPrefix(u.Path, "/") || cfg.Net != "tcp" {
+				t.Fatalf("parseURL(%q) = DSN %q, read back as user %q, database %q, net %q", raw, dsn, cfg.User, cfg.DBName, cfg.Net)
 			}
 			// The opener's configuration is mysqlurl's, which the locker's
 			// opener uses too.

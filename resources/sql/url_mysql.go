@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
-	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -43,19 +42,13 @@ func (*MySQLURLOpener) URLForm() string {
 // connect; the first call does.
 func (*MySQLURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
 	var none fence.Opened[*fence.PortableResource]
-	// The URL's own errors first, as the locker's opener reports them;
-	// then the tables.
-	p, err := mysqlurl.Parse(u, fenceTableParam, valueTableParam)
-	if err != nil {
-		return none, err
-	}
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
 	}
-	connector, err := mysql.NewConnector(p.Config)
+	connector, err := mysql.NewConnector(c.mysql.Config)
 	if err != nil {
-		return none, p.Invalid(err.Error())
+		return none, c.mysql.Invalid(err.Error())
 	}
 	db := sql.OpenDB(connector)
 	r, err := NewResource(db, MySQL, c.tables)
@@ -64,31 +57,4 @@ func (*MySQLURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.O
 		return none, err
 	}
 	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Close: db.Close}, nil
-}
-
-// mysqlDSN checks a mysql:// URL for parseURL (mysqlurl.Parse) and fills
-// c with its driver DSN without the password, which goes to
-// c.mysqlPassword. The tables are parseURL's.
-func mysqlDSN(p *fence.URLParams, u *url.URL, c *urlConfig) {
-	c.passwords = fence.URLPasswords(u)
-	parsed, err := mysqlurl.Parse(u, fenceTableParam, valueTableParam)
-	if err != nil {
-		// Parse names the URL as p does; keep its reason only.
-		reason := err.(*fence.InvalidError).Reason
-		if _, why, ok := strings.Cut(reason, ": "); ok {
-			reason = why
-		}
-		p.Fail("%s", reason)
-	}
-	for k := range u.Query() {
-		if k != fenceTableParam && k != valueTableParam {
-			p.Optional(k) // Parse checked it
-		}
-	}
-	if err != nil {
-		return
-	}
-	cfg := parsed.Config.Clone()
-	c.mysqlPassword, cfg.Passwd = cfg.Passwd, ""
-	c.conn = cfg.FormatDSN()
 }
