@@ -3,14 +3,13 @@ package torture
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -112,8 +111,7 @@ func mysqlURL(params func(s *Stage) []string) URLs {
 type mariaDB struct {
 	server, dir, sock, user string
 	port                    int
-	cmd                     *exec.Cmd
-	exited                  chan struct{}
+	proc                    *serverProc // nil while killed
 }
 
 // startMariaDB initialises a data directory under dir and starts a server
@@ -166,22 +164,13 @@ func (m *mariaDB) rootDB() (*sql.DB, error) {
 
 // start starts the server and returns once it answers.
 func (m *mariaDB) start(ctx context.Context) error {
-	log, err := os.OpenFile(filepath.Join(m.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	proc, err := startServerProc(filepath.Join(m.dir, "server.log"), m.server, "--no-defaults", "--datadir="+filepath.Join(m.dir, "data"), "--user="+m.user,
+		fmt.Sprintf("--port=%d", m.port), "--bind-address=127.0.0.1", "--socket="+m.sock, "--skip-name-resolve",
+		"--innodb-buffer-pool-size=32M", "--max-connections=200")
 	if err != nil {
 		return err
 	}
-	defer log.Close()
-	cmd := exec.Command(m.server, "--no-defaults", "--datadir="+filepath.Join(m.dir, "data"), "--user="+m.user,
-		fmt.Sprintf("--port=%d", m.port), "--bind-address=127.0.0.1", "--socket="+m.sock, "--skip-name-resolve",
-		"--innodb-buffer-pool-size=32M", "--max-connections=200")
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	m.cmd, m.exited = cmd, exited
+	m.proc = proc
 	db, err := m.rootDB()
 	if err != nil {
 		return err
@@ -196,8 +185,8 @@ func (m *mariaDB) start(ctx context.Context) error {
 			return nil
 		}
 		select {
-		case <-exited:
-			return fmt.Errorf("torture: mariadbd exited (its log: %s)", filepath.Join(m.dir, "server.log"))
+		case <-proc.exited:
+			return fmt.Errorf("%w: mariadbd (its log: %s)", errServerExited, filepath.Join(m.dir, "server.log"))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -212,7 +201,7 @@ func (m *mariaDB) start(ctx context.Context) error {
 func (m *mariaDB) restart(ctx context.Context) error {
 	m.kill()
 	err := m.start(ctx)
-	for i := 0; err != nil && ctx.Err() == nil && i < 3 && strings.Contains(err.Error(), "exited"); i++ {
+	for i := 0; err != nil && ctx.Err() == nil && i < 3 && errors.Is(err, errServerExited); i++ {
 		// InnoDB can find its files still locked for a moment after a kill.
 		time.Sleep(500 * time.Millisecond)
 		err = m.start(ctx)
@@ -221,12 +210,8 @@ func (m *mariaDB) restart(ctx context.Context) error {
 }
 
 func (m *mariaDB) kill() {
-	if m.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
-	<-m.exited
-	m.cmd = nil
+	m.proc.kill()
+	m.proc = nil
 }
 
 func (m *mariaDB) stop() { m.kill() }

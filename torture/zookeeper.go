@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -100,8 +98,7 @@ type zkNode struct {
 	id                      int
 	clientPort, peer, elect int
 	dir                     string
-	cmd                     *exec.Cmd
-	exited                  chan struct{}
+	proc                    *serverProc // nil while killed
 }
 
 func startZKEnsemble(ctx context.Context, java, classpath, dir string, n int) (*zkEnsemble, error) {
@@ -153,31 +150,15 @@ func (e *zkEnsemble) servers() string {
 }
 
 func (e *zkEnsemble) start(nd *zkNode) error {
-	log, err := os.OpenFile(filepath.Join(nd.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	cmd := exec.Command(e.java, "-Xmx128m", "-XX:+UseSerialGC", "-cp", e.classpath,
+	proc, err := startServerProc(filepath.Join(nd.dir, "server.log"), e.java, "-Xmx128m", "-XX:+UseSerialGC", "-cp", e.classpath,
 		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(nd.dir, "zoo.cfg"))
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	nd.cmd, nd.exited = cmd, exited
-	return nil
+	nd.proc = proc
+	return err
 }
 
 func (e *zkEnsemble) kill(nd *zkNode) {
-	if nd.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-nd.cmd.Process.Pid, syscall.SIGKILL)
-	<-nd.exited
-	nd.cmd = nil
+	nd.proc.kill()
+	nd.proc = nil
 }
 
 func (e *zkEnsemble) stop() {
@@ -216,7 +197,7 @@ func (e *zkEnsemble) waitLeader(ctx context.Context, not int) (int, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		for i, nd := range e.nodes {
-			if i == not || nd.cmd == nil {
+			if i == not || nd.proc == nil {
 				continue
 			}
 			if m, err := zkMode(ctx, nd.clientPort); err == nil && m == "leader" {
