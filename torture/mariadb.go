@@ -198,10 +198,14 @@ func (m *mariaDB) start(ctx context.Context) error {
 }
 
 // restart kills the server as a crash would and starts it again.
+// The start is not cut short when ctx ends (start has a deadline of its
+// own): a run that ends mid-restart reads its resources back from the
+// server, which must be answering again by then.
 func (m *mariaDB) restart(ctx context.Context) error {
+	ctx = context.WithoutCancel(ctx)
 	m.kill()
 	err := m.start(ctx)
-	for i := 0; err != nil && ctx.Err() == nil && i < 3 && errors.Is(err, errServerExited); i++ {
+	for i := 0; err != nil && i < 3 && errors.Is(err, errServerExited); i++ {
 		// InnoDB can find its files still locked for a moment after a kill.
 		time.Sleep(500 * time.Millisecond)
 		err = m.start(ctx)
