@@ -39,13 +39,12 @@ type mysqlPath struct {
 // one of the run's disruptions; otherwise it is the server of
 // FENCE_MYSQL_URL, and cutting every proxied connection stands in.
 func (s *Stage) MySQL(ctx context.Context) (faulty, clean string, err error) {
-	s.mu.Lock()
-	p := s.mysql
-	s.mu.Unlock()
-	if p != nil {
+	s.servers.Lock()
+	defer s.servers.Unlock()
+	if p := s.mysql; p != nil {
 		return p.faultURL, p.cleanURL, nil
 	}
-	p = &mysqlPath{}
+	p := &mysqlPath{}
 	server, installDB := os.Getenv(EnvMariaDBServer), os.Getenv(EnvMariaDBInstallDB)
 	var srv *mariaDB
 	if server != "" && installDB != "" {
@@ -74,13 +73,7 @@ func (s *Stage) MySQL(ctx context.Context) (faulty, clean string, err error) {
 			return srv.restart(ctx)
 		})
 	}
-	s.mu.Lock()
-	if q := s.mysql; q != nil { // another caller was first
-		s.mu.Unlock()
-		return q.faultURL, q.cleanURL, nil
-	}
 	s.mysql = p
-	s.mu.Unlock()
 	return p.faultURL, p.cleanURL, nil
 }
 

@@ -36,13 +36,12 @@ type pgPath struct {
 // otherwise it is the server of FENCE_POSTGRES_URL and a disruption cuts
 // every proxied connection instead.
 func (s *Stage) Postgres(ctx context.Context) (faulty, clean string, err error) {
-	s.mu.Lock()
-	pg := s.pg
-	s.mu.Unlock()
-	if pg != nil {
+	s.servers.Lock()
+	defer s.servers.Unlock()
+	if pg := s.pg; pg != nil {
 		return pg.faultURL, pg.cleanURL, nil
 	}
-	pg = &pgPath{}
+	pg := &pgPath{}
 	var restart func(context.Context) error
 	if bin := os.Getenv(EnvPgBin); bin != "" {
 		srv, err := startPostgres(ctx, bin, os.Getenv(EnvPgUser), s.Dir)
@@ -80,9 +79,7 @@ func (s *Stage) Postgres(ctx context.Context) (faulty, clean string, err error) 
 			return nil
 		})
 	}
-	s.mu.Lock()
 	s.pg = pg
-	s.mu.Unlock()
 	return pg.faultURL, pg.cleanURL, nil
 }
 

@@ -32,13 +32,12 @@ type zkPath struct{ faulty, clean string }
 // proxies, one per server, clean directly. See the Env constants for
 // which servers.
 func (s *Stage) ZooKeeper(ctx context.Context) (faulty, clean string, err error) {
-	s.mu.Lock()
-	p := s.zk
-	s.mu.Unlock()
-	if p != nil {
+	s.servers.Lock()
+	defer s.servers.Unlock()
+	if p := s.zk; p != nil {
 		return p.faulty, p.clean, nil
 	}
-	p = &zkPath{}
+	p := &zkPath{}
 	var e *zkEnsemble
 	if java, cp := os.Getenv(EnvJava), os.Getenv(EnvZKClasspath); java != "" && cp != "" {
 		if e, err = startZKEnsemble(ctx, java, cp, filepath.Join(s.Dir, "zookeeper"), 3); err != nil {
@@ -58,13 +57,7 @@ func (s *Stage) ZooKeeper(ctx context.Context) (faulty, clean string, err error)
 			return e.killLeader(ctx)
 		})
 	}
-	s.mu.Lock()
-	if q := s.zk; q != nil {
-		s.mu.Unlock()
-		return q.faulty, q.clean, nil
-	}
 	s.zk = p
-	s.mu.Unlock()
 	return p.faulty, p.clean, nil
 }
 
