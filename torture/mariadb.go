@@ -118,7 +118,10 @@ func startMariaDB(ctx context.Context, server, installDB, dir string) (*mariaDB,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	out, err := exec.CommandContext(ctx, installDB, "--no-defaults", "--datadir="+filepath.Join(dir, "data"),
+	// Each instance has a directory of temporary files of its own:
+	// instances sharing /tmp remove each other's (a bootstrap fails with
+	// "Unknown table 'mysql.tmp_user_sys'" when two install at once).
+	out, err := exec.CommandContext(ctx, installDB, "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--tmpdir="+dir,
 		"--user="+m.user, "--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("torture: %s: %w: %s", installDB, err, out)
@@ -157,7 +160,7 @@ func (m *mariaDB) rootDB() (*sql.DB, error) {
 
 // start starts the server and returns once it answers.
 func (m *mariaDB) start(ctx context.Context) error {
-	proc, err := startServerProc(filepath.Join(m.dir, "server.log"), m.server, "--no-defaults", "--datadir="+filepath.Join(m.dir, "data"), "--user="+m.user,
+	proc, err := startServerProc(filepath.Join(m.dir, "server.log"), m.server, "--no-defaults", "--datadir="+filepath.Join(m.dir, "data"), "--tmpdir="+m.dir, "--user="+m.user,
 		fmt.Sprintf("--port=%d", m.port), "--bind-address=127.0.0.1", "--socket="+m.sock, "--skip-name-resolve",
 		"--innodb-buffer-pool-size=32M", "--max-connections=200")
 	if err != nil {

@@ -56,13 +56,16 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("mysqltest: %v", err)
 	}
 	data := filepath.Join(dir, "data")
-	install := exec.Command(installDB, "--no-defaults", "--datadir="+data, "--user="+me.Username,
+	// A directory of temporary files of its own: servers sharing /tmp
+	// remove each other's (a bootstrap fails with "Unknown table
+	// 'mysql.tmp_user_sys'" when two install at once).
+	install := exec.Command(installDB, "--no-defaults", "--datadir="+data, "--tmpdir="+dir, "--user="+me.Username,
 		"--auth-root-authentication-method=normal", "--skip-test-db")
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("mysqltest: mariadb-install-db: %v\n%s", err, out)
 	}
 	s := &Server{port: testproc.FreePort(t), sock: filepath.Join(dir, "sock")}
-	s.proc = testproc.Start(t, "mariadb", server, "--no-defaults", "--datadir="+data, "--user="+me.Username,
+	s.proc = testproc.Start(t, "mariadb", server, "--no-defaults", "--datadir="+data, "--tmpdir="+dir, "--user="+me.Username,
 		fmt.Sprintf("--port=%d", s.port), "--bind-address=127.0.0.1", "--socket="+s.sock,
 		"--skip-name-resolve", "--innodb-buffer-pool-size=64M", "--max-connections=200")
 	root := s.wait(t, "root@unix("+s.sock+")/")
