@@ -74,13 +74,17 @@ func minLongJob(ttl time.Duration) time.Duration { return 2 * ttl }
 // next plans the worker's next lease: the guaranteed long job while it has
 // not been released and still fits in the run; otherwise, once worker 1's
 // guaranteed pause has begun, a long job with Config.LongJobChance when
-// one fits; or the usual writes.
+// one fits; or the usual writes. The key is random, but the one worker 1's
+// guaranteed pause waits on while it does.
 func (w *worker) next() plan {
 	left := time.Until(w.deadline) - w.ttl/2
 	if w.longKey != "" && !w.longDone && left >= minLongJob(w.ttl) {
 		return plan{key: w.longKey, long: min(3*w.ttl, left), clean: true}
 	}
 	p := plan{key: w.keys[rand.IntN(len(w.keys))]}
+	if k := w.awaited.Load(); k != nil {
+		p.key = *k // worker 1's guaranteed pause waits for a write on it
+	}
 	if left >= minLongJob(w.ttl) && w.pauseBegun.Load() && chance(w.cfg.LongJobChance) {
 		p.long = min(randDuration(minLongJob(w.ttl), 3*w.ttl), left)
 	}

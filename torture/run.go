@@ -139,14 +139,14 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 		keys = append(keys, fmt.Sprintf("%s-k%d", stage.ID, i))
 	}
 	rec := &Recorder{}
-	pauseBegun := &atomic.Bool{}
+	pauseBegun, awaited := &atomic.Bool{}, &atomic.Pointer[string]{}
 	var workers []*worker
 	for i := range cfg.Workers {
 		w, err := newWorker(i+1, &cfg, pair.Locker, newLocker, stage, keys, work, clean, rec)
 		if err != nil {
 			return nil, fmt.Errorf("torture: %s: worker %d: %w", pair.Name(), i+1, err)
 		}
-		w.pauseBegun = pauseBegun
+		w.pauseBegun, w.awaited = pauseBegun, awaited
 		workers = append(workers, w)
 	}
 	// The last worker's first lease is the guaranteed long job, on a key

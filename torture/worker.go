@@ -39,6 +39,11 @@ type worker struct {
 	// pause begins; random long jobs wait for it, lest one keep worker
 	// 1 from a key until its pause no longer fits in the run.
 	pauseBegun *atomic.Bool
+	// awaited is, for all workers, the key of worker 1's guaranteed
+	// pause while it waits for a newer write on the name it read: the
+	// others take that key meanwhile, so that the newer write comes even
+	// when faults and a loaded machine leave them few writes.
+	awaited *atomic.Pointer[string]
 }
 
 // loop runs until ctx ends.
@@ -102,6 +107,11 @@ func (w *worker) pauseFor(h *fence.Handle, guaranteed bool, name string) {
 	w.locker.pause(time.Now().Add(d))
 	w.stage.Counts.Add(FaultPause)
 	time.Sleep(d)
+	if guaranteed {
+		key := h.Key()
+		w.awaited.Store(&key)
+		defer w.awaited.Store(nil)
+	}
 	for guaranteed && time.Now().Before(w.deadline) && !w.rec.appliedAbove(name, h.Token()) {
 		w.locker.pause(time.Now().Add(200 * time.Millisecond))
 		time.Sleep(50 * time.Millisecond)
