@@ -5,7 +5,11 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/fencekit/fence"
 )
 
 // Violation kinds found by Check.
@@ -31,6 +35,11 @@ type Violation struct {
 	Name string
 	// Detail says which writes are involved.
 	Detail string
+	// Key and Tokens are the lease key and the tokens of the leases or
+	// writes involved, where known: a violation that follows a reissued
+	// token may be expected (see Expected).
+	Key    string
+	Tokens []fence.Token
 }
 
 func (v Violation) String() string { return fmt.Sprintf("%s on %q: %s", v.Kind, v.Name, v.Detail) }
@@ -98,22 +107,24 @@ func Check(attempts []Attempt, stored map[string][]Entry) Verdict {
 		for i, e := range list {
 			id := e.ID()
 			if present[id] {
-				v.Violations = append(v.Violations, Violation{KindPhantom, name, fmt.Sprintf("entry %s stored twice", id)})
+				v.Violations = append(v.Violations, Violation{Kind: KindPhantom, Name: name, Detail: fmt.Sprintf("entry %s stored twice", id)})
 				continue
 			}
 			present[id] = true
 			if i > 0 && e.Token < list[i-1].Token {
-				v.Violations = append(v.Violations, Violation{KindDecrease, name,
-					fmt.Sprintf("entry %s with token %d stored after %s with token %d", id, e.Token, list[i-1].ID(), list[i-1].Token)})
+				v.Violations = append(v.Violations, Violation{Kind: KindDecrease, Name: name,
+					Detail: fmt.Sprintf("entry %s with token %d stored after %s with token %d", id, e.Token, list[i-1].ID(), list[i-1].Token),
+					Key:    byID[id].Key, Tokens: []fence.Token{e.Token, list[i-1].Token}})
 			}
 			a, ok := byID[id]
 			switch {
 			case !ok || a.Name != name || a.Token != e.Token:
-				v.Violations = append(v.Violations, Violation{KindPhantom, name, fmt.Sprintf("entry %s (token %d) matches no attempt", id, e.Token)})
+				v.Violations = append(v.Violations, Violation{Kind: KindPhantom, Name: name, Detail: fmt.Sprintf("entry %s (token %d) matches no attempt", id, e.Token)})
 			case a.Outcome == Stale:
-				v.Violations = append(v.Violations, Violation{KindRejectedPresent, name, fmt.Sprintf("%v is stored", a)})
+				v.Violations = append(v.Violations, Violation{Kind: KindRejectedPresent, Name: name, Detail: fmt.Sprintf("%v is stored", a),
+					Key: a.Key, Tokens: []fence.Token{a.Token}})
 			case a.Outcome == Failed:
-				v.Violations = append(v.Violations, Violation{KindPhantom, name, fmt.Sprintf("%v, which failed before sending, is stored", a)})
+				v.Violations = append(v.Violations, Violation{Kind: KindPhantom, Name: name, Detail: fmt.Sprintf("%v, which failed before sending, is stored", a)})
 			}
 		}
 	}
@@ -163,8 +174,9 @@ func staleAccepted(name string, ops []Attempt, present map[string]bool) []Violat
 			if present[w.ID()] {
 				how = "stored"
 			}
-			out = append(out, Violation{KindStaleAccepted, name,
-				fmt.Sprintf("%v is %s, but %v had been acknowledged %v before it began", w, how, best[n-1], w.Start.Sub(best[n-1].End).Round(time.Millisecond))})
+			out = append(out, Violation{Kind: KindStaleAccepted, Name: name,
+				Detail: fmt.Sprintf("%v is %s, but %v had been acknowledged %v before it began", w, how, best[n-1], w.Start.Sub(best[n-1].End).Round(time.Millisecond)),
+				Key:    w.Key, Tokens: []fence.Token{w.Token, best[n-1].Token}})
 		}
 	}
 	return out
@@ -201,4 +213,164 @@ func descends(x Attempt, id string, byID map[string]Attempt) bool {
 		p = a.Parent
 	}
 	return false
+}
+
+// Violation kinds of the locker found by CheckLeases, from the leases the
+// workers took (Recorder.LeasesTaken).
+const (
+	// KindTokenReissued: two different leases of a key (different
+	// owners) got the same token.
+	KindTokenReissued = "token-reissued"
+	// KindTokenRegressed: a lease of a key got a token lower than one
+	// issued for the key by a lease taken before its acquisition was
+	// sent, and the token had not been issued before (a reissued one is
+	// KindTokenReissued).
+	KindTokenRegressed = "token-regressed"
+	// KindLost and KindPorcupine name, among expected violations (see
+	// Expected), an acknowledged write lost and a resource whose history
+	// porcupine found illegal.
+	KindLost      = "acked-lost"
+	KindPorcupine = "porcupine"
+)
+
+// CheckLeases judges the tokens the locker issued: per key, a token
+// handed to two different leases (KindTokenReissued), and a token lower
+// than one handed to a lease taken (At) before this lease's acquisition
+// was sent (Sent) less slack (KindTokenRegressed). slack covers the
+// workers' clock skew, on which Sent is read. A locker whose tokens
+// increase with every acquisition shows neither.
+func CheckLeases(leases []LeaseTaken, slack time.Duration) []Violation {
+	byKey := map[string][]LeaseTaken{}
+	for _, l := range leases {
+		byKey[l.Key] = append(byKey[l.Key], l)
+	}
+	var out []Violation
+	for _, key := range slices.Sorted(maps.Keys(byKey)) {
+		ls := byKey[key]
+		sort.SliceStable(ls, func(i, j int) bool { return ls[i].At.Before(ls[j].At) })
+		first := map[fence.Token]LeaseTaken{} // the first lease of each token
+		for i, l := range ls {
+			if f, ok := first[l.Token]; ok {
+				if f.Owner != l.Owner || f.Worker != l.Worker {
+					out = append(out, Violation{Kind: KindTokenReissued, Name: key, Key: key, Tokens: []fence.Token{l.Token},
+						Detail: fmt.Sprintf("%v got the token of %v", l, f)})
+				}
+				continue
+			}
+			first[l.Token] = l
+			// The highest token of a lease taken before l was sent.
+			var best *LeaseTaken
+			for j := range ls[:i] {
+				if p := &ls[j]; p.At.Before(l.Sent.Add(-slack)) && (best == nil || p.Token > best.Token) {
+					best = p
+				}
+			}
+			if best != nil && best.Token > l.Token {
+				out = append(out, Violation{Kind: KindTokenRegressed, Name: key, Key: key, Tokens: []fence.Token{l.Token, best.Token},
+					Detail: fmt.Sprintf("%v is lower than that of %v, taken %v before", l, *best, l.Sent.Sub(best.At).Round(time.Millisecond))})
+			}
+		}
+	}
+	return out
+}
+
+// reissued returns the set of (key, token) that CheckLeases found handed
+// to more than one lease.
+func reissued(vs []Violation) map[keyToken]bool {
+	m := map[keyToken]bool{}
+	for _, v := range vs {
+		if v.Kind == KindTokenReissued {
+			for _, t := range v.Tokens {
+				m[keyToken{v.Key, t}] = true
+			}
+		}
+	}
+	return m
+}
+
+type keyToken struct {
+	key   string
+	token fence.Token
+}
+
+// splitExpected moves out of v (its violations and lost writes) and l
+// (its illegal histories) what exp allows, and returns it as violations
+// (lost writes as KindLost, illegal histories as KindPorcupine). The
+// locker's kinds (KindTokenReissued, KindTokenRegressed) are expected
+// whenever exp names them; the resource's only when a write involved
+// carries a token that was reissued on its key: the consequence of the
+// locker's allowed fault, not a fault of the resource. A history
+// porcupine found illegal is expected when exp names KindPorcupine and a
+// write on the resource carries a reissued token.
+func splitExpected(exp *Expected, v *Verdict, l *Linearizability, attempts []Attempt) []Violation {
+	if exp == nil {
+		return nil
+	}
+	allowed := func(kind string) bool { return slices.Contains(exp.Kinds, kind) }
+	again := reissued(v.Violations)
+	tied := func(key string, tokens []fence.Token) bool {
+		for _, t := range tokens {
+			if again[keyToken{key, t}] {
+				return true
+			}
+		}
+		return false
+	}
+	var expected, kept []Violation
+	for _, x := range v.Violations {
+		locker := x.Kind == KindTokenReissued || x.Kind == KindTokenRegressed
+		if allowed(x.Kind) && (locker || tied(x.Key, x.Tokens)) {
+			expected = append(expected, x)
+		} else {
+			kept = append(kept, x)
+		}
+	}
+	v.Violations = kept
+	if allowed(KindLost) {
+		var lost []Attempt
+		for _, a := range v.Lost {
+			if tied(a.Key, []fence.Token{a.Token}) {
+				expected = append(expected, Violation{Kind: KindLost, Name: a.Name, Key: a.Key, Tokens: []fence.Token{a.Token},
+					Detail: fmt.Sprintf("acknowledged write lost: %v, whose token was reissued", a)})
+			} else {
+				lost = append(lost, a)
+			}
+		}
+		v.Lost = lost
+	}
+	if allowed(KindPorcupine) && len(l.IllegalNames) > 0 {
+		byName := map[string]bool{}
+		for _, a := range attempts {
+			if again[keyToken{a.Key, a.Token}] {
+				byName[a.Name] = true
+			}
+		}
+		var names []string
+		for _, n := range l.IllegalNames {
+			if byName[n] {
+				expected = append(expected, Violation{Kind: KindPorcupine, Name: n,
+					Detail: "no fenced register could produce its history, and a write on it carries a reissued token"})
+				l.Illegal--
+			} else {
+				names = append(names, n)
+			}
+		}
+		l.IllegalNames = names
+	}
+	return expected
+}
+
+// CountKinds is "kind=n ..." for the kinds of vs, in a fixed order.
+func CountKinds(vs []Violation) string {
+	kinds := map[string]int{}
+	for _, v := range vs {
+		kinds[v.Kind]++
+	}
+	var parts []string
+	for _, k := range []string{KindTokenReissued, KindTokenRegressed, KindDecrease, KindStaleAccepted, KindRejectedPresent, KindPhantom, KindLost, KindPorcupine} {
+		if kinds[k] > 0 {
+			parts = append(parts, k+"="+strconv.Itoa(kinds[k]))
+		}
+	}
+	return strings.Join(parts, " ")
 }

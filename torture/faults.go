@@ -30,13 +30,18 @@ const (
 	FaultOutage = "outage"
 	// FaultRestart: the store process was restarted, keeping its data.
 	FaultRestart = "restart"
+	// FaultFailover: the leader (etcd) or primary (Redis behind
+	// Sentinel) of a replicated store was killed (SIGKILL), another
+	// member took over, and the killed one came back as a follower or
+	// replica.
+	FaultFailover = "failover"
 	// FaultSkew: a worker's clock was set off the true time (counted
 	// once per worker with a non-zero skew).
 	FaultSkew = "skew"
 )
 
 // FaultKinds lists the kinds in report order.
-var FaultKinds = []string{FaultPause, FaultDelay, FaultDropRequest, FaultDropResponse, FaultCut, FaultOutage, FaultRestart, FaultSkew}
+var FaultKinds = []string{FaultPause, FaultDelay, FaultDropRequest, FaultDropResponse, FaultCut, FaultOutage, FaultRestart, FaultFailover, FaultSkew}
 
 // Counts counts injected faults by kind; safe for concurrent use. The
 // zero value is ready.

@@ -89,11 +89,13 @@ func kvURL(env string, build func(s *Stage, hosts string) string) URLs {
 // The etcd and Redis backends: the servers of the environment, each behind
 // a proxy of the run, the run's keys under a prefix of its own.
 var (
-	// EtcdLocker is lockers/etcd on one etcd member; etcd grants leases
-	// of whole seconds, 2 s at the least.
+	// EtcdLocker is lockers/etcd on the run's etcd members (see
+	// Stage.Etcd: a private cluster of three whose leader is killed, when
+	// FENCE_ETCD_SERVER names the binary); etcd grants leases of whole
+	// seconds, 2 s at the least.
 	EtcdLocker = LockerKind{
 		Name: "etcd", Env: []string{EnvEtcdEndpoints}, TTL: 2 * time.Second,
-		URL: kvURL(EnvEtcdEndpoints, func(s *Stage, hosts string) string { return "etcd://" + hosts + "/" + s.ID + "/locks/" }),
+		URL: etcdURL("locks"),
 	}
 
 	// RedisLocker is lockers/redis on one Redis server, without WAIT.
@@ -110,10 +112,11 @@ var (
 		URL: kvURL(EnvRedisMasters, func(s *Stage, hosts string) string { return "redlock://" + hosts + "/?prefix=" + s.ID + ":locks:" }),
 	}
 
-	// EtcdResource is resources/etcd.
+	// EtcdResource is resources/etcd, on the run's etcd members (see
+	// Stage.Etcd).
 	EtcdResource = ResourceKind{
 		Name: "etcd", Env: []string{EnvEtcdEndpoints},
-		URL: kvURL(EnvEtcdEndpoints, func(s *Stage, hosts string) string { return "etcd://" + hosts + "/" + s.ID + "/values/" }),
+		URL: etcdURL("values"),
 	}
 
 	// RedisResource is resources/redis.

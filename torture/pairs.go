@@ -76,6 +76,25 @@ type LockerKind struct {
 	URL URLs
 	// Remove, when set, removes the store when the run ends.
 	Remove Remover
+	// Expected, when set, names the violations that the backend's
+	// documented guarantees allow in this configuration under the run's
+	// faults: a fenced run reports them apart, passes when every
+	// violation is of an expected kind, and fails when none showed (the
+	// demonstration failed).
+	Expected *Expected
+}
+
+// Expected names violation kinds a locker's documented guarantees allow,
+// and why. The locker's own kinds (KindTokenReissued, KindTokenRegressed)
+// are expected whenever they show; the resource's (KindStaleAccepted,
+// KindLost, KindPorcupine, ...) only where a write involved carries a
+// token that was reissued on its key, since a fenced resource accepts a
+// second holder of the same token.
+type Expected struct {
+	Kinds []string
+	// Short labels them in the table, like "async replication"; Why
+	// says it in full.
+	Short, Why string
 }
 
 // ResourceKind is a resource backend. The run opens it from URL with
@@ -133,5 +152,7 @@ func Pairs() []Pair {
 		{RedlockLocker, SQLiteResource},
 		{MySQLLocker, SQLMySQLResource},
 		{ZooKeeperLocker, SQLiteResource},
+		{RedisSentinelLocker, SQLiteResource},
+		{RedisSentinelWaitLocker, SQLiteResource},
 	}
 }

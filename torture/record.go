@@ -102,6 +102,7 @@ type Recorder struct {
 	attempts   []Attempt
 	reads      []Read
 	leases     int
+	taken      []LeaseTaken
 	leasesLost int
 	longJobs   []LongJob
 	refused    []Refusal
@@ -157,6 +158,41 @@ func (r *Recorder) Leases() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.leases
+}
+
+// LeaseTaken is one lease a worker took, as its guard handed it over.
+type LeaseTaken struct {
+	Worker     int
+	Key, Owner string
+	Token      fence.Token
+	// Sent is when the acquisition's request was sent, on the worker's
+	// clock (the lease's ValidUntil less its TTL); At is when the worker
+	// got the lease (the guard called it back), on the true clock.
+	Sent, At time.Time
+}
+
+// String describes l for a violation report.
+func (l LeaseTaken) String() string {
+	return fmt.Sprintf("worker %d's lease of %q with token %d (owner %s, at %s)", l.Worker, l.Key, l.Token, l.Owner, l.At.Format("15:04:05.000"))
+}
+
+// leaseTaken counts a lease taken, as lease does, and records it for the
+// locker-side check (CheckLeases).
+func (r *Recorder) leaseTaken(worker int, h *fence.Handle) {
+	l := h.Lease()
+	t := LeaseTaken{Worker: worker, Key: l.Key, Owner: l.Owner, Token: l.Token, At: time.Now()}
+	t.Sent = l.ValidUntil.Add(-l.TTL)
+	r.mu.Lock()
+	r.leases++
+	r.taken = append(r.taken, t)
+	r.mu.Unlock()
+}
+
+// LeasesTaken returns a copy of the recorded leases.
+func (r *Recorder) LeasesTaken() []LeaseTaken {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.taken)
 }
 
 func (r *Recorder) leaseLost() {

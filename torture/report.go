@@ -15,15 +15,17 @@ import (
 // write attempts (applied, refused as stale, of unknown outcome), the
 // faults injected by kind, the violations found (a fenced run must have
 // 0, a control run more), the acknowledged writes lost (must be 0), the
-// lost updates of unfenced reads (Overwritten) and porcupine's verdict.
+// lost updates of unfenced reads (Overwritten), porcupine's verdict, and
+// the violations the locker's documented guarantees allow (see Expected),
+// counted apart from the others and labelled.
 func WriteTable(w io.Writer, results []*Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "pair\tmode\tsecs\tleases\tlost\tlong-jobs\trel-refused\twrites\tapplied\tstale-rejected\tunknown\tviolations\tacked-lost\toverwritten\tporcupine\tfaults")
+	fmt.Fprintln(tw, "pair\tmode\tsecs\tleases\tlost\tlong-jobs\trel-refused\twrites\tapplied\tstale-rejected\tunknown\tviolations\tacked-lost\toverwritten\tporcupine\texpected\tfaults")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\n",
 			r.Pair, r.Mode(), r.Elapsed.Round(time.Second).Seconds(), r.Leases, r.LeasesLost, longJobCell(r), refusedCell(r),
 			r.Writes, r.Applied, r.Stale, r.Unknown,
-			violationCell(r), len(r.Verdict.Lost), r.Verdict.Overwritten, r.Linear, FormatCounts(r.Faults))
+			violationCell(r), len(r.Verdict.Lost), r.Verdict.Overwritten, r.Linear, expectedCell(r), FormatCounts(r.Faults))
 	}
 	return tw.Flush()
 }
@@ -80,10 +82,24 @@ func violationCell(r *Result) string {
 		kinds["porcupine"] = r.Linear.Illegal
 	}
 	var parts []string
-	for _, k := range []string{KindDecrease, KindStaleAccepted, KindRejectedPresent, KindPhantom, "porcupine"} {
+	for _, k := range []string{KindTokenReissued, KindTokenRegressed, KindDecrease, KindStaleAccepted, KindRejectedPresent, KindPhantom, "porcupine"} {
 		if kinds[k] > 0 {
 			parts = append(parts, k+"="+strconv.Itoa(kinds[k]))
 		}
 	}
 	return strconv.Itoa(n) + " (" + strings.Join(parts, " ") + ")"
+}
+
+// expectedCell is "-" for a locker without expected violations, else
+// "expected: KIND=N ... (SHORT)", or "expected: NONE SHOWN (SHORT)" when
+// the run did not show them.
+func expectedCell(r *Result) string {
+	if r.Allowed == nil {
+		return "-"
+	}
+	found := CountKinds(r.Expected)
+	if found == "" {
+		found = "NONE SHOWN"
+	}
+	return "expected: " + found + " (" + r.Allowed.Short + ")"
 }

@@ -35,6 +35,12 @@ type Result struct {
 	Faults  map[string]int
 	Verdict Verdict
 	Linear  Linearizability
+	// Allowed is the locker's LockerKind.Expected (nil when none);
+	// Expected lists the violations of the kinds it allows, taken out of
+	// Verdict and Linear (see Expected). A fenced run with Allowed set
+	// fails when Expected is empty: the documented hazard did not show.
+	Allowed  *Expected
+	Expected []Violation
 }
 
 // Mode is "fenced" or "control".
@@ -55,7 +61,18 @@ func (r *Result) Violations() int { return len(r.Verdict.Violations) + r.Linear.
 // fails when the store refused the guaranteed long job's release (see
 // LongJobErr).
 func (r *Result) Err() error {
-	return errors.Join(r.fencingErr(), r.LongJobErr())
+	return errors.Join(r.fencingErr(), r.LongJobErr(), r.expectedErr())
+}
+
+// expectedErr fails a fenced run of a locker with expected violations
+// (LockerKind.Expected) that showed none of them: the run was meant to
+// demonstrate the hazard its backend documents, and did not.
+func (r *Result) expectedErr() error {
+	if r.Control || r.Allowed == nil || len(r.Expected) > 0 {
+		return nil
+	}
+	return fmt.Errorf("%s fenced: the failover did not show the documented hazard (expected %v: %s; %d leases, faults %s)",
+		r.Pair, r.Allowed.Kinds, r.Allowed.Why, r.Leases, FormatCounts(r.Faults))
 }
 
 func (r *Result) fencingErr() error {
@@ -201,6 +218,11 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	}
 	res.Verdict = Check(attempts, stored)
 	res.Linear = CheckLinearizable(attempts, rec.Reads(), cfg.LinearTimeout)
+	// The locker's tokens, from the leases taken; Sent is read on the
+	// workers' clocks, off by up to twice MaxSkew.
+	res.Verdict.Violations = append(res.Verdict.Violations, CheckLeases(rec.LeasesTaken(), 2*pair.Locker.MaxSkew)...)
+	res.Allowed = pair.Locker.Expected
+	res.Expected = splitExpected(res.Allowed, &res.Verdict, &res.Linear, attempts)
 	return res, nil
 }
 

@@ -37,12 +37,14 @@ type Stage struct {
 	// servers serialises the set-up of the paths to the servers below
 	// (a private server each), so that a store is set up once; it is held
 	// across calls that take mu.
-	servers sync.Mutex
-	pg      *pgPath
-	mysql   *mysqlPath
-	zk      *zkPath
-	proxies map[string]*Proxy // by upstream: see proxied
-	logf    func(format string, args ...any)
+	servers  sync.Mutex
+	pg       *pgPath
+	mysql    *mysqlPath
+	zk       *zkPath
+	etcd     *etcdPath
+	sentinel *sentinelPath
+	proxies  map[string]*Proxy // by upstream: see proxied
+	logf     func(format string, args ...any)
 }
 
 // disruptor interrupts a store or the path to it, and returns when the

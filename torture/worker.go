@@ -56,7 +56,7 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		w.watch.reset()
 		err := w.guard.Do(dctx, p.key, func(wctx context.Context, h *fence.Handle) error {
-			w.rec.lease()
+			w.rec.leaseTaken(w.id, h)
 			if p.long > 0 {
 				w.longJob(wctx, h, p.long)
 				return nil
