@@ -301,12 +301,17 @@ type keyToken struct {
 // carries a token that was reissued on its key: the consequence of the
 // locker's allowed fault, not a fault of the resource. A history
 // porcupine found illegal is expected when exp names KindPorcupine and a
-// write on the resource carries a reissued token.
-func splitExpected(exp *Expected, v *Verdict, l *Linearizability, attempts []Attempt) []Violation {
+// write on the resource carries a reissued token. In a control run
+// (control true) only the locker's kinds are: there the resource's
+// violations are what the run shows of a resource without fencing.
+func splitExpected(exp *Expected, control bool, v *Verdict, l *Linearizability, attempts []Attempt) []Violation {
 	if exp == nil {
 		return nil
 	}
-	allowed := func(kind string) bool { return slices.Contains(exp.Kinds, kind) }
+	allowed := func(kind string) bool {
+		locker := kind == KindTokenReissued || kind == KindTokenRegressed
+		return slices.Contains(exp.Kinds, kind) && (locker || !control)
+	}
 	again := reissued(v.Violations)
 	tied := func(key string, tokens []fence.Token) bool {
 		for _, t := range tokens {

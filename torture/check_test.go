@@ -219,3 +219,83 @@ func TestCheckLinearizable(t *testing.T) {
 		})
 	}
 }
+
+// lease builds a lease of worker w on key "k" with token tok and owner
+// owner, its acquisition sent at sent and taken at taken.
+func lease(w int, owner string, tok fence.Token, sent, taken int) LeaseTaken {
+	return LeaseTaken{Worker: w, Key: "k", Owner: owner, Token: tok, Sent: at(sent), At: at(taken)}
+}
+
+func TestCheckLeases(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		leases []LeaseTaken
+		slack  time.Duration
+		kinds  map[string]int
+	}{
+		{"distinct increasing tokens", []LeaseTaken{lease(1, "a", 1, 0, 5), lease(2, "b", 2, 10, 15), lease(1, "c", 3, 20, 25)}, 0, nil},
+		{"a token handed to two owners", []LeaseTaken{lease(1, "a", 1, 0, 5), lease(2, "b", 2, 10, 15), lease(3, "c", 2, 20, 25)}, 0,
+			map[string]int{KindTokenReissued: 1}},
+		{"one token reissued twice", []LeaseTaken{lease(1, "a", 4, 0, 5), lease(2, "b", 4, 10, 15), lease(3, "c", 4, 20, 25)}, 0,
+			map[string]int{KindTokenReissued: 2}},
+		{"the same token on two keys", []LeaseTaken{lease(1, "a", 1, 0, 5), {Worker: 2, Key: "j", Owner: "b", Token: 1, Sent: at(10), At: at(15)}}, 0, nil},
+		{"a lower new token after a lease taken", []LeaseTaken{lease(1, "a", 5, 0, 5), lease(2, "b", 3, 10, 15)}, 0,
+			map[string]int{KindTokenRegressed: 1}},
+		{"a lower token whose acquisition was sent first", []LeaseTaken{lease(1, "a", 5, 0, 5), lease(2, "b", 3, 2, 15)}, 0, nil},
+		{"a lower token within the clock slack", []LeaseTaken{lease(1, "a", 5, 0, 5), lease(2, "b", 3, 10, 15)}, 20 * time.Millisecond, nil},
+		{"a lower reissued token is one reissue", []LeaseTaken{lease(1, "a", 3, 0, 5), lease(2, "b", 5, 10, 15), lease(3, "c", 3, 20, 25)}, 0,
+			map[string]int{KindTokenReissued: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]int{}
+			vs := CheckLeases(tt.leases, tt.slack)
+			for _, v := range vs {
+				got[v.Kind]++
+				if v.Key != "k" || len(v.Tokens) == 0 {
+					t.Errorf("%v: key %q, tokens %v; want the key and tokens", v, v.Key, v.Tokens)
+				}
+			}
+			if len(got) != len(tt.kinds) {
+				t.Fatalf("CheckLeases = %v; want kinds %v", vs, tt.kinds)
+			}
+			for k, n := range tt.kinds {
+				if got[k] != n {
+					t.Errorf("CheckLeases: %d of %s, want %d (%v)", got[k], k, n, vs)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckExpected: with a locker whose reissued tokens are expected,
+// the reissue and a lost write carrying the reissued token are counted
+// apart, while a lost write with another token stays a violation; a
+// locker without Expected keeps them all.
+func TestCheckExpected(t *testing.T) {
+	t.Parallel()
+	leases := []LeaseTaken{lease(1, "a", 7, 0, 5), lease(2, "b", 7, 10, 15)}
+	lostReissued := op(1, 1, 7, "", 20, 30, 40, Applied)
+	lostOther := op(3, 1, 4, "", 20, 30, 40, Applied)
+	exp := &Expected{Kinds: []string{KindTokenReissued, KindLost}, Short: "test"}
+	for _, tt := range []struct {
+		name                 string
+		exp                  *Expected
+		control              bool
+		expected, kept, lost int
+	}{
+		{"expected", exp, false, 2, 0, 1},
+		{"control: the locker's kinds only", exp, true, 1, 0, 2},
+		{"not expected", nil, false, 0, 1, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Verdict{Violations: CheckLeases(leases, 0), Lost: []Attempt{lostReissued, lostOther}}
+			var l Linearizability
+			got := splitExpected(tt.exp, tt.control, &v, &l, []Attempt{lostReissued, lostOther})
+			if len(got) != tt.expected || len(v.Violations) != tt.kept || len(v.Lost) != tt.lost {
+				t.Errorf("expected %v, kept %v, lost %v; want %d, %d, %d", got, v.Violations, v.Lost, tt.expected, tt.kept, tt.lost)
+			}
+		})
+	}
+}

@@ -98,6 +98,7 @@ type etcdMember struct {
 func startEtcdCluster(ctx context.Context, bin, dir string, n int) (*etcdCluster, error) {
 	c := &etcdCluster{bin: bin, dir: dir}
 	var initial []string
+	token := fmt.Sprintf("fence-torture-%d", time.Now().UnixNano()) // one per cluster
 	for i := range n {
 		m := &etcdMember{name: fmt.Sprintf("m%d", i), dir: filepath.Join(dir, fmt.Sprint(i))}
 		for _, a := range []*string{&m.client, &m.peer} {
@@ -121,7 +122,7 @@ func startEtcdCluster(ctx context.Context, bin, dir string, n int) (*etcdCluster
 			"--listen-client-urls", "http://" + m.client, "--advertise-client-urls", "http://" + m.client,
 			"--listen-peer-urls", "http://" + m.peer, "--initial-advertise-peer-urls", "http://" + m.peer,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
-			"--initial-cluster-token", filepath.Base(dir) + "-" + fmt.Sprint(time.Now().UnixNano()),
+			"--initial-cluster-token", token,
 			"--heartbeat-interval", "100", "--election-timeout", "1000",
 		}
 		if err := c.start(m); err != nil {
@@ -206,7 +207,21 @@ func (c *etcdCluster) waitLeader(ctx context.Context, not int) (int, error) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return -1, fmt.Errorf("torture: no etcd leader within 60 s (last error %v; logs under %s)", last, c.dir)
+	return -1, fmt.Errorf("torture: no etcd leader within 60 s (last error %v)%s", last, c.logTails())
+}
+
+// logTails returns the end of each member's log, for an error: the run's
+// directory is removed when it ends.
+func (c *etcdCluster) logTails() string {
+	var b strings.Builder
+	for _, m := range c.members {
+		log, _ := os.ReadFile(filepath.Join(m.dir, "server.log"))
+		if len(log) > 800 {
+			log = log[len(log)-800:]
+		}
+		fmt.Fprintf(&b, "\n%s's log ends: %s", m.name, log)
+	}
+	return b.String()
 }
 
 // waitFollower waits until member m answers Status and follows a leader

@@ -222,7 +222,7 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	// workers' clocks, off by up to twice MaxSkew.
 	res.Verdict.Violations = append(res.Verdict.Violations, CheckLeases(rec.LeasesTaken(), 2*pair.Locker.MaxSkew)...)
 	res.Allowed = pair.Locker.Expected
-	res.Expected = splitExpected(res.Allowed, &res.Verdict, &res.Linear, attempts)
+	res.Expected = splitExpected(res.Allowed, cfg.Control, &res.Verdict, &res.Linear, attempts)
 	return res, nil
 }
 
