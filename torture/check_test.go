@@ -1,6 +1,7 @@
 package torture
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -297,5 +298,25 @@ func TestCheckExpected(t *testing.T) {
 				t.Errorf("expected %v, kept %v, lost %v; want %d, %d, %d", got, v.Violations, v.Lost, tt.expected, tt.kept, tt.lost)
 			}
 		})
+	}
+}
+
+// TestCheckExpectedErr: a fenced run of a locker with expected
+// violations fails when none showed, passes when they did, and a control
+// run is judged on its other violations only.
+func TestCheckExpectedErr(t *testing.T) {
+	t.Parallel()
+	exp := &Expected{Kinds: []string{KindTokenReissued}, Short: "test", Why: "test"}
+	shown := []Violation{{Kind: KindTokenReissued, Name: "k"}}
+	none := &Result{Pair: "p", Allowed: exp}
+	if err := none.Err(); err == nil || !strings.Contains(err.Error(), "did not show the documented hazard") {
+		t.Errorf("fenced, none shown: Err = %v; want the hazard not shown", err)
+	}
+	if err := (&Result{Pair: "p", Allowed: exp, Expected: shown}).Err(); err != nil {
+		t.Errorf("fenced, shown: Err = %v; want nil", err)
+	}
+	ctl := &Result{Pair: "p", Control: true, Allowed: exp, Verdict: Verdict{Violations: []Violation{{Kind: KindStaleAccepted}}}}
+	if err := ctl.Err(); err != nil {
+		t.Errorf("control with a violation, none expected shown: Err = %v; want nil", err)
 	}
 }
