@@ -95,6 +95,25 @@ type Read struct {
 	Start, End time.Time
 }
 
+// recorder is what a worker records: a *Recorder in the run's process,
+// a childRecorder (see process.go) in a worker process, which forwards
+// each call to the run's Recorder. Forwarding a new method is a line in
+// childRecorder and one in forwarded.
+type recorder interface {
+	// begin announces a write about to be sent; attempt records it with
+	// its outcome.
+	begin(Attempt)
+	attempt(Attempt)
+	read(Read)
+	lease()
+	leaseLost()
+	longJob(LongJob)
+	refusal(Refusal)
+	appliedAbove(name string, t fence.Token) bool
+}
+
+var _ recorder = (*Recorder)(nil)
+
 // Recorder collects attempts, reads and how leases ended from many
 // goroutines.
 type Recorder struct {
@@ -106,6 +125,10 @@ type Recorder struct {
 	longJobs   []LongJob
 	refused    []Refusal
 }
+
+// begin does nothing: in the run's process a write in flight when the run
+// ends is recorded by its worker, which outlives it.
+func (r *Recorder) begin(Attempt) {}
 
 func (r *Recorder) attempt(a Attempt) {
 	r.mu.Lock()
