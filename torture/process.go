@@ -148,27 +148,32 @@ func (r *procRun) start(spec childSpec) error {
 		return err
 	}
 	r.mu.Lock()
-	p := &proc{id: spec.ID, pending: map[int]Attempt{}, done: make(chan struct{})}
 	spec.PauseBegun, spec.Awaited = r.spec.PauseBegun, r.spec.Awaited
 	r.mu.Unlock()
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return err
 	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), envWorker+"="+string(raw))
+	return r.launch(spec.ID, cmd)
+}
+
+// launch starts cmd as worker id, its messages on fd 3, and serves it.
+func (r *procRun) launch(id int, cmd *exec.Cmd) error {
+	p := &proc{id: id, cmd: cmd, pending: map[int]Attempt{}, done: make(chan struct{})}
 	events, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	p.cmd = exec.Command(exe)
-	p.cmd.Env = append(os.Environ(), envWorker+"="+string(raw))
-	p.cmd.ExtraFiles = []*os.File{w}
-	p.cmd.Stderr = &p.stderr
-	if p.in, err = p.cmd.StdinPipe(); err != nil {
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.Stderr = &p.stderr
+	if p.in, err = cmd.StdinPipe(); err != nil {
 		_ = events.Close()
 		_ = w.Close()
 		return err
 	}
-	if err := p.cmd.Start(); err != nil {
+	if err := cmd.Start(); err != nil {
 		_ = events.Close()
 		_ = w.Close()
 		return err
