@@ -58,7 +58,9 @@ func runChild(raw string, out io.Writer, in io.Reader) error {
 	link.outage = stage.transport.Outage
 	go link.listen(in)
 
-	ctx, cancel := context.WithDeadline(context.Background(), spec.Deadline)
+	// The stores are opened under a bound of their own; the run's deadline
+	// comes once all its workers are ready (msgStart).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	kind := LockerKind{TTL: spec.TTL, MaxSkew: spec.MaxSkew}
 	clock := clockAt(kind, spec.Offset)
@@ -80,7 +82,14 @@ func runChild(raw string, out io.Writer, in io.Reader) error {
 	if spec.Awaited != "" {
 		link.awaited.Store(&spec.Awaited)
 	}
-	w.longKey, w.deadline = spec.LongKey, spec.Deadline
+	deadline := spec.Deadline
+	if deadline.IsZero() {
+		link.send(msgReady, nil)
+		deadline = <-link.start
+	}
+	ctx, cancel = context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	w.longKey, w.deadline = spec.LongKey, deadline
 	go link.noteHTTP(ctx, stage)
 	w.loop(ctx)
 	return nil
@@ -120,10 +129,11 @@ type childLink struct {
 	begun   *atomic.Bool
 	awaited *atomic.Pointer[string]
 	outage  func(time.Duration)
+	start   chan time.Time // the run's deadline, by msgStart
 }
 
 func newChildLink(out io.Writer) *childLink {
-	return &childLink{out: out, waiting: map[int]chan struct{}{}, begun: &atomic.Bool{}, awaited: &atomic.Pointer[string]{}}
+	return &childLink{out: out, waiting: map[int]chan struct{}{}, begun: &atomic.Bool{}, awaited: &atomic.Pointer[string]{}, start: make(chan time.Time, 1)}
 }
 
 // send writes one message, at once; a worker whose run is gone exits.
@@ -218,6 +228,16 @@ func (c *childLink) handle(line []byte) error {
 			return fmt.Errorf("answer to no request %d", id)
 		}
 		close(ch)
+	case msgStart:
+		t, err := arg[time.Time](m)
+		if err != nil {
+			return err
+		}
+		select {
+		case c.start <- t:
+		default:
+			return errors.New("started twice")
+		}
 	case msgOutage:
 		d, err := arg[time.Duration](m)
 		if err != nil {

@@ -54,6 +54,7 @@ type proc struct {
 	pending map[int]Attempt // writes announced and not completed, by Seq
 	killed  bool            // by the run
 	done    chan struct{}   // closed once it ended and its writes were recorded
+	ready   chan struct{}   // closed when it opened its stores (msgReady)
 	stderr  tail
 }
 
@@ -91,19 +92,55 @@ func inProcess(rawURL string) bool { return strings.HasPrefix(rawURL, "mem:") }
 // read, write and release follow.
 func (r *procRun) endMargin() time.Duration { return 2*r.cfg.OpTimeout + 2*r.kind.TTL }
 
-// run spawns the workers, the last with the guaranteed long job on
-// longKey, injects process faults until ctx ends, then waits for the
-// workers to end (killing those still there after endMargin).
-func (r *procRun) run(ctx context.Context, longKey string) {
-	deadline, _ := ctx.Deadline()
-	r.spec.Deadline = deadline
+// prepare starts the workers, the last with the guaranteed long job on
+// longKey, and waits until they opened their stores: a process's start
+// takes CPU, which would starve the runs going. A worker that fails to
+// start is started again, twice at the most (it wrote nothing yet, so
+// its number is free).
+func (r *procRun) prepare(ctx context.Context, longKey string) error {
+	var wg sync.WaitGroup
+	errs := make([]error, r.cfg.Workers)
 	for i := range r.cfg.Workers {
 		lk := ""
 		if i == r.cfg.Workers-1 && r.cfg.Workers >= 2 {
 			lk = longKey
 		}
-		r.spawn(lk)
+		r.mu.Lock()
+		id := r.nextID
+		r.nextID++
+		r.mu.Unlock()
+		wg.Go(func() {
+			for range 3 {
+				var p *proc
+				if p, errs[i] = r.spawnAs(id, lk); errs[i] != nil {
+					continue
+				}
+				select {
+				case <-p.ready:
+					errs[i] = nil
+					return
+				case <-p.done:
+					errs[i] = fmt.Errorf("worker %d's process ended before it was ready: %s", id, p.stderr.String())
+				case <-ctx.Done():
+					errs[i] = ctx.Err()
+					return
+				}
+			}
+		})
 	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// run starts the prepared workers' run, to ctx's deadline, injects
+// process faults until ctx ends, then waits for the workers to end
+// (killing those still there after endMargin).
+func (r *procRun) run(ctx context.Context, longKey string) {
+	deadline, _ := ctx.Deadline()
+	r.mu.Lock()
+	r.spec.Deadline = deadline
+	r.mu.Unlock()
+	r.broadcast(msgStart, deadline)
 	r.faults(ctx, longKey)
 	end := time.NewTimer(time.Until(deadline.Add(r.endMargin())))
 	defer end.Stop()
@@ -128,62 +165,62 @@ func (r *procRun) live() []*proc {
 	return ps
 }
 
-// spawn starts a worker process with the next worker number.
+// spawn starts a worker process with the next worker number, during the
+// run: it starts at once.
 func (r *procRun) spawn(longKey string) {
 	r.mu.Lock()
-	spec := r.spec
-	spec.ID = r.nextID
+	id := r.nextID
 	r.nextID++
-	spec.LongKey = longKey
-	spec.Offset = skewFor(r.kind, r.stage)
 	r.mu.Unlock()
-	if err := r.start(spec); err != nil {
-		r.logf("%s: worker %d: %v", r.stage.ID, spec.ID, err)
+	if _, err := r.spawnAs(id, longKey); err != nil {
+		r.logf("%s: worker %d: %v", r.stage.ID, id, err)
 	}
 }
 
-func (r *procRun) start(spec childSpec) error {
+// spawnAs starts worker id's process.
+func (r *procRun) spawnAs(id int, longKey string) (*proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.mu.Lock()
-	spec.PauseBegun, spec.Awaited = r.spec.PauseBegun, r.spec.Awaited
+	spec := r.spec
 	r.mu.Unlock()
+	spec.ID, spec.LongKey, spec.Offset = id, longKey, skewFor(r.kind, r.stage)
 	raw, err := json.Marshal(spec)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), envWorker+"="+string(raw))
-	return r.launch(spec.ID, cmd)
+	return r.launch(id, cmd)
 }
 
 // launch starts cmd as worker id, its messages on fd 3, and serves it.
-func (r *procRun) launch(id int, cmd *exec.Cmd) error {
-	p := &proc{id: id, cmd: cmd, pending: map[int]Attempt{}, done: make(chan struct{})}
+func (r *procRun) launch(id int, cmd *exec.Cmd) (*proc, error) {
+	p := &proc{id: id, cmd: cmd, pending: map[int]Attempt{}, done: make(chan struct{}), ready: make(chan struct{})}
 	events, w, err := os.Pipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stderr = &p.stderr
 	if p.in, err = cmd.StdinPipe(); err != nil {
 		_ = events.Close()
 		_ = w.Close()
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		_ = events.Close()
 		_ = w.Close()
-		return err
+		return nil, err
 	}
 	_ = w.Close()
 	r.mu.Lock()
 	r.procs[p.id] = p
 	r.mu.Unlock()
 	r.wg.Go(func() { r.serve(p, events) })
-	return nil
+	return p, nil
 }
 
 // serve handles p's messages until it ends, then records its writes in
@@ -248,6 +285,8 @@ func (r *procRun) handle(p *proc, line []byte) error {
 		}
 		delete(p.pending, a.Seq)
 		r.rec.attempt(a)
+	case msgReady:
+		close(p.ready)
 	case msgFault:
 		kind, err := arg[string](m)
 		if err != nil {

@@ -135,12 +135,10 @@ func startFake(t *testing.T, r *procRun, mode string) *proc {
 	}
 	cmd := exec.Command(exe, "-test.run=^TestFakeWorker$")
 	cmd.Env = append(os.Environ(), envTestChild+"="+mode)
-	if err := r.launch(5, cmd); err != nil {
+	p, err := r.launch(5, cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	r.mu.Lock()
-	p := r.procs[5]
-	r.mu.Unlock()
 	t.Cleanup(func() {
 		r.kill(p)
 		r.wg.Wait()

@@ -33,6 +33,7 @@ const (
 	msgHold    = "hold"    // string: the key of the lease held, "" when none
 	msgHTTP    = "http"    // the worker's first HTTP request
 	msgRequest = "req"     // request: answered by msgAnswer
+	msgReady   = "ready"   // the worker opened its stores: it waits for msgStart
 )
 
 // The parent's messages.
@@ -41,6 +42,7 @@ const (
 	msgBegun   = "begun"   // worker 1's guaranteed pause began
 	msgAnswer  = "answer"  // int: the request answered
 	msgOutage  = "outage"  // time.Duration: an outage of the HTTP path
+	msgStart   = "start"   // time.Time: the run began; it ends then
 )
 
 // request is a child's request to the run's process.
@@ -76,7 +78,9 @@ type childSpec struct {
 	MaxSkew                          time.Duration // the LockerKind's
 	Offset                           time.Duration // of the worker's clock
 	Config                           Config
-	Deadline                         time.Time
+	// Deadline is the run's end; zero for a worker started before the
+	// run, which waits for msgStart.
+	Deadline time.Time
 	// PauseBegun and Awaited are the shared state at the child's start.
 	PauseBegun bool
 	Awaited    string

@@ -173,6 +173,11 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 		workers[cfg.Workers-1].longKey = stage.ID + "-long"
 	}
 
+	if procs != nil {
+		if err := procs.prepare(ctx, stage.ID+"-long"); err != nil {
+			return nil, fmt.Errorf("torture: %s: start the workers: %w", pair.Name(), err)
+		}
+	}
 	if cfg.SetUp != nil {
 		if err := cfg.SetUp(ctx); err != nil {
 			return nil, fmt.Errorf("torture: %s: %w", pair.Name(), err)

@@ -25,7 +25,11 @@ func shortDuration(p torture.Pair) time.Duration {
 // all at once, for a few seconds each (about a minute in all, set by the
 // Azure pair). Each fenced run must show no violation, no lost
 // acknowledged write and a linearizable history; each control run must
-// show violations. It prints the table of every run.
+// show violations. Each worker is a process of its own (the test binary
+// re-executed: see TestMain), stopped and killed by the run, but in the
+// pairs whose store lives in the test's process (memory/memory,
+// gcs-trusted/memory), whose mode lacks "/procs". It prints the table of
+// every run.
 func TestShortRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the short run takes about a minute")
@@ -49,7 +53,7 @@ func TestShortRun(t *testing.T) {
 			continue
 		}
 		specs = append(specs, torture.Spec{Pair: j.pair, Config: torture.Config{
-			Duration: shortDuration(j.pair), Workers: 3, Control: j.control, Logf: t.Logf}})
+			Duration: shortDuration(j.pair), Workers: 3, Control: j.control, Processes: true, Logf: t.Logf}})
 		running = append(running, j)
 	}
 	for i, o := range torture.RunAll(context.WithoutCancel(t.Context()), specs) {
