@@ -58,10 +58,11 @@ func runChild(raw string, out io.Writer, in io.Reader) error {
 	link.outage = stage.transport.Outage
 	go link.listen(in)
 
-	// The stores are opened under a bound of their own; the run's deadline
-	// comes once all its workers are ready (msgStart).
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	// Some clients keep the context they were opened with for their
+	// connections: it must last the run. The run's process bounds the
+	// opening (procRun.prepare); the run's deadline comes once all its
+	// workers are ready (msgStart).
+	ctx := context.Background()
 	kind := LockerKind{TTL: spec.TTL, MaxSkew: spec.MaxSkew}
 	clock := clockAt(kind, spec.Offset)
 	l, err := forRun(stage, fence.OpenLockerWith)(ctx, spec.LockerURL, &fence.OpenOptions{Clock: clock, HTTPClient: stage.HTTPClient()})
@@ -87,7 +88,7 @@ func runChild(raw string, out io.Writer, in io.Reader) error {
 		link.send(msgReady, nil)
 		deadline = <-link.start
 	}
-	ctx, cancel = context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	w.longKey, w.deadline = spec.LongKey, deadline
 	go link.noteHTTP(ctx, stage)

@@ -124,6 +124,9 @@ func (r *procRun) prepare(ctx context.Context, longKey string) error {
 				case <-ctx.Done():
 					errs[i] = ctx.Err()
 					return
+				case <-time.After(startTimeout):
+					r.kill(p)
+					errs[i] = fmt.Errorf("worker %d's process was not ready after %v: %s", id, startTimeout, p.stderr.String())
 				}
 			}
 		})
@@ -131,6 +134,9 @@ func (r *procRun) prepare(ctx context.Context, longKey string) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// startTimeout bounds a worker process's start, its stores opened.
+const startTimeout = time.Minute
 
 // run starts the prepared workers' run, to ctx's deadline, injects
 // process faults until ctx ends, then waits for the workers to end
