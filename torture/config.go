@@ -45,15 +45,23 @@ type Config struct {
 	// LinearTimeout bounds the porcupine check of one resource name.
 	// Default: 10 s.
 	LinearTimeout time.Duration
+	// Processes runs each worker as an OS process of its own (the
+	// program re-executed: see WorkerMain) and adds process faults:
+	// SIGSTOP of a worker for 1.5 to 2.5 TTLs, worker 1's guaranteed
+	// pause included, and SIGKILL of a lease holder, a fresh process
+	// taking its place. Pairs whose store lives in the run's process (a
+	// mem:// locker or resource) run their workers in the process
+	// whatever it says (see Result.Processes).
+	Processes bool
 	// Logf, when set, receives progress messages.
-	Logf func(format string, args ...any)
+	Logf func(format string, args ...any) `json:"-"`
 	// SetUp, when set, is called once the run's stores, servers and
 	// workers are set up, before the workers start and Duration begins; the
 	// run waits for it to return, and ends with its error if it returns
 	// one. Runs started together use it to set up before any of them
 	// starts (a private ZooKeeper ensemble or MariaDB server takes seconds
 	// of CPU to start, which would starve the runs already going).
-	SetUp func(ctx context.Context) error
+	SetUp func(ctx context.Context) error `json:"-"`
 }
 
 // DefaultNetFaults are the network faults of a run when Config.Net is zero:

@@ -22,6 +22,22 @@
 // for PostgreSQL; outages of the HTTP path and restarts of a private
 // PostgreSQL server; and skewed clocks for lockers in trusted-clock mode.
 //
+// With Config.Processes (cmd/torture's -processes, on by default; the
+// short run too), each worker is an OS process of its own: the program
+// re-executed, which calls WorkerMain first. The run's process keeps the
+// stores, private servers, disruptions and proxies and the records; each
+// worker process opens its locker and resources from the URLs, with a
+// fault-injecting Transport of its own, and sends every record (write
+// attempts announced before the write and completed after it, reads,
+// leases, long jobs, refusals, fault counts) on a pipe as it happens. The
+// run then stops whole processes (SIGSTOP, renewal goroutines included)
+// for 1.5 to 2.5 TTLs, worker 1's guaranteed pause among them, and kills
+// (SIGKILL) workers while they hold a lease, a fresh process with a new
+// worker number taking each one's place; a write in flight in a killed
+// process is recorded as of unknown outcome. The pairs whose store lives
+// in the run's process (memory/memory, gcs-trusted/memory) run their
+// workers in it; their mode lacks the "/procs" of the others.
+//
 // After the run, the checker (Check) reads every resource back through a
 // client without faults and judges the stored lists, not what the workers
 // believe: per resource, the tokens of applied writes never decrease; no

@@ -38,16 +38,27 @@ const (
 	// FaultSkew: a worker's clock was set off the true time (counted
 	// once per worker with a non-zero skew).
 	FaultSkew = "skew"
+	// FaultSigstop: a worker process was stopped (SIGSTOP) for 1.5 to 2.5
+	// TTLs, all its goroutines with it, then continued (SIGCONT); worker
+	// 1's guaranteed pause is one in a run of processes (see
+	// Config.Processes).
+	FaultSigstop = "sigstop"
+	// FaultSigkill: a worker process holding a lease was killed
+	// (SIGKILL), and a fresh one with a new worker number took its place.
+	FaultSigkill = "sigkill"
 )
 
 // FaultKinds lists the kinds in report order.
-var FaultKinds = []string{FaultPause, FaultDelay, FaultDropRequest, FaultDropResponse, FaultCut, FaultOutage, FaultRestart, FaultFailover, FaultSkew}
+var FaultKinds = []string{FaultPause, FaultDelay, FaultDropRequest, FaultDropResponse, FaultCut, FaultOutage, FaultRestart, FaultFailover, FaultSkew, FaultSigstop, FaultSigkill}
 
 // Counts counts injected faults by kind; safe for concurrent use. The
 // zero value is ready.
 type Counts struct {
 	mu sync.Mutex
 	n  map[string]int
+	// onAdd, when set, is told of each fault counted: a worker process
+	// forwards its counts to the run's.
+	onAdd func(kind string)
 }
 
 // Add counts one fault of kind.
@@ -57,7 +68,11 @@ func (c *Counts) Add(kind string) {
 		c.n = map[string]int{}
 	}
 	c.n[kind]++
+	onAdd := c.onAdd
 	c.mu.Unlock()
+	if onAdd != nil {
+		onAdd(kind)
+	}
 }
 
 // Get returns the count of kind.

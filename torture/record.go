@@ -95,6 +95,25 @@ type Read struct {
 	Start, End time.Time
 }
 
+// recorder is what a worker records: a *Recorder in the run's process,
+// a childRecorder (see process.go) in a worker process, which forwards
+// each call to the run's Recorder. Forwarding a new method is a line in
+// childRecorder and one in forwarded.
+type recorder interface {
+	// begin announces a write about to be sent; attempt records it with
+	// its outcome.
+	begin(Attempt)
+	attempt(Attempt)
+	read(Read)
+	leaseTaken(LeaseTaken)
+	leaseLost()
+	longJob(LongJob)
+	refusal(Refusal)
+	appliedAbove(name string, t fence.Token) bool
+}
+
+var _ recorder = (*Recorder)(nil)
+
 // Recorder collects attempts, reads and how leases ended from many
 // goroutines.
 type Recorder struct {
@@ -107,6 +126,10 @@ type Recorder struct {
 	longJobs   []LongJob
 	refused    []Refusal
 }
+
+// begin does nothing: in the run's process a write in flight when the run
+// ends is recorded by its worker, which outlives it.
+func (r *Recorder) begin(Attempt) {}
 
 func (r *Recorder) attempt(a Attempt) {
 	r.mu.Lock()
@@ -130,12 +153,6 @@ func (r *Recorder) appliedAbove(name string, t fence.Token) bool {
 func (r *Recorder) read(rd Read) {
 	r.mu.Lock()
 	r.reads = append(r.reads, rd)
-	r.mu.Unlock()
-}
-
-func (r *Recorder) lease() {
-	r.mu.Lock()
-	r.leases++
 	r.mu.Unlock()
 }
 
@@ -176,12 +193,15 @@ func (l LeaseTaken) String() string {
 	return fmt.Sprintf("worker %d's lease of %q with token %d (owner %s, at %s)", l.Worker, l.Key, l.Token, l.Owner, l.At.Format("15:04:05.000"))
 }
 
-// leaseTaken counts a lease taken, as lease does, and records it for the
-// locker-side check (CheckLeases).
-func (r *Recorder) leaseTaken(worker int, h *fence.Handle) {
+// taken returns the record of worker's lease h, handed over now.
+func taken(worker int, h *fence.Handle) LeaseTaken {
 	l := h.Lease()
-	t := LeaseTaken{Worker: worker, Key: l.Key, Owner: l.Owner, Token: l.Token, At: time.Now()}
-	t.Sent = l.ValidUntil.Add(-l.TTL)
+	return LeaseTaken{Worker: worker, Key: l.Key, Owner: l.Owner, Token: l.Token, Sent: l.ValidUntil.Add(-l.TTL), At: time.Now()}
+}
+
+// leaseTaken counts a lease taken and records it for the locker-side
+// check (CheckLeases).
+func (r *Recorder) leaseTaken(t LeaseTaken) {
 	r.mu.Lock()
 	r.leases++
 	r.taken = append(r.taken, t)

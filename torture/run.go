@@ -17,6 +17,9 @@ import (
 type Result struct {
 	Pair    string
 	Control bool
+	// Processes is true when the workers ran as processes of their own,
+	// with process faults (see Config.Processes).
+	Processes bool
 	// Elapsed is the run's length, read-back and checks excluded.
 	Elapsed time.Duration
 	// Leases counts the leases taken, LeasesLost those that ended lost
@@ -43,12 +46,17 @@ type Result struct {
 	Expected []Violation
 }
 
-// Mode is "fenced" or "control".
+// Mode is "fenced" or "control", followed by "/procs" when the workers
+// ran as processes.
 func (r *Result) Mode() string {
+	m := "fenced"
 	if r.Control {
-		return "control"
+		m = "control"
 	}
-	return "fenced"
+	if r.Processes {
+		m += "/procs"
+	}
+	return m
 }
 
 // Violations counts what breaks the contract: the checker's violations
@@ -156,9 +164,18 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 		keys = append(keys, fmt.Sprintf("%s-k%d", stage.ID, i))
 	}
 	rec := &Recorder{}
+	var procs *procRun
+	if cfg.Processes {
+		if procs, err = newProcRun(ctx, pair, &cfg, stage, keys, rec, logf); err != nil {
+			return nil, fmt.Errorf("torture: %s: %w", pair.Name(), err)
+		}
+	}
 	pauseBegun, awaited := &atomic.Bool{}, &atomic.Pointer[string]{}
 	var workers []*worker
 	for i := range cfg.Workers {
+		if procs != nil {
+			break // the workers are processes
+		}
 		w, err := newWorker(i+1, &cfg, pair.Locker, newLocker, stage, keys, work, clean, rec)
 		if err != nil {
 			return nil, fmt.Errorf("torture: %s: worker %d: %w", pair.Name(), i+1, err)
@@ -169,16 +186,24 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	// The last worker's first lease is the guaranteed long job, on a key
 	// of its own so that it starts at once; worker 1 keeps its
 	// guaranteed pause, so a run needs two workers for it.
-	if cfg.Workers >= 2 {
+	if cfg.Workers >= 2 && procs == nil {
 		workers[cfg.Workers-1].longKey = stage.ID + "-long"
 	}
 
+	if procs != nil {
+		if err := procs.prepare(ctx, stage.ID+"-long"); err != nil {
+			return nil, fmt.Errorf("torture: %s: start the workers: %w", pair.Name(), err)
+		}
+	}
 	if cfg.SetUp != nil {
 		if err := cfg.SetUp(ctx); err != nil {
 			return nil, fmt.Errorf("torture: %s: %w", pair.Name(), err)
 		}
 	}
-	res := &Result{Pair: pair.Name(), Control: cfg.Control}
+	res := &Result{Pair: pair.Name(), Control: cfg.Control, Processes: procs != nil}
+	if cfg.Processes && procs == nil {
+		logf("%s %s: a store lives in this process: the workers run in it", pair.Name(), res.Mode())
+	}
 	logf("%s %s: %d workers on %d keys for %v", pair.Name(), res.Mode(), cfg.Workers, cfg.Keys, cfg.Duration)
 	start := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
@@ -190,6 +215,9 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Go(func() { w.loop(runCtx) })
+	}
+	if procs != nil {
+		wg.Go(func() { procs.run(runCtx, stage.ID+"-long") })
 	}
 	wg.Go(func() { disrupt(runCtx, stage, cfg.DisruptEvery, logf) })
 	wg.Wait()
@@ -227,27 +255,46 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 }
 
 func newWorker(id int, cfg *Config, kind LockerKind, newLocker newLocker, s *Stage, keys []string, res, clean fence.Resource, rec *Recorder) (*worker, error) {
-	var clock fence.Clock = fence.SystemClock{}
-	if kind.MaxSkew > 0 {
-		off := randDuration(-2*kind.MaxSkew, 2*kind.MaxSkew)
-		clock = SkewedClock{Offset: off}
-		s.Counts.Add(FaultSkew)
-	}
+	off := skewFor(kind, s)
+	clock := clockAt(kind, off)
 	l, err := newLocker(id, clock)
 	if err != nil {
 		return nil, err
 	}
+	return buildWorker(id, cfg, kind.TTL, clock, l, s, keys, res, clean, rec)
+}
+
+// skewFor draws a worker's clock offset, for a locker in trusted-clock
+// mode (see LockerKind.MaxSkew), and counts it; 0 for the others.
+func skewFor(kind LockerKind, s *Stage) time.Duration {
+	if kind.MaxSkew <= 0 {
+		return 0
+	}
+	s.Counts.Add(FaultSkew)
+	return randDuration(-2*kind.MaxSkew, 2*kind.MaxSkew)
+}
+
+// clockAt returns the clock of a worker whose offset is off.
+func clockAt(kind LockerKind, off time.Duration) fence.Clock {
+	if kind.MaxSkew <= 0 {
+		return fence.SystemClock{}
+	}
+	return SkewedClock{Offset: off}
+}
+
+// buildWorker returns worker id on locker l, reading time from clock.
+func buildWorker(id int, cfg *Config, ttl time.Duration, clock fence.Clock, l fence.Locker, s *Stage, keys []string, res, clean fence.Resource, rec recorder) (*worker, error) {
 	p := &pausable{Locker: l}
 	watch := &leaseWatch{clock: clock}
 	g, err := guard.New(p, &guard.Options{
-		TTL:            kind.TTL,
-		AcquireTimeout: 2 * kind.TTL,
-		BackoffMin:     kind.TTL / 50,
-		BackoffMax:     kind.TTL / 5,
+		TTL:            ttl,
+		AcquireTimeout: 2 * ttl,
+		BackoffMin:     ttl / 50,
+		BackoffMax:     ttl / 5,
 		// A waiting worker tries a busy key at least every TTL/5 (the
 		// longest step of the backoff it used to retry on), besides
 		// waking on releases and at the holder's expiry.
-		PollInterval: kind.TTL / 5,
+		PollInterval: ttl / 5,
 		Clock:        clock,
 		Observer:     watch.observer(),
 	})
@@ -256,7 +303,7 @@ func newWorker(id int, cfg *Config, kind LockerKind, newLocker newLocker, s *Sta
 	}
 	return &worker{
 		id: id, cfg: cfg, keys: keys, guard: g, locker: p,
-		res: res, clean: clean, stage: s, rec: rec, ttl: kind.TTL, watch: watch, epoch: map[string]int{},
+		res: res, clean: clean, stage: s, rec: rec, calmly: s.calmly, ttl: ttl, watch: watch, epoch: map[string]int{},
 	}, nil
 }
 

@@ -24,7 +24,13 @@ type worker struct {
 	res    fence.Resource
 	clean  fence.Resource // res without faults, for the guaranteed stale write
 	stage  *Stage         // its ID prefixes resource names; its Counts count pauses
-	rec    *Recorder
+	rec    recorder
+	// calmly runs f while no disruption runs (Stage.calmly, or a request
+	// to the run's process).
+	calmly func(f func())
+	// proc links a worker process to the run's (nil in the run's own
+	// process): see process.go.
+	proc *childLink
 
 	ttl      time.Duration // of the worker's leases
 	watch    *leaseWatch   // the current lease, as the guard's events tell it
@@ -56,7 +62,9 @@ func (w *worker) loop(ctx context.Context) {
 		}
 		w.watch.reset()
 		err := w.guard.Do(dctx, p.key, func(wctx context.Context, h *fence.Handle) error {
-			w.rec.leaseTaken(w.id, h)
+			w.rec.leaseTaken(taken(w.id, h))
+			w.proc.holding(p.key)
+			defer w.proc.holding("")
 			if p.long > 0 {
 				w.longJob(wctx, h, p.long)
 				return nil
@@ -100,6 +108,10 @@ func maxPause(ttl time.Duration) time.Duration { return ttl * 5 / 2 }
 // write found no newer write to undercut would prove nothing.
 func (w *worker) pauseFor(h *fence.Handle, guaranteed bool, name string) {
 	w.paused = true
+	if guaranteed && w.proc != nil {
+		w.proc.stop(h, name) // a real stop, by the run's process
+		return
+	}
 	if guaranteed {
 		w.pauseBegun.Store(true)
 	}
@@ -173,7 +185,7 @@ func (w *worker) readModifyWrite(wctx context.Context, h *fence.Handle, paused b
 	guaranteed := paused && w.id == 1 && !w.paused
 	res, calmly := w.res, func(f func()) { f() }
 	if guaranteed {
-		res, calmly = w.clean, w.stage.calmly
+		res, calmly = w.clean, w.calmly
 	}
 	// The guaranteed pause comes between the read and the write, so
 	// that the newer write it waits for is on the name it will write.
@@ -206,6 +218,7 @@ func (w *worker) readModifyWrite(wctx context.Context, h *fence.Handle, paused b
 	}
 	value := encodeEntries(append(list, Entry{Worker: w.id, Seq: w.seq, Token: h.Token()}))
 	a.Start = time.Now()
+	w.rec.begin(a)
 	calmly(func() { err = res.Put(ctx, name, h.Token(), value) })
 	a.End = time.Now()
 	a.Outcome = outcomeOf(err)

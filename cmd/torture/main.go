@@ -11,6 +11,13 @@
 //
 //	go run ./cmd/torture -duration 10m
 //	go run ./cmd/torture -duration 1m -pairs memory/memory,postgres/sql-postgres
+//
+// Each worker is a process of its own (the command re-executed), which
+// the run stops (SIGSTOP) past the TTL and kills (SIGKILL) while it holds
+// a lease; -processes=false runs them as goroutines of this process. The
+// pairs whose store lives in the process (memory/memory,
+// gcs-trusted/memory) run in it either way: their mode says "/procs"
+// only when the workers were processes.
 package main
 
 import (
@@ -36,6 +43,7 @@ func main() {
 	// The clients' own logs of the connections the faults cut would
 	// bury the table; the run reports the errors it sees.
 	backends.SilenceClientLogs()
+	torture.WorkerMain() // when run as a worker process of a run: see -processes
 	os.Exit(run(os.Args[1:], os.Stdout))
 }
 
@@ -49,6 +57,7 @@ func run(args []string, out io.Writer) int {
 	keys := fs.Int("keys", 2, "lease keys per run")
 	control := fs.Bool("control", true, "also run each pair without fencing, which must show violations")
 	strict := fs.Bool("strict", false, "fail on a pair whose servers are not configured, instead of skipping it")
+	processes := fs.Bool("processes", true, "run each worker as a process of its own, with SIGSTOP and SIGKILL faults (pairs with an in-process store run in-process)")
 	verbose := fs.Bool("v", false, "log each run's progress")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -77,7 +86,7 @@ func run(args []string, out io.Writer) int {
 	log.Printf("%d runs of %v at once", len(jobs), *duration)
 	specs := make([]torture.Spec, len(jobs))
 	for i, j := range jobs {
-		specs[i] = torture.Spec{Pair: j.pair, Config: torture.Config{Duration: *duration, Workers: *workers, Keys: *keys, Control: j.control}}
+		specs[i] = torture.Spec{Pair: j.pair, Config: torture.Config{Duration: *duration, Workers: *workers, Keys: *keys, Control: j.control, Processes: *processes}}
 		if *verbose {
 			specs[i].Config.Logf = log.Printf
 		}

@@ -2,9 +2,19 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/fencekit/fence/torture"
 )
+
+// TestMain runs a worker process of a run when the test binary was
+// started as one (see torture.WorkerMain).
+func TestMain(m *testing.M) {
+	torture.WorkerMain()
+	os.Exit(m.Run())
+}
 
 func TestSelectPairs(t *testing.T) {
 	t.Parallel()
