@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 
 	"cloud.google.com/go/storage"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -23,10 +24,12 @@ import (
 )
 
 // Environment variables of the emulators, as scripts/emulators.sh
-// exports them. The stores' URLs name these endpoints; credentials come
-// from each SDK's usual environment, which the script points at the
-// emulators too (AWS_ACCESS_KEY_ID..., STORAGE_EMULATOR_HOST,
-// AZURE_STORAGE_CONNECTION_STRING).
+// exports them. The run starts emulators of its own (see the programs'
+// variables in emulators.go) and its stores' URLs name their endpoints;
+// credentials come from each SDK's usual environment, which the script
+// points at the emulators too (AWS_ACCESS_KEY_ID..., STORAGE_EMULATOR_HOST,
+// AZURE_STORAGE_CONNECTION_STRING, whose account and key lockers/azblob
+// takes for the URL's endpoint).
 const (
 	EnvDynamoEndpoint = "FENCE_DYNAMO_ENDPOINT"
 	EnvS3Endpoint     = "FENCE_S3_ENDPOINT"
@@ -38,10 +41,11 @@ const envAWSCredentials = "AWS_ACCESS_KEY_ID"
 
 // What the backends on emulators need.
 var (
-	dynamoEnv      = []string{EnvDynamoEndpoint, envAWSCredentials}
-	s3Env          = []string{EnvS3Endpoint, envAWSCredentials}
-	gcsEnv         = []string{EnvGCSEndpoint}
-	gcsResourceEnv = []string{EnvGCSEndpoint, resgcs.EnvEmulatorHost}
+	dynamoEnv      = []string{EnvNode, EnvDynaliteJS, envAWSCredentials}
+	s3Env          = []string{EnvMinIOBin, envAWSCredentials, envAWSSecret}
+	gcsEnv         = []string{EnvFakeGCSBin}
+	gcsResourceEnv = []string{EnvFakeGCSBin, resgcs.EnvEmulatorHost}
+	azblobEnv      = []string{EnvAzuriteBin, azblob.EnvConnectionString}
 )
 
 // minioKeySegment is the longest segment of an object key MinIO takes.
@@ -50,40 +54,54 @@ const minioKeySegment = 255
 // awsRegion is the region of the emulators' URLs.
 const awsRegion = "us-east-1"
 
-// dynamoURL returns the URL of a DynamoDB table of the run on the
-// emulator, with the parameters params (name, value pairs).
+// emulatorURL returns the URL scheme://ID-suffix of a store of the run on
+// its own emulator of spec, with the parameter endpoint naming it and the
+// parameters params (name, value pairs); the variables of env must be set.
+func emulatorURL(spec *emulatorSpec, env []string, scheme, suffix string, params ...string) URLs {
+	return func(ctx context.Context, s *Stage) (string, string, error) {
+		if _, err := need(env...); err != nil {
+			return "", "", err
+		}
+		endpoint, err := s.emulator(ctx, spec)
+		if err != nil {
+			return "", "", err
+		}
+		u := storeURL(scheme, s.ID+"-"+suffix, append([]string{"endpoint", endpoint}, params...)...)
+		return u, u, nil
+	}
+}
+
+// dynamoURL returns the URL of a DynamoDB table of the run on its
+// dynalite, with the parameters params (name, value pairs).
 func dynamoURL(suffix string, params ...string) URLs {
-	return oneURL(func(s *Stage) (string, error) {
-		v, err := need(EnvDynamoEndpoint)
-		if err != nil {
-			return "", err
-		}
-		return storeURL("dynamodb", s.ID+"-"+suffix, append([]string{"region", awsRegion, "endpoint", v[0]}, params...)...), nil
-	})
+	return emulatorURL(dynaliteSpec, dynamoEnv, "dynamodb", suffix, append([]string{"region", awsRegion}, params...)...)
 }
 
-// s3URL returns the URL of a bucket of the run on MinIO.
+// s3URL returns the URL of a bucket of the run on its MinIO.
 func s3URL(suffix string) URLs {
-	return oneURL(func(s *Stage) (string, error) {
-		v, err := need(EnvS3Endpoint)
-		if err != nil {
-			return "", err
-		}
-		return storeURL("s3", s.ID+"-"+suffix, "region", awsRegion, "endpoint", v[0], "path-style", "true",
-			"max-key-segment", strconv.Itoa(minioKeySegment)), nil
-	})
+	return emulatorURL(minioSpec, s3Env, "s3", suffix, "region", awsRegion, "path-style", "true",
+		"max-key-segment", strconv.Itoa(minioKeySegment))
 }
 
-// gcsURL returns the URL of a bucket of the run on fake-gcs-server, with
-// the parameters params (name, value pairs).
+// gcsURL returns the URL of a bucket of the run on its fake-gcs-server,
+// with the parameters params (name, value pairs). STORAGE_EMULATOR_HOST
+// (which may name another server) tells the SDK to send no credentials;
+// the endpoint parameter takes precedence over it.
 func gcsURL(suffix string, params ...string) URLs {
-	return oneURL(func(s *Stage) (string, error) {
-		v, err := need(EnvGCSEndpoint)
-		if err != nil {
-			return "", err
-		}
-		return storeURL("gs", s.ID+"-"+suffix, append([]string{"endpoint", v[0]}, params...)...), nil
-	})
+	return emulatorURL(fakeGCSSpec, gcsEnv, "gs", suffix, params...)
+}
+
+// gcsResourceURL is gcsURL for resources/gcs, which needs
+// STORAGE_EMULATOR_HOST to send no credentials.
+func gcsResourceURL(suffix string) URLs {
+	return emulatorURL(fakeGCSSpec, gcsResourceEnv, "gs", suffix)
+}
+
+// azblobURL returns the URL of a container of the run on its Azurite;
+// lockers/azblob takes the account and key of
+// AZURE_STORAGE_CONNECTION_STRING with the URL's endpoint.
+func azblobURL(suffix string) URLs {
+	return emulatorURL(azuriteSpec, azblobEnv, "azblob", suffix)
 }
 
 // awsConfig loads the AWS SDK's configuration from its usual environment,
@@ -161,18 +179,42 @@ func removeGCSBucket(ctx context.Context, s *Stage, clean string) error {
 	return gcsbucket.Remove(ctx, c.Bucket(name))
 }
 
-// removeAzureContainer deletes the container of an azblob:// URL, on the
-// account of AZURE_STORAGE_CONNECTION_STRING.
+// removeAzureContainer deletes the container of an azblob:// URL, on
+// its endpoint with the account and key of AZURE_STORAGE_CONNECTION_STRING
+// (Azurite's published account, which every Azurite serves).
 func removeAzureContainer(ctx context.Context, s *Stage, clean string) error {
-	name, _, err := parseStoreURL(clean)
+	name, q, err := parseStoreURL(clean)
 	if err != nil {
 		return err
 	}
-	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: s.CleanHTTPClient()}}
-	c, err := container.NewClientFromConnectionString(os.Getenv(azblob.EnvConnectionString), name, opts)
-	if err != nil {
+	account, key, ok := connStringAccount(os.Getenv(azblob.EnvConnectionString))
+	if !ok {
 		return errors.New("the connection string is unusable") // the SDK's error may quote it
+	}
+	cred, err := container.NewSharedKeyCredential(account, key)
+	if err != nil {
+		return errors.New("the connection string's key is unusable")
+	}
+	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: s.CleanHTTPClient()}}
+	c, err := container.NewClientWithSharedKeyCredential(q.Get("endpoint")+"/"+name, cred, opts)
+	if err != nil {
+		return err
 	}
 	_, err = c.Delete(ctx, nil)
 	return err
+}
+
+// connStringAccount returns the account name and key of an Azure Storage
+// connection string.
+func connStringAccount(conn string) (account, key string, ok bool) {
+	for _, part := range strings.Split(conn, ";") {
+		k, v, _ := strings.Cut(part, "=")
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "accountname":
+			account = v
+		case "accountkey":
+			key = v
+		}
+	}
+	return account, key, account != "" && key != ""
 }

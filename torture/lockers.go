@@ -55,10 +55,11 @@ var (
 	}
 
 	// AzblobLocker is lockers/azblob, with Azure's shortest lease (15 s),
-	// on the account of AZURE_STORAGE_CONNECTION_STRING.
+	// on the run's Azurite with the account and key of
+	// AZURE_STORAGE_CONNECTION_STRING.
 	AzblobLocker = LockerKind{
-		Name: "azblob", Env: []string{azblob.EnvConnectionString}, TTL: azblob.MinTTL,
-		URL: named("azblob", "locks"), Remove: removeAzureContainer,
+		Name: "azblob", Env: azblobEnv, TTL: azblob.MinTTL,
+		URL: azblobURL("locks"), Remove: removeAzureContainer,
 	}
 )
 

@@ -58,7 +58,7 @@ var (
 	// GCSResource is resources/gcs on fake-gcs-server.
 	GCSResource = ResourceKind{
 		Name: "gcs", Env: gcsResourceEnv,
-		URL: gcsURL("values"), Remove: removeGCSBucket,
+		URL: gcsResourceURL("values"), Remove: removeGCSBucket,
 	}
 )
 

@@ -41,7 +41,8 @@ type Stage struct {
 	pg      *pgPath
 	mysql   *mysqlPath
 	zk      *zkPath
-	proxies map[string]*Proxy // by upstream: see proxied
+	emus    map[string]*emulator // by emulatorSpec.name
+	proxies map[string]*Proxy    // by upstream: see proxied
 	logf    func(format string, args ...any)
 }
 
