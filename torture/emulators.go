@@ -82,9 +82,11 @@ var (
 	}
 
 	// minioSpec runs a single-drive MinIO on dir, its root user the AWS
-	// SDK's keys from the environment.
+	// SDK's keys from the environment. It serves once its cluster check
+	// passes: its readiness check passes earlier, while requests still
+	// get 503 XMinioServerNotInitialized.
 	minioSpec = &emulatorSpec{
-		name: "minio", env: []string{EnvMinIOBin, envAWSCredentials, envAWSSecret}, ready: "/minio/health/ready",
+		name: "minio", env: []string{EnvMinIOBin, envAWSCredentials, envAWSSecret}, ready: "/minio/health/cluster",
 		command: func(v []string, port int, dir string) (string, []string) {
 			return "env", []string{"MINIO_ROOT_USER=" + v[1], "MINIO_ROOT_PASSWORD=" + v[2], "MINIO_BROWSER=off", "MINIO_UPDATE=off",
 				v[0], "server", filepath.Join(dir, "data"), "--address", "127.0.0.1:" + strconv.Itoa(port),
@@ -154,6 +156,12 @@ func (s *Stage) emulator(ctx context.Context, spec *emulatorSpec) (string, error
 	return e.endpoint(), nil
 }
 
+// emulatorStarts admits two first starts of emulators at a time in the
+// process: the runs of torture.RunAll set up at once, and a dozen node and
+// MinIO processes loading together on a small machine each took several
+// times as long as alone.
+var emulatorStarts = make(chan struct{}, 2)
+
 // startEmulator starts an emulator of spec, with the values v of its
 // variables, on a free port and its data under dir.
 func startEmulator(ctx context.Context, spec *emulatorSpec, v []string, dir string) (*emulator, error) {
@@ -168,6 +176,12 @@ func startEmulator(ctx context.Context, spec *emulatorSpec, v []string, dir stri
 	}
 	e := &emulator{spec: spec, dir: dir, port: port}
 	e.prog, e.args = spec.command(v, port, dir)
+	select {
+	case emulatorStarts <- struct{}{}:
+		defer func() { <-emulatorStarts }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	if err := e.start(ctx); err != nil {
 		e.stop()
 		return nil, err
