@@ -2,23 +2,14 @@ package torture
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
-	"strings"
 
-	"cloud.google.com/go/storage"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"google.golang.org/api/option"
 
-	"github.com/fencekit/fence/internal/gcsbucket"
 	"github.com/fencekit/fence/lockers/azblob"
 	resgcs "github.com/fencekit/fence/resources/gcs"
 )
@@ -122,99 +113,4 @@ func s3Client(ctx context.Context, q url.Values, hc *http.Client) (*s3.Client, e
 		o.UsePathStyle = true
 		o.HTTPClient = hc
 	}), nil
-}
-
-// removeDynamoTable deletes the table of a dynamodb:// URL.
-func removeDynamoTable(ctx context.Context, s *Stage, clean string) error {
-	table, q, err := parseStoreURL(clean)
-	if err != nil {
-		return err
-	}
-	cfg, err := awsConfig(ctx, q)
-	if err != nil {
-		return err
-	}
-	c := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		o.BaseEndpoint = aws.String(q.Get("endpoint"))
-		o.HTTPClient = s.CleanHTTPClient()
-	})
-	_, err = c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
-	return err
-}
-
-// removeS3Bucket empties and deletes the bucket of an s3:// URL.
-func removeS3Bucket(ctx context.Context, s *Stage, clean string) error {
-	bucket, q, err := parseStoreURL(clean)
-	if err != nil {
-		return err
-	}
-	c, err := s3Client(ctx, q, s.CleanHTTPClient())
-	if err != nil {
-		return err
-	}
-	out, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-	if err != nil {
-		return err
-	}
-	for _, o := range out.Contents {
-		if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: o.Key}); err != nil {
-			return err
-		}
-	}
-	_, err = c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
-	return err
-}
-
-// removeGCSBucket empties and deletes the bucket of a gs:// URL.
-func removeGCSBucket(ctx context.Context, s *Stage, clean string) error {
-	name, q, err := parseStoreURL(clean)
-	if err != nil {
-		return err
-	}
-	c, err := storage.NewClient(ctx, option.WithEndpoint(q.Get("endpoint")+"/storage/v1/"), option.WithHTTPClient(s.CleanHTTPClient()))
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return gcsbucket.Remove(ctx, c.Bucket(name))
-}
-
-// removeAzureContainer deletes the container of an azblob:// URL, on
-// its endpoint with the account and key of AZURE_STORAGE_CONNECTION_STRING
-// (Azurite's published account, which every Azurite serves).
-func removeAzureContainer(ctx context.Context, s *Stage, clean string) error {
-	name, q, err := parseStoreURL(clean)
-	if err != nil {
-		return err
-	}
-	account, key, ok := connStringAccount(os.Getenv(azblob.EnvConnectionString))
-	if !ok {
-		return errors.New("the connection string is unusable") // the SDK's error may quote it
-	}
-	cred, err := container.NewSharedKeyCredential(account, key)
-	if err != nil {
-		return errors.New("the connection string's key is unusable")
-	}
-	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: s.CleanHTTPClient()}}
-	c, err := container.NewClientWithSharedKeyCredential(q.Get("endpoint")+"/"+name, cred, opts)
-	if err != nil {
-		return err
-	}
-	_, err = c.Delete(ctx, nil)
-	return err
-}
-
-// connStringAccount returns the account name and key of an Azure Storage
-// connection string.
-func connStringAccount(conn string) (account, key string, ok bool) {
-	for _, part := range strings.Split(conn, ";") {
-		k, v, _ := strings.Cut(part, "=")
-		switch strings.ToLower(strings.TrimSpace(k)) {
-		case "accountname":
-			account = v
-		case "accountkey":
-			key = v
-		}
-	}
-	return account, key, account != "" && key != ""
 }

@@ -89,6 +89,7 @@ var (
 		name: "minio", env: []string{EnvMinIOBin, envAWSCredentials, envAWSSecret}, ready: "/minio/health/cluster",
 		command: func(v []string, port int, dir string) (string, []string) {
 			return "env", []string{"MINIO_ROOT_USER=" + v[1], "MINIO_ROOT_PASSWORD=" + v[2], "MINIO_BROWSER=off", "MINIO_UPDATE=off",
+				"MINIO_SCANNER_SPEED=slowest", // its background scan of a run's few objects is CPU the run's other servers need
 				v[0], "server", filepath.Join(dir, "data"), "--address", "127.0.0.1:" + strconv.Itoa(port),
 				"--certs-dir", filepath.Join(dir, "certs"), "--quiet"}
 		},
@@ -127,9 +128,11 @@ type emulator struct {
 	proc *serverProc // nil while stopped
 }
 
-// Emulator returns the endpoint of the run's own emulator of spec
+// emulator returns the endpoint of the run's own emulator of spec
 // (http://127.0.0.1:PORT and the spec's base path), starting it at the
 // first call and making its restart one of the run's disruptions.
+// The emulator goes with the run's directory when the run ends, and its
+// stores with it: the kinds on emulators have no Remove.
 func (s *Stage) emulator(ctx context.Context, spec *emulatorSpec) (string, error) {
 	s.servers.Lock()
 	defer s.servers.Unlock()
