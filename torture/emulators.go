@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -45,14 +51,20 @@ type emulatorSpec struct {
 	name string
 	env  []string // the variables it needs, their values passed to command
 	// command returns the program and its arguments for a server on
-	// port with its data under dir (in dir/data; its log is dir/server.log).
-	command func(v []string, port int, dir string) (string, []string)
+	// port with its data under dir (in dir/data; its log is dir/server.log),
+	// which its clients reach on public (port, or a proxy's: see quiesce).
+	command func(v []string, port, public int, dir string) (string, []string)
 	ready   string // path of a GET that answers once it serves
 	anyAns  bool   // any HTTP answer to ready will do, not only 2xx
 	base    string // the endpoint's path after http://127.0.0.1:PORT
 	// graceful: a restart stops the server with SIGTERM and waits for
 	// it to exit, as a crash would lose writes it acknowledged.
 	graceful bool
+	// quiesce: the clients reach the server through a proxy of the run,
+	// and a restart kills it (SIGKILL) only once the proxy has no request
+	// in flight, refusing new ones (closing their connections) until the
+	// server answers again; a kill during a write would lose data.
+	quiesce bool
 }
 
 var (
@@ -62,7 +74,7 @@ var (
 	// answers, so a SIGKILL loses none.
 	dynaliteSpec = &emulatorSpec{
 		name: "dynalite", env: []string{EnvNode, EnvDynaliteJS}, ready: "/",
-		command: func(v []string, port int, dir string) (string, []string) {
+		command: func(v []string, port, _ int, dir string) (string, []string) {
 			repo := filepath.Dir(filepath.Dir(v[1])) // dynalite.js resolves dynalite from REPO/node_modules
 			return v[0], []string{v[1], repo, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--path", filepath.Join(dir, "data"),
 				"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"}
@@ -70,11 +82,17 @@ var (
 	}
 
 	// fakeGCSSpec runs fake-gcs-server with its filesystem backend
-	// under dir, each object a file written before it answers.
+	// under dir, each object a file written before it answers. Its
+	// restarts are quiesced kills: fake-gcs-server 1.56 writes an object
+	// as a new file renamed into place and then its metadata (generation
+	// included) as an extended attribute of that file, and takes an
+	// object without metadata for absent, so a kill between the two
+	// loses the object (a conditional create then overwrites it). A
+	// SIGTERM is no better: the server exits at once.
 	fakeGCSSpec = &emulatorSpec{
-		name: "fake-gcs-server", env: []string{EnvFakeGCSBin}, ready: "/_internal/healthcheck",
-		command: func(v []string, port int, dir string) (string, []string) {
-			addr := "127.0.0.1:" + strconv.Itoa(port)
+		name: "fake-gcs-server", env: []string{EnvFakeGCSBin}, ready: "/_internal/healthcheck", quiesce: true,
+		command: func(v []string, port, public int, dir string) (string, []string) {
+			addr := "127.0.0.1:" + strconv.Itoa(public) // where objects' and uploads' URLs point
 			return v[0], []string{"-scheme", "http", "-host", "127.0.0.1", "-port", strconv.Itoa(port),
 				"-backend", "filesystem", "-filesystem-root", filepath.Join(dir, "data"), "-public-host", addr, "-external-url", "http://" + addr,
 				"-log-level", "warn"}
@@ -87,7 +105,7 @@ var (
 	// get 503 XMinioServerNotInitialized.
 	minioSpec = &emulatorSpec{
 		name: "minio", env: []string{EnvMinIOBin, envAWSCredentials, envAWSSecret}, ready: "/minio/health/cluster",
-		command: func(v []string, port int, dir string) (string, []string) {
+		command: func(v []string, port, _ int, dir string) (string, []string) {
 			return "env", []string{"MINIO_ROOT_USER=" + v[1], "MINIO_ROOT_PASSWORD=" + v[2], "MINIO_BROWSER=off", "MINIO_UPDATE=off",
 				"MINIO_SCANNER_SPEED=slowest", // its background scan of a run's few objects is CPU the run's other servers need
 				v[0], "server", filepath.Join(dir, "data"), "--address", "127.0.0.1:" + strconv.Itoa(port),
@@ -110,7 +128,7 @@ var (
 	azuriteSpec = &emulatorSpec{
 		name: "azurite", env: []string{EnvAzuriteBin}, ready: "/" + azuriteAccount + "?comp=list", anyAns: true,
 		base: "/" + azuriteAccount, graceful: true,
-		command: func(v []string, port int, dir string) (string, []string) {
+		command: func(v []string, port, _ int, dir string) (string, []string) {
 			return v[0], []string{"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port), "--location", filepath.Join(dir, "data"),
 				"--skipApiVersionCheck", "--disableTelemetry"}
 		},
@@ -120,12 +138,14 @@ var (
 // emulator is a private emulator of the run, its data in a directory of
 // the run, on a port it keeps across restarts.
 type emulator struct {
-	spec *emulatorSpec
-	prog string
-	args []string
-	dir  string
-	port int
-	proc *serverProc // nil while stopped
+	spec       *emulatorSpec
+	prog       string
+	args       []string
+	dir        string
+	port       int         // the clients'
+	serverPort int         // the server's: port, or behind gate
+	gate       *quietGate  // nil without quiesce
+	proc       *serverProc // nil while stopped
 }
 
 // emulator returns the endpoint of the run's own emulator of spec
@@ -147,7 +167,7 @@ func (s *Stage) emulator(ctx context.Context, spec *emulatorSpec) (string, error
 	if err != nil {
 		return "", err
 	}
-	s.Defer(e.stop)
+	s.Defer(e.close)
 	s.addDisruptor(spec.name+"-restart", func(ctx context.Context) error {
 		s.Counts.Add(FaultRestart)
 		return e.restart(ctx)
@@ -177,8 +197,16 @@ func startEmulator(ctx context.Context, spec *emulatorSpec, v []string, dir stri
 	if err != nil {
 		return nil, err
 	}
-	e := &emulator{spec: spec, dir: dir, port: port}
-	e.prog, e.args = spec.command(v, port, dir)
+	e := &emulator{spec: spec, dir: dir, port: port, serverPort: port}
+	if spec.quiesce {
+		if e.serverPort, err = freePort(); err != nil {
+			return nil, err
+		}
+		if e.gate, err = newQuietGate(port, e.serverPort); err != nil {
+			return nil, err
+		}
+	}
+	e.prog, e.args = spec.command(v, e.serverPort, port, dir)
 	select {
 	case emulatorStarts <- struct{}{}:
 		defer func() { <-emulatorStarts }()
@@ -186,7 +214,7 @@ func startEmulator(ctx context.Context, spec *emulatorSpec, v []string, dir stri
 		return nil, ctx.Err()
 	}
 	if err := e.start(ctx); err != nil {
-		e.stop()
+		e.close()
 		return nil, err
 	}
 	return e, nil
@@ -210,10 +238,10 @@ func (e *emulator) start(ctx context.Context) error {
 	e.proc = proc
 	hc := &http.Client{Timeout: time.Second}
 	defer hc.CloseIdleConnections()
-	url := "http://127.0.0.1:" + strconv.Itoa(e.port) + e.spec.ready
+	probeURL := "http://127.0.0.1:" + strconv.Itoa(e.serverPort) + e.spec.ready
 	deadline := time.Now().Add(emulatorStartTimeout)
 	for {
-		err := e.probe(ctx, hc, url)
+		err := e.probe(ctx, hc, probeURL)
 		if err == nil {
 			return nil
 		}
@@ -253,7 +281,13 @@ func (e *emulator) probe(ctx context.Context, hc *http.Client, url string) error
 // the run reads its resources back from the server afterwards.
 func (e *emulator) restart(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
-	if e.spec.graceful {
+	if e.gate != nil {
+		defer e.gate.open()
+		if err := e.gate.quiet(terminateTimeout); err != nil {
+			return err
+		}
+		e.stop()
+	} else if e.spec.graceful {
 		if err := e.terminate(); err != nil {
 			return err
 		}
@@ -297,3 +331,89 @@ func (e *emulator) stop() {
 	e.proc.kill()
 	e.proc = nil
 }
+
+// close kills the server and closes its proxy, if any.
+func (e *emulator) close() {
+	e.stop()
+	if e.gate != nil {
+		e.gate.close()
+	}
+}
+
+// quietGate is a reverse proxy in front of a server that can refuse new
+// requests and wait for those in flight to end.
+type quietGate struct {
+	srv    *http.Server
+	tr     *http.Transport // to the server
+	mu     sync.Mutex
+	shut   bool // refusing new requests
+	flying int  // requests being forwarded
+}
+
+// newQuietGate listens on port and forwards to the server on target.
+func newQuietGate(port, target int) (*quietGate, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return nil, err
+	}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(target)})
+	g := &quietGate{tr: http.DefaultTransport.(*http.Transport).Clone()}
+	rp.Transport = g.tr
+	rp.ErrorLog = log.New(io.Discard, "", 0) // a client that gave up is no news
+	g.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		if g.shut {
+			g.mu.Unlock()
+			// As a server that is down: the connection goes.
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					_ = c.Close()
+					return
+				}
+			}
+			http.Error(w, "restarting", http.StatusServiceUnavailable)
+			return
+		}
+		g.flying++
+		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			g.flying--
+			g.mu.Unlock()
+		}()
+		rp.ServeHTTP(w, r)
+	}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = g.srv.Serve(ln) }()
+	return g, nil
+}
+
+// quiet refuses new requests and waits up to timeout for those in
+// flight to end.
+func (g *quietGate) quiet(timeout time.Duration) error {
+	g.mu.Lock()
+	g.shut = true
+	g.mu.Unlock()
+	deadline := time.Now().Add(timeout)
+	for {
+		g.mu.Lock()
+		n := g.flying
+		g.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("torture: %d requests still in flight after %s; not restarted", n, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// open lets requests through again, on new connections to the server.
+func (g *quietGate) open() {
+	g.tr.CloseIdleConnections()
+	g.mu.Lock()
+	g.shut = false
+	g.mu.Unlock()
+}
+
+func (g *quietGate) close() { _ = g.srv.Close() }
