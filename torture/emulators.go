@@ -199,14 +199,19 @@ func startEmulator(ctx context.Context, spec *emulatorSpec, v []string, dir stri
 	}
 	e := &emulator{spec: spec, dir: dir, port: port, serverPort: port}
 	if spec.quiesce {
+		// The gate listens first, so that the server's free port
+		// cannot be the gate's.
+		if e.gate, err = newQuietGate(); err != nil {
+			return nil, err
+		}
+		e.port = e.gate.port
 		if e.serverPort, err = freePort(); err != nil {
+			e.gate.close()
 			return nil, err
 		}
-		if e.gate, err = newQuietGate(port, e.serverPort); err != nil {
-			return nil, err
-		}
+		e.gate.forward(e.serverPort)
 	}
-	e.prog, e.args = spec.command(v, e.serverPort, port, dir)
+	e.prog, e.args = spec.command(v, e.serverPort, e.port, dir)
 	select {
 	case emulatorStarts <- struct{}{}:
 		defer func() { <-emulatorStarts }()
@@ -343,21 +348,29 @@ func (e *emulator) close() {
 // quietGate is a reverse proxy in front of a server that can refuse new
 // requests and wait for those in flight to end.
 type quietGate struct {
-	srv    *http.Server
+	ln     net.Listener
+	port   int
+	srv    *http.Server    // nil until forward
 	tr     *http.Transport // to the server
 	mu     sync.Mutex
 	shut   bool // refusing new requests
 	flying int  // requests being forwarded
 }
 
-// newQuietGate listens on port and forwards to the server on target.
-func newQuietGate(port, target int) (*quietGate, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+// newQuietGate listens on a free port; it serves once forward names the
+// server.
+func newQuietGate() (*quietGate, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
+	g := &quietGate{tr: http.DefaultTransport.(*http.Transport).Clone(), ln: ln, port: ln.Addr().(*net.TCPAddr).Port}
+	return g, nil
+}
+
+// forward starts forwarding to the server on port target.
+func (g *quietGate) forward(target int) {
 	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(target)})
-	g := &quietGate{tr: http.DefaultTransport.(*http.Transport).Clone()}
 	rp.Transport = g.tr
 	rp.ErrorLog = log.New(io.Discard, "", 0) // a client that gave up is no news
 	g.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -383,8 +396,7 @@ func newQuietGate(port, target int) (*quietGate, error) {
 		}()
 		rp.ServeHTTP(w, r)
 	}), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = g.srv.Serve(ln) }()
-	return g, nil
+	go func() { _ = g.srv.Serve(g.ln) }()
 }
 
 // quiet refuses new requests and waits up to timeout for those in
@@ -416,4 +428,10 @@ func (g *quietGate) open() {
 	g.mu.Unlock()
 }
 
-func (g *quietGate) close() { _ = g.srv.Close() }
+func (g *quietGate) close() {
+	if g.srv != nil {
+		_ = g.srv.Close()
+	} else {
+		_ = g.ln.Close()
+	}
+}
