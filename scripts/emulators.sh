@@ -1,7 +1,10 @@
 # shellcheck shell=bash
 # Starts the storage emulators the cloud backends' tests need on loopback and
 # exports their endpoints: Azurite (Azure Blob), dynalite (DynamoDB),
-# fake-gcs-server (Google Cloud Storage) and MinIO (S3). Sourced by
+# fake-gcs-server (Google Cloud Storage) and MinIO (S3). It exports their
+# programs too (FENCE_NODE and FENCE_DYNALITE_JS, FENCE_AZURITE_BIN,
+# FENCE_FAKE_GCS_BIN, FENCE_MINIO_BIN), with which the torture run starts
+# instances of its own, their data on disk, and restarts them. Sourced by
 # scripts/services.sh after its helpers (free_port) and $FENCE_RUN_DIR are
 # defined; `emulators_up` starts them all, `emulators_down` stops them.
 #
@@ -199,6 +202,7 @@ azurite_up() {
 	*) emu_failed azurite "did not start listening within ${FENCE_EMULATOR_TIMEOUT}s"; return 1 ;;
 	esac
 	export FENCE_AZURITE_ACCOUNT FENCE_AZURITE_KEY
+	export FENCE_AZURITE_BIN=$bin
 	export FENCE_AZURITE_BLOB_URL="http://127.0.0.1:$emu_port/$FENCE_AZURITE_ACCOUNT"
 	export FENCE_AZURITE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$FENCE_AZURITE_ACCOUNT;AccountKey=$FENCE_AZURITE_KEY;BlobEndpoint=$FENCE_AZURITE_BLOB_URL;"
 	# The Azure SDK's usual environment, as for AWS and GCS below: an
@@ -214,6 +218,10 @@ dynalite_up() {
 		node "$FENCE_REPO_DIR/scripts/dynalite.js" "$FENCE_REPO_DIR" --host 127.0.0.1 --port %s \
 		--createTableMs 0 --deleteTableMs 0 --updateTableMs 0 || return 1
 	aws_env
+	# `$FENCE_NODE $FENCE_DYNALITE_JS REPO [options]` runs another, REPO
+	# being the directory above the script's (its node_modules).
+	FENCE_NODE=$(command -v node)
+	export FENCE_NODE FENCE_DYNALITE_JS=$FENCE_REPO_DIR/scripts/dynalite.js
 	export FENCE_DYNAMO_ENDPOINT="http://127.0.0.1:$emu_port"
 	export AWS_ENDPOINT_URL_DYNAMODB=$FENCE_DYNAMO_ENDPOINT
 	emu_log "dynalite $(node -p 'require(process.argv[1]).version' "$FENCE_REPO_DIR/node_modules/dynalite/package.json") on $FENCE_DYNAMO_ENDPOINT"
@@ -228,6 +236,7 @@ fake_gcs_up() {
 	emu_start_on_port fake-gcs "$(free_port)" "http://127.0.0.1:%s/_internal/healthcheck" \
 		"$bin" -scheme http -host 127.0.0.1 -port %s -backend memory \
 		-public-host 127.0.0.1:%s -external-url http://127.0.0.1:%s -log-level warn || return 1
+	export FENCE_FAKE_GCS_BIN=$bin
 	export FENCE_GCS_ENDPOINT="http://127.0.0.1:$emu_port"
 	export STORAGE_EMULATOR_HOST=$FENCE_GCS_ENDPOINT
 	emu_log "fake-gcs-server $FENCE_FAKE_GCS_VERSION on $FENCE_GCS_ENDPOINT"
@@ -243,6 +252,7 @@ minio_up() {
 		MINIO_BROWSER=off MINIO_UPDATE=off "$bin" server "$dir/data" --address 127.0.0.1:%s --certs-dir "$dir/certs" --quiet || return 1
 	aws_env
 	export FENCE_S3_ACCESS_KEY FENCE_S3_SECRET_KEY
+	export FENCE_MINIO_BIN=$bin
 	export FENCE_S3_ENDPOINT="http://127.0.0.1:$emu_port"
 	export AWS_ENDPOINT_URL_S3=$FENCE_S3_ENDPOINT
 	emu_log "MinIO $FENCE_MINIO_VERSION on $FENCE_S3_ENDPOINT"

@@ -30,7 +30,7 @@ var (
 	// a Locker (and observations) of its own, as separate processes.
 	DynamoLocker = LockerKind{
 		Name: "dynamo", Env: dynamoEnv, TTL: time.Second,
-		URL: dynamoURL("locks"), Remove: removeDynamoTable,
+		URL: dynamoURL("locks"),
 	}
 
 	// DynamoTrustedLocker is lockers/dynamo in trusted-clock mode,
@@ -38,27 +38,28 @@ var (
 	// 400 ms.
 	DynamoTrustedLocker = LockerKind{
 		Name: "dynamo-trusted", Env: dynamoEnv, TTL: 2 * time.Second, MaxSkew: 200 * time.Millisecond,
-		URL: dynamoURL("locks", trustedClock(200*time.Millisecond)...), Remove: removeDynamoTable,
+		URL: dynamoURL("locks", trustedClock(200*time.Millisecond)...),
 	}
 
 	// GCSLocker is lockers/gcs in clock-free mode.
 	GCSLocker = LockerKind{
 		Name: "gcs", Env: gcsEnv, TTL: gcs.MinTTL,
-		URL: gcsURL("locks", "backoff", "20ms"), Remove: removeGCSBucket,
+		URL: gcsURL("locks", "backoff", "20ms"),
 	}
 
 	// GCSTrustedLocker is lockers/gcs in trusted-clock mode, tolerating
 	// 300 ms of skew; the workers' clocks are off by up to 600 ms.
 	GCSTrustedLocker = LockerKind{
 		Name: "gcs-trusted", Env: gcsEnv, TTL: gcs.MinTTL, MaxSkew: 300 * time.Millisecond,
-		URL: gcsURL("locks", append(trustedClock(300*time.Millisecond), "backoff", "20ms")...), Remove: removeGCSBucket,
+		URL: gcsURL("locks", append(trustedClock(300*time.Millisecond), "backoff", "20ms")...),
 	}
 
 	// AzblobLocker is lockers/azblob, with Azure's shortest lease (15 s),
-	// on the account of AZURE_STORAGE_CONNECTION_STRING.
+	// on the run's Azurite with the account and key of
+	// AZURE_STORAGE_CONNECTION_STRING.
 	AzblobLocker = LockerKind{
-		Name: "azblob", Env: []string{azblob.EnvConnectionString}, TTL: azblob.MinTTL,
-		URL: named("azblob", "locks"), Remove: removeAzureContainer,
+		Name: "azblob", Env: azblobEnv, TTL: azblob.MinTTL,
+		URL: azblobURL("locks"),
 	}
 )
 

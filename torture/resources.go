@@ -44,21 +44,21 @@ var (
 	// DynamoResource is resources/dynamo.
 	DynamoResource = ResourceKind{
 		Name: "dynamo", Env: dynamoEnv,
-		URL: dynamoURL("values"), Remove: removeDynamoTable,
+		URL: dynamoURL("values"),
 	}
 
 	// S3Resource is resources/s3 on MinIO; its control run uses its
 	// Unfenced option.
 	S3Resource = ResourceKind{
 		Name: "s3", Env: s3Env,
-		URL: s3URL("values"), Remove: removeS3Bucket,
+		URL:      s3URL("values"),
 		Unfenced: openS3Unfenced,
 	}
 
 	// GCSResource is resources/gcs on fake-gcs-server.
 	GCSResource = ResourceKind{
 		Name: "gcs", Env: gcsResourceEnv,
-		URL: gcsURL("values"), Remove: removeGCSBucket,
+		URL: gcsResourceURL("values"),
 	}
 )
 

@@ -43,7 +43,8 @@ type Stage struct {
 	zk       *zkPath
 	etcd     *etcdPath
 	sentinel *sentinelPath
-	proxies  map[string]*Proxy // by upstream: see proxied
+	emus     map[string]*emulator // by emulatorSpec.name
+	proxies  map[string]*Proxy    // by upstream: see proxied
 	logf     func(format string, args ...any)
 }
 

@@ -76,3 +76,34 @@ func S3Credentials(t testing.TB) (accessKey, secretKey string) {
 	t.Helper()
 	return Endpoint(t, "FENCE_S3_ACCESS_KEY", "MinIO (S3)"), Endpoint(t, "FENCE_S3_SECRET_KEY", "MinIO (S3)")
 }
+
+// The programs of the emulators, which scripts/emulators.sh exports so
+// that a test (or a torture run) can start instances of its own, with
+// their data on disk, and restart them.
+
+// DynaliteCommand returns the node binary and scripts/dynalite.js of a
+// checkout whose node_modules holds dynalite: `NODE JS REPO [dynalite's
+// options]` runs dynalite, REPO being the directory above JS's.
+func DynaliteCommand(t testing.TB) (node, js string) {
+	t.Helper()
+	return Endpoint(t, "FENCE_NODE", "node (for dynalite)"), Endpoint(t, "FENCE_DYNALITE_JS", "dynalite")
+}
+
+// AzuriteBin returns Azurite's blob service program
+// (node_modules/.bin/azurite-blob).
+func AzuriteBin(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_AZURITE_BIN", "Azurite")
+}
+
+// FakeGCSBin returns the fake-gcs-server binary.
+func FakeGCSBin(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_FAKE_GCS_BIN", "fake-gcs-server (GCS)")
+}
+
+// MinIOBin returns the minio binary.
+func MinIOBin(t testing.TB) string {
+	t.Helper()
+	return Endpoint(t, "FENCE_MINIO_BIN", "MinIO (S3)")
+}

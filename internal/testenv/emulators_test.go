@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -143,4 +145,20 @@ func do(t *testing.T, req *http.Request) (status int, body string) {
 		t.Fatalf("read the response of %s %s: %v", req.Method, req.URL, err)
 	}
 	return resp.StatusCode, string(b)
+}
+
+// TestEmulatorPrograms checks that each emulator program that
+// scripts/emulators.sh exports is an executable file, and that dynalite's
+// launcher sits in a checkout whose node_modules holds dynalite.
+func TestEmulatorPrograms(t *testing.T) {
+	node, js := testenv.DynaliteCommand(t)
+	for _, p := range []string{node, testenv.AzuriteBin(t), testenv.FakeGCSBin(t), testenv.MinIOBin(t)} {
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			t.Errorf("%s is not an executable file (%v)", p, err)
+		}
+	}
+	repo := filepath.Dir(filepath.Dir(js))
+	if _, err := os.Stat(filepath.Join(repo, "node_modules", "dynalite", "package.json")); err != nil || filepath.Base(js) != "dynalite.js" {
+		t.Errorf("%s is not scripts/dynalite.js of a checkout with dynalite installed: %v", js, err)
+	}
 }

@@ -44,7 +44,11 @@ const (
 //
 // Credentials come from the environment: EnvConnectionString when the URL
 // has neither account nor endpoint; otherwise the account (from the URL,
-// or EnvAccount) with EnvAccountKey, or else EnvSASToken. The opened
+// or EnvAccount) with EnvAccountKey, or else EnvSASToken. A URL with an
+// endpoint but no account, where EnvAccount is unset, takes the account
+// and its key (or SAS token) from EnvConnectionString, setting aside the
+// string's endpoints: one connection string serves several Azurite
+// instances of the same account. The opened
 // locker's Create creates the container. OpenOptions.HTTPClient, when
 // set, carries the SDK's requests; OpenOptions.Clock is Options.Clock.
 type URLOpener struct{}
@@ -154,6 +158,9 @@ func (cfg config) client(getenv func(string) string, hc *http.Client) (*containe
 	if account == "" {
 		account = getenv(EnvAccount)
 	}
+	if account == "" && conn != "" && cfg.endpoint != "" {
+		return cfg.connStringClient(conn, opts)
+	}
 	if account == "" {
 		return nil, &fence.InvalidError{Field: "Azure credentials", Reason: fmt.Sprintf("none for azblob://%s: set %s, or %s (or ?account=) with %s or %s",
 			cfg.container, EnvConnectionString, EnvAccount, EnvAccountKey, EnvSASToken)}
@@ -174,4 +181,36 @@ func (cfg config) client(getenv func(string) string, hc *http.Client) (*containe
 		return container.NewClientWithNoCredential(u+"?"+sas, opts)
 	}
 	return nil, &fence.InvalidError{Field: "Azure credentials", Reason: fmt.Sprintf("none for account %q: set %s or %s", account, EnvAccountKey, EnvSASToken)}
+}
+
+// connStringClient builds the client of cfg's container at cfg's endpoint
+// with the account and the key or SAS token of the connection string
+// conn; its endpoints are set aside.
+func (cfg config) connStringClient(conn string, opts *container.ClientOptions) (*container.Client, error) {
+	var account, key, sasToken string
+	for _, part := range strings.Split(conn, ";") {
+		k, v, _ := strings.Cut(part, "=")
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "accountname":
+			account = v
+		case "accountkey":
+			key = v
+		case "sharedaccesssignature":
+			sasToken = strings.TrimPrefix(v, "?")
+		}
+	}
+	// The SDK's messages, and so ours, do not quote the string.
+	unusable := &fence.InvalidError{Field: EnvConnectionString, Reason: "not a usable connection string: it needs AccountName with AccountKey or SharedAccessSignature"}
+	u := cfg.endpoint + "/" + cfg.container
+	switch {
+	case account != "" && key != "":
+		cred, err := container.NewSharedKeyCredential(account, key)
+		if err != nil {
+			return nil, unusable
+		}
+		return container.NewClientWithSharedKeyCredential(u, cred, opts)
+	case sasToken != "":
+		return container.NewClientWithNoCredential(u+"?"+sasToken, opts)
+	}
+	return nil, unusable
 }

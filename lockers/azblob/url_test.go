@@ -189,6 +189,10 @@ func TestOpenCredentials(t *testing.T) {
 	}
 	_, sasToken, _ := strings.Cut(sasURL, "?")
 	q := "?endpoint=" + url.QueryEscape(endpoint)
+	elsewhere := strings.Replace(conn, endpoint, "http://127.0.0.1:1/"+account, 1)
+	if elsewhere == conn {
+		t.Fatalf("the connection string does not name the endpoint %s", endpoint)
+	}
 	tests := []struct {
 		name, url string
 		env       env
@@ -200,6 +204,10 @@ func TestOpenCredentials(t *testing.T) {
 		{"connection string set aside for an endpoint", "azblob://" + name + q, env{EnvConnectionString: "junk", EnvAccount: account, EnvAccountKey: accountKey}},
 		{"SAS token", "azblob://" + name + q, env{EnvAccount: account, EnvSASToken: sasToken}},
 		{"SAS token with its ?", "azblob://" + name + q, env{EnvAccount: account, EnvSASToken: "?" + sasToken}},
+		// The URL's endpoint, not the string's (which no server answers).
+		{"connection string's account for an endpoint", "azblob://" + name + q, env{EnvConnectionString: elsewhere}},
+		{"connection string's SAS token for an endpoint", "azblob://" + name + q,
+			env{EnvConnectionString: "BlobEndpoint=http://127.0.0.1:1/" + account + ";SharedAccessSignature=" + sasToken}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,6 +227,8 @@ func TestOpenCredentials(t *testing.T) {
 		{"nothing", "azblob://" + name, env{}, ""},
 		{"account without a secret", "azblob://" + name + "?account=" + account, env{EnvConnectionString: conn}, ""},
 		{"connection string unusable", "azblob://" + name, env{EnvConnectionString: "AccountKey=s3cretkey;junk"}, "s3cretkey"},
+		{"connection string unusable for an endpoint", "azblob://" + name + q, env{EnvConnectionString: "AccountKey=s3cretkey;junk"}, "s3cretkey"},
+		{"connection string's key unusable for an endpoint", "azblob://" + name + q, env{EnvConnectionString: "AccountName=" + account + ";AccountKey=s3cretkey!"}, "s3cretkey"},
 		{"account key unusable", "azblob://" + name, env{EnvAccount: account, EnvAccountKey: "s3cretkey!"}, "s3cretkey"},
 	}
 	for _, tt := range bad {
