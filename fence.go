@@ -217,7 +217,8 @@ type Resource interface {
 	// Get returns what it returned before: the same value with the token
 	// of the write that stored it (Claim does not change Get's token), or
 	// ErrNotFound for a name never written or deleted (a claimed absent
-	// name stays absent). A lower token is refused like a stale Put, with
+	// name stays absent, though some backends then report it as a
+	// tombstone in NotFoundError). A lower token is refused like a stale Put, with
 	// an error matching ErrStaleToken, and changes nothing. Claiming again
 	// with the current highest token succeeds and changes nothing, so a
 	// retry after a lost answer is harmless. A read-modify-write that

@@ -180,6 +180,19 @@ func (s *store) Delete(ctx context.Context, key string, token fence.Token) error
 	return s.settle(ctx, key, token, err, func(r record) bool { return r.value == nil })
 }
 
+// Claim implements fence.ResourceDriver: in one transaction, it checks
+// and advances token in the fence table, as Put does, and leaves the value
+// table alone. A key never written gets a fence row and no value row,
+// which Get reports as not found (a tombstone, as the tables cannot tell
+// the two apart). A lost answer is reconciled as for Put: the claim
+// succeeds when the fence row holds token.
+func (s *store) Claim(ctx context.Context, key string, token fence.Token) error {
+	err := s.run(ctx, func(ctx context.Context, q querier) error {
+		return s.fences.check(ctx, q, key, token)
+	})
+	return s.settle(ctx, key, token, err, func(record) bool { return true })
+}
+
 // Get implements fence.ResourceDriver. The error for an absent key is a
 // *fence.NotFoundError telling a tombstone from a key never written.
 func (s *store) Get(ctx context.Context, key string) (value []byte, token fence.Token, err error) {
