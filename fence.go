@@ -212,16 +212,16 @@ type Resource interface {
 	// Delete or a Claim; 0 if none was.
 	Highest(ctx context.Context, name string) (Token, error)
 	// Claim raises highest(name) to token without changing what name
-	// holds, if token >= highest(name). Afterwards Highest returns at
-	// least token and every write with a lower token is refused, while
-	// Get returns what it returned before: the same value with the token
-	// of the write that stored it (Claim does not change Get's token), or
-	// ErrNotFound for a name never written or deleted (a claimed absent
-	// name stays absent, though some backends then report it as a
-	// tombstone in NotFoundError). A lower token is refused like a stale Put, with
-	// an error matching ErrStaleToken, and changes nothing. Claiming again
-	// with the current highest token succeeds and changes nothing, so a
-	// retry after a lost answer is harmless. A read-modify-write that
+	// holds, if token >= highest(name): afterwards Highest returns at
+	// least token and every write with a lower token is refused. A value
+	// stays as it was, and Get then returns it with token, as if the
+	// claimer had written it back (Claim changes Get's token, not the
+	// value). A name never written or deleted stays so: Get still gets an
+	// error matching ErrNotFound (a claimed absent name may then read as
+	// a tombstone in NotFoundError). A lower token is refused like a
+	// stale Put, with an error matching ErrStaleToken, and changes
+	// nothing. Claiming again with the current highest token succeeds, so
+	// a retry after a lost answer is harmless. A read-modify-write that
 	// claims the name with its token before it reads cannot lose an
 	// acknowledged write to a stale holder: a write with a lower token
 	// that was not applied before the claim never will be.

@@ -128,9 +128,9 @@ func (s *store) Get(_ context.Context, key string) ([]byte, fence.Token, error) 
 }
 
 // Claim implements fence.ResourceDriver: it raises the entry's highest
-// token and leaves its value, token and tombstone as they are; a key never
-// written gets an entry that Get still reports as never written. Unfenced,
-// it does nothing, as a store without fencing would.
+// token, and a value's token, and leaves the value or the tombstone as it
+// is; a key never written gets an entry that Get still reports as never
+// written. Unfenced, it does nothing, as a store without fencing would.
 func (s *store) Claim(_ context.Context, key string, token fence.Token) error {
 	if s.unfenced {
 		return nil
@@ -140,8 +140,14 @@ func (s *store) Claim(_ context.Context, key string, token fence.Token) error {
 	if s.entries[key] == nil {
 		s.entries[key] = &entry{deleted: true, claimed: true}
 	}
-	_, err := s.admit(key, token)
-	return err
+	e, err := s.admit(key, token)
+	if err != nil {
+		return err
+	}
+	if !e.deleted {
+		e.token = token
+	}
+	return nil
 }
 
 // Highest implements fence.ResourceDriver.

@@ -46,15 +46,14 @@ func testClaimPresent(t *testing.T, s *suite) {
 	value := []byte("value of token 3")
 	mustPut(t, r, name, 3, value)
 	mustClaim(t, r, name, 7)
-	// Get returns the same value and the token of the write that stored
-	// it: Claim does not change Get's token.
-	wantValue(t, r, name, value, 3)
+	// Get returns the same value, now with the claimed token.
+	wantValue(t, r, name, value, 7)
 	wantHighest(t, r, name, 7)
 	// An empty value stays an empty value.
 	empty := s.name("claim-empty")
 	mustPut(t, r, empty, 2, []byte{})
 	mustClaim(t, r, empty, 4)
-	wantValue(t, r, empty, []byte{}, 2)
+	wantValue(t, r, empty, []byte{}, 4)
 	wantHighest(t, r, empty, 4)
 }
 
@@ -93,7 +92,7 @@ func testClaimFencesPut(t *testing.T, s *suite) {
 	older := s.h.New(t)
 	wantStale(t, fmt.Sprintf("Put(%s, token 4) after Claim(5)", show(name)), older.Put(t.Context(), name, 4, []byte("four")), 4, 5)
 	wantStale(t, fmt.Sprintf("Delete(%s, token 4) after Claim(5)", show(name)), older.Delete(t.Context(), name, 4), 4, 5)
-	wantValue(t, r, name, []byte("three"), 3)
+	wantValue(t, r, name, []byte("three"), 5)
 	// The claimer writes at its own token, and higher tokens pass.
 	mustPut(t, r, name, 5, []byte("five"))
 	wantValue(t, older, name, []byte("five"), 5)
@@ -108,7 +107,7 @@ func testClaimRepeat(t *testing.T, s *suite) {
 	for range 3 {
 		mustClaim(t, r, name, 4)
 	}
-	wantValue(t, r, name, []byte("two"), 2)
+	wantValue(t, r, name, []byte("two"), 4)
 	wantHighest(t, r, name, 4)
 	// Claiming with the token of the stored value is a claim with the
 	// current highest too.
@@ -201,8 +200,8 @@ func testClaimConcurrent(t *testing.T, s *suite) {
 	if err != nil {
 		t.Fatalf("Get(%s) after the writers: %v", show(name), err)
 	}
-	if tok != top || puts[string(got)] != top {
-		t.Errorf("Get(%s) = %s with token %d; want the value of an accepted Put with the highest Put token %d", show(name), brief(got), tok, top)
+	if _, ok := puts[string(got)]; !ok || tok != hist.MaxAccepted(name) || puts[string(got)] != top {
+		t.Errorf("Get(%s) = %s with token %d; want the value of an accepted Put with the highest Put token %d, with the highest accepted token %d", show(name), brief(got), tok, top, hist.MaxAccepted(name))
 	}
 }
 
@@ -222,7 +221,7 @@ func testClaimLost(t *testing.T, s *suite) {
 	if err != nil {
 		t.Fatalf("Claim(%s, token 4), applied but its answer lost: %v; want success after reading back", show(name), err)
 	}
-	wantValue(t, check, name, []byte("three"), 3)
+	wantValue(t, check, name, []byte("three"), 4)
 	wantHighest(t, check, name, 4)
 	wantStale(t, fmt.Sprintf("Put(%s) after the lost claim", show(name)), check.Put(t.Context(), name, 3, []byte("three again")), 3, 4)
 	mustPut(t, r, name, 4, []byte("four"))
