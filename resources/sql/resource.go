@@ -102,9 +102,9 @@ func newResource(d Dialect, t Tables, run func(context.Context, func(context.Con
 		run:     run,
 		put: `INSERT INTO ` + vt + ` (key, value, token) VALUES ($1, $2, $3)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
-		del: `DELETE FROM ` + vt + ` WHERE key = $1`,
+		del:   `DELETE FROM ` + vt + ` WHERE key = $1`,
 		claim: `UPDATE ` + vt + ` SET token = $2 WHERE key = $1`,
-		get: `SELECT f.token, v.value, v.token FROM ` + ft + ` f LEFT JOIN ` + vt + ` v ON v.key = f.key WHERE f.key = $1`,
+		get:   `SELECT f.token, v.value, v.token FROM ` + ft + ` f LEFT JOIN ` + vt + ` v ON v.key = f.key WHERE f.key = $1`,
 	}
 	if d == MySQL {
 		// The fence row has admitted the write before this upsert runs,
