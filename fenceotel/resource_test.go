@@ -40,6 +40,13 @@ func TestResourceCalls(t *testing.T) {
 			call: func() error { return e.res.Delete(ctx, "a", 6) }},
 		{name: "highest", span: fenceotel.SpanHighest, outcome: "ok", attrs: map[string]string{fenceotel.AttrToken: "6"},
 			call: func() error { _, err := e.res.Highest(ctx, "a"); return err }},
+		{name: "stale claim", span: fenceotel.SpanClaim, outcome: "stale", failed: true,
+			attrs: map[string]string{fenceotel.AttrToken: "5", fenceotel.AttrHighestToken: "6"},
+			call:  func() error { return e.res.Claim(ctx, "a", 5) }},
+		{name: "claim", span: fenceotel.SpanClaim, outcome: "accepted", attrs: map[string]string{fenceotel.AttrToken: "7"},
+			call: func() error { return e.res.Claim(ctx, "a", 7) }},
+		{name: "highest after claim", span: fenceotel.SpanHighest, outcome: "ok", attrs: map[string]string{fenceotel.AttrToken: "7"},
+			call: func() error { _, err := e.res.Highest(ctx, "a"); return err }},
 	}
 	// The calls depend on each other: run them in order.
 	for i, tc := range tests {
