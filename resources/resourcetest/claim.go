@@ -17,7 +17,7 @@ import (
 // Put is refused, and may be repeated.
 var claimCases = []testCase{
 	{"AbsentStaysAbsent", testClaimAbsent},
-	{"ValueAndItsTokenUnchanged", testClaimPresent},
+	{"ValueKeptTokenRaised", testClaimPresent},
 	{"TombstoneStaysTombstone", testClaimTombstone},
 	{"LowerTokenIsStale", testClaimStale},
 	{"StalePutAfterClaimIsRefused", testClaimFencesPut},
