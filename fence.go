@@ -209,6 +209,21 @@ type Resource interface {
 	// Deleting an absent name is not an error but still records token.
 	Delete(ctx context.Context, name string, token Token) error
 	// Highest returns the highest token accepted for name, including by a
-	// Delete; 0 if none was.
+	// Delete or a Claim; 0 if none was.
 	Highest(ctx context.Context, name string) (Token, error)
+	// Claim raises highest(name) to token without changing what name
+	// holds, if token >= highest(name): afterwards Highest returns at
+	// least token and every write with a lower token is refused. A value
+	// stays as it was, and Get then returns it with token, as if the
+	// claimer had written it back (Claim changes Get's token, not the
+	// value). A name never written or deleted stays so: Get still gets an
+	// error matching ErrNotFound (a claimed absent name may then read as
+	// a tombstone in NotFoundError). A lower token is refused like a
+	// stale Put, with an error matching ErrStaleToken, and changes
+	// nothing. Claiming again with the current highest token succeeds, so
+	// a retry after a lost answer is harmless. A read-modify-write that
+	// claims the name with its token before it reads cannot lose an
+	// acknowledged write to a stale holder: a write with a lower token
+	// that was not applied before the claim never will be.
+	Claim(ctx context.Context, name string, token Token) error
 }

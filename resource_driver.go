@@ -20,12 +20,13 @@ import (
 type ResourceDriver interface {
 	// ResourceInfo describes the backend and its limits.
 	ResourceInfo() ResourceInfo
-	// Put, Get, Delete and Highest are the methods of Resource, called
-	// only with a valid key and token.
+	// Put, Get, Delete, Highest and Claim are the methods of Resource,
+	// called only with a valid key and token.
 	Put(ctx context.Context, key string, token Token, value []byte) error
 	Get(ctx context.Context, key string) ([]byte, Token, error)
 	Delete(ctx context.Context, key string, token Token) error
 	Highest(ctx context.Context, key string) (Token, error)
+	Claim(ctx context.Context, key string, token Token) error
 }
 
 // ResourceInfo describes a resource backend.
@@ -120,6 +121,17 @@ func (r *PortableResource) Highest(ctx context.Context, key string) (Token, erro
 		return 0, r.fail(ctx, "highest", key, err)
 	}
 	return t, nil
+}
+
+// Claim implements Resource, with Put's checks of key and token.
+func (r *PortableResource) Claim(ctx context.Context, key string, token Token) error {
+	if err := r.check(ctx, key, token); err != nil {
+		return r.fail(ctx, "claim", key, err)
+	}
+	if err := r.d.Claim(ctx, key, token); err != nil {
+		return r.fail(ctx, "claim", key, err)
+	}
+	return nil
 }
 
 func (r *PortableResource) check(ctx context.Context, key string, token Token) error {

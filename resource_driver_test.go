@@ -55,6 +55,15 @@ func (m *tokenMap) Highest(_ context.Context, key string) (fence.Token, error) {
 	return m.tokens[key], nil
 }
 
+func (m *tokenMap) Claim(_ context.Context, key string, token fence.Token) error {
+	m.calls++
+	if token < m.tokens[key] {
+		return &fence.StaleTokenError{Key: key, Token: token, Highest: m.tokens[key]}
+	}
+	m.tokens[key] = token
+	return nil
+}
+
 func newTokenMap(t *testing.T) (*fence.PortableResource, *tokenMap) {
 	t.Helper()
 	m := &tokenMap{values: map[string][]byte{}, tokens: map[string]fence.Token{}}
@@ -75,6 +84,9 @@ func TestResourceBadInputNeverReachesTheDriver(t *testing.T) {
 		"token 0":         r.Put(ctx, "k", 0, nil),
 		"above MaxToken":  r.Put(ctx, "k", 1001, nil),
 		"delete token 0":  r.Delete(ctx, "k", 0),
+		"claim token 0":   r.Claim(ctx, "k", 0),
+		"claim long key":  r.Claim(ctx, "123456789", 1),
+		"claim too high":  r.Claim(ctx, "k", 1001),
 		"get invalid key": func() error { _, _, err := r.Get(ctx, "\xff"); return err }(),
 	} {
 		if !errors.Is(err, fence.ErrInvalid) {
@@ -99,6 +111,13 @@ func TestResourceErrorsNameBackendOpAndKey(t *testing.T) {
 	}
 	if se, ok := errors.AsType[*fence.StaleTokenError](err); !ok || se.Highest != 5 {
 		t.Errorf("stale Put error %v is not a *StaleTokenError with Highest 5", err)
+	}
+	err = r.Claim(ctx, "k", 3)
+	if want := `fence/tokenmap: claim "k": stale token 3 (highest seen 5)`; err == nil || err.Error() != want {
+		t.Errorf("stale Claim = %v; want %q", err, want)
+	}
+	if !errors.Is(err, fence.ErrStaleToken) {
+		t.Errorf("stale Claim error %v does not match ErrStaleToken", err)
 	}
 	m.zeroToken = true
 	if _, _, err := r.Get(ctx, "k"); !errors.Is(err, fence.ErrCorrupt) {

@@ -106,6 +106,7 @@ const (
 	SpanGet     = "fence.resource.get"
 	SpanDelete  = "fence.resource.delete"
 	SpanHighest = "fence.resource.highest"
+	SpanClaim   = "fence.resource.claim"
 )
 
 // ScopeName is the instrumentation scope of the meter and tracer.

@@ -71,7 +71,16 @@ func (w *tracedResource) Delete(ctx context.Context, name string, token fence.To
 	return err
 }
 
-// write ends the call of a Put or Delete and counts it.
+// Claim calls the wrapped Claim; outcome accepted, stale or error, counted
+// with the writes (operation "claim").
+func (w *tracedResource) Claim(ctx context.Context, name string, token fence.Token) error {
+	ctx, c := w.begin(ctx, SpanClaim, "claim", name, tokenAttr(AttrToken, token))
+	err := w.next.Claim(ctx, name, token)
+	w.write(ctx, c, "claim", name, token, err)
+	return err
+}
+
+// write ends the call of a Put, Delete or Claim and counts it.
 func (w *tracedResource) write(ctx context.Context, c *call, op, name string, token fence.Token, err error) {
 	outcome := OutcomeAccepted
 	var attrs []attribute.KeyValue

@@ -40,6 +40,13 @@ func TestResourceCalls(t *testing.T) {
 			call: func() error { return e.res.Delete(ctx, "a", 6) }},
 		{name: "highest", span: fenceotel.SpanHighest, outcome: "ok", attrs: map[string]string{fenceotel.AttrToken: "6"},
 			call: func() error { _, err := e.res.Highest(ctx, "a"); return err }},
+		{name: "stale claim", span: fenceotel.SpanClaim, outcome: "stale", failed: true,
+			attrs: map[string]string{fenceotel.AttrToken: "5", fenceotel.AttrHighestToken: "6"},
+			call:  func() error { return e.res.Claim(ctx, "a", 5) }},
+		{name: "claim", span: fenceotel.SpanClaim, outcome: "accepted", attrs: map[string]string{fenceotel.AttrToken: "7"},
+			call: func() error { return e.res.Claim(ctx, "a", 7) }},
+		{name: "highest after claim", span: fenceotel.SpanHighest, outcome: "ok", attrs: map[string]string{fenceotel.AttrToken: "7"},
+			call: func() error { _, err := e.res.Highest(ctx, "a"); return err }},
 	}
 	// The calls depend on each other: run them in order.
 	for i, tc := range tests {
@@ -75,14 +82,15 @@ func TestResourceCalls(t *testing.T) {
 	}{
 		{"put", "accepted", 2}, {"put", "error", 1}, {"put", "stale", 0},
 		{"delete", "accepted", 1}, {"delete", "stale", 1},
+		{"claim", "accepted", 1}, {"claim", "stale", 1},
 	}
 	for _, w := range writes {
 		if got := count(t, rm, fenceotel.MetricResourceWrites, str(fenceotel.AttrOperation, w.op), str(fenceotel.AttrOutcome, w.outcome)); got != w.want {
 			t.Errorf("writes{%s,%s} = %d, want %d", w.op, w.outcome, got, w.want)
 		}
 	}
-	if got := count(t, rm, fenceotel.MetricResourceWrites); got != 5 {
-		t.Errorf("writes = %d, want 5 (gets and highest are not writes)", got)
+	if got := count(t, rm, fenceotel.MetricResourceWrites); got != 7 {
+		t.Errorf("writes = %d, want 7 (gets and highest are not writes; claims are)", got)
 	}
 	if n, _ := histogram(t, rm, fenceotel.MetricResourceOperationDuration, str(fenceotel.AttrResource, "ledger")); n != uint64(len(tests)) {
 		t.Errorf("operation duration: %d samples, want %d", n, len(tests))

@@ -28,6 +28,10 @@ type putInput struct {
 // getInput is a read.
 type getInput struct{}
 
+// claimInput is a claim of the register with token (fence.Resource.Claim);
+// its outputs are those of a put.
+type claimInput struct{ token fence.Token }
+
 // Outputs of a put in the model.
 const (
 	putApplied = "applied"
@@ -38,7 +42,8 @@ const (
 // fencedRegister is the model: a put with token t is applied if and only if
 // t >= highest, and then highest becomes t and the register holds its
 // entry; a refused put changes nothing; a put of unknown outcome may do
-// either; a read returns the entry last written.
+// either; a claim is a put that keeps the entry; a read returns the entry
+// last written.
 var fencedRegister = porcupine.NondeterministicModel{
 	Init: func() []any { return []any{register{}} },
 	Step: func(state, input, output any) []any {
@@ -49,9 +54,15 @@ var fencedRegister = porcupine.NondeterministicModel{
 				return []any{s}
 			}
 			return nil
-		case putInput:
-			applied := register{highest: in.token, last: in.id}
-			ok := in.token >= s.highest
+		case putInput, claimInput:
+			var applied register
+			switch in := in.(type) {
+			case putInput:
+				applied = register{highest: in.token, last: in.id}
+			case claimInput:
+				applied = register{highest: in.token, last: s.last}
+			}
+			ok := applied.highest >= s.highest
 			switch output.(string) {
 			case putApplied:
 				if ok {
@@ -127,6 +138,22 @@ func CheckLinearizable(attempts []Attempt, reads []Read, timeout time.Duration) 
 		})
 	}
 	for _, r := range reads {
+		if r.Claim != 0 {
+			out, ret := putApplied, at(r.End)
+			switch r.Claimed {
+			case Applied:
+			case Stale:
+				out = putStale
+			case Unknown:
+				out, ret = putUnknown, math.MaxInt64
+			default:
+				continue
+			}
+			byName[r.Name] = append(byName[r.Name], porcupine.Operation{
+				ClientId: r.Worker, Input: claimInput{r.Claim}, Call: at(r.Start), Output: out, Return: ret,
+			})
+			continue
+		}
 		byName[r.Name] = append(byName[r.Name], porcupine.Operation{
 			ClientId: r.Worker, Input: getInput{}, Call: at(r.Start), Output: r.Last, Return: at(r.End),
 		})

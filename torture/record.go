@@ -93,6 +93,11 @@ type Read struct {
 	Worker     int
 	Name, Last string
 	Start, End time.Time
+	// Claim, when not 0, makes this the record of a claim of Name with
+	// that token (fence.Resource.Claim) before a read, not of the read:
+	// Claimed says how it ended, and Last is empty.
+	Claim   fence.Token
+	Claimed Outcome
 }
 
 // recorder is what a worker records: a *Recorder in the run's process,

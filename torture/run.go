@@ -97,14 +97,20 @@ func (r *Result) fencingErr() error {
 	for _, a := range first(r.Verdict.Lost, 10) {
 		errs = append(errs, fmt.Errorf("acknowledged write lost: %v", a))
 	}
+	if r.Verdict.Overwritten > 0 {
+		// The workers claim each name before reading it (see
+		// fence.Resource.Claim), so no stale write lands between a
+		// read and the write that follows it.
+		errs = append(errs, fmt.Errorf("%d acknowledged writes overwritten by a holder that read before they landed, although it claimed the name first", r.Verdict.Overwritten))
+	}
 	if r.Linear.Illegal > 0 {
 		errs = append(errs, fmt.Errorf("porcupine: no fenced register could produce the history of %v", r.Linear.IllegalNames))
 	}
 	if len(errs) == 0 {
 		return nil
 	}
-	head := fmt.Errorf("%s fenced: %d violations, %d acknowledged writes lost, %d illegal histories",
-		r.Pair, len(r.Verdict.Violations), len(r.Verdict.Lost), r.Linear.Illegal)
+	head := fmt.Errorf("%s fenced: %d violations, %d acknowledged writes lost, %d overwritten, %d illegal histories",
+		r.Pair, len(r.Verdict.Violations), len(r.Verdict.Lost), r.Verdict.Overwritten, r.Linear.Illegal)
 	return errors.Join(append([]error{head}, errs...)...)
 }
 

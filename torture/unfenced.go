@@ -17,8 +17,14 @@ const maxUnfencedTries = 20
 // caller's token, so the resource's own check never refuses it; the entry
 // written keeps the caller's real token, which the checker reads. A write
 // that loses a race with another writer between the two steps is tried
-// again. Use it only for resources without an unfenced mode of their own.
+// again. Its Claim does nothing, so a control run's read-modify-writes
+// read without raising the high-water mark, as on a store without
+// fencing. Use it only for resources without an unfenced mode of their
+// own.
 type Unfenced struct{ fence.Resource }
+
+// Claim does nothing: an unfenced store has no high-water mark to raise.
+func (u Unfenced) Claim(context.Context, string, fence.Token) error { return nil }
 
 // Put stores value under name, ignoring the resource's high-water mark.
 func (u Unfenced) Put(ctx context.Context, name string, token fence.Token, value []byte) error {

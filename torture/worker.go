@@ -139,11 +139,20 @@ func (w *worker) name(key string) string {
 }
 
 // read returns the first name of key whose list is not full in res, and
-// that list; it records each read.
-func (w *worker) read(ctx context.Context, res fence.Resource, key string) (string, []Entry, error) {
+// that list; it records each read. It claims each name with token before
+// reading it, and records the claim, so that no write with a lower token lands between the read
+// and the write that follows it; a refused claim (a newer holder claimed
+// or wrote the name) ends the read-modify-write as a failed read does.
+func (w *worker) read(ctx context.Context, res fence.Resource, key string, token fence.Token) (string, []Entry, error) {
 	for {
 		name := w.name(key)
 		start := time.Now()
+		err := res.Claim(ctx, name, token)
+		w.rec.read(Read{Worker: w.id, Name: name, Start: start, End: time.Now(), Claim: token, Claimed: outcomeOf(err)})
+		if err != nil {
+			return "", nil, err
+		}
+		start = time.Now()
 		v, _, err := res.Get(ctx, name)
 		end := time.Now()
 		if errors.Is(err, fence.ErrNotFound) {
@@ -199,7 +208,7 @@ func (w *worker) readModifyWrite(wctx context.Context, h *fence.Handle, paused b
 	var name string
 	var list []Entry
 	var err error
-	calmly(func() { name, list, err = w.read(ctx, res, h.Key()) })
+	calmly(func() { name, list, err = w.read(ctx, res, h.Key(), h.Token()) })
 	if err != nil {
 		return
 	}

@@ -54,6 +54,16 @@
 // it. Reclaim tombstones only when no writer with an old token can still
 // come back.
 //
+// # Claims
+//
+// Claim (fence.Resource.Claim) is a conditional UpdateItem that sets the
+// fence attribute of an existing item, a value or a tombstone, to the
+// token, under the fence condition, and leaves the value: Get then
+// returns the value with the claimed token. A key without an item gets a
+// tombstone carrying the token, conditioned on there still being none.
+// UpdateItem with an empty UpdateExpression only raises the fence too,
+// but it also removes a tombstone's marker.
+//
 // # Ambiguous outcomes
 //
 // Every fenced write also stores a fresh random write id

@@ -45,6 +45,13 @@
 // to t (such as "fence1 00000000000000000005 x") is written over by a
 // write of token t; any other value is never written over.
 //
+// # Claims
+//
+// Claim (fence.Resource.Claim) reads the record and puts it again with the
+// claimed token, value and kind unchanged, in a transaction comparing the
+// key's mod revision with the one read (create revision 0 for a key that
+// does not exist, which gets a tombstone of the token).
+//
 // # Lost answers
 //
 // A write whose answer is lost (a timeout, a lost connection, a leader

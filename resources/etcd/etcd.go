@@ -199,3 +199,67 @@ func (d *driver) Highest(ctx context.Context, name string) (fence.Token, error) 
 	}
 	return r.token, nil
 }
+
+// Claim implements fence.ResourceDriver: it reads name's record and, if
+// token is at least its token, puts the same record with token, in a
+// transaction that compares the key's mod revision with the one read (or,
+// for a key that does not exist, its create revision with 0): every put
+// makes a new revision, so nothing written in between is replaced. A key
+// without a record gets a tombstone of token. A failed compare reads
+// again; a lost answer is settled by reading back (a record of token is
+// the claim, or the token's holder's write).
+func (d *driver) Claim(ctx context.Context, name string, token fence.Token) error {
+	k := d.key(name)
+	for {
+		resp, err := d.c.Get(ctx, k)
+		if err != nil {
+			return err
+		}
+		cur, cmp := record{tombstone: true}, clientv3.Compare(clientv3.CreateRevision(k), "=", 0)
+		if len(resp.Kvs) > 0 {
+			if cur, err = parseRecord(name, resp.Kvs[0].Value); err != nil {
+				return err
+			}
+			switch {
+			case cur.token == token:
+				return nil // claimed already
+			case cur.token > token:
+				return &fence.StaleTokenError{Key: name, Token: token, Highest: cur.token}
+			}
+			cmp = clientv3.Compare(clientv3.ModRevision(k), "=", resp.Kvs[0].ModRevision)
+		}
+		tx, err := d.c.Txn(ctx).If(cmp).Then(clientv3.OpPut(k, encodeRecord(token, cur.tombstone, cur.value))).Commit()
+		if err != nil {
+			if etcdclient.Refused(err) {
+				return err
+			}
+			return d.settleClaim(ctx, name, token, err)
+		}
+		if tx.Succeeded {
+			return nil
+		}
+	}
+}
+
+// settleClaim decides a claim whose answer was lost, by reading the record
+// back: a record of token is the claim; anything else leaves the outcome
+// unknown.
+func (d *driver) settleClaim(ctx context.Context, name string, token fence.Token, err error) error {
+	ue := &fence.UnknownOutcomeError{Key: name, Token: token, Err: err}
+	if cerr := ctx.Err(); cerr != nil {
+		if !errors.Is(err, cerr) {
+			ue.Err = errors.Join(err, cerr)
+		}
+		return ue
+	}
+	cur, ok, rerr := d.read(ctx, name)
+	switch {
+	case rerr != nil:
+		ue.Err = errors.Join(err, fmt.Errorf("reading the record back: %w", rerr))
+	case ok && cur.token == token:
+		return nil
+	case ok && cur.token > token:
+		ue.Highest = cur.token
+	}
+	return ue
+}

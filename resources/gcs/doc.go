@@ -52,6 +52,17 @@
 // Tombstone set). Conditional DELETE requests are not used: the emulator
 // the tests run on (fake-gcs-server) ignores their preconditions.
 //
+// # Claims
+//
+// Claim (fence.Resource.Claim) reads the record, then the content of
+// that very generation, and uploads the same content, headers and custom
+// metadata again with the claimed token, on ifGenerationMatch of that
+// generation: every upload makes a new generation, so a writer that read
+// the object before the claim fails its precondition after it. A
+// tombstone is replaced by a tombstone of the token, and a key without an
+// object gets one. The content passes through memory; a claim is a write
+// and counts against the rate of about one per second per object.
+//
 // # Rate limits and retries
 //
 // Google Cloud Storage accepts about one write per second to one object

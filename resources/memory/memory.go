@@ -51,7 +51,8 @@ type entry struct {
 	value   []byte
 	token   fence.Token // of the write that stored value
 	highest fence.Token // highest accepted, by a Put or a Delete
-	deleted bool        // a tombstone: no value
+	deleted bool        // a tombstone, or only claimed: no value
+	claimed bool        // only claimed, never written or deleted
 }
 
 var _ fence.ResourceDriver = (*store)(nil)
@@ -97,7 +98,7 @@ func (s *store) Put(_ context.Context, key string, token fence.Token, value []by
 	if err != nil {
 		return err
 	}
-	e.value, e.token, e.deleted = slices.Clone(value), token, false
+	e.value, e.token, e.deleted, e.claimed = slices.Clone(value), token, false, false
 	return nil
 }
 
@@ -109,7 +110,7 @@ func (s *store) Delete(_ context.Context, key string, token fence.Token) error {
 	if err != nil {
 		return err
 	}
-	e.value, e.token, e.deleted = nil, token, true
+	e.value, e.token, e.deleted, e.claimed = nil, token, true, false
 	return nil
 }
 
@@ -121,9 +122,32 @@ func (s *store) Get(_ context.Context, key string) ([]byte, fence.Token, error) 
 	defer s.mu.Unlock()
 	e := s.entries[key]
 	if e == nil || e.deleted {
-		return nil, 0, &fence.NotFoundError{Key: key, Tombstone: e != nil}
+		return nil, 0, &fence.NotFoundError{Key: key, Tombstone: e != nil && !e.claimed}
 	}
 	return slices.Clone(e.value), e.token, nil
+}
+
+// Claim implements fence.ResourceDriver: it raises the entry's highest
+// token, and a value's token, and leaves the value or the tombstone as it
+// is; a key never written gets an entry that Get still reports as never
+// written. Unfenced, it does nothing, as a store without fencing would.
+func (s *store) Claim(_ context.Context, key string, token fence.Token) error {
+	if s.unfenced {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.entries[key] == nil {
+		s.entries[key] = &entry{deleted: true, claimed: true}
+	}
+	e, err := s.admit(key, token)
+	if err != nil {
+		return err
+	}
+	if !e.deleted {
+		e.token = token
+	}
+	return nil
 }
 
 // Highest implements fence.ResourceDriver.

@@ -47,6 +47,13 @@
 // without a decimal token, is reported as a *fence.CorruptError and never
 // written over.
 //
+// # Claims
+//
+// Claim (fence.Resource.Claim) runs the write script's claim: if the
+// stored token is at most the claimed one, it sets the hash's token and
+// write id and keeps its value, or its absence (a key without a hash gets
+// a tombstone).
+//
 // # Lost answers
 //
 // A write is sent once: go-redis does not resend it on a lost connection

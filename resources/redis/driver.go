@@ -40,6 +40,12 @@ func (d *driver) Delete(ctx context.Context, key string, token fence.Token) erro
 	return d.write(ctx, key, token, "delete", nil)
 }
 
+// Claim implements fence.ResourceDriver: the write script raises the
+// hash's token and write id and keeps its value, or its absence.
+func (d *driver) Claim(ctx context.Context, key string, token fence.Token) error {
+	return d.write(ctx, key, token, "claim", nil)
+}
+
 // write runs the write script once (go-redis does not resend it: see
 // redisscript.Script.RunOnce), and settles an answer lost after the script was sent by reading
 // the hash back: the write was applied if the hash carries its write id.

@@ -34,16 +34,19 @@ local function rec(k)
 end
 `
 
-// writeScript: ARGV[1] token, ARGV[2] write id, ARGV[3] "put" or
-// "delete", ARGV[4] the value (put). It writes if the stored token is at
-// most ARGV[1], raising it to ARGV[1]; a delete keeps the hash without
-// its value (a tombstone). Answers {"ok"} or {"stale", HIGHEST}.
+// writeScript: ARGV[1] token, ARGV[2] write id, ARGV[3] "put", "delete"
+// or "claim", ARGV[4] the value (put). It writes if the stored token is
+// at most ARGV[1], raising it to ARGV[1]; a delete keeps the hash without
+// its value (a tombstone); a claim keeps the value, or its absence (an
+// absent key becomes a tombstone). Answers {"ok"} or {"stale", HIGHEST}.
 var writeScript = redisscript.NewScript(prelude + `
 local r, why = rec(KEYS[1])
 if why then return {'corrupt', why} end
 if r and not le(r[1], ARGV[1]) then return {'stale', r[1]} end
 if ARGV[3] == 'delete' then
 	redis.call('HDEL', KEYS[1], 'value')
+	redis.call('HSET', KEYS[1], 'token', ARGV[1], 'write', ARGV[2])
+elseif ARGV[3] == 'claim' then
 	redis.call('HSET', KEYS[1], 'token', ARGV[1], 'write', ARGV[2])
 else
 	redis.call('HSET', KEYS[1], 'token', ARGV[1], 'value', ARGV[4], 'write', ARGV[2])

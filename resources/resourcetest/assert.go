@@ -20,6 +20,13 @@ func mustPut(t *testing.T, r fence.Resource, name string, token fence.Token, val
 	}
 }
 
+func mustClaim(t *testing.T, r fence.Resource, name string, token fence.Token) {
+	t.Helper()
+	if err := r.Claim(t.Context(), name, token); err != nil {
+		t.Fatalf("Claim(%s, token %d): %v; want it accepted", show(name), token, err)
+	}
+}
+
 func mustDelete(t *testing.T, r fence.Resource, name string, token fence.Token) {
 	t.Helper()
 	if err := r.Delete(t.Context(), name, token); err != nil {
@@ -98,7 +105,7 @@ func wantInvalid(t *testing.T, call string, err error) {
 }
 
 // call is one method of fence.Resource, reduced to its error, so that a
-// table can hold all four.
+// table can hold them all.
 type call struct {
 	method string
 	do     func(ctx context.Context, r fence.Resource, name string, token fence.Token) error
@@ -118,6 +125,9 @@ var calls = []call{
 	{"Highest", func(ctx context.Context, r fence.Resource, name string, _ fence.Token) error {
 		_, err := r.Highest(ctx, name)
 		return err
+	}},
+	{"Claim", func(ctx context.Context, r fence.Resource, name string, token fence.Token) error {
+		return r.Claim(ctx, name, token)
 	}},
 }
 

@@ -41,7 +41,7 @@ var inputCases = []testCase{
 	}},
 	{"TokenZeroIsInvalid", func(t *testing.T, s *suite) {
 		for _, c := range calls {
-			if c.method != "Put" && c.method != "Delete" {
+			if c.method != "Put" && c.method != "Delete" && c.method != "Claim" {
 				continue
 			}
 			t.Run(c.method, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 
 // Run runs the conformance suite against the backend h drives: one subtest
 // per sentence of the fence.Resource contract, grouped by method (Put,
-// Get, Delete, Highest) and by topic (Names, Input, Concurrent,
+// Get, Delete, Highest, Claim) and by topic (Names, Input, Concurrent,
 // LostAnswer). The subtests run in parallel, each on names of its own that
 // start with "rt-" and a random run id, so runs on a shared, persistent
 // store never meet. Run fails at once when h.New is nil or h.MaxKeyLen is
@@ -52,6 +52,7 @@ var groups = []struct {
 	{"Get", getCases},
 	{"Delete", deleteCases},
 	{"Highest", highestCases},
+	{"Claim", claimCases},
 	{"Names", nameCases},
 	{"Input", inputCases},
 	{"Concurrent", concurrentCases},

@@ -96,6 +96,18 @@
 // writer are not protected; buckets with SSE-KMS or SSE-C, whose ETags are
 // not content hashes, are.
 //
+// # Claims
+//
+// Claim (fence.Resource.Claim) reads the object whole and writes it back
+// with the claimed token, on If-Match of the ETag it read (a missing key
+// gets a tombstone, on If-None-Match: *). Writing the same bytes back
+// would keep the ETag, and a slower writer that read the object before
+// the claim would pass If-Match after it; so a claimed object's body is
+// its value followed by the claim's 32-character write id, marked by
+// x-amz-meta-fenceclaimed. GetObject and Get return the value alone; the
+// plain SDK sees the suffix. The next Put stores the plain value again.
+// A claimed value is held in memory, up to Options.MaxBufferedBody.
+//
 // # Objects written without fencing
 //
 // An object without the token metadata (written before fencing was
@@ -109,8 +121,9 @@
 //
 // # The stored record
 //
-// An object under its key; its body is the value, or for a tombstone the
-// 32-character write id. The package adds three user metadata keys
+// An object under its key; its body is the value (followed by the write id
+// when claimed), or for a tombstone the 32-character write id. The package
+// adds four user metadata keys
 // (x-amz-meta-* headers, which S3 hands back in lower case; the caller's
 // own metadata sits beside them and may not use these keys in any case):
 //
@@ -118,6 +131,8 @@
 //	                (MetaToken)
 //	fencewriteid    32 hex digits, the random id of the write (MetaWriteID)
 //	fencetombstone  "true" on a tombstone, absent otherwise (MetaTombstone)
+//	fenceclaimed    "true" on a value rewritten by Claim, whose body is the
+//	                value followed by the claim's write id (MetaClaimed)
 //
 // These are the names every fence backend uses, without a dash (Azure's
 // metadata names cannot hold one). Before this version of the package they

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -70,13 +71,27 @@ func (b *bucket) getObject(ctx context.Context, key string) (*Object, error) {
 		out.Body.Close()
 		return nil, &fence.NotFoundError{Key: key, Tombstone: true}
 	}
+	size := aws.ToInt64(out.ContentLength)
+	var rd io.ReadCloser = out.Body
+	if m.claimed {
+		// The claim's write id follows the value.
+		if size < writeIDLen {
+			out.Body.Close()
+			return nil, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("a claimed object of %d bytes, shorter than its write id", size)}
+		}
+		size -= writeIDLen
+		rd = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(out.Body, size), out.Body}
+	}
 	return &Object{
-		Body:          out.Body,
+		Body:          rd,
 		Token:         m.token,
 		WriteID:       m.writeID,
 		ETag:          aws.ToString(out.ETag),
 		ContentType:   aws.ToString(out.ContentType),
-		ContentLength: aws.ToInt64(out.ContentLength),
+		ContentLength: size,
 		VersionID:     aws.ToString(out.VersionId),
 		Metadata:      userMeta(out.Metadata),
 	}, nil

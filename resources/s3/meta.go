@@ -20,6 +20,9 @@ const (
 	MetaWriteID = "fencewriteid"
 	// MetaTombstone is "true" on the tombstone a Delete leaves.
 	MetaTombstone = "fencetombstone"
+	// MetaClaimed is "true" on a value that a Claim rewrote: its body is
+	// the value followed by the claim's write id, so that its ETag is new.
+	MetaClaimed = "fenceclaimed"
 )
 
 // maxMetadataLen is S3's limit on the user metadata of one object: keys and
@@ -31,11 +34,12 @@ type meta struct {
 	token     fence.Token // 0: an object written without fencing
 	writeID   string
 	tombstone bool
+	claimed   bool // the body ends with writeID (see MetaClaimed)
 }
 
 // reserved reports whether k is one of the package's metadata keys.
 func reserved(k string) bool {
-	return strings.EqualFold(k, MetaToken) || strings.EqualFold(k, MetaWriteID) || strings.EqualFold(k, MetaTombstone)
+	return strings.EqualFold(k, MetaToken) || strings.EqualFold(k, MetaWriteID) || strings.EqualFold(k, MetaTombstone) || strings.EqualFold(k, MetaClaimed)
 }
 
 // lookup returns the value of k in md, matching keys without regard to
@@ -74,8 +78,12 @@ func parseMeta(key string, md map[string]string) (meta, error) {
 	if err != nil {
 		return corrupt("bad fence metadata", err)
 	}
+	claimed, hasClaimed, err := lookup(md, MetaClaimed)
+	if err != nil {
+		return corrupt("bad fence metadata", err)
+	}
 	if !hasTok {
-		if hasID || hasTomb {
+		if hasID || hasTomb || hasClaimed {
 			return corrupt("fence metadata without "+MetaToken, nil)
 		}
 		return meta{}, nil
@@ -92,7 +100,10 @@ func parseMeta(key string, md map[string]string) (meta, error) {
 	if hasTomb && tomb != "true" {
 		return corrupt(fmt.Sprintf("metadata %s is %q, not \"true\"", MetaTombstone, tomb), nil)
 	}
-	return meta{token: t, writeID: id, tombstone: hasTomb}, nil
+	if hasClaimed && (claimed != "true" || hasTomb || len(id) != writeIDLen) {
+		return corrupt(fmt.Sprintf("metadata %s is %q on an object with tombstone %v and a write id of %d bytes", MetaClaimed, claimed, hasTomb, len(id)), nil)
+	}
+	return meta{token: t, writeID: id, tombstone: hasTomb, claimed: hasClaimed}, nil
 }
 
 // formatMeta returns the user metadata of a write: the caller's, which
@@ -107,13 +118,16 @@ func formatMeta(user map[string]string, m meta) map[string]string {
 	if m.tombstone {
 		md[MetaTombstone] = "true"
 	}
+	if m.claimed {
+		md[MetaClaimed] = "true"
+	}
 	return md
 }
 
 // checkUserMeta refuses caller metadata that uses a reserved key or that,
 // with the package's keys, exceeds S3's 2 KB limit.
 func checkUserMeta(user map[string]string) error {
-	n := len(MetaToken) + 20 + len(MetaWriteID) + writeIDLen + len(MetaTombstone) + len("true")
+	n := len(MetaToken) + 20 + len(MetaWriteID) + writeIDLen + len(MetaTombstone) + len("true") + len(MetaClaimed) + len("true")
 	for k, v := range user {
 		if reserved(k) {
 			return &fence.InvalidError{Field: "metadata", Reason: fmt.Sprintf("key %q is reserved for the fence", k)}

@@ -15,8 +15,8 @@ type PutOptions struct {
 	// binary/octet-stream).
 	ContentType string
 	// Metadata is the object's user metadata (x-amz-meta-*). Keys must
-	// not be MetaToken, MetaWriteID or MetaTombstone, in any case, and all
-	// of it, with the package's keys, must fit S3's 2 KB.
+	// not be MetaToken, MetaWriteID, MetaTombstone or MetaClaimed, in any
+	// case, and all of it, with the package's keys, must fit S3's 2 KB.
 	Metadata map[string]string
 	// Input, when set, is called on a fresh input before each PUT to set
 	// what PutOptions does not (storage class, encryption, cache control,

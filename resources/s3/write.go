@@ -45,6 +45,7 @@ type write struct {
 	meta        map[string]string
 	input       func(*s3.PutObjectInput)
 	tombstone   bool
+	claimed     bool // a Claim's rewrite: body ends with the write id
 }
 
 // write runs the fenced write loop: read the object's token and ETag,
@@ -145,7 +146,7 @@ func (b *bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s
 	if w.contentType != "" {
 		in.ContentType = aws.String(w.contentType)
 	}
-	in.Metadata = formatMeta(w.meta, meta{token: w.token, writeID: id, tombstone: w.tombstone})
+	in.Metadata = formatMeta(w.meta, meta{token: w.token, writeID: id, tombstone: w.tombstone, claimed: w.claimed})
 	in.IfMatch, in.IfNoneMatch = nil, nil
 	if !b.unfenced {
 		if st.exists {

@@ -69,6 +69,15 @@
 // later statement of the batch and the transaction can only roll back; the
 // fence costs no round trip of its own.
 //
+// # Claims
+//
+// In a transaction, checking the fence first (Check, CheckPgx, and Run,
+// RunPgx, Locked and LockedPgx, which do it before fn) is the claim of
+// fence.Resource.Claim: from then on no write with a lower token can land
+// until the transaction ends, so what fn reads it may write back without
+// losing a stale holder's acknowledged write. Resource.Claim does the
+// same in a transaction of its own, and sets the value row's token.
+//
 // # Fenced columns
 //
 // Column keeps the token on the protected row itself, in a column declared

@@ -122,6 +122,12 @@ func (f *Fences) noPgx(op, key string) error {
 // *fence.CorruptError; an empty or over-long key, token 0 or a token
 // above MaxToken a *fence.InvalidError; a missing fence table an error
 // matching fence.ErrStoreMissing. On any error, roll tx back.
+//
+// Check before the transaction reads what it will write back is the
+// claim of fence.Resource.Claim: once the check holds the row, no write
+// with a lower token can land before tx ends, so a read-modify-write
+// cannot lose an acknowledged write to a stale holder. Run, RunPgx,
+// Locked and LockedPgx check first.
 func (f *Fences) Check(ctx context.Context, tx *sql.Tx, key string, token fence.Token) error {
 	if tx == nil {
 		return opError("check", key, errNilTx)

@@ -46,6 +46,7 @@ type store struct {
 	run     func(ctx context.Context, fn func(ctx context.Context, q querier) error) error
 	put     string // upsert of a value
 	del     string // delete of a value
+	claim   string // the token of a value, raised by a claim
 	get     string // value, its token and the highest, of one key
 }
 
@@ -101,8 +102,9 @@ func newResource(d Dialect, t Tables, run func(context.Context, func(context.Con
 		run:     run,
 		put: `INSERT INTO ` + vt + ` (key, value, token) VALUES ($1, $2, $3)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
-		del: `DELETE FROM ` + vt + ` WHERE key = $1`,
-		get: `SELECT f.token, v.value, v.token FROM ` + ft + ` f LEFT JOIN ` + vt + ` v ON v.key = f.key WHERE f.key = $1`,
+		del:   `DELETE FROM ` + vt + ` WHERE key = $1`,
+		claim: `UPDATE ` + vt + ` SET token = $2 WHERE key = $1`,
+		get:   `SELECT f.token, v.value, v.token FROM ` + ft + ` f LEFT JOIN ` + vt + ` v ON v.key = f.key WHERE f.key = $1`,
 	}
 	if d == MySQL {
 		// The fence row has admitted the write before this upsert runs,
@@ -111,6 +113,7 @@ ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
 		s.put = `INSERT INTO ` + vt + " (`key`, `value`, `token`) VALUES (?, ?, ?)\n" +
 			"ON DUPLICATE KEY UPDATE `value` = VALUES(`value`), `token` = VALUES(`token`)"
 		s.del = `DELETE FROM ` + vt + " WHERE `key` = ?"
+		s.claim = `UPDATE ` + vt + " SET `token` = ? WHERE `key` = ?"
 		s.get = "SELECT f.`token`, v.`value`, v.`token` FROM " + ft + " f LEFT JOIN " + vt + " v ON v.`key` = f.`key` WHERE f.`key` = ?"
 	}
 	p, err := fence.NewResource(s)
@@ -178,6 +181,30 @@ func (s *store) Delete(ctx context.Context, key string, token fence.Token) error
 		return nil
 	})
 	return s.settle(ctx, key, token, err, func(r record) bool { return r.value == nil })
+}
+
+// Claim implements fence.ResourceDriver: in one transaction, it checks
+// and advances token in the fence table, as Put does, and sets the token
+// of the value row, if there is one, to token, leaving the value. A key
+// never written gets a fence row and no value row, which Get reports as
+// not found (a tombstone: the tables cannot tell the two apart). A lost
+// answer is reconciled as for Put: the claim succeeds when the fence row,
+// and the value row if there is one, hold token.
+func (s *store) Claim(ctx context.Context, key string, token fence.Token) error {
+	err := s.run(ctx, func(ctx context.Context, q querier) error {
+		if err := s.fences.check(ctx, q, key, token); err != nil {
+			return err
+		}
+		args := []any{key, int64(token)}
+		if s.dialect == MySQL {
+			args = []any{int64(token), key}
+		}
+		if _, err := q.exec(ctx, s.claim, args...); err != nil {
+			return fmt.Errorf("value table: %w", storeMissing(err))
+		}
+		return nil
+	})
+	return s.settle(ctx, key, token, err, func(r record) bool { return r.value == nil || r.token == token })
 }
 
 // Get implements fence.ResourceDriver. The error for an absent key is a
