@@ -106,11 +106,11 @@ type sentinelSet struct {
 	sc            []*goredis.SentinelClient
 }
 
-func startSentinelSet(ctx context.Context, server, sentinel, dir string) (set *sentinelSet, err error) {
-	set = &sentinelSet{server: server, dir: dir}
+func startSentinelSet(ctx context.Context, server, sentinel, dir string) (_ *sentinelSet, err error) {
+	set := &sentinelSet{server: server, dir: dir}
 	defer func() {
 		if err != nil {
-			set.stop()
+			set.stop() // what started before the failure
 		}
 	}()
 	for _, name := range []string{"a", "b"} {
