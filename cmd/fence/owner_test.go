@@ -65,6 +65,7 @@ func TestOwnerNeverPrinted(t *testing.T) {
 		if b.name == "azblob" {
 			azureLeaseUnreachable(t, store, "k", owner, s.Token, b.minTTL, outputs)
 		}
+		forgedRenewals(t, b, store, "k", owner, s.Token, outputs)
 
 		// --show-owner prints it, with a warning.
 		r = fenceRun(t, nil, "inspect", "--show-owner", "--store", store, "k")
@@ -97,6 +98,54 @@ func TestOwnerNeverPrinted(t *testing.T) {
 			}
 		}
 	})
+}
+
+// bearerOwner names the stores on which the owner id and the token are all
+// another client needs to renew (or release) a lease: Release and Renew
+// are conditions on the record. On ZooKeeper a lease is its session's
+// lock node, which only the Locker that made it can renew or delete.
+var bearerOwner = map[string]bool{
+	"postgres": true, "dynamo-clock-free": true, "dynamo-trusted-clock": true, "azblob": true,
+	"gcs-clock-free": true, "gcs-trusted-clock": true, "etcd": true, "redis": true,
+	"redlock": true, "mysql": true, "zookeeper": false,
+}
+
+// forgedRenewals fails t if a lease made from any word of outputs as its
+// owner, with key, token and the store's TTL, is renewed by a Locker of
+// the test's own; with the raw owner id it is exactly on the stores of
+// bearerOwner.
+func forgedRenewals(t *testing.T, b backend, store, key, owner string, token fence.Token, outputs []result) {
+	t.Helper()
+	l, err := fence.OpenLocker(t.Context(), store)
+	if err != nil {
+		t.Fatalf("OpenLocker: %v", err)
+	}
+	defer l.Close()
+	forged := func(owner string) error {
+		_, err := l.Renew(t.Context(), fence.Lease{Key: key, Owner: owner, Token: token, TTL: b.minTTL, ValidUntil: time.Now().Add(b.minTTL)})
+		return err
+	}
+	seen := map[string]bool{}
+	for _, r := range outputs {
+		for _, w := range regexp.MustCompile(`[A-Za-z0-9_:.\-]+`).FindAllString(r.stdout+r.stderr, -1) {
+			if seen[w] {
+				continue
+			}
+			seen[w] = true
+			if err := forged(w); err == nil {
+				t.Errorf("a lease with owner %q, from fence's output, was renewed", w)
+			}
+		}
+	}
+	want, ok := bearerOwner[b.name]
+	if !ok {
+		t.Fatalf("bearerOwner does not say whether the owner id acts on %s", b.name)
+	}
+	err = forged(owner)
+	if got := err == nil; got != want {
+		t.Errorf("a lease forged with the raw owner id renewed: %v (%v), want %v", got, err, want)
+	}
+	t.Logf("%d words of the output tried as owners; the raw owner id renews: %v", len(seen), err == nil)
 }
 
 // azureLeaseUnreachable fails t if any word of outputs, taken as an owner
