@@ -136,3 +136,20 @@ func (e HeldError) GoString() string {
 func (e HeldError) Format(f fmt.State, verb rune) {
 	format(f, verb, "fence.HeldError", e.Error(), e.Error(), e.GoString())
 }
+
+// String describes the handle with its owner as its OwnerFingerprint:
+// handle "KEY" token N owner:0123456789ab.
+func (h *Handle) String() string {
+	if h == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("handle %q token %d %s", h.key, h.token, OwnerFingerprint(h.owner))
+}
+
+// Format prints the handle for every verb without its owner id (fmt's own
+// rendering of a *Handle would show its fields): %#v as a Go comment of
+// String, other verbs as Lease.Format does.
+func (h *Handle) Format(f fmt.State, verb rune) {
+	s := h.String()
+	format(f, verb, "*fence.Handle", s, s, "&fence.Handle{ /* "+s+" */ }")
+}

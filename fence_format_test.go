@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/lockers/memory"
 )
 
 // TestOwnerFingerprint: the fingerprint is "owner:" and 12 hex digits,
@@ -147,5 +148,30 @@ func TestFormatForms(t *testing.T) {
 	}
 	if lease.Owner != owner {
 		t.Errorf("Lease.Owner = %q, want the raw %q", lease.Owner, owner)
+	}
+}
+
+// TestHandleFormatHidesOwner: a *Handle, alone or in a struct, prints its
+// owner as the fingerprint for every verb, never the id.
+func TestHandleFormatHidesOwner(t *testing.T) {
+	t.Parallel()
+	s := newSession(t, memory.New(nil), nil)
+	h, err := s.TryLock(t.Context(), "jobs/h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := h.Owner()
+	for _, v := range []any{h, struct{ H *fence.Handle }{h}, []*fence.Handle{h}} {
+		for _, f := range formats {
+			got := f.f(v)
+			for _, hd := range hidden(owner) {
+				if strings.Contains(got, hd) {
+					t.Errorf("%s of %T printed the owner id: %s", f.name, v, got)
+				}
+			}
+			if f.name == "%v" && !strings.Contains(got, fence.OwnerFingerprint(owner)) {
+				t.Errorf("%%v of %T = %s, without the fingerprint", v, got)
+			}
+		}
 	}
 }
