@@ -197,7 +197,7 @@ func (l *PortableLocker) Acquire(ctx context.Context, key string, ttl time.Durat
 	case !lease.Token.Valid():
 		return Lease{}, l.fail(ctx, "acquire", key, &CorruptError{Key: key, Reason: "the store issued token 0"})
 	case lease.Key != key || lease.Owner != owner:
-		return Lease{}, l.fail(ctx, "acquire", key, fmt.Errorf("driver returned a lease on %q for %q, not for the key and owner asked", lease.Key, lease.Owner))
+		return Lease{}, l.fail(ctx, "acquire", key, fmt.Errorf("driver returned a lease on %q for %s, not for the key and owner asked", lease.Key, orNobody(OwnerFingerprint(lease.Owner))))
 	}
 	lease.TTL = ttl
 	if limit := sent.Add(ttl); lease.ValidUntil.IsZero() || lease.ValidUntil.After(limit) {
@@ -383,7 +383,7 @@ func (l *PortableLocker) Inspect(ctx context.Context, key string) (LockInfo, err
 	}
 	info.Key = key
 	if (info.Owner == "") != (info.Token == 0) {
-		return LockInfo{}, l.fail(ctx, "inspect", key, &CorruptError{Key: key, Reason: fmt.Sprintf("owner %q with token %d: an owner goes with a token", info.Owner, info.Token)})
+		return LockInfo{}, l.fail(ctx, "inspect", key, &CorruptError{Key: key, Reason: fmt.Sprintf("%s with token %d: an owner goes with a token", orNobody(OwnerFingerprint(info.Owner)), info.Token)})
 	}
 	if !info.Held {
 		info.ValidUntil = time.Time{}

@@ -39,7 +39,9 @@ var (
 // HeldError reports that Acquire found the key held by another owner.
 type HeldError struct {
 	Key string
-	// Owner is the current owner id, where the backend knows it.
+	// Owner is the current owner id, where the backend knows it: the raw
+	// id, a secret as Lease.Owner is. Error never names it, and Format
+	// prints it as its OwnerFingerprint.
 	Owner string
 	// Token is the holder's token, where known.
 	Token Token

@@ -58,7 +58,11 @@ type Lease struct {
 	// Key is the name of the lock.
 	Key string
 	// Owner identifies the holder. Lockers generate an unguessable owner
-	// id with NewOwnerID unless the caller supplies one.
+	// id with NewOwnerID unless the caller supplies one. It is the raw id,
+	// and a secret: with Key and Token it is what Release and Renew need
+	// on most stores (on Azure it gives the lease id). Printing a Lease
+	// (String, Format) shows it as its OwnerFingerprint; do not log the
+	// field itself.
 	Owner string
 	// Token is the fencing token issued by this acquisition.
 	Token Token
@@ -81,7 +85,9 @@ type LockInfo struct {
 	// backend can tell.
 	Held bool
 	// Owner is the current (or, when free, the last) holder. It is empty
-	// exactly when Token is 0 (the key was never acquired).
+	// exactly when Token is 0 (the key was never acquired). It is the raw
+	// owner id, a secret as Lease.Owner is; printing a LockInfo shows it
+	// as its OwnerFingerprint.
 	Owner string
 	// Token is the last token issued for the key; 0 if none was.
 	Token Token

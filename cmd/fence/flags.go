@@ -63,11 +63,21 @@ func runCommand(f *runFlags) *command {
 	return cmd
 }
 
+// keyFlags are the flags of fence inspect and fence break besides --store.
+type keyFlags struct {
+	json bool
+	// showOwner prints the raw owner id besides its fingerprint.
+	showOwner bool
+}
+
 // keyCommand is the flag set of fence inspect or fence break (name), with
-// its --json flag.
-func keyCommand(name string) (*command, *bool) {
+// its --json and --show-owner flags.
+func keyCommand(name string) (*command, *keyFlags) {
 	cmd := newCommand(name)
-	return cmd, cmd.fs.Bool("json", false, "print JSON")
+	f := new(keyFlags)
+	cmd.fs.BoolVar(&f.json, "json", false, "print JSON")
+	cmd.fs.BoolVar(&f.showOwner, "show-owner", false, "also print the raw owner id, which lets its reader release or renew the lease")
+	return cmd, f
 }
 
 // initCommand is the flag set of fence init.

@@ -7,8 +7,8 @@ import (
 )
 
 const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] --store URL KEY -- COMMAND [ARGS...]
-       fence inspect [--json] --store URL KEY
-       fence break [--json] --store URL KEY
+       fence inspect [--json] [--show-owner] --store URL KEY
+       fence break [--json] [--show-owner] --store URL KEY
        fence init --store URL
        fence help [SUBCOMMAND]
 `
@@ -27,7 +27,9 @@ SUBCOMMANDS
            background, release it when COMMAND exits. COMMAND gets
              FENCE_TOKEN  the fencing token of this lease (a number)
              FENCE_KEY    the key
-             FENCE_OWNER  the owner id of this lease
+             FENCE_OWNER  the owner id of this lease: a secret, since on
+                          most stores it lets its reader release or renew
+                          the lease; do not print it
            in its environment, and runs in a process group of its own (so
            signals reach the processes it starts; a command that reads the
            terminal is stopped by job control: give it </dev/null or a file).
@@ -66,6 +68,12 @@ OPTIONS OF RUN (before KEY)
   --json       (inspect, break) print the state as one JSON object:
                {"key", "held", "owner", "token", "valid_until",
                "remaining_seconds"}; the last two only where known.
+  --show-owner (inspect, break) also print the raw owner id ("owner id:",
+               JSON "owner_id"). Without it the holder is shown as the
+               fingerprint of its owner id ("owner:" and 12 hex digits),
+               the same in every output. Warning: on most stores whoever
+               reads the owner id can release or renew the lease (on Azure
+               it gives the lease id); keep it out of logs and tickets.
 
 DURATIONS are Go durations: 500ms, 30s, 5m, 1h30m.
 
@@ -150,16 +158,21 @@ otherwise with the command's status.
 Pass $FENCE_TOKEN to the resource you write: holding the lock alone is
 not a safety guarantee. See ` + "`fence help`" + ` for store URLs and exit codes.
 `,
-	"inspect": `usage: fence inspect [--json] --store URL KEY
+	"inspect": `usage: fence inspect [--json] [--show-owner] --store URL KEY
 
 Describes KEY without taking it: free or held, the holder (or last
 holder), the last token issued and the expiry where the store reports it.
+The holder is the fingerprint of its owner id ("owner:" and 12 hex
+digits), not the id itself.
 
   --json       print {"key", "held", "owner", "token", "valid_until",
                "remaining_seconds"} (the last two only where known)
+  --show-owner also print the raw owner id ("owner id:", JSON "owner_id").
+               Warning: on most stores whoever reads it can release or
+               renew the lease; keep it out of logs and tickets
   --store URL  the store (default $FENCE_STORE)
 `,
-	"break": `usage: fence break [--json] --store URL KEY
+	"break": `usage: fence break [--json] [--show-owner] --store URL KEY
 
 Frees KEY whoever holds it and prints its state afterwards. The holder's
 next renewal fails (a fence run holding it stops its command and exits
@@ -167,6 +180,7 @@ next renewal fails (a fence run holding it stops its command and exits
 resources refuse the old holder's writes once the new token reached them.
 
   --json       print the state after the break as JSON (see inspect)
+  --show-owner also print the raw owner id of the last holder (see inspect)
   --store URL  the store (default $FENCE_STORE)
 `,
 	"init": `usage: fence init --store URL

@@ -13,7 +13,7 @@ import (
 
 // inspect prints the state of a key without taking it.
 func (c *cli) inspect(ctx context.Context, args []string) int {
-	cmd, asJSON := keyCommand("inspect")
+	cmd, flags := keyCommand("inspect")
 	key, err := cmd.parseKey(c, args)
 	if err != nil {
 		return c.fail(err)
@@ -27,16 +27,17 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if *asJSON {
-		return c.printJSON(stateOf(info, time.Now()))
+	s := c.stateOf(info, time.Now(), flags.showOwner)
+	if flags.json {
+		return c.printJSON(s)
 	}
-	printState(c.stdout, stateOf(info, time.Now()))
+	printState(c.stdout, s)
 	return 0
 }
 
 // breakKey frees a key whoever holds it, and prints the state after.
 func (c *cli) breakKey(ctx context.Context, args []string) int {
-	cmd, asJSON := keyCommand("break")
+	cmd, flags := keyCommand("break")
 	key, err := cmd.parseKey(c, args)
 	if err != nil {
 		return c.fail(err)
@@ -53,8 +54,8 @@ func (c *cli) breakKey(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(fmt.Errorf("broke %q, but could not read it back: %w", key, err))
 	}
-	s := stateOf(info, time.Now())
-	if *asJSON {
+	s := c.stateOf(info, time.Now(), flags.showOwner)
+	if flags.json {
 		return c.printJSON(s)
 	}
 	fmt.Fprintf(c.stdout, "broke %q\n", key)
@@ -114,17 +115,27 @@ func (cmd *command) parseKey(c *cli, args []string) (string, error) {
 type state struct {
 	Key  string `json:"key"`
 	Held bool   `json:"held"`
-	// Owner is the holder, or the last holder when free.
-	Owner string      `json:"owner,omitempty"`
-	Token fence.Token `json:"token"`
+	// Owner is the fingerprint (fence.OwnerFingerprint) of the holder, or
+	// of the last holder when free: never the owner id, which on most
+	// stores lets whoever reads it release or renew the lease.
+	Owner string `json:"owner,omitempty"`
+	// OwnerID is the raw owner id, only with --show-owner.
+	OwnerID string      `json:"owner_id,omitempty"`
+	Token   fence.Token `json:"token"`
 	// ValidUntil is the expiry where the backend knows it.
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 	// Remaining is ValidUntil minus now, in seconds.
 	Remaining *float64 `json:"remaining_seconds,omitempty"`
 }
 
-func stateOf(info fence.LockInfo, now time.Time) state {
-	s := state{Key: info.Key, Held: info.Held, Owner: info.Owner, Token: info.Token}
+// stateOf returns the state to print of info; with showOwner it holds the
+// raw owner id too, and a warning goes to stderr.
+func (c *cli) stateOf(info fence.LockInfo, now time.Time, showOwner bool) state {
+	s := state{Key: info.Key, Held: info.Held, Owner: fence.OwnerFingerprint(info.Owner), Token: info.Token}
+	if showOwner && info.Owner != "" {
+		s.OwnerID = info.Owner
+		c.errorf("warning: --show-owner prints the owner id; on most stores whoever reads it can release or renew the lease: keep it out of logs and tickets")
+	}
 	if !info.ValidUntil.IsZero() {
 		t := info.ValidUntil.UTC()
 		r := info.ValidUntil.Sub(now).Seconds()
@@ -147,6 +158,9 @@ func printState(w io.Writer, s state) {
 		fmt.Fprintf(w, "key:     %s\nstate:   free\nlast holder: %s\ntoken:   %d (last issued)\n", s.Key, s.Owner, s.Token)
 	default:
 		fmt.Fprintf(w, "key:     %s\nstate:   free\ntoken:   0 (never acquired)\n", s.Key)
+	}
+	if s.OwnerID != "" {
+		fmt.Fprintf(w, "owner id: %s\n", s.OwnerID)
 	}
 }
 

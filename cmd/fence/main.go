@@ -3,8 +3,8 @@
 //
 //	fence init    --store URL
 //	fence run     [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] --store URL KEY [--] COMMAND [ARGS...]
-//	fence inspect [--json] --store URL KEY
-//	fence break   [--json] --store URL KEY
+//	fence inspect [--json] [--show-owner] --store URL KEY
+//	fence break   [--json] [--show-owner] --store URL KEY
 //	fence help    [SUBCOMMAND]
 //
 // Flags go before KEY, with one dash or two:
@@ -16,6 +16,12 @@
 //	--grace D      run: the delay from SIGTERM to SIGKILL after a lost lease (default 10s)
 //	-v, --verbose  run: report acquisition, busy attempts, renewal failures and the release on stderr
 //	--json         inspect, break: print the state as one JSON object
+//	--show-owner   inspect, break: also print the raw owner id, which lets its reader release or renew the lease
+//
+// The holder is printed as a fingerprint of its owner id
+// (fence.OwnerFingerprint: "owner:" and 12 hex digits), never the id
+// itself: on most stores the owner id with the token is what a release or
+// renewal checks, and on Azure it gives the lease id.
 //
 // The store URL's scheme picks the backend: every backend that package
 // github.com/fencekit/fence/backends registers is built in, and the

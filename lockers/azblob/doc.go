@@ -61,6 +61,35 @@
 // lease and the token increment proposes the same id, which Azure accepts,
 // and completes the first attempt.
 //
+// # Owner ids are secrets
+//
+// Since the lease id is a function of the key, the owner, the token and
+// the TTL, and all but the owner are printed freely, the owner id works
+// as a credential: whoever has it and the container's write permission can
+// renew or release the holder's lease, with Azure's tools or with a
+// fence.Lease built by hand. Package fence therefore never prints an
+// owner id: Lease, LockInfo and HeldError print it as
+// fence.OwnerFingerprint, no error text names it, `fence inspect` shows
+// the fingerprint, and the fenceotel logs and spans leave it out.
+//
+// The lease id deliberately depends on nothing more than those four
+// values. A secret of the Locker's mixed into it (a key given in
+// Options) would hide the lease from a reader of the blob's metadata
+// (fenceowner) only, and that reader is no outsider: Azure requires the
+// write permission for every lease operation (acquire, renew, release,
+// break), and whoever has it can break any lease, no lease id needed, so
+// the lease id protects a holder from mistakes of other fence programs,
+// not from an adversary with the container's credentials. The secret
+// would cost more than it gives: Acquire recomputes the holder's lease id
+// from the metadata to tell who holds a key (the HeldError names the
+// holder only when that read succeeds), a fresh process reusing an owner
+// id must find its predecessor's lease, operators need LeaseID to act
+// with Azure's tools, and every process sharing a container would need the
+// same secret, or fail to see each other's leases, with a changed
+// derivation breaking the leases taken by older versions. Keep owner ids
+// out of logs, and give the container's write permission only to what
+// should be able to break leases.
+//
 // # Expiry
 //
 // The service measures expiry: leases last 15 to 60 whole seconds (MinTTL,

@@ -13,8 +13,10 @@ import (
 // owner on key for ttl: a UUID (version 8, RFC 9562) made of the SHA-256
 // hash of those four values. Each acquisition therefore has an id of its
 // own, and only the owner that was issued token knows it (owner ids from
-// fence.NewOwnerID are unguessable). It is exported for operators who
-// want to act on a lease with Azure's own tools.
+// fence.NewOwnerID are unguessable). The owner id is thus as good as the
+// lease id: keep it secret (package fence prints it only as
+// fence.OwnerFingerprint; see the package doc). It is exported for
+// operators who want to act on a lease with Azure's own tools.
 func LeaseID(key, owner string, token fence.Token, ttl time.Duration) string {
 	h := sha256.New()
 	var n [8]byte
