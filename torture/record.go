@@ -195,7 +195,7 @@ type LeaseTaken struct {
 
 // String describes l for a violation report.
 func (l LeaseTaken) String() string {
-	return fmt.Sprintf("worker %d's lease of %q with token %d (owner %s, at %s)", l.Worker, l.Key, l.Token, l.Owner, l.At.Format("15:04:05.000"))
+	return fmt.Sprintf("worker %d's lease of %q with token %d (%s, at %s)", l.Worker, l.Key, l.Token, fence.OwnerFingerprint(l.Owner), l.At.Format("15:04:05.000"))
 }
 
 // taken returns the record of worker's lease h, handed over now.

@@ -35,9 +35,13 @@ type Result struct {
 	// LongJobErr).
 	Refused []Refusal
 	// Faults counts the faults injected, by kind (see FaultKinds).
-	Faults  map[string]int
-	Verdict Verdict
-	Linear  Linearizability
+	Faults map[string]int
+	// Disruptions counts, by name, the disruptions the run registered
+	// (like "postgres-restart", "etcd-leader-kill", "cut-all HOST") and
+	// how many times each ran to its end.
+	Disruptions map[string]int
+	Verdict     Verdict
+	Linear      Linearizability
 	// Allowed is the locker's LockerKind.Expected (nil when none);
 	// Expected lists the violations of the kinds it allows, taken out of
 	// Verdict and Linear (see Expected). A fenced run with Allowed set
@@ -237,6 +241,7 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	res.Leases, res.LeasesLost = rec.Leases(), rec.LeasesLost()
 	res.LongJobs, res.Refused = rec.LongJobs(), rec.Refused()
 	res.Faults = stage.Counts.Snapshot()
+	res.Disruptions = stage.disrupted()
 	for _, a := range attempts {
 		res.Writes++
 		switch a.Outcome {
@@ -332,6 +337,9 @@ func disrupt(ctx context.Context, s *Stage, every time.Duration, logf func(strin
 		s.calm.Lock()
 		err := d.run(ctx)
 		s.calm.Unlock()
+		if err == nil {
+			d.done.Add(1)
+		}
 		if err != nil && ctx.Err() == nil {
 			logf("disruption %s: %v", d.name, err)
 		}

@@ -13,12 +13,13 @@ import (
 )
 
 // shortDuration is how long a pair runs in the short run: long enough for
-// a few pauses past the TTL to be noticed by the other workers, and for
-// the guaranteed stale write to land while 26 runs and their private
-// servers share two cores, from 12 to 50 seconds. Azure's 15-second
-// minimum lease makes its pair the longest, so the others cost no time.
+// a few pauses past the TTL to be noticed by the other workers, for the
+// guaranteed stale write to land and for every private store to be
+// restarted at least once while 30 runs and their private servers share
+// two cores, from 40 to 50 seconds. Azure's 15-second minimum lease makes
+// its pair the longest.
 func shortDuration(p torture.Pair) time.Duration {
-	return min(max(12*time.Second, 8*p.Locker.TTL+4*time.Second), 50*time.Second)
+	return min(max(40*time.Second, 8*p.Locker.TTL+4*time.Second), 50*time.Second)
 }
 
 // TestShortRun is the short run: every pair of Pairs, fenced and control,
@@ -70,6 +71,9 @@ func TestShortRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("short run:\n%s", table.String())
+	if testenv.Strict() {
+		checkCoverage(t, results)
+	}
 
 	for _, j := range jobs {
 		mode := "fenced"
@@ -100,7 +104,44 @@ func TestShortRun(t *testing.T) {
 // run: one whose stores are reached over TCP through the run's proxies
 // and one over HTTP. All of them as processes (66 race-enabled processes
 // on two cores) starved the run: most pairs wrote nothing in their 12 s.
-var processPairs = map[string]bool{"postgres/sql-postgres": true, "dynamo/dynamo": true}
+var processPairs = map[string]bool{
+	"postgres/sql-postgres": true, "dynamo/dynamo": true, "redis/redis": true, "zookeeper/sql-sqlite": true,
+}
+
+// storeFaults are the name endings of the disruptions that restart or
+// fail over a store (see Result.Disruptions), as opposed to cutting the
+// path to it.
+var storeFaults = []string{"-restart", "-leader-kill", "-failover"}
+
+// checkCoverage fails t unless the runs, taken together, restarted or
+// failed over every kind of private store they had at least once, and
+// stopped and killed worker processes.
+func checkCoverage(t *testing.T, results []*torture.Result) {
+	done := map[string]int{}
+	for _, r := range results {
+		for name, n := range r.Disruptions {
+			for _, suffix := range storeFaults {
+				if strings.HasSuffix(name, suffix) {
+					done[name] += n
+				}
+			}
+		}
+	}
+	for name, n := range done {
+		if n == 0 {
+			t.Errorf("no run's %s disruption ran to its end", name)
+		}
+	}
+	t.Logf("store restarts and failovers: %v", done)
+	var stops, kills int
+	for _, r := range results {
+		stops += r.Faults[torture.FaultSigstop]
+		kills += r.Faults[torture.FaultSigkill]
+	}
+	if stops == 0 || kills == 0 {
+		t.Errorf("worker processes stopped %d times and killed %d times; want both above 0", stops, kills)
+	}
+}
 
 // missing returns the first environment variable the pair needs that is
 // unset, or "".

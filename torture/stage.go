@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,6 +54,7 @@ type Stage struct {
 type disruptor struct {
 	name string
 	run  func(ctx context.Context) error
+	done *atomic.Int64 // how many times it ran to its end
 }
 
 func newStage(faults NetFaults, logf func(format string, args ...any)) (*Stage, error) {
@@ -107,7 +109,7 @@ func (s *Stage) Defer(f func()) {
 
 func (s *Stage) addDisruptor(name string, run func(ctx context.Context) error) {
 	s.mu.Lock()
-	s.disrupts = append(s.disrupts, disruptor{name, run})
+	s.disrupts = append(s.disrupts, disruptor{name, run, &atomic.Int64{}})
 	s.mu.Unlock()
 }
 
@@ -124,6 +126,16 @@ func (s *Stage) disruptors() []disruptor {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]disruptor(nil), s.disrupts...)
+}
+
+// disrupted returns, by name, how many times each registered disruptor
+// ran to its end.
+func (s *Stage) disrupted() map[string]int {
+	m := map[string]int{}
+	for _, d := range s.disruptors() {
+		m[d.name] += int(d.done.Load())
+	}
+	return m
 }
 
 // close undoes what the run set up.
