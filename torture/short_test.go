@@ -15,10 +15,13 @@ import (
 // shortDuration is how long a pair runs in the short run: long enough for
 // a few pauses past the TTL to be noticed by the other workers, for the
 // guaranteed stale write to land and for every private store to be
-// restarted at least once while 30 runs and their private servers share
-// two cores, from 40 to 50 seconds. Azure's 15-second minimum lease makes
-// its pair the longest.
+// restarted at least once while the runs of a wave and their private
+// servers share two cores: 40 to 50 seconds in the first wave, whose
+// Azure pair (15-second leases) lasts 50 anyway, and 30 in the second.
 func shortDuration(p torture.Pair) time.Duration {
+	if secondWave[p.Locker.Name] {
+		return 30 * time.Second
+	}
 	return min(max(40*time.Second, 8*p.Locker.TTL+4*time.Second), 50*time.Second)
 }
 
@@ -46,18 +49,20 @@ func TestShortRun(t *testing.T) {
 			jobs = append(jobs, &job{pair: p, control: control})
 		}
 	}
-	var specs []torture.Spec
-	var running []*job
-	for _, j := range jobs {
-		if missing(j.pair) != "" {
-			continue
+	for _, wave := range []bool{false, true} {
+		var specs []torture.Spec
+		var running []*job
+		for _, j := range jobs {
+			if missing(j.pair) != "" || secondWave[j.pair.Locker.Name] != wave {
+				continue
+			}
+			specs = append(specs, torture.Spec{Pair: j.pair, Config: torture.Config{
+				Duration: shortDuration(j.pair), Workers: 3, Control: j.control, Processes: processPairs[j.pair.Name()], Logf: t.Logf}})
+			running = append(running, j)
 		}
-		specs = append(specs, torture.Spec{Pair: j.pair, Config: torture.Config{
-			Duration: shortDuration(j.pair), Workers: 3, Control: j.control, Processes: processPairs[j.pair.Name()], Logf: t.Logf}})
-		running = append(running, j)
-	}
-	for i, o := range torture.RunAll(context.WithoutCancel(t.Context()), specs) {
-		running[i].res, running[i].err = o.Result, o.Err
+		for i, o := range torture.RunAll(context.WithoutCancel(t.Context()), specs) {
+			running[i].res, running[i].err = o.Result, o.Err
+		}
 	}
 
 	var results []*torture.Result
@@ -99,6 +104,13 @@ func TestShortRun(t *testing.T) {
 		})
 	}
 }
+
+// secondWave are the lockers whose pairs run after the others: those whose
+// stores are reached over TCP through the run's proxies. All 30 runs at
+// once under the race detector, with their private servers, left most of
+// these pairs without a single lease in 40 s (their acquisitions outlasting
+// the guard's timeout), where each half alone runs well.
+var secondWave = map[string]bool{"postgres": true, "etcd": true, "redis": true, "redlock": true, "mysql": true, "zookeeper": true}
 
 // processPairs are the pairs whose workers run as processes in the short
 // run: one whose stores are reached over TCP through the run's proxies
