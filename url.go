@@ -399,8 +399,10 @@ func (p *URLParams) Endpoint() string {
 func (p *URLParams) Fail(format string, args ...any) {
 	if p.err == nil {
 		// The URL is named without its user information and query, either
-		// of which may carry a password, escaped or not.
-		where := p.u.Scheme + "://" + p.u.Host + p.u.EscapedPath()
+		// of which may carry a password, escaped or not, and with anything
+		// in its path shaped like a password redacted: a mistyped URL
+		// (":///://:PASSWORD@") puts its user information in the path.
+		where := RedactURL(p.u.Scheme + "://" + p.u.Host + p.u.EscapedPath())
 		p.err = &InvalidError{Field: "url", Reason: where + ": " + fmt.Sprintf(format, args...)}
 	}
 }

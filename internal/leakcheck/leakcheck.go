@@ -3,6 +3,7 @@
 package leakcheck
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -39,7 +40,7 @@ func Main(m *testing.M, pkgs ...string) int {
 func MainAll(m *testing.M) int {
 	before := runtime.NumGoroutine()
 	code := m.Run()
-	if code != 0 {
+	if code != 0 || fuzzing() {
 		return code
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -51,6 +52,14 @@ func MainAll(m *testing.M) int {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return code
+}
+
+// fuzzing reports whether the test binary runs a fuzz target (-test.fuzz):
+// the fuzzing engine leaves a goroutine of its own (its signal handler),
+// which MainAll would count as a leak.
+func fuzzing() bool {
+	f := flag.Lookup("test.fuzz")
+	return f != nil && f.Value.String() != ""
 }
 
 // running returns the stacks of the goroutines that run code of one of
