@@ -4,8 +4,10 @@
 //
 // A run (Run) starts workers that repeatedly take a lease through the guard
 // on one of a few keys and do a read-modify-write of a fenced resource with
-// the lease's token: read the stored list of entries, append an entry
-// {worker, sequence, token}, and put the list back with the token. Some
+// the lease's token: claim the name with the token (fence.Resource.Claim,
+// which raises its high-water mark and keeps its value), read the stored
+// list of entries, append an entry {worker, sequence, token}, and put the
+// list back with the token. Some
 // leases are long jobs, held for 2 to 3 TTLs through several renewals with
 // a write every half TTL, then released; the last worker's first lease is
 // one, on a key of its own and off the faults. How each lease ended is
@@ -19,8 +21,12 @@
 // delayed requests, requests dropped before sending and answers dropped
 // after the store applied the request, through a fault-injecting
 // http.RoundTripper (Transport) for the HTTP SDKs and a TCP proxy (Proxy)
-// for PostgreSQL; outages of the HTTP path and restarts of a private
-// PostgreSQL server; and skewed clocks for lockers in trusted-clock mode.
+// for the TCP stores; outages of the HTTP path; restarts of the run's
+// private stores (PostgreSQL, MariaDB, dynalite, MinIO, fake-gcs-server,
+// Azurite; see Result.Disruptions); failovers of its private clusters (the
+// leader of three etcd members or ZooKeeper servers killed, a Redis primary
+// killed behind Sentinel); and skewed clocks for lockers in trusted-clock
+// mode.
 //
 // With Config.Processes (cmd/torture's -processes, on by default; the
 // short run too), each worker is an OS process of its own: the program
@@ -45,9 +51,14 @@
 // began is present; no write reported as refused is present; no write
 // acknowledged as applied is missing, unless a holder with a higher token
 // that had read the list before the write landed overwrote it (a lost update
-// that fencing cannot prevent, counted apart). The recorded history is also
+// that fencing alone cannot prevent, counted apart, and failing a fenced run
+// since the workers claim before they read). The recorded history is also
 // checked with the porcupine linearizability checker against a model of a
-// fenced register.
+// fenced register, and the leases taken with CheckLeases: no token handed
+// out twice on a key, none lower than one handed out before. Violations
+// that a locker's documented guarantees allow in its configuration
+// (LockerKind.Expected: Redis failover without WAIT) are reported apart,
+// and a fenced run of such a pair fails when it did not show them.
 //
 // A control run is the same run with the resource-side check switched off:
 // its checker must find violations, or the faults were too weak to prove
@@ -61,6 +72,6 @@
 // end. Adding a backend to the run is one such entry and a line in Pairs.
 //
 // Pairs lists the locker × resource pairs; the package's tests run each for
-// a few seconds (the short run), and cmd/torture runs them for as long as
-// asked (the long run).
+// 30 to 50 seconds in two waves (the short run), and cmd/torture runs them
+// for as long as asked (the long run).
 package torture
