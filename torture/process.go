@@ -52,6 +52,7 @@ type proc struct {
 	key     string          // of the lease it holds, "" for none
 	calm    bool            // it holds Stage.calm for reading
 	pending map[int]Attempt // writes announced and not completed, by Seq
+	claim   *Read           // the claim announced and not completed, if any
 	killed  bool            // by the run
 	done    chan struct{}   // closed once it ended and its writes were recorded
 	ready   chan struct{}   // closed when it opened its stores (msgReady)
@@ -260,6 +261,12 @@ func (r *procRun) ended(p *proc, end time.Time) {
 		r.rec.attempt(a)
 	}
 	p.pending = nil
+	if p.claim != nil {
+		c := *p.claim
+		c.End, c.Claimed = end, Unknown
+		r.rec.read(c)
+		p.claim = nil
+	}
 	if p.calm {
 		p.calm = false
 		r.stage.calm.RUnlock()
@@ -291,6 +298,25 @@ func (r *procRun) handle(p *proc, line []byte) error {
 		}
 		delete(p.pending, a.Seq)
 		r.rec.attempt(a)
+	case msgClaim:
+		c, err := arg[Read](m)
+		if err != nil {
+			return err
+		}
+		p.mu.Lock()
+		p.claim = &c
+		p.mu.Unlock()
+	case msgRead:
+		rd, err := arg[Read](m)
+		if err != nil {
+			return err
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if rd.Claim != 0 {
+			p.claim = nil
+		}
+		r.rec.read(rd)
 	case msgReady:
 		close(p.ready)
 	case msgFault:

@@ -122,6 +122,10 @@ func TestFakeWorker(t *testing.T) {
 		c.begin(Attempt{Worker: 5, Seq: 1, Name: "n", Token: 1})
 		c.attempt(Attempt{Worker: 5, Seq: 1, Name: "n", Token: 1, Outcome: Applied})
 		c.begin(Attempt{Worker: 5, Seq: 2, Name: "n", Token: 1})
+	case "kill-claim":
+		c.beginClaim(Read{Worker: 5, Name: "n", Claim: 3, Start: time.Now()})
+		c.read(Read{Worker: 5, Name: "n", Claim: 3, Claimed: Applied, Start: time.Now(), End: time.Now()})
+		c.beginClaim(Read{Worker: 5, Name: "m", Claim: 4, Start: time.Now()})
 	case "tick":
 		for {
 			c.read(Read{Worker: 5, Name: "n", Start: time.Now(), End: time.Now()})
@@ -186,6 +190,29 @@ func TestKilledWorkerWriteUnknown(t *testing.T) {
 	}
 	if len(r.live()) != 0 {
 		t.Errorf("a killed worker is still live")
+	}
+}
+
+// TestKilledWorkerClaimUnknown: a claim announced by a worker process
+// that is killed before its outcome comes is recorded as of unknown
+// outcome (it may have raised the name's mark), one completed as it was.
+func TestKilledWorkerClaimUnknown(t *testing.T) {
+	t.Parallel()
+	r := newTestProcRun(t)
+	p := startFake(t, r, "kill-claim")
+	waitFor(t, "the announced claim", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.claim != nil && p.claim.Name == "m"
+	})
+	before := time.Now()
+	r.kill(p)
+	got := r.rec.Reads()
+	if len(got) != 2 || got[0].Name != "n" || got[0].Claimed != Applied || got[1].Name != "m" || got[1].Claim != 4 || got[1].Claimed != Unknown {
+		t.Fatalf("reads %+v; want the claim of n applied, that of m unknown", got)
+	}
+	if got[1].End.Before(before) {
+		t.Errorf("the killed claim ends at %v, before the kill at %v", got[1].End, before)
 	}
 }
 

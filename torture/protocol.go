@@ -27,6 +27,8 @@ type message struct {
 // The child's messages beyond the forwarded Recorder calls.
 const (
 	msgBegin   = "begin"   // Attempt: a write about to be sent
+	msgClaim   = "claim"   // Read: a claim about to be sent
+	msgRead    = "read"    // Read: a read or a claim, with its outcome
 	msgAttempt = "attempt" // Attempt: the write with its outcome
 	msgFault   = "fault"   // string: a fault kind counted
 	msgLog     = "log"     // string: a progress message
@@ -127,7 +129,6 @@ func arg[T any](m message) (T, error) {
 // forwarded are the Recorder calls a worker process forwards, by method
 // (childRecorder sends them): adding one is a line here and one there.
 var forwarded = map[string]func(*Recorder, message) error{
-	"read":       with((*Recorder).read),
 	"leaseTaken": with((*Recorder).leaseTaken),
 	"leaseLost":  func(r *Recorder, _ message) error { r.leaseLost(); return nil },
 	"longJob":    with((*Recorder).longJob),
@@ -153,8 +154,9 @@ type childRecorder struct{ l *childLink }
 var _ recorder = childRecorder{}
 
 func (c childRecorder) begin(a Attempt)         { c.l.send(msgBegin, a) }
+func (c childRecorder) beginClaim(rd Read)      { c.l.send(msgClaim, rd) }
 func (c childRecorder) attempt(a Attempt)       { c.l.send(msgAttempt, a) }
-func (c childRecorder) read(rd Read)            { c.l.send("read", rd) }
+func (c childRecorder) read(rd Read)            { c.l.send(msgRead, rd) }
 func (c childRecorder) leaseTaken(t LeaseTaken) { c.l.send("leaseTaken", t) }
 func (c childRecorder) leaseLost()              { c.l.send("leaseLost", nil) }
 func (c childRecorder) longJob(j LongJob)       { c.l.send("longJob", j) }

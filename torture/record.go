@@ -108,6 +108,9 @@ type recorder interface {
 	// begin announces a write about to be sent; attempt records it with
 	// its outcome.
 	begin(Attempt)
+	// beginClaim announces a claim about to be sent; read records it with
+	// its outcome.
+	beginClaim(Read)
 	attempt(Attempt)
 	read(Read)
 	leaseTaken(LeaseTaken)
@@ -135,6 +138,9 @@ type Recorder struct {
 // begin does nothing: in the run's process a write in flight when the run
 // ends is recorded by its worker, which outlives it.
 func (r *Recorder) begin(Attempt) {}
+
+// beginClaim does nothing, as begin.
+func (r *Recorder) beginClaim(Read) {}
 
 func (r *Recorder) attempt(a Attempt) {
 	r.mu.Lock()

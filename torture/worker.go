@@ -147,6 +147,11 @@ func (w *worker) read(ctx context.Context, res fence.Resource, key string, token
 	for {
 		name := w.name(key)
 		start := time.Now()
+		// Announced, so that a claim in flight when a worker process is
+		// killed is recorded as of unknown outcome, as a write is: one
+		// that applied unrecorded would make a later refusal look
+		// impossible to the linearizability check.
+		w.rec.beginClaim(Read{Worker: w.id, Name: name, Start: start, Claim: token})
 		err := res.Claim(ctx, name, token)
 		w.rec.read(Read{Worker: w.id, Name: name, Start: start, End: time.Now(), Claim: token, Claimed: outcomeOf(err)})
 		if err != nil {
