@@ -2,6 +2,7 @@ package torture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Environment variables read for PostgreSQL. scripts/services.sh exports
@@ -134,18 +136,37 @@ func startPostgres(ctx context.Context, bin, userName, dir string) (*pgServer, e
 			return nil, err
 		}
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	p.port = port
 	if err := p.run(ctx, "initdb", "-D", p.data, "-U", "postgres", "-A", "trust", "--no-sync"); err != nil {
 		return nil, err
 	}
-	if err := p.pgctl(ctx, "start"); err != nil {
-		return nil, err
+	// A port found free can be taken by another server before this one
+	// binds it (a clean-clone CI's short run failed to set up with
+	// "pg_ctl: could not start server"): start again on another port, a
+	// few times.
+	var errs []error
+	for range 3 {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		p.port = port
+		err = p.pgctl(ctx, "start")
+		if err == nil {
+			return p, nil
+		}
+		log, _ := os.ReadFile(filepath.Join(p.sock, "server.log"))
+		errs = append(errs, fmt.Errorf("%w (server log: %s)", err, lastLines(string(log), 3)))
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	return p, nil
+	return nil, errors.Join(errs...)
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], " / ")
 }
 
 func (p *pgServer) pgctl(ctx context.Context, action string, extra ...string) error {
