@@ -106,6 +106,22 @@ func (l Linearizability) String() string {
 	return "ok"
 }
 
+// putOutput returns the model's output of a put or claim that ended with
+// outcome at end, and its return time: the end of time for an unknown
+// outcome, which may take effect at any time after it began. ok is false
+// for one that failed before sending, which is left out.
+func putOutput(outcome Outcome, end int64) (out string, ret int64, ok bool) {
+	switch outcome {
+	case Applied:
+		return putApplied, end, true
+	case Stale:
+		return putStale, end, true
+	case Unknown:
+		return putUnknown, math.MaxInt64, true
+	}
+	return "", 0, false
+}
+
 // CheckLinearizable checks the recorded reads and writes of each resource
 // with porcupine against a fenced register, giving each resource at most
 // timeout. A write of unknown outcome may take effect at any time after it
@@ -121,16 +137,8 @@ func CheckLinearizable(attempts []Attempt, reads []Read, timeout time.Duration) 
 	at := func(t time.Time) int64 { return int64(t.Sub(base)) }
 	byName := map[string][]porcupine.Operation{}
 	for _, a := range attempts {
-		var out string
-		ret := at(a.End)
-		switch a.Outcome {
-		case Applied:
-			out = putApplied
-		case Stale:
-			out = putStale
-		case Unknown:
-			out, ret = putUnknown, math.MaxInt64
-		default:
+		out, ret, ok := putOutput(a.Outcome, at(a.End))
+		if !ok {
 			continue
 		}
 		byName[a.Name] = append(byName[a.Name], porcupine.Operation{
@@ -139,14 +147,8 @@ func CheckLinearizable(attempts []Attempt, reads []Read, timeout time.Duration) 
 	}
 	for _, r := range reads {
 		if r.Claim != 0 {
-			out, ret := putApplied, at(r.End)
-			switch r.Claimed {
-			case Applied:
-			case Stale:
-				out = putStale
-			case Unknown:
-				out, ret = putUnknown, math.MaxInt64
-			default:
+			out, ret, ok := putOutput(r.Claimed, at(r.End))
+			if !ok {
 				continue
 			}
 			byName[r.Name] = append(byName[r.Name], porcupine.Operation{
