@@ -139,10 +139,7 @@ func newChildLink(out io.Writer) *childLink {
 
 // send writes one message, at once; a worker whose run is gone exits.
 func (c *childLink) send(m string, v any) {
-	b, err := encodeMessage(m, v)
-	if err != nil {
-		panic(err) // the protocol's values always marshal
-	}
+	b := mustEncode(m, v)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, err := c.out.Write(b); err != nil {

@@ -445,10 +445,7 @@ func (r *procRun) broadcast(m string, v any) {
 
 // send writes a message to p's stdin; one that ended does not read it.
 func (p *proc) send(m string, v any) {
-	b, err := encodeMessage(m, v)
-	if err != nil {
-		panic(err) // the protocol's values always marshal
-	}
+	b := mustEncode(m, v)
 	p.inMu.Lock()
 	defer p.inMu.Unlock()
 	_, _ = p.in.Write(b)

@@ -108,6 +108,16 @@ func encodeMessage(m string, v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// mustEncode is encodeMessage for the two ends' sends: the protocol's
+// values always marshal.
+func mustEncode(m string, v any) []byte {
+	b, err := encodeMessage(m, v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 // decodeMessage parses one line.
 func decodeMessage(line []byte) (message, error) {
 	var m message
