@@ -1,6 +1,7 @@
 package torture
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -45,7 +46,12 @@ const (
 // either; a claim is a put that keeps the entry; a read returns the entry
 // last written.
 var fencedRegister = porcupine.NondeterministicModel{
-	Init: func() []any { return []any{register{}} },
+	Init:              func() []any { return []any{register{}} },
+	DescribeOperation: describeOperation,
+	DescribeState: func(state any) string {
+		s := state.(register)
+		return fmt.Sprintf("highest %d, last %q", s.highest, s.last)
+	},
 	Step: func(state, input, output any) []any {
 		s := state.(register)
 		switch in := input.(type) {
@@ -91,6 +97,10 @@ type Linearizability struct {
 	Checked, Illegal, TimedOut int
 	// IllegalNames lists the first few illegal resources.
 	IllegalNames []string
+
+	// illegal holds the operations of the illegal resources, by name,
+	// for WriteHistories.
+	illegal map[string][]porcupine.Operation
 }
 
 // String is "ok", or the counts of illegal and timed-out histories.
@@ -134,6 +144,11 @@ func CheckLinearizable(attempts []Attempt, reads []Read, timeout time.Duration) 
 			base = a.ReadStart
 		}
 	}
+	for _, r := range reads {
+		if base.IsZero() || r.Start.Before(base) {
+			base = r.Start
+		}
+	}
 	at := func(t time.Time) int64 { return int64(t.Sub(base)) }
 	byName := map[string][]porcupine.Operation{}
 	for _, a := range attempts {
@@ -170,6 +185,10 @@ func CheckLinearizable(attempts []Attempt, reads []Read, timeout time.Duration) 
 			if len(l.IllegalNames) < 5 {
 				l.IllegalNames = append(l.IllegalNames, name)
 			}
+			if l.illegal == nil {
+				l.illegal = map[string][]porcupine.Operation{}
+			}
+			l.illegal[name] = byName[name]
 		case porcupine.Unknown:
 			l.TimedOut++
 		}

@@ -18,6 +18,9 @@
 // pairs whose store lives in the process (memory/memory,
 // gcs-trusted/memory) run in it either way: their mode says "/procs"
 // only when the workers were processes.
+//
+// With -histories DIR, the operations of each resource whose history
+// porcupine finds illegal go into DIR, as text and as porcupine's drawing.
 package main
 
 import (
@@ -59,6 +62,7 @@ func run(args []string, out io.Writer) int {
 	strict := fs.Bool("strict", false, "fail on a pair whose servers are not configured, instead of skipping it")
 	processes := fs.Bool("processes", true, "run each worker as a process of its own, with SIGSTOP and SIGKILL faults (pairs with an in-process store run in-process)")
 	verbose := fs.Bool("v", false, "log each run's progress")
+	histories := fs.String("histories", "", "write the operations of each resource whose history porcupine finds illegal into this directory (see torture.WriteHistories)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -113,6 +117,16 @@ func run(args []string, out io.Writer) int {
 		return 1
 	}
 	for _, r := range results {
+		if *histories != "" {
+			paths, err := torture.WriteHistories(*histories, r)
+			if err != nil {
+				log.Print(err)
+				status = 1
+			}
+			for _, p := range paths {
+				log.Printf("%s %s: illegal history written to %s", r.Pair, r.Mode(), p)
+			}
+		}
 		if err := r.Err(); err != nil {
 			log.Print(err)
 			status = 1

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,15 +50,36 @@ func TestSelectPairs(t *testing.T) {
 }
 
 // TestRunMemory runs the in-memory pair briefly through the command: the
-// table has a fenced and a control row and the status is 0.
+// table has a fenced and a control row, the status is 0, and -histories
+// wrote one file of operations per illegal history of the control, none
+// of the fenced run.
 func TestRunMemory(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if status := run([]string{"-duration", "3s", "-pairs", "memory/memory"}, &out); status != 0 {
+	dir := t.TempDir()
+	if status := run([]string{"-duration", "3s", "-pairs", "memory/memory", "-histories", dir}, &out); status != 0 {
 		t.Fatalf("status %d; table:\n%s", status, out.String())
 	}
 	if !strings.Contains(out.String(), "memory/memory  fenced") || !strings.Contains(out.String(), "memory/memory  control") {
 		t.Errorf("table lacks a fenced or a control row:\n%s", out.String())
+	}
+	illegal := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if m := regexp.MustCompile(`(\d+) illegal`).FindStringSubmatch(line); m != nil && strings.Contains(line, "memory/memory  control") {
+			illegal, _ = strconv.Atoi(m[1])
+		}
+	}
+	txt, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(txt) != illegal {
+		t.Errorf("-histories wrote %q; want %d files, one per illegal history of the control:\n%s", txt, illegal, out.String())
+	}
+	for _, f := range txt {
+		if !strings.HasPrefix(filepath.Base(f), "memory_memory-control-") {
+			t.Errorf("history file %s is not the control's", f)
+		}
 	}
 }
 
