@@ -298,8 +298,13 @@ func buildWorker(id int, cfg *Config, ttl time.Duration, clock fence.Clock, l fe
 	p := &pausable{Locker: l}
 	watch := &leaseWatch{clock: clock}
 	g, err := guard.New(p, &guard.Options{
-		TTL:            ttl,
-		AcquireTimeout: 2 * ttl,
+		TTL: ttl,
+		// At least 10 s: on a loaded machine one attempt through the
+		// run's proxies can take longer than two short TTLs, and a
+		// timeout that cancels every attempt midway (dropping its
+		// connection, so the next one dials again) left whole pairs
+		// without a lease.
+		AcquireTimeout: max(2*ttl, 10*time.Second),
 		BackoffMin:     ttl / 50,
 		BackoffMax:     ttl / 5,
 		// A waiting worker tries a busy key at least every TTL/5 (the
