@@ -10,8 +10,9 @@ test:
 	scripts/test.sh
 
 # torture: the long fault-injection run, each pair fenced and as a
-# control, for DURATION (default 10m), on servers started for it (or on
-# those of the environment when FENCE_POSTGRES_URL is set):
+# control, in two waves of DURATION each (default 10m), on servers
+# started for it (or on those of the environment when FENCE_POSTGRES_URL
+# is set):
 #   make torture DURATION=10m [PAIRS=memory/memory,postgres]
 torture:
 	@bash -c 'set -euo pipefail; \

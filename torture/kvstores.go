@@ -94,13 +94,13 @@ var (
 	// FENCE_ETCD_SERVER names the binary); etcd grants leases of whole
 	// seconds, 2 s at the least.
 	EtcdLocker = LockerKind{
-		Name: "etcd", Env: []string{EnvEtcdEndpoints}, TTL: 2 * time.Second,
+		Name: "etcd", Env: []string{EnvEtcdEndpoints}, TTL: 2 * time.Second, Wave: 1,
 		URL: etcdURL("locks"),
 	}
 
 	// RedisLocker is lockers/redis on one Redis server, without WAIT.
 	RedisLocker = LockerKind{
-		Name: "redis", Env: []string{EnvRedisURL}, TTL: time.Second,
+		Name: "redis", Env: []string{EnvRedisURL}, TTL: time.Second, Wave: 1,
 		URL: kvURL(EnvRedisURL, func(s *Stage, hosts string) string { return "redis://" + hosts + "/0?prefix=" + s.ID + ":locks:" }),
 	}
 
@@ -108,7 +108,7 @@ var (
 	// masters, each behind a proxy of its own, so that faults hit one
 	// master at a time.
 	RedlockLocker = LockerKind{
-		Name: "redlock", Env: []string{EnvRedisMasters}, TTL: time.Second,
+		Name: "redlock", Env: []string{EnvRedisMasters}, TTL: time.Second, Wave: 1,
 		URL: kvURL(EnvRedisMasters, func(s *Stage, hosts string) string { return "redlock://" + hosts + "/?prefix=" + s.ID + ":locks:" }),
 	}
 

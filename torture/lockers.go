@@ -22,7 +22,7 @@ var (
 	// PostgresLocker is lockers/postgres, the workers' pools going
 	// through the proxy.
 	PostgresLocker = LockerKind{
-		Name: "postgres", Env: []string{EnvPostgresURL}, TTL: time.Second,
+		Name: "postgres", Env: []string{EnvPostgresURL}, TTL: time.Second, Wave: 1,
 		URL: postgresURL(2, 1, func(s *Stage) []string { return []string{"table", s.ID + "_locks"} }),
 	}
 

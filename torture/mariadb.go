@@ -220,7 +220,7 @@ func (m *mariaDB) stop() { m.kill() }
 var (
 	// MySQLLocker is lockers/mysql, its lease table named for the run.
 	MySQLLocker = LockerKind{
-		Name: "mysql", Env: []string{EnvMySQLURL}, TTL: time.Second,
+		Name: "mysql", Env: []string{EnvMySQLURL}, TTL: time.Second, Wave: 1,
 		URL: mysqlURL(func(s *Stage) []string { return []string{"table", s.ID + "_locks"} }),
 	}
 

@@ -103,3 +103,41 @@ func expectedCell(r *Result) string {
 	}
 	return "expected: " + found + " (" + r.Allowed.Short + ")"
 }
+
+// WriteSummary writes the totals of results under WriteTable's table:
+// for the fenced runs and for the controls apart, the runs, writes,
+// applied writes, violations, acknowledged writes lost, overwritten
+// writes and illegal histories, the fenced runs' expected violations
+// (see Expected), and the faults of all runs by kind.
+func WriteSummary(w io.Writer, results []*Result) error {
+	type totals struct{ runs, writes, applied, violations, lost, overwritten, illegal, expected, quiet int }
+	var fenced, control totals
+	faults := map[string]int{}
+	for _, r := range results {
+		t := &fenced
+		if r.Control {
+			t = &control
+		}
+		t.runs++
+		t.writes += r.Writes
+		t.applied += r.Applied
+		t.violations += r.Violations()
+		t.lost += len(r.Verdict.Lost)
+		t.overwritten += r.Verdict.Overwritten
+		t.illegal += r.Linear.Illegal
+		t.expected += len(r.Expected)
+		if r.Violations() == 0 {
+			t.quiet++
+		}
+		for k, v := range r.Faults {
+			faults[k] += v
+		}
+	}
+	_, err := fmt.Fprintf(w, "fenced:  %d runs, %d writes (%d applied), %d violations, %d acked-lost, %d overwritten, %d illegal histories; %d expected violations, labelled\n"+
+		"control: %d runs, %d writes (%d applied), %d violations, %d acked-lost, %d overwritten, %d illegal histories; %d runs without a violation\n"+
+		"faults:  %s\n",
+		fenced.runs, fenced.writes, fenced.applied, fenced.violations, fenced.lost, fenced.overwritten, fenced.illegal, fenced.expected,
+		control.runs, control.writes, control.applied, control.violations, control.lost, control.overwritten, control.illegal, control.quiet,
+		FormatCounts(faults))
+	return err
+}

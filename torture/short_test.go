@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,15 +20,16 @@ import (
 // servers share two cores: 40 to 50 seconds in the first wave, whose
 // Azure pair (15-second leases) lasts 50 anyway, and 30 in the second.
 func shortDuration(p torture.Pair) time.Duration {
-	if secondWave[p.Locker.Name] {
+	if p.Locker.Wave == 1 {
 		return 30 * time.Second
 	}
 	return min(max(40*time.Second, 8*p.Locker.TTL+4*time.Second), 50*time.Second)
 }
 
 // TestShortRun is the short run: every pair of Pairs, fenced and control,
-// all at once, for a few seconds each (about a minute in all, set by the
-// Azure pair). Each fenced run must show no violation, no lost
+// in two waves (torture.Waves), each wave's runs all at once, for 30 to 50
+// seconds each (about two minutes in all, set by the Azure pair's
+// 15-second leases in the first wave). Each fenced run must show no violation, no lost
 // acknowledged write and a linearizable history; each control run must
 // show violations. In the pairs of processPairs each worker is a process
 // of its own (the test binary re-executed: see TestMain), stopped and
@@ -49,11 +51,11 @@ func TestShortRun(t *testing.T) {
 			jobs = append(jobs, &job{pair: p, control: control})
 		}
 	}
-	for _, wave := range []bool{false, true} {
+	for _, wave := range torture.Waves(torture.Pairs()) {
 		var specs []torture.Spec
 		var running []*job
 		for _, j := range jobs {
-			if missing(j.pair) != "" || secondWave[j.pair.Locker.Name] != wave {
+			if missing(j.pair) != "" || !slices.ContainsFunc(wave, func(p torture.Pair) bool { return p.Name() == j.pair.Name() }) {
 				continue
 			}
 			specs = append(specs, torture.Spec{Pair: j.pair, Config: torture.Config{
@@ -104,13 +106,6 @@ func TestShortRun(t *testing.T) {
 		})
 	}
 }
-
-// secondWave are the lockers whose pairs run after the others: those whose
-// stores are reached over TCP through the run's proxies. All 30 runs at
-// once under the race detector, with their private servers, left most of
-// these pairs without a single lease in 40 s (their acquisitions outlasting
-// the guard's timeout), where each half alone runs well.
-var secondWave = map[string]bool{"postgres": true, "etcd": true, "redis": true, "redlock": true, "mysql": true, "zookeeper": true}
 
 // processPairs are the pairs whose workers run as processes in the short
 // run: one whose stores are reached over TCP through the run's proxies

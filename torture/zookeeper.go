@@ -226,6 +226,6 @@ func (e *zkEnsemble) killLeader(ctx context.Context) error {
 // killed leader has time to reach another server before its session
 // expires.
 var ZooKeeperLocker = LockerKind{
-	Name: "zookeeper", Env: []string{EnvZKServers}, TTL: 2 * time.Second,
+	Name: "zookeeper", Env: []string{EnvZKServers}, TTL: 2 * time.Second, Wave: 1,
 	URL: zkURL("locks", "session-timeout=4s&connect-timeout=3s"),
 }

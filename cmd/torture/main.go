@@ -1,10 +1,16 @@
 // Command torture is the long run of fence's fault-injection test: it runs
 // locker × resource pairs (package torture) with faults for as long as
 // asked, each pair fenced and, as a control, without the resource-side
-// check, all at once, and prints a table of what each run did and what
-// the checker found. It exits with status 1 when a fenced run shows a
-// violation or a lost acknowledged write, when a control run shows none,
-// or when a pair could not run.
+// check, and prints a table of what each run did and what the checker
+// found, then the totals. It exits with status 1 when a fenced run shows
+// a violation or a lost acknowledged write, when a control run shows
+// none, or when a pair could not run.
+//
+// The pairs run in two waves, one after the other, each for -duration
+// (torture.Waves: those reached over TCP through the run's proxies go
+// second), the runs of a wave all at once; -waves=false runs them all at
+// once, which a 2-core machine is too small for. Each run has 4 workers
+// on 4 lease keys by default.
 //
 // It finds the servers through the environment that scripts/services.sh
 // exports; `make torture DURATION=10m` starts them and runs it.
@@ -57,11 +63,12 @@ func run(args []string, out io.Writer) int {
 	duration := fs.Duration("duration", time.Minute, "how long each run lasts")
 	pairs := fs.String("pairs", "", "comma-separated pairs (locker/resource) or lockers to run; empty: all")
 	workers := fs.Int("workers", 4, "workers per run")
-	keys := fs.Int("keys", 2, "lease keys per run")
+	keys := fs.Int("keys", 4, "lease keys per run")
 	control := fs.Bool("control", true, "also run each pair without fencing, which must show violations")
 	strict := fs.Bool("strict", false, "fail on a pair whose servers are not configured, instead of skipping it")
 	processes := fs.Bool("processes", true, "run each worker as a process of its own, with SIGSTOP and SIGKILL faults (pairs with an in-process store run in-process)")
 	verbose := fs.Bool("v", false, "log each run's progress")
+	inWaves := fs.Bool("waves", true, "run the pairs in two waves, one after the other, each for -duration (see torture.Waves); false: all at once")
 	histories := fs.String("histories", "", "write the operations of each resource whose history porcupine finds illegal into this directory (see torture.WriteHistories)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -81,22 +88,34 @@ func run(args []string, out io.Writer) int {
 		err     error
 	}
 	var jobs []*job
-	for _, p := range selected {
-		jobs = append(jobs, &job{pair: p})
-		if *control {
-			jobs = append(jobs, &job{pair: p, control: true})
-		}
+	waves := [][]torture.Pair{selected}
+	if *inWaves {
+		waves = torture.Waves(selected)
 	}
-	log.Printf("%d runs of %v at once", len(jobs), *duration)
-	specs := make([]torture.Spec, len(jobs))
-	for i, j := range jobs {
-		specs[i] = torture.Spec{Pair: j.pair, Config: torture.Config{Duration: *duration, Workers: *workers, Keys: *keys, Control: j.control, Processes: *processes}}
-		if *verbose {
-			specs[i].Config.Logf = log.Printf
+	for i, wave := range waves {
+		var running []*job
+		var specs []torture.Spec
+		for _, p := range wave {
+			for _, c := range []bool{false, true} {
+				if c && !*control {
+					continue
+				}
+				j := &job{pair: p, control: c}
+				spec := torture.Spec{Pair: p, Config: torture.Config{Duration: *duration, Workers: *workers, Keys: *keys, Control: c, Processes: *processes}}
+				if *verbose {
+					spec.Config.Logf = log.Printf
+				}
+				running, specs = append(running, j), append(specs, spec)
+			}
 		}
-	}
-	for i, o := range torture.RunAll(ctx, specs) {
-		jobs[i].res, jobs[i].err = o.Result, o.Err
+		if ctx.Err() != nil {
+			break
+		}
+		log.Printf("wave %d of %d: %d runs of %v at once", i+1, len(waves), len(specs), *duration)
+		for k, o := range torture.RunAll(ctx, specs) {
+			running[k].res, running[k].err = o.Result, o.Err
+		}
+		jobs = append(jobs, running...)
 	}
 
 	status := 0
@@ -113,6 +132,11 @@ func run(args []string, out io.Writer) int {
 		}
 	}
 	if err := torture.WriteTable(out, results); err != nil {
+		log.Print(err)
+		return 1
+	}
+	fmt.Fprintln(out)
+	if err := torture.WriteSummary(out, results); err != nil {
 		log.Print(err)
 		return 1
 	}

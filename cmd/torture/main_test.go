@@ -63,6 +63,9 @@ func TestRunMemory(t *testing.T) {
 	if !strings.Contains(out.String(), "memory/memory  fenced") || !strings.Contains(out.String(), "memory/memory  control") {
 		t.Errorf("table lacks a fenced or a control row:\n%s", out.String())
 	}
+	if !strings.Contains(out.String(), "fenced:  1 runs") || !strings.Contains(out.String(), "control: 1 runs") {
+		t.Errorf("no totals under the table:\n%s", out.String())
+	}
 	illegal := 0
 	for _, line := range strings.Split(out.String(), "\n") {
 		if m := regexp.MustCompile(`(\d+) illegal`).FindStringSubmatch(line); m != nil && strings.Contains(line, "memory/memory  control") {
