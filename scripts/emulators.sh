@@ -191,6 +191,7 @@ azurite_listening() { # the port Azurite logged, into $emu_port
 
 azurite_up() {
 	local bin=$FENCE_REPO_DIR/node_modules/.bin/azurite-blob
+	svc_run_dir && npm_install || return 1
 	# Port 0: Azurite binds a free port itself and logs which.
 	emu_start azurite "$bin" --blobHost 127.0.0.1 --blobPort 0 \
 		--skipApiVersionCheck --disableTelemetry --inMemoryPersistence --extentMemoryLimit 1024 || return 1
@@ -201,17 +202,18 @@ azurite_up() {
 	1) emu_failed azurite "exited"; return 1 ;;
 	*) emu_failed azurite "did not start listening within ${FENCE_EMULATOR_TIMEOUT}s"; return 1 ;;
 	esac
-	export FENCE_AZURITE_ACCOUNT FENCE_AZURITE_KEY
-	export FENCE_AZURITE_BIN=$bin
-	export FENCE_AZURITE_BLOB_URL="http://127.0.0.1:$emu_port/$FENCE_AZURITE_ACCOUNT"
-	export FENCE_AZURITE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$FENCE_AZURITE_ACCOUNT;AccountKey=$FENCE_AZURITE_KEY;BlobEndpoint=$FENCE_AZURITE_BLOB_URL;"
+	svc_export FENCE_AZURITE_ACCOUNT FENCE_AZURITE_KEY
+	svc_export FENCE_AZURITE_BIN="$bin"
+	svc_export FENCE_AZURITE_BLOB_URL="http://127.0.0.1:$emu_port/$FENCE_AZURITE_ACCOUNT"
+	svc_export FENCE_AZURITE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$FENCE_AZURITE_ACCOUNT;AccountKey=$FENCE_AZURITE_KEY;BlobEndpoint=$FENCE_AZURITE_BLOB_URL;"
 	# The Azure SDK's usual environment, as for AWS and GCS below: an
 	# azblob:// URL opened with default settings reaches Azurite.
-	export AZURE_STORAGE_CONNECTION_STRING=$FENCE_AZURITE_CONNECTION_STRING
+	svc_export AZURE_STORAGE_CONNECTION_STRING="$FENCE_AZURITE_CONNECTION_STRING"
 	emu_log "Azurite $(node -p 'require(process.argv[1]).version' "$FENCE_REPO_DIR/node_modules/azurite/package.json") blob on $FENCE_AZURITE_BLOB_URL"
 }
 
 dynalite_up() {
+	svc_run_dir && npm_install || return 1
 	# Through scripts/dynalite.js, which keeps dynalite serving when a
 	# client aborts a request mid-body (dynalite itself would exit).
 	emu_start_on_port dynalite "$(free_port)" "http://127.0.0.1:%s/" \
@@ -220,15 +222,15 @@ dynalite_up() {
 	aws_env
 	# `$FENCE_NODE $FENCE_DYNALITE_JS REPO [options]` runs another, REPO
 	# being the directory above the script's (its node_modules).
-	FENCE_NODE=$(command -v node)
-	export FENCE_NODE FENCE_DYNALITE_JS=$FENCE_REPO_DIR/scripts/dynalite.js
-	export FENCE_DYNAMO_ENDPOINT="http://127.0.0.1:$emu_port"
-	export AWS_ENDPOINT_URL_DYNAMODB=$FENCE_DYNAMO_ENDPOINT
+	svc_export FENCE_NODE="$(command -v node)" FENCE_DYNALITE_JS="$FENCE_REPO_DIR/scripts/dynalite.js"
+	svc_export FENCE_DYNAMO_ENDPOINT="http://127.0.0.1:$emu_port"
+	svc_export AWS_ENDPOINT_URL_DYNAMODB="$FENCE_DYNAMO_ENDPOINT"
 	emu_log "dynalite $(node -p 'require(process.argv[1]).version' "$FENCE_REPO_DIR/node_modules/dynalite/package.json") on $FENCE_DYNAMO_ENDPOINT"
 }
 
 fake_gcs_up() {
 	local bin
+	svc_run_dir
 	bin=$(go_tool fake-gcs-server github.com/fsouza/fake-gcs-server "$FENCE_FAKE_GCS_VERSION") || return 1
 	# -public-host must be this address: the Go SDK reads objects with
 	# GET /BUCKET/OBJECT, which the server routes by that host; resumable
@@ -236,14 +238,15 @@ fake_gcs_up() {
 	emu_start_on_port fake-gcs "$(free_port)" "http://127.0.0.1:%s/_internal/healthcheck" \
 		"$bin" -scheme http -host 127.0.0.1 -port %s -backend memory \
 		-public-host 127.0.0.1:%s -external-url http://127.0.0.1:%s -log-level warn || return 1
-	export FENCE_FAKE_GCS_BIN=$bin
-	export FENCE_GCS_ENDPOINT="http://127.0.0.1:$emu_port"
-	export STORAGE_EMULATOR_HOST=$FENCE_GCS_ENDPOINT
+	svc_export FENCE_FAKE_GCS_BIN="$bin"
+	svc_export FENCE_GCS_ENDPOINT="http://127.0.0.1:$emu_port"
+	svc_export STORAGE_EMULATOR_HOST="$FENCE_GCS_ENDPOINT"
 	emu_log "fake-gcs-server $FENCE_FAKE_GCS_VERSION on $FENCE_GCS_ENDPOINT"
 }
 
 minio_up() {
 	local bin dir
+	svc_run_dir
 	bin=$(go_tool minio github.com/minio/minio "$FENCE_MINIO_VERSION") || return 1
 	dir=$(emu_dir)/minio
 	mkdir -p "$dir/data" "$dir/certs"
@@ -251,10 +254,10 @@ minio_up() {
 		env MINIO_ROOT_USER="$FENCE_S3_ACCESS_KEY" MINIO_ROOT_PASSWORD="$FENCE_S3_SECRET_KEY" \
 		MINIO_BROWSER=off MINIO_UPDATE=off "$bin" server "$dir/data" --address 127.0.0.1:%s --certs-dir "$dir/certs" --quiet || return 1
 	aws_env
-	export FENCE_S3_ACCESS_KEY FENCE_S3_SECRET_KEY
-	export FENCE_MINIO_BIN=$bin
-	export FENCE_S3_ENDPOINT="http://127.0.0.1:$emu_port"
-	export AWS_ENDPOINT_URL_S3=$FENCE_S3_ENDPOINT
+	svc_export FENCE_S3_ACCESS_KEY FENCE_S3_SECRET_KEY
+	svc_export FENCE_MINIO_BIN="$bin"
+	svc_export FENCE_S3_ENDPOINT="http://127.0.0.1:$emu_port"
+	svc_export AWS_ENDPOINT_URL_S3="$FENCE_S3_ENDPOINT"
 	emu_log "MinIO $FENCE_MINIO_VERSION on $FENCE_S3_ENDPOINT"
 }
 
@@ -262,14 +265,14 @@ minio_up() {
 # credentials and keeps it off the network: no profile files, no instance
 # metadata lookups.
 aws_env() {
-	export AWS_ACCESS_KEY_ID=$FENCE_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$FENCE_S3_SECRET_KEY
-	export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
-	export AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-	unset AWS_SESSION_TOKEN AWS_PROFILE
+	svc_export AWS_ACCESS_KEY_ID="$FENCE_S3_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$FENCE_S3_SECRET_KEY"
+	svc_export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+	svc_export AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+	svc_unset AWS_SESSION_TOKEN AWS_PROFILE
 }
 
 emulators_up() {
-	declare -F free_port >/dev/null || { emu_log "source scripts/services.sh first"; return 1; }
+	declare -F svc_export >/dev/null || { emu_log "source scripts/services.sh first"; return 1; }
 	local t0
 	t0=$(emu_ms)
 	# Everything is installed before anything starts: nothing idles

@@ -67,21 +67,22 @@ redis_start() {
 # own).
 redis_up() {
 	local masters=() i
+	svc_run_dir
+	redis_install || { emu_log "Redis is not installed and could not be"; return 1; }
 	redis_start redis || return 1
-	export FENCE_REDIS_URL="redis://127.0.0.1:$emu_port/0"
+	svc_export FENCE_REDIS_URL="redis://127.0.0.1:$emu_port/0"
 	for i in 1 2 3; do
 		redis_start "redis-master$i" || return 1
 		masters+=("127.0.0.1:$emu_port")
 	done
-	FENCE_REDIS_MASTERS=$(IFS=,; echo "${masters[*]}")
-	FENCE_REDIS_SERVER=$(command -v redis-server)
-	FENCE_REDIS_SENTINEL=$(command -v redis-sentinel)
-	export FENCE_REDIS_MASTERS FENCE_REDIS_SERVER FENCE_REDIS_SENTINEL
+	svc_export FENCE_REDIS_MASTERS="$(IFS=,; echo "${masters[*]}")"
+	svc_export FENCE_REDIS_SERVER="$(command -v redis-server)" FENCE_REDIS_SENTINEL="$(command -v redis-sentinel)"
 	emu_log "Redis $(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p') on ${FENCE_REDIS_URL#redis://}, masters $FENCE_REDIS_MASTERS"
 }
 
 etcd_up() {
 	local bin client peer dir
+	svc_run_dir
 	bin=$(etcd_build) || return 1
 	dir=$(emu_dir)/etcd
 	rm -rf "$dir" && mkdir -p "$dir"
@@ -91,15 +92,12 @@ etcd_up() {
 		--listen-client-urls http://127.0.0.1:%s --advertise-client-urls http://127.0.0.1:%s \
 		--listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
 		--initial-cluster "fence-test=http://127.0.0.1:$peer" || return 1
-	export FENCE_ETCD_ENDPOINTS="127.0.0.1:$emu_port"
-	export FENCE_ETCD_SERVER=$bin
+	svc_export FENCE_ETCD_ENDPOINTS="127.0.0.1:$emu_port"
+	svc_export FENCE_ETCD_SERVER="$bin"
 	emu_log "etcd $FENCE_ETCD_VERSION on 127.0.0.1:$emu_port"
 }
 
-kvstores_up() {
-	redis_install || { emu_log "Redis is not installed and could not be"; return 1; }
-	redis_up && etcd_up
-}
+kvstores_up() { redis_up && etcd_up; }
 
 kvstores_down() {
 	local name

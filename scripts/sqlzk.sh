@@ -38,6 +38,8 @@ mariadb_ping() { mariadb --no-defaults -S "$1" -uroot -e 'SELECT 1' >/dev/null 2
 # from any host) and the database fence.
 mariadb_up() {
 	local dir sock
+	svc_run_dir
+	sqlzk_install || { emu_log "MariaDB or ZooKeeper is not installed and could not be"; return 1; }
 	dir=$(emu_dir)/mariadb
 	rm -rf "$dir" && mkdir -p "$dir"
 	sock=$dir/mariadb.sock
@@ -53,11 +55,10 @@ mariadb_up() {
 	mariadb --no-defaults -S "$sock" -uroot -e \
 		"CREATE USER 'fence'@'%'; GRANT ALL ON *.* TO 'fence'@'%'; CREATE DATABASE fence" ||
 		{ emu_failed mariadb "refused the set-up statements"; return 1; }
-	export FENCE_MYSQL_DSN="fence@tcp(127.0.0.1:$emu_port)/fence"
-	export FENCE_MYSQL_URL="mysql://fence@127.0.0.1:$emu_port/fence"
-	export FENCE_MARIADB_SERVER=/usr/sbin/mariadbd
-	FENCE_MARIADB_INSTALL_DB=$(command -v mariadb-install-db)
-	export FENCE_MARIADB_INSTALL_DB
+	svc_export FENCE_MYSQL_DSN="fence@tcp(127.0.0.1:$emu_port)/fence"
+	svc_export FENCE_MYSQL_URL="mysql://fence@127.0.0.1:$emu_port/fence"
+	svc_export FENCE_MARIADB_SERVER=/usr/sbin/mariadbd
+	svc_export FENCE_MARIADB_INSTALL_DB="$(command -v mariadb-install-db)"
 	emu_log "MariaDB $(mariadb --no-defaults -S "$sock" -uroot -Nse 'SELECT VERSION()') on 127.0.0.1:$emu_port"
 }
 
@@ -86,6 +87,8 @@ FENCE_CURATOR_CLASSPATH=/usr/share/java/curator-recipes.jar:/usr/share/java/cura
 # by the started shell, so that a retry on another port gets its own.
 zookeeper_up() {
 	local dir
+	svc_run_dir
+	sqlzk_install || { emu_log "MariaDB or ZooKeeper is not installed and could not be"; return 1; }
 	dir=$(emu_dir)/zookeeper
 	rm -rf "$dir" && mkdir -p "$dir/data"
 	# shellcheck disable=SC2016 # expanded by that shell
@@ -95,16 +98,12 @@ zookeeper_up() {
 			4lw.commands.whitelist=ruok,srvr,stat,mntr; do echo "$l"; done >"$1/zoo.cfg" &&
 			exec java -Xmx256m -cp "$3" org.apache.zookeeper.server.ZooKeeperServerMain "$1/zoo.cfg"' \
 		zookeeper "$dir" %s "$FENCE_ZK_CLASSPATH" || return 1
-	export FENCE_ZK_SERVERS="127.0.0.1:$emu_port"
-	FENCE_JAVA=$(command -v java)
-	export FENCE_JAVA FENCE_ZK_CLASSPATH FENCE_CURATOR_CLASSPATH
+	svc_export FENCE_ZK_SERVERS="127.0.0.1:$emu_port"
+	svc_export FENCE_JAVA="$(command -v java)" FENCE_ZK_CLASSPATH FENCE_CURATOR_CLASSPATH
 	emu_log "ZooKeeper $(dpkg-query -W -f='${Version}' zookeeper 2>/dev/null | sed 's/-.*//') on $FENCE_ZK_SERVERS"
 }
 
-sqlzk_up() {
-	sqlzk_install || { emu_log "MariaDB or ZooKeeper is not installed and could not be"; return 1; }
-	mariadb_up && zookeeper_up
-}
+sqlzk_up() { mariadb_up && zookeeper_up; }
 
 sqlzk_down() {
 	emu_stop mariadb
