@@ -394,7 +394,8 @@ func (l *PortableLocker) Inspect(ctx context.Context, key string) (LockInfo, err
 // Create creates what the backend keeps its records in (a table, a
 // container, a bucket) if it is missing, where the backend or the URL
 // opener knows how; otherwise it returns an error matching
-// errors.ErrUnsupported.
+// errors.ErrUnsupported. What exists already is left as it is, and
+// replicas starting together may all call it at once: each succeeds.
 func (l *PortableLocker) Create(ctx context.Context) error {
 	create := l.create
 	if create == nil {

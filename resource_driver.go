@@ -153,7 +153,9 @@ func (r *PortableResource) fail(ctx context.Context, op, key string, err error) 
 
 // Create creates what the backend keeps its values in (tables, a bucket)
 // if it is missing, where the backend or the URL opener knows how;
-// otherwise it returns an error matching errors.ErrUnsupported.
+// otherwise it returns an error matching errors.ErrUnsupported. What
+// exists already is left as it is, and replicas starting together may all
+// call it at once: each succeeds.
 func (r *PortableResource) Create(ctx context.Context) error {
 	create := r.create
 	if create == nil {

@@ -75,7 +75,7 @@ func run(ctx context.Context, url string) error {
 }
 
 // createTables creates the lease table, the fence table and the accounts,
-// unless they exist.
+// unless they exist. Replicas may run it at once.
 func createTables(ctx context.Context, pool *pgxpool.Pool, locker *postgres.Locker) error {
 	if err := locker.CreateTable(ctx); err != nil { // or postgres.SchemaSQL in a migration
 		return err
@@ -83,7 +83,10 @@ func createTables(ctx context.Context, pool *pgxpool.Pool, locker *postgres.Lock
 	if err := fencesql.CreateTablesPgx(ctx, pool, fencesql.Tables{}); err != nil { // or fencesql.SchemaSQL
 		return err
 	}
-	_, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS accounts (id text PRIMARY KEY, balance bigint NOT NULL);
+	// One implicit transaction, under an advisory lock: replicas starting
+	// together create the table one after the other.
+	_, err := pool.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('create accounts'));
+		CREATE TABLE IF NOT EXISTS accounts (id text PRIMARY KEY, balance bigint NOT NULL);
 		INSERT INTO accounts VALUES ('alice', 0) ON CONFLICT DO NOTHING`)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,6 +151,35 @@ func TestProgram(t *testing.T) {
 	}
 	if fence.Token(fenced) >= holder.Token() {
 		t.Fatalf("fence row token %d; want it below the current holder's %d", fenced, holder.Token())
+	}
+}
+
+// TestReplicasStartTogether: three replicas of the program started at
+// once on a fresh schema, five times, all create their tables at once
+// and end with exit 0, each crediting alice or skipping its turn.
+func TestReplicasStartTogether(t *testing.T) {
+	const replicas = 3
+	for round := range 5 {
+		url := schemaURL(t)
+		type result struct {
+			code           int
+			stdout, stderr string
+		}
+		results := make([]result, replicas)
+		var wg sync.WaitGroup
+		for i := range results {
+			results[i].code = -1 // if program fails the test
+			wg.Go(func() {
+				r := &results[i]
+				r.code, r.stdout, r.stderr = program(t, "DATABASE_URL="+url)
+			})
+		}
+		wg.Wait()
+		for _, r := range results {
+			if r.code != 0 {
+				t.Errorf("round %d: a replica exited %d, stdout %q, stderr %q; want exit 0", round+1, r.code, r.stdout, r.stderr)
+			}
+		}
 	}
 }
 

@@ -2,20 +2,19 @@ package gcs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 
 	"cloud.google.com/go/storage"
-	"google.golang.org/api/googleapi"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/gcsbucket"
 )
 
 // CreateBucket creates bucket in the Google Cloud project projectID with
 // the settings the Locker needs: object versioning off (every write would
 // otherwise keep the record it replaced). A bucket that exists already is
-// not an error and is left as it is; it must not have a retention policy
+// not an error and is left as it is (also one that another replica is
+// creating at the same moment); it must not have a retention policy
 // or hold objects (the Locker overwrites its objects), and its lifecycle
 // rules must never delete them (that restarts a key's tokens at 1). An
 // error is a *fence.OpError for the operation "create".
@@ -29,12 +28,7 @@ func CreateBucket(ctx context.Context, bucket *storage.BucketHandle, projectID s
 // createBucket is CreateBucket with a bare error, for the URL opener's
 // Create (which the portable layer wraps).
 func createBucket(ctx context.Context, bucket *storage.BucketHandle, projectID string) error {
-	err := bucket.Create(ctx, projectID, &storage.BucketAttrs{VersioningEnabled: false})
-	var ge *googleapi.Error
-	if errors.As(err, &ge) && ge.Code == http.StatusConflict {
-		return nil
-	}
-	if err != nil {
+	if err := gcsbucket.Create(ctx, bucket, projectID, &storage.BucketAttrs{VersioningEnabled: false}); err != nil {
 		return fmt.Errorf("bucket %q: %w", bucket.BucketName(), err)
 	}
 	return nil

@@ -226,7 +226,8 @@ func New(db *sql.DB, opts *Options) (*Locker, error) {
 func (l *Locker) QuotedTable() string { return l.d.table }
 
 // CreateTable is Create: it creates the lease table if it does not exist
-// yet (the statement of SchemaSQL). It is idempotent.
+// yet (the statement of SchemaSQL). It is idempotent, and replicas may
+// run it at once: MySQL's metadata locks serialise concurrent creators.
 func (l *Locker) CreateTable(ctx context.Context) error { return l.Create(ctx) }
 
 // dialect says whether the server has INSERT .. RETURNING.

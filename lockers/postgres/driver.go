@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/pgcreate"
 )
 
 // driver is the fence.LockerDriver on a lease table: the statements of
@@ -30,9 +31,12 @@ func (d *driver) Info() fence.DriverInfo {
 }
 
 // Create creates the lease table if it is missing (PortableLocker.Create
-// calls it). A missing schema gets an error that says to create it.
+// calls it), under the table's advisory lock (see internal/pgcreate), so
+// that replicas creating it at once all succeed. A missing schema gets an
+// error that says to create it.
 func (d *driver) Create(ctx context.Context) error {
-	_, err := d.db.Exec(ctx, schemaSQL(d.table.Sanitize()))
+	table := d.table.Sanitize()
+	_, err := d.db.Exec(ctx, pgcreate.Statement([]string{table}, schemaSQL(table)))
 	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == codeUndefinedSchema {
 		if len(d.table) == 2 {
 			schema := pgx.Identifier{d.table[0]}.Sanitize()

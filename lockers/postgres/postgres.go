@@ -251,9 +251,11 @@ func (l *Locker) Close() error {
 func (l *Locker) QuotedTable() string { return l.d.table.Sanitize() }
 
 // CreateTable is Create: it creates the lease table if it does not exist
-// yet (the statement of SchemaSQL). It is idempotent, but two sessions
-// creating the same table at the same moment may make one of them fail;
-// run it once at start-up or in a migration. It creates tables, not
+// yet (the statement of SchemaSQL). It is idempotent, and replicas may
+// run it at once: it runs the statement under a transaction-scoped
+// advisory lock of the table, so that concurrent creators run one after
+// the other (a bare CREATE TABLE IF NOT EXISTS racing another fails with
+// a unique violation). It creates tables, not
 // schemas: if the table's schema does not exist, the error says so and
 // matches fence.ErrStoreMissing.
 func (l *Locker) CreateTable(ctx context.Context) error { return l.Create(ctx) }

@@ -2,17 +2,16 @@ package gcs
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"os"
 
 	"cloud.google.com/go/storage"
-	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 	htransport "google.golang.org/api/transport/http"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/gcsbucket"
 )
 
 // Environment variables the opener reads, besides those of the SDK's
@@ -124,9 +123,5 @@ func (c urlConfig) createBucket(ctx context.Context, handle *storage.BucketHandl
 		}
 		project = "emulator" // emulators take any
 	}
-	err := handle.Create(ctx, project, nil)
-	if ge, ok := errors.AsType[*googleapi.Error](err); ok && ge.Code == http.StatusConflict {
-		return nil
-	}
-	return err
+	return gcsbucket.Create(ctx, handle, project, nil)
 }

@@ -124,8 +124,8 @@ ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
 }
 
 // Create creates the fence and value tables if they are missing, as
-// CreateTables does, in one transaction. Errors come in a *fence.OpError
-// for operation "create".
+// CreateTables does, in one transaction; replicas may run it at once.
+// Errors come in a *fence.OpError for operation "create".
 func (r *Resource) Create(ctx context.Context) error {
 	return opError("create", "", r.d.Create(ctx))
 }

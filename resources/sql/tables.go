@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/pgcreate"
 )
 
 // Default table names.
@@ -154,10 +155,13 @@ type PgxExecer interface {
 }
 
 // CreateTables runs SchemaSQL(d, t) on db. It leaves existing tables as
-// they are. Two CreateTables racing on a new PostgreSQL table can fail with
-// a unique violation; run it once, at start-up or in a migration. In MySQL
-// each statement commits on its own, even inside a transaction. Errors
-// come in a *fence.OpError for operation "create".
+// they are, and replicas may run it at once: on PostgreSQL it runs the
+// statements in one DO block that first takes a transaction-scoped
+// advisory lock per table (pg_advisory_xact_lock), so that concurrent
+// creators run one after the other (a bare CREATE TABLE IF NOT EXISTS
+// racing another fails with a unique violation). In MySQL each statement
+// commits on its own, even inside a transaction. Errors come in a
+// *fence.OpError for operation "create".
 func CreateTables(ctx context.Context, db SQLExecer, d Dialect, t Tables) error {
 	if db == nil {
 		return opError("create", "", &fence.InvalidError{Field: "db", Reason: "nil"})
@@ -180,11 +184,19 @@ func CreateTablesPgx(ctx context.Context, db PgxExecer, t Tables) error {
 }
 
 // createTables runs the statements of SchemaSQL(d, t) with exec, its
-// errors unwrapped.
+// errors unwrapped; on PostgreSQL, as one statement under the tables'
+// advisory locks (see internal/pgcreate).
 func createTables(ctx context.Context, d Dialect, t Tables, exec func(ctx context.Context, stmt string) error) error {
 	stmts, err := SchemaSQL(d, t)
 	if err != nil {
 		return err
+	}
+	if d == PostgreSQL {
+		ft, vt, err := t.quotedIn(d)
+		if err != nil {
+			return err
+		}
+		stmts = []string{pgcreate.Statement([]string{ft, vt}, stmts...)}
 	}
 	for _, s := range stmts {
 		if err := exec(ctx, s); err != nil {

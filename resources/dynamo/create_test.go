@@ -1,0 +1,29 @@
+package dynamo_test
+
+import (
+	"testing"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/createtest"
+)
+
+// TestConcurrentCreate checks that replicas starting together may all
+// create the table: three resources opened from one dynamodb:// URL of a
+// fresh table, each with a client of its own, call Create at once, and
+// each succeeds once the table is ACTIVE.
+func TestConcurrentCreate(t *testing.T) {
+	t.Parallel()
+	createtest.Race(t, func(t *testing.T, n int) []createtest.Create {
+		raw, _ := emulatorURL(t, "")
+		creates := make([]createtest.Create, n)
+		for i := range creates {
+			r, err := fence.OpenResource(t.Context(), raw)
+			if err != nil {
+				t.Fatalf("OpenResource(%s): %v", raw, err)
+			}
+			t.Cleanup(func() { _ = r.Close() })
+			creates[i] = r.Create
+		}
+		return creates
+	})
+}

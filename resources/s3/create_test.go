@@ -1,0 +1,32 @@
+package s3
+
+import (
+	"testing"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/createtest"
+)
+
+// TestConcurrentCreate checks that replicas starting together may all
+// create the bucket: three resources opened from one s3:// URL of a fresh
+// bucket, each with a client of its own, call Create at once, and each
+// succeeds.
+func TestConcurrentCreate(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, nil)
+	createtest.Race(t, func(t *testing.T, n int) []createtest.Create {
+		bucket := uniqueName("fence-create-")
+		t.Cleanup(func() { removeBucket(t, c, bucket) })
+		raw := emulatorURL(t, bucket)
+		creates := make([]createtest.Create, n)
+		for i := range creates {
+			r, err := fence.OpenResource(t.Context(), raw)
+			if err != nil {
+				t.Fatalf("OpenResource(%s): %v", raw, err)
+			}
+			t.Cleanup(func() { _ = r.Close() })
+			creates[i] = r.Create
+		}
+		return creates
+	})
+}
