@@ -50,7 +50,10 @@
 // table is the lease table (Options.Table, "table" or "schema.table";
 // default DefaultTable). Every other parameter, and the rest of the URL,
 // is pgx's connection string (see pgxpool.ParseConfig, including the
-// pool_ parameters): credentials come from it or from libpq's usual
+// pool_ parameters); a parameter that is neither table nor a connection
+// parameter of libpq or pgx is refused with fence.ErrInvalid, and a server
+// setting goes in options=-c NAME=VALUE (options=-c%20search_path%3Dapp),
+// as in libpq. Credentials come from it or from libpq's usual
 // environment (PGPASSWORD, PGPASSFILE, PGSSLMODE, ...). A password in the
 // URL is accepted but discouraged (command lines are visible in ps); no
 // error shows it. The opened locker's Close closes the pool it made, and
