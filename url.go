@@ -131,7 +131,24 @@ func (r *registry[O]) lookup(raw string) (O, *url.URL, error) {
 		return zero, nil, &InvalidError{Field: "url", Reason: fmt.Sprintf("%q: %v", RedactURL(raw), redactErr(err))}
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
+	if err := checkQuery(u); err != nil {
+		return zero, nil, err
+	}
 	return o, u, nil
+}
+
+// checkQuery refuses a query that url.ParseQuery rejects: net/url's
+// Query drops such a pair without a word, so an opener would fall back
+// to a default (a prefix, a table) the URL meant to change. The URL is
+// shown without its query and fragment, either of which may carry a
+// password, and with its password redacted.
+func checkQuery(u *url.URL) error {
+	if _, err := url.ParseQuery(u.RawQuery); err != nil {
+		bare := *u
+		bare.RawQuery, bare.ForceQuery, bare.Fragment, bare.RawFragment = "", false, "", ""
+		return &InvalidError{Field: "url", Reason: RedactURL(bare.Redacted()) + ": the query cannot be parsed (a bad %-escape, or ';' between parameters)"}
+	}
+	return nil
 }
 
 func (r *registry[O]) schemes() []string {
@@ -168,8 +185,9 @@ func RegisterResource(scheme string, o ResourceURLOpener) {
 
 // OpenLocker opens the locker rawURL names, with the opener registered for
 // its scheme. Close it when done: that closes the clients the opener made.
-// An unknown scheme or a malformed URL gets an error matching ErrInvalid,
-// with any password in the URL redacted.
+// An unknown scheme or a malformed URL (a query url.ParseQuery rejects
+// among them) gets an error matching ErrInvalid, with any password in the
+// URL redacted, before the opener runs.
 func OpenLocker(ctx context.Context, rawURL string) (*PortableLocker, error) {
 	return OpenLockerWith(ctx, rawURL, nil)
 }
@@ -193,7 +211,7 @@ func OpenLockerWith(ctx context.Context, rawURL string, opts *OpenOptions) (*Por
 }
 
 // OpenResource opens the resource rawURL names, with the opener registered
-// for its scheme. Close it when done.
+// for its scheme. Close it when done. It refuses a URL as OpenLocker does.
 func OpenResource(ctx context.Context, rawURL string) (*PortableResource, error) {
 	return OpenResourceWith(ctx, rawURL, nil)
 }
@@ -298,9 +316,16 @@ type URLParams struct {
 	err  error
 }
 
-// NewURLParams returns the parameters of u.
+// NewURLParams returns the parameters of u. A query that url.ParseQuery
+// rejects (a bad %-escape) is a problem that Done returns: the registry
+// refuses it before any opener runs, and NewURLParams again for an
+// opener called directly.
 func NewURLParams(u *url.URL) *URLParams {
-	return &URLParams{u: u, q: u.Query(), used: map[string]bool{}}
+	p := &URLParams{u: u, q: u.Query(), used: map[string]bool{}}
+	if _, err := url.ParseQuery(u.RawQuery); err != nil {
+		p.Fail("the query cannot be parsed (a bad %%-escape, or ';' between parameters)")
+	}
+	return p
 }
 
 // Name returns the URL's host as the name of what it names ("table",

@@ -56,6 +56,11 @@ func TestOpenLockerRefusesBadURLs(t *testing.T) {
 		"mem://a/path",
 		"nosuch://user:s3cret@host/db",
 		"mem://user:s3cret@a",
+		// A query url.ParseQuery rejects: net/url's Query would drop the
+		// pair and the opener would see no parameter at all.
+		"mem://a?prefix=billing%zz:",
+		"mem://a?x=%",
+		"mem://user:s3cret@a?password=s3cret&x=%zz",
 	} {
 		l, err := fence.OpenLocker(context.Background(), raw)
 		if !errors.Is(err, fence.ErrInvalid) || l != nil {
@@ -104,6 +109,8 @@ func TestURLParams(t *testing.T) {
 		"x://t:80":                            "has no port",
 		"x://t/p":                             "unexpected path",
 		"x://":                                "no table name",
+		"x://t?a=billing%zz:":                 "query cannot be parsed",
+		"x://t?a=1;b=true":                    "query cannot be parsed",
 	} {
 		u, err := url.Parse(raw)
 		if err != nil {

@@ -82,7 +82,8 @@ func schemaURL(t *testing.T) string {
 	if strings.Contains(base, "?") {
 		sep = "&"
 	}
-	return base + sep + "search_path=" + schema
+	// A server setting goes in options, as in libpq; a space is %20.
+	return base + sep + "options=-c%20search_path%3D" + schema
 }
 
 // balance reads alice's balance through pool.

@@ -118,8 +118,9 @@ func Run(t *testing.T, test func(t *testing.T, b Backend, ttl time.Duration)) {
 // missing and is skipped elsewhere.
 var Backends = []Backend{
 	{Name: "memory", MinTTL: memory.MinTTL, ServerTimed: true, InProcess: true, URL: func(*testing.T) string { return "mem://" + UniqueName("backend-") }},
-	// PostgreSQL takes leases of 1 ms, but a test's renewals every TTL/3
-	// must keep up on a loaded 2-core machine with the race detector.
+	// PostgreSQL takes leases of 100 ms, but a test's renewals every
+	// TTL/3 must keep up on a loaded 2-core machine with the race
+	// detector.
 	{Name: "postgres", MinTTL: time.Second, ServerTimed: true, URL: postgresURL},
 	{Name: "dynamo-clock-free", MinTTL: dynamo.MinTTL, URL: func(t *testing.T) string { return dynamoURL(t, "") }},
 	{Name: "dynamo-trusted-clock", MinTTL: dynamo.MinTTL, ServerTimed: true, URL: func(t *testing.T) string { return dynamoURL(t, "&trusted-clock=true") }},
@@ -128,13 +129,12 @@ var Backends = []Backend{
 	{Name: "gcs-trusted-clock", MinTTL: gcs.MinTTL, ServerTimed: true, URL: func(t *testing.T) string { return gcsURL(t, "&trusted-clock=true") }},
 	// etcd grants leases of whole seconds, 2 s at the least.
 	{Name: "etcd", Keyspace: true, MinTTL: etcd.DefaultMinTTL, ServerTimed: true, URL: etcdURL},
-	// Redis takes leases of 1 ms and Redlock of 10 ms: 1 s, as on
-	// PostgreSQL.
+	// Redis and Redlock take leases of 100 ms: 1 s, as on PostgreSQL.
 	{Name: "redis", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: redisURL},
 	{Name: "redlock", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: redlockURL},
-	// MySQL takes leases of 1 ms: 1 s, as on PostgreSQL.
+	// MySQL takes leases of 100 ms: 1 s, as on PostgreSQL.
 	{Name: "mysql", MinTTL: time.Second, ServerTimed: true, URL: mysqlURL},
-	// ZooKeeper takes leases of 100 ms up to two thirds of the session
+	// ZooKeeper takes leases of 1 s up to two thirds of the session
 	// timeout: sessions of a minute (the test server grants up to two)
 	// let the tests' leases of up to 40 s fit. Its lock nodes live under
 	// a root of their own.

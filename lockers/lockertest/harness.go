@@ -25,7 +25,11 @@
 // parallel on keys of their own and make no assumption about time beyond
 // the Harness: only Expire and Pass let time pass, and no case measures
 // how long anything took. Pass serves one case, a job that outlives its
-// TTL, which runs alone before the others. Two consequences for a harness:
+// TTL, which runs alone before the others. One more case runs alone: it
+// takes a lease of the backend's DriverInfo.MinTTL (the Locker from New
+// must have Info, as *fence.PortableLocker does) and renews it on the
+// real clock, every MinTTL/3 for about one MinTTL, so the shortest lease a
+// backend advertises is one it can keep. Two consequences for a harness:
 //
 //   - Expire of one case may expire the short leases of every other case,
 //     so the suite never relies on a lease of ShortTTL being still held;

@@ -17,8 +17,9 @@ import (
 // part of the contract) it tests. The subtests run in parallel, each on keys
 // of its own, so leases of one case never meet another's; the cases that
 // restart the store or pass time with Harness.Pass run alone, before the
-// others. Only Expire and Pass let time pass: the suite never sleeps and
-// never times anything.
+// others, and so does the case that renews a lease of the backend's
+// MinTTL on the real clock (the one case that sleeps). Apart from it, only
+// Expire and Pass let time pass, and the suite never times anything.
 func Run(t *testing.T, h Harness) {
 	t.Helper()
 	switch {
@@ -46,6 +47,11 @@ func Run(t *testing.T, h Harness) {
 	// too: the case of a job outliving its TTL runs alone, before them.
 	t.Run("Lease", func(t *testing.T) {
 		t.Run("AnyCopyRenewsAndReleasesAfterManyRenewals", func(t *testing.T) { copiesCase(t, s) })
+	})
+	// The shortest lease is renewed on the real clock; on a harness with
+	// a fake clock another case's Expire would end it: it runs alone too.
+	t.Run("TTL", func(t *testing.T) {
+		t.Run("MinTTLIsKeptAndBelowIsRefused", func(t *testing.T) { minTTLCase(t, s) })
 	})
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -162,11 +162,15 @@ const (
 	MaxKeyLen = 1024
 	// MaxOwnerLen is the longest owner id accepted, in bytes.
 	MaxOwnerLen = 1024
-	// MinTTL and MaxTTL bound the lease duration. The server stores
-	// expiries in microseconds; a TTL is rounded up to a whole
+	// MinTTL and MaxTTL bound the lease duration. MinTTL is the shortest lease a client can keep
+	// over a network: a fence.Session renews every TTL/3 and bounds each call
+	// by TTL/3, so at 100 ms a round trip to the server, with on a cold pool
+	// a new connection, has about 33 ms; the 1 ms leases the server would
+	// take run out before the first call returns. The server
+	// stores expiries in microseconds; a TTL is rounded up to a whole
 	// microsecond there, so the server's lease is never shorter than the
 	// caller's.
-	MinTTL = time.Millisecond
+	MinTTL = 100 * time.Millisecond
 	MaxTTL = 24 * time.Hour
 	// DefaultTable is the lease table used when Options.Table is empty.
 	DefaultTable = "fence_locks"

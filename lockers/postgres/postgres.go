@@ -50,7 +50,10 @@
 // table is the lease table (Options.Table, "table" or "schema.table";
 // default DefaultTable). Every other parameter, and the rest of the URL,
 // is pgx's connection string (see pgxpool.ParseConfig, including the
-// pool_ parameters): credentials come from it or from libpq's usual
+// pool_ parameters); a parameter that is neither table nor a connection
+// parameter of libpq or pgx is refused with fence.ErrInvalid, and a server
+// setting goes in options=-c NAME=VALUE (options=-c%20search_path%3Dapp),
+// as in libpq. Credentials come from it or from libpq's usual
 // environment (PGPASSWORD, PGPASSFILE, PGSSLMODE, ...). A password in the
 // URL is accepted but discouraged (command lines are visible in ps); no
 // error shows it. The opened locker's Close closes the pool it made, and
@@ -164,10 +167,15 @@ const (
 	MaxKeyLen = 1024
 	// MaxOwnerLen is the longest owner id accepted, in bytes.
 	MaxOwnerLen = 1024
-	// MinTTL and MaxTTL bound the lease duration. The server stores
-	// expiries in microseconds; a TTL is rounded up to a whole microsecond
-	// there, so the server's lease is never shorter than the caller's.
-	MinTTL = time.Millisecond
+	// MinTTL and MaxTTL bound the lease duration. MinTTL is the shortest lease a client can keep
+	// over a network: a fence.Session renews every TTL/3 and bounds each call
+	// by TTL/3, so at 100 ms a round trip to the server, with on a cold pool
+	// a new connection, has about 33 ms; the 1 ms leases the server would
+	// take run out before the first call returns. The server
+	// stores expiries in microseconds; a TTL is rounded up to a whole
+	// microsecond there, so the server's lease is never shorter than the
+	// caller's.
+	MinTTL = 100 * time.Millisecond
 	MaxTTL = 24 * time.Hour
 	// DefaultTable is the lease table used when Options.Table is empty.
 	DefaultTable = "fence_locks"

@@ -3,11 +3,11 @@ package postgres
 import (
 	"context"
 	"net/url"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/pgurl"
 )
 
 func init() {
@@ -18,7 +18,8 @@ func init() {
 
 // URLOpener opens PostgreSQL lockers from URLs of the form of URLForm
 // (see the package doc): the table parameter is fence's, the rest of the
-// URL is pgx's connection string. Each open makes a pgxpool.Pool, which
+// URL is pgx's connection string, whose parameters must be connection
+// parameters of libpq or pgx. Each open makes a pgxpool.Pool, which
 // the opened locker's Close closes, with the locker's listening
 // connection.
 type URLOpener struct{}
@@ -70,7 +71,8 @@ type urlConfig struct {
 	passwords []string
 }
 
-// tableParam is fence's own parameter; every other one is pgx's.
+// tableParam is fence's own parameter; every other one must be a
+// connection parameter of libpq or pgx (pgurl.IsConnParam).
 const tableParam = "table"
 
 // parseURL reads a postgres:// or postgresql:// URL. Errors match
@@ -78,57 +80,21 @@ const tableParam = "table"
 func parseURL(u *url.URL) (urlConfig, error) {
 	var c urlConfig
 	c.passwords = fence.URLPasswords(u)
-	invalid := func(shown *url.URL, reason string) error {
-		return &fence.InvalidError{Field: "url", Reason: c.scrub(shown.Redacted()) + ": " + reason}
-	}
 	if u.Opaque != "" {
-		return urlConfig{}, invalid(&url.URL{Scheme: u.Scheme}, "want "+u.Scheme+"://[USER@]HOST[:PORT]/DB")
+		shown := url.URL{Scheme: u.Scheme}
+		return urlConfig{}, &fence.InvalidError{Field: "url", Reason: shown.String() + ": want " + u.Scheme + "://[USER@]HOST[:PORT]/DB"}
 	}
-	if _, err := url.ParseQuery(u.RawQuery); err != nil {
-		bare := *u
-		bare.RawQuery = ""
-		return urlConfig{}, invalid(&bare, "the query cannot be parsed (a bad %-escape, or ';' between parameters)")
-	}
-	// fence reads its own parameters from a view of the URL without
-	// pgx's, which it does not know.
-	ours, theirs := splitQuery(u.RawQuery, tableParam)
-	fu := *u
-	fu.RawQuery = ours
-	p := fence.NewURLParams(&fu)
+	p := fence.NewURLParams(u)
 	c.table = p.String(tableParam)
 	if _, err := parseTable(c.table); err != nil {
 		p.Fail("%s %s", tableParam, err.(*fence.InvalidError).Reason)
 	}
+	pgurl.ReadConnParams(p, u, tableParam)
 	if err := p.Done(); err != nil {
 		return urlConfig{}, err
 	}
-	pu := *u
-	pu.RawQuery, pu.ForceQuery = theirs, false
-	c.connString = pu.String()
-	// net/url writes a URL with no host, user or path as "postgres:";
-	// pgx wants "postgres://".
-	if rest, ok := strings.CutPrefix(c.connString, pu.Scheme+":"); ok && !strings.HasPrefix(rest, "//") {
-		c.connString = pu.Scheme + "://" + rest
-	}
+	c.connString = pgurl.ConnString(u, tableParam)
 	return c, nil
-}
-
-// splitQuery splits a raw query into the parts whose name is name and the
-// others, each kept as written.
-func splitQuery(raw, name string) (named, others string) {
-	if raw == "" {
-		return "", ""
-	}
-	var in, out []string
-	for part := range strings.SplitSeq(raw, "&") {
-		k, _, _ := strings.Cut(part, "=")
-		if key, err := url.QueryUnescape(k); err == nil && key == name {
-			in = append(in, part)
-		} else {
-			out = append(out, part)
-		}
-	}
-	return strings.Join(in, "&"), strings.Join(out, "&")
 }
 
 // poolConfig parses the connection string as pgxpool does; it reads

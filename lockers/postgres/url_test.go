@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"slices"
@@ -32,7 +33,8 @@ func TestParseURL(t *testing.T) {
 		{"postgresql://app@db/app?table=ops.locks&sslmode=require", "postgresql://app@db/app?sslmode=require", "ops.locks", nil},
 		{"postgres://app:pw@db/app", "postgres://app:pw@db/app", "", []string{"pw"}},
 		{"postgres://app@db/app?password=pw&table=t", "postgres://app@db/app?password=pw", "t", []string{"pw"}},
-		{"postgres://db/app?%74able=t&x=1", "postgres://db/app?x=1", "t", nil},
+		{"postgres://db/app?%74able=t&application_name=x", "postgres://db/app?application_name=x", "t", nil},
+		{"postgres://db/app?options=-c%20search_path%3Dops&pool_max_conns=2", "postgres://db/app?options=-c%20search_path%3Dops&pool_max_conns=2", "", nil},
 		{"postgres:///app", "postgres:///app", "", nil},
 		{"postgres://", "postgres://", "", nil},
 		{"postgres://?table=t&sslmode=disable", "postgres://?sslmode=disable", "t", nil},
@@ -70,6 +72,10 @@ func TestParseURLErrors(t *testing.T) {
 		{"postgres://app:pw@db/app?table=" + strings.Repeat("t", 64), "longer than 63 bytes", false},
 		{"postgres://app:pw@db/app?sslmode=disable&x=%zz", "query cannot be parsed", false},
 		{"postgres://app@db/app?password=pw;x=1", "query cannot be parsed", false},
+		// A parameter neither fence's nor libpq's or pgx's would reach the
+		// server as a setting, and fail there as a store error.
+		{"postgres://app:pw@db/app?tabel=x", `unknown parameter "tabel"`, false},
+		{"postgres://app@db/app?password=pw&search_path=ops", "options=-c NAME=VALUE", false},
 		{"postgres://app:pw@db/app?sslmode=bogus", "sslmode", true},
 		{"postgres://app@db/app?password=pw&pool_max_conns=zero", "pool_max_conns", true},
 		{"postgres://app:pw@db:99999/app", "port", true},
@@ -119,7 +125,7 @@ func FuzzParseURL(f *testing.F) {
 	for _, s := range []string{
 		"postgres://app:pw@db:5432/app?table=t&sslmode=disable",
 		"postgresql://app@db/app?password=secret&table=a.b",
-		"postgres://db/app?%74able=t&x=%zz", "postgres://", "postgres:///app?table=",
+		"postgres://db/app?%74able=t&x=%zz", "postgres://db/app?tabel=t", "postgres://", "postgres:///app?table=",
 		"postgres://u:p@ss@h1:1,h2:2/d?pool_max_conns=x&password=hunter2",
 	} {
 		f.Add(s)
@@ -251,4 +257,48 @@ func withParam(raw, name, value string) string {
 		sep = "&"
 	}
 	return raw + sep + url.QueryEscape(name) + "=" + url.QueryEscape(value)
+}
+
+// TestOpenLockerServerSettings: a misspelt parameter is refused at open,
+// before it reaches the server (which would refuse it as an unknown
+// setting, a store error); a server setting given as libpq does, in
+// options=-c NAME=VALUE, reaches the server: the table is created in the
+// schema of the search_path it sets.
+func TestOpenLockerServerSettings(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	base := testenv.PostgresURL(t)
+	if _, err := fence.OpenLocker(ctx, withParam(base, "tabel", "x")); !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), `"tabel"`) {
+		t.Errorf("OpenLocker with tabel=x = %v; want ErrInvalid naming it", err)
+	}
+	pool := newPool(t, 1, nil)
+	schema := uniqueName("fence_opts_")
+	if _, err := pool.Exec(ctx, `CREATE SCHEMA "`+schema+`"`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), `DROP SCHEMA "`+schema+`" CASCADE`) })
+	// A space in a value is %20: pgx, as libpq, takes a + as it is.
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	l, err := fence.OpenLocker(ctx, base+sep+"options=-c%20search_path%3D"+schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = $2", schema, DefaultTable).Scan(&n); err != nil || n != 1 {
+		t.Errorf("table %s.%s: count %d, %v; want the table created in the schema options=-c search_path set", schema, DefaultTable, n, err)
+	}
+	lease, err := l.Acquire(ctx, "k", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
 }

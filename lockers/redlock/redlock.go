@@ -26,9 +26,12 @@ const (
 	MaxKeyLen = 1024
 	// MaxOwnerLen is the longest owner id, in bytes.
 	MaxOwnerLen = 256
-	// MinTTL is the shortest lease: Redis expires keys in milliseconds,
-	// and a lease must outlast one round to the masters and the drift.
-	MinTTL = 10 * time.Millisecond
+	// MinTTL is the shortest lease: it must outlast one round to the
+	// masters and the drift, and a fence.Session renews every TTL/3 with
+	// each call bounded by TTL/3, so at 100 ms a round to every master,
+	// with on a cold client new connections, has about 33 ms; Redis would
+	// take leases of 1 ms, which run out before the first round returns.
+	MinTTL = 100 * time.Millisecond
 	// MaxTTL is the longest lease, as on the other lockers.
 	MaxTTL = 24 * time.Hour
 )

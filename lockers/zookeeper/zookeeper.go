@@ -19,8 +19,13 @@ const (
 	MaxOwnerLen = 1024
 	// MinTTL is the shortest lease: the Locker deletes the node of a
 	// lease not renewed in time itself (see the package doc), so a
-	// lease can be much shorter than the session timeout.
-	MinTTL = 100 * time.Millisecond
+	// lease can be much shorter than the session timeout, but each
+	// acquire and renewal is a write the server syncs to its log before
+	// answering, which takes tens of milliseconds and more on a busy
+	// disk. A fence.Session renews every TTL/3 and bounds each call by
+	// TTL/3: at 1 s a write has about 333 ms; at 100 ms (33 ms a call)
+	// writes missed their bound on a loaded machine.
+	MinTTL = time.Second
 	// DefaultRoot is the parent of the lock nodes of a Locker whose
 	// Options.Root is empty.
 	DefaultRoot = "/fence"

@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 	root := uniqueRoot("conformance")
 	var mu sync.Mutex
 	var conns []*zk.Conn
-	const shortTTL = 500 * time.Millisecond
+	const shortTTL = MinTTL
 	h := lockertest.Harness{
 		New: func(t *testing.T) fence.Locker {
 			c := connect(t, servers, testSessionTimeout)
@@ -66,7 +66,7 @@ func TestConformanceServerRestart(t *testing.T) {
 	servers := e.Servers()
 	root := uniqueRoot("restart")
 	const session = zktest.MaxSessionTimeout
-	const shortTTL = 500 * time.Millisecond
+	const shortTTL = MinTTL
 	h := lockertest.Harness{
 		New: func(t *testing.T) fence.Locker {
 			return newLocker(t, connect(t, servers, session), &Options{Root: root, SessionTimeout: session})

@@ -123,8 +123,9 @@
 // fence-table and value-table name the tables (Tables.Fence and
 // Tables.Value, "table" or "schema.table"; default DefaultFenceTable and
 // DefaultValueTable). A PostgreSQL URL is otherwise a pgx connection
-// string: its other parameters (sslmode, pool_max_conns, ...) go to
-// pgxpool, and credentials come from PG* environment variables and
+// string: its other parameters are connection parameters of libpq or pgx
+// (sslmode, pool_max_conns, ...), which go to pgxpool; another name is
+// refused, and a server setting goes in options=-c NAME=VALUE. Credentials come from PG* environment variables and
 // ~/.pgpass as pgx reads them (a password in the URL works, but shows in
 // ps). An SQLite file is opened with modernc.org/sqlite (which the package
 // imports for this) as the section on SQLite below advises: WAL mode,

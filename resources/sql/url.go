@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"maps"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/mysqlurl"
+	"github.com/fencekit/fence/internal/pgurl"
 )
 
 func init() {
@@ -42,9 +41,12 @@ const (
 //
 // fence-table and value-table are Tables.Fence and Tables.Value ("table"
 // or "schema.table"; default DefaultFenceTable and DefaultValueTable).
-// Every other parameter goes to pgxpool.ParseConfig (sslmode,
-// pool_max_conns, ...), and credentials come from the URL or from the PG*
-// environment variables and ~/.pgpass, as pgx reads them. The Resource
+// Every other parameter is a connection parameter of libpq or pgx, which
+// goes to pgxpool.ParseConfig (sslmode, application_name, pool_max_conns,
+// ...); any other name is refused with fence.ErrInvalid, and a server
+// setting goes in options=-c NAME=VALUE (options=-c%20search_path%3Dapp).
+// Credentials come from the URL or from the PG* environment variables and
+// ~/.pgpass, as pgx reads them. The Resource
 // runs on a pgxpool.Pool that its Close closes; its driver's Create
 // creates the tables.
 type PostgresURLOpener struct{}
@@ -148,13 +150,11 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	case "postgres", "postgresql":
 		c.dialect = PostgreSQL
 		c.passwords = fence.URLPasswords(u)
-		for _, k := range slices.Sorted(maps.Keys(u.Query())) {
-			if k == fenceTableParam || k == valueTableParam {
-				continue
-			}
-			p.Optional(k) // pgx's: pgxpool.ParseConfig checks it
-		}
-		c.conn = withoutParams(u, fenceTableParam, valueTableParam)
+		// Every other parameter is a connection parameter of libpq or
+		// pgx, whose value pgxpool.ParseConfig checks; any other is
+		// refused here, before it reaches the server.
+		pgurl.ReadConnParams(p, u, fenceTableParam, valueTableParam)
+		c.conn = pgurl.ConnString(u, fenceTableParam, valueTableParam)
 	case "sqlite":
 		c.dialect = SQLite
 		c.conn = sqliteDSN(p, u)
@@ -200,29 +200,6 @@ func tableParam(p *fence.URLParams, u *url.URL, param string) string {
 		p.Fail("%s=%q: %s", param, v, reason)
 	}
 	return v
-}
-
-// withoutParams returns u as a connection string for pgx, without the
-// query parameters names, the others as written. It keeps "scheme://",
-// which net/url shortens to "scheme:" when no host follows and pgx
-// needs to tell a URL from a keyword/value string.
-func withoutParams(u *url.URL, names ...string) string {
-	v := *u
-	var kept []string
-	if v.RawQuery != "" {
-		for _, part := range strings.Split(v.RawQuery, "&") {
-			k, _, _ := strings.Cut(part, "=")
-			if key, err := url.QueryUnescape(k); err != nil || !slices.Contains(names, key) {
-				kept = append(kept, part)
-			}
-		}
-	}
-	v.RawQuery = strings.Join(kept, "&")
-	s := v.String()
-	if rest, ok := strings.CutPrefix(s, v.Scheme+":"); ok && !strings.HasPrefix(rest, "//") {
-		s = v.Scheme + "://" + rest
-	}
-	return s
 }
 
 // sqlitePath escapes what SQLite's URI filenames and the driver's DSN

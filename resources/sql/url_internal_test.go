@@ -25,7 +25,8 @@ func TestParseURL(t *testing.T) {
 			dialect: PostgreSQL, tables: Tables{Fence: "ops.fences", Value: "ops.values"}, conn: "postgresql://app@db/app?sslmode=require"}},
 		{"postgres://app:pw@db/app", urlConfig{dialect: PostgreSQL, passwords: []string{"pw"}, conn: "postgres://app:pw@db/app"}},
 		{"postgres://app@db/app?password=pw&fence-table=t", urlConfig{dialect: PostgreSQL, passwords: []string{"pw"}, tables: Tables{Fence: "t"}, conn: "postgres://app@db/app?password=pw"}},
-		{"postgres://db/app?%66ence-table=t&x=1", urlConfig{dialect: PostgreSQL, tables: Tables{Fence: "t"}, conn: "postgres://db/app?x=1"}},
+		{"postgres://db/app?%66ence-table=t&application_name=x", urlConfig{dialect: PostgreSQL, tables: Tables{Fence: "t"}, conn: "postgres://db/app?application_name=x"}},
+		{"postgres://db/app?options=-c%20search_path%3Dops", urlConfig{dialect: PostgreSQL, conn: "postgres://db/app?options=-c%20search_path%3Dops"}},
 		{"postgres:///app", urlConfig{dialect: PostgreSQL, conn: "postgres:///app"}},
 		{"postgres://", urlConfig{dialect: PostgreSQL, conn: "postgres://"}},
 		{"postgres://?fence-table=f", urlConfig{dialect: PostgreSQL, tables: Tables{Fence: "f"}, conn: "postgres://"}},
@@ -96,6 +97,10 @@ func TestParseURLRefuses(t *testing.T) {
 		{"postgres://app:secret@db/app?value-table=" + strings.Repeat("t", 64), "more than the limit"},
 		{"postgres://app:secret@db/app#frag", "postgres://..."},
 		{"postgres://app@db/app?password=secret&fence-table=", "fence-table is empty"},
+		// Neither fence's nor libpq's or pgx's: it would reach the server
+		// as a setting and fail there as a store error.
+		{"postgres://app:secret@db/app?fence-tabel=x", `unknown parameter "fence-tabel"`},
+		{"postgres://app:secret@db/app?search_path=ops", "options=-c NAME=VALUE"},
 		{"sqlite://", "no file"},
 		{"sqlite:///", "no file"},
 		{"sqlite:///tmp/", "no file"},

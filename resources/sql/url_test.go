@@ -114,6 +114,7 @@ func TestOpenResource(t *testing.T) {
 			"postgres://app:secret@db/app?fence-table=a.b.c",
 			"postgres://app:secret@db:99999/app",
 			"postgres://app:secret@db/app?sslmode=nonsense",
+			"postgres://app:secret@db/app?tabel=x",
 			"sqlite://",
 			"mysql://app:secret@db/app?fence-table=a.b.c",
 			"mysql://app:secret@db/app?tls=bogus",
