@@ -454,10 +454,25 @@ func (l *PortableLocker) fail(ctx context.Context, op, key string, err error) er
 }
 
 func wrapOp(ctx context.Context, backend, op, key string, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+	if cerr := ended(ctx); cerr != nil && !errors.Is(err, cerr) {
 		err = &ctxError{err: err, ctx: cerr}
 	}
 	return &OpError{Backend: backend, Op: op, Key: key, Err: err}
+}
+
+// ended returns ctx.Err(), or context.DeadlineExceeded when ctx's deadline
+// has passed but its timer has not yet marked it done: a client that sets
+// its connection's deadline to ctx's (go-redis, the SQL drivers) fails
+// with a network timeout at that very instant, a moment before ctx.Err()
+// says so, and the error must still match the context's.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // ctxError is an error that happened while ctx ended: it matches both.

@@ -3,6 +3,7 @@ package fence_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -249,6 +250,31 @@ func TestErrorAfterContextEndedWrapsIt(t *testing.T) {
 		t.Error("Renew on an ended ctx reached the driver")
 	}
 }
+
+// TestErrorAtTheDeadlineWrapsIt: a client that sets its connection's
+// deadline to ctx's fails with a network timeout at that instant, before
+// ctx's timer marks it done; the error still matches
+// context.DeadlineExceeded.
+func TestErrorAtTheDeadlineWrapsIt(t *testing.T) {
+	t.Parallel()
+	l, d, _ := newOneKey(t)
+	d.acquire = func(key, owner string, ttl time.Duration) (fence.Lease, error) {
+		return fence.Lease{}, os.ErrDeadlineExceeded
+	}
+	ctx := timerNotYetFired{Context: t.Context(), deadline: time.Now()}
+	if _, err := l.Acquire(ctx, "k", time.Minute, nil); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("Acquire that failed at its deadline = %v; want it to match context.DeadlineExceeded and keep the cause", err)
+	}
+}
+
+// timerNotYetFired is a context whose deadline has passed and whose Err
+// does not say so yet.
+type timerNotYetFired struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c timerNotYetFired) Deadline() (time.Time, bool) { return c.deadline, true }
 
 func TestNewLockerChecksDriverInfo(t *testing.T) {
 	t.Parallel()

@@ -19,6 +19,16 @@
 // (resources/gcs), etcd and etcds (resources/etcd), redis and rediss
 // (resources/redis). fence.LockerSchemes and
 // fence.ResourceSchemes list what is registered.
+//
+// The clients the URL openers make write nothing on standard error and
+// end every call when its context ends; a backend's errors reach the
+// program through the calls that met them. The SDKs that log through a
+// logger of their own client (etcd, the AWS SDK, the MySQL driver,
+// ZooKeeper) are given one that discards everything; Azure's and Cloud
+// Storage's log nothing unless given a listener; go-redis logs through
+// one logger for the whole process, which importing a Redis backend sets
+// to discard everything (internal/redisclient; call goredis.SetLogger
+// after it to get go-redis's lines back).
 package backends
 
 import (

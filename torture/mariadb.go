@@ -151,6 +151,7 @@ func startMariaDB(ctx context.Context, server, installDB, dir string) (*mariaDB,
 func (m *mariaDB) rootDB() (*sql.DB, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr = "root", "unix", m.sock
+	cfg.Logger = &mysql.NopLogger{} // the faults cut connections on purpose
 	c, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err

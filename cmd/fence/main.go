@@ -39,11 +39,10 @@ import (
 	"os"
 	"strings"
 
-	allbackends "github.com/fencekit/fence/backends" // registers every backend's URL schemes
+	_ "github.com/fencekit/fence/backends" // registers every backend's URL schemes
 )
 
 func main() {
-	allbackends.SilenceClientLogs() // the command reports store errors itself
 	c := &cli{stdout: os.Stdout, stderr: os.Stderr}
 	os.Exit(c.main(context.Background(), os.Args[1:]))
 }

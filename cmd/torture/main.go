@@ -42,16 +42,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencekit/fence/backends"
+	_ "github.com/fencekit/fence/backends" // registers every backend's URL schemes
 	"github.com/fencekit/fence/torture"
 )
 
 func main() {
 	log.SetFlags(log.Ltime)
 	log.SetPrefix("torture: ")
-	// The clients' own logs of the connections the faults cut would
-	// bury the table; the run reports the errors it sees.
-	backends.SilenceClientLogs()
 	torture.WorkerMain() // when run as a worker process of a run: see -processes
 	os.Exit(run(os.Args[1:], os.Stdout))
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/fencekit/fence/internal/awsconfig"
 )
 
 // Client builds the DynamoDB client of a dynamodb:// URL from the AWS SDK's
@@ -22,7 +24,7 @@ func Client(ctx context.Context, region, endpoint string, hc *http.Client) (*dyn
 	if region != "" {
 		load = append(load, config.WithRegion(region))
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	cfg, err := awsconfig.Load(ctx, load...)
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}

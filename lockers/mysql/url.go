@@ -34,7 +34,7 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 	if err != nil {
 		return none, err
 	}
-	conn, err := mysqldrv.NewConnector(c.cfg)
+	conn, err := mysqlurl.Connector(c.cfg)
 	if err != nil {
 		return none, c.Invalid(err.Error())
 	}

@@ -11,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisclient"
 	"github.com/fencekit/fence/internal/redisscript"
 )
 
@@ -53,9 +54,9 @@ func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenO
 	}
 	var client goredis.UniversalClient
 	if c.failover != nil {
-		client = goredis.NewFailoverClient(c.failover)
+		client = redisclient.NewFailover(c.failover)
 	} else {
-		client = goredis.NewClient(c.simple)
+		client = redisclient.New(c.simple)
 	}
 	c.opts.Clock = opts.ClockOrSystem()
 	l, err := New(client, &c.opts)

@@ -14,6 +14,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisclient"
 )
 
 func init() { fence.RegisterLocker("redlock", &URLOpener{}) }
@@ -43,7 +44,7 @@ func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenO
 	made := make([]*goredis.Client, len(c.addrs))
 	masters := make([]Client, len(c.addrs))
 	for i, addr := range c.addrs {
-		made[i] = goredis.NewClient(c.clientOptions(addr))
+		made[i] = redisclient.New(c.clientOptions(addr))
 		masters[i] = made[i]
 	}
 	closeClients := func() error {

@@ -7,6 +7,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redisclient"
 	"github.com/fencekit/fence/internal/redisscript"
 )
 
@@ -35,7 +36,7 @@ func (*URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOp
 	if err != nil {
 		return none, err
 	}
-	client := goredis.NewClient(ropts)
+	client := redisclient.New(ropts)
 	r, err := New(client, &o)
 	if err != nil {
 		_ = client.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/awsconfig"
 )
 
 func init() { fence.RegisterResource("s3", URLOpener{}) }
@@ -91,7 +92,7 @@ func (c urlConfig) client(ctx context.Context, hc *http.Client) (*s3.Client, err
 	if c.region != "" {
 		load = append(load, config.WithRegion(c.region))
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	cfg, err := awsconfig.Load(ctx, load...)
 	if err != nil {
 		return nil, &fence.OpError{Backend: backendName, Op: "open", Err: fmt.Errorf("AWS configuration: %w", err)}
 	}

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"net/url"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/mysqlurl"
 )
@@ -46,7 +44,7 @@ func (*MySQLURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.O
 	if err != nil {
 		return none, err
 	}
-	connector, err := mysql.NewConnector(c.mysql.Config)
+	connector, err := mysqlurl.Connector(c.mysql.Config)
 	if err != nil {
 		return none, c.mysql.Invalid(err.Error())
 	}
