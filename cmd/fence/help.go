@@ -38,7 +38,9 @@ SUBCOMMANDS
            If the lease is lost while COMMAND runs (a renewal is refused,
            someone ran fence break, the store stayed unreachable until the
            lease ran out), fence sends SIGTERM to the group, then SIGKILL
-           after --grace, and exits with status 79.
+           to what is left of the group after --grace (processes COMMAND
+           started included), and exits with status 79 once the group is
+           gone.
   inspect  Describe KEY without taking it: free or held, the holder, the
            last token issued and the expiry where the store reports it.
   break    Free KEY whoever holds it (an operator action). The holder's
@@ -143,8 +145,8 @@ var subHelp = map[string]string{
 
 Runs COMMAND under a lease on KEY with FENCE_TOKEN, FENCE_KEY and
 FENCE_OWNER in its environment; renews the lease every TTL/3; on loss sends
-SIGTERM to the command's process group, then SIGKILL after --grace, and
-exits 79. Exits 75 when KEY is busy, 64 on bad usage, 69 on store errors,
+SIGTERM to the command's process group, then SIGKILL to what is left of
+the group after --grace, and exits 79 once the group is gone. Exits 75 when KEY is busy, 64 on bad usage, 69 on store errors,
 otherwise with the command's status.
 
   --ttl D      lease duration (default 30s)
