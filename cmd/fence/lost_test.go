@@ -34,6 +34,9 @@ func TestLeaseLostTerm(t *testing.T) {
 		if strings.Contains(r.stderr, "SIGKILL") {
 			t.Errorf("the command exited on SIGTERM, yet fence speaks of SIGKILL: %v", r)
 		}
+		if n := strings.Count(r.stderr, `lease on "lost"`); n != 1 {
+			t.Errorf("the lost lease is reported %d times, want once: %v", n, r)
+		}
 		out := filepath.Join(t.TempDir(), "token")
 		wantCode(t, fenceRun(t, nil, "run", "--ttl", b.ttl, "--store", store, "lost", "--", "sh", "-c", `echo "$FENCE_TOKEN" > `+shellQuote(out)), 0)
 		if next := readToken(t, out); next <= broken {

@@ -95,7 +95,9 @@ func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int 
 		c.errorf("interrupted by %v before the command started", sup.interrupted())
 		return exitSignal + int(sup.interrupted())
 	case errors.Is(err, fence.ErrLeaseLost):
-		c.errorf("%s", lostMessage(err))
+		if !sup.lostReported() { // the command had ended: stop did not run
+			c.errorf("%s", lostMessage(err))
+		}
 		if st := sup.status(); st != "" {
 			c.errorf("the command %s", st)
 		}

@@ -40,6 +40,9 @@ type supervisor struct {
 	pgid    int  // the command's process group while it runs, else 0
 	intr    syscall.Signal
 	outcome string // how the command ended, for reports
+	// lostSaid: stop printed the lost lease, which runResult then does
+	// not repeat.
+	lostSaid bool
 }
 
 func newSupervisor(c *cli, argv []string, grace time.Duration) *supervisor {
@@ -165,7 +168,10 @@ func (s *supervisor) run(ctx context.Context, h *fence.Handle) error {
 // SIGKILL to the group, and waits for the group to go (up to killWait).
 func (s *supervisor) stop(ctx context.Context, waited <-chan error) error {
 	s.c.errorf("%s; sending SIGTERM to the command", lostMessage(context.Cause(ctx)))
-	pgid := s.groupID()
+	s.mu.Lock()
+	s.lostSaid = true
+	pgid := s.pgid
+	s.mu.Unlock()
 	s.signal(syscall.SIGTERM)
 	var werr error
 	exited := false
@@ -228,11 +234,11 @@ func groupAlive(pgid int) bool {
 	return pgid != 0 && !errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }
 
-// groupID returns the command's process group, or 0.
-func (s *supervisor) groupID() int {
+// lostReported reports whether stop has printed the lost lease.
+func (s *supervisor) lostReported() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pgid
+	return s.lostSaid
 }
 
 func (s *supervisor) signal(sig syscall.Signal) {
