@@ -23,9 +23,10 @@ const EnvStore = "FENCE_STORE"
 
 // command is the flag set of a subcommand and its --store flag.
 type command struct {
-	name  string
-	fs    *flag.FlagSet
-	store *string
+	name    string
+	fs      *flag.FlagSet
+	store   *string
+	timeout time.Duration
 	// badValue is the first flag value that did not parse, for parse to
 	// report in the user's own spelling.
 	badValue *flagValueError
@@ -36,6 +37,7 @@ func newCommand(name string) *command {
 	fs.SetOutput(io.Discard) // errors are reported by fence, help by subHelp
 	c := &command{name: name, fs: fs}
 	c.store = fs.String("store", os.Getenv(EnvStore), "store URL (default $"+EnvStore+")")
+	c.duration(&c.timeout, "timeout", DefaultTimeout, "bound on each store call")
 	return c
 }
 
@@ -50,6 +52,12 @@ func (cmd *command) parse(c *cli, args []string) ([]string, error) {
 	}
 	if bad := cmd.badValue; bad != nil {
 		return nil, usagef("%s %s", spelling(args, bad.name), bad.msg)
+	}
+	if err == nil && cmd.timeout <= 0 {
+		err = usagef("%s %v is not positive", spelling(args, "timeout"), cmd.timeout)
+	}
+	if _, ok := err.(*usageError); ok {
+		return nil, err
 	}
 	if err != nil {
 		msg := err.Error()
@@ -188,15 +196,20 @@ func (cmd *command) open(ctx context.Context, c *cli) (*fence.PortableLocker, er
 	if len(pws) > 0 && storeFromFlag(cmd.fs) {
 		c.errorf("warning: the store URL on the command line carries a password, which other users can read in ps; put the URL in $%s, or the password where the store's SDK reads it from the environment", EnvStore)
 	}
-	l, err := fence.OpenLocker(ctx, raw)
+	c.store, c.timeout = c.scrub(raw), cmd.timeout
+	var l *fence.PortableLocker
+	err = c.call(ctx, func(ctx context.Context) error {
+		var err error
+		l, err = fence.OpenLocker(ctx, raw)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	if l.Info().InProcess {
 		_ = l.Close()
-		return nil, usagef("the store %s lives inside one process: another fence command could not see its leases", c.scrub(raw))
+		return nil, usagef("the store %s lives inside one process: another fence command could not see its leases", c.store)
 	}
-	c.store = c.scrub(raw)
 	return l, nil
 }
 

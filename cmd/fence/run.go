@@ -19,6 +19,8 @@ const DefaultGrace = 10 * time.Second
 type runFlags struct {
 	ttl, wait, grace time.Duration
 	noWait, verbose  bool
+	// callTimeout bounds each store call under the lease.
+	callTimeout time.Duration
 }
 
 // run runs a command under a lease.
@@ -33,7 +35,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	defer locker.Close()
+	defer c.closeLocker(locker)
 
 	sup := newSupervisor(c, argv, f.grace)
 	stop := sup.watchSignals()
@@ -42,7 +44,14 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	defer cancel()
 	sup.cancelAcquire = cancel
 
-	g, err := guard.New(locker, &guard.Options{TTL: f.ttl, AcquireTimeout: f.wait, Observer: c.observer(f.verbose)})
+	// Each acquisition attempt, renewal and re-read is bounded by the
+	// guard's call timeout (TTL/3, at most 5 s), and by --timeout when
+	// shorter; the release by --timeout.
+	f.callTimeout = min(c.timeout, f.ttl/3, guard.DefaultMaxCallTimeout)
+	g, err := guard.New(locker, &guard.Options{
+		TTL: f.ttl, AcquireTimeout: f.wait, Observer: c.observer(f.verbose),
+		CallTimeout: f.callTimeout, ReleaseTimeout: c.timeout,
+	})
 	if err != nil {
 		return c.fail(err)
 	}
@@ -121,7 +130,7 @@ func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int 
 	case errors.As(err, &exit):
 		return exit.code // the command's own status, silently
 	}
-	return c.fail(err)
+	return c.fail(c.storeErr(nil, err, f.callTimeout))
 }
 
 // lostMessage describes a lost lease without owner ids.

@@ -38,6 +38,7 @@ func TestUsage(t *testing.T) {
 		{"wait and no-wait", []string{"run", "--wait", "5s", "--no-wait", "--store", pg, "k", "--", "true"}, "exclude each other"},
 		{"negative wait", []string{"run", "--wait", "-1s", "--store", pg, "k", "--", "true"}, "negative"},
 		{"zero ttl", []string{"run", "--ttl", "0s", "--store", pg, "k", "--", "true"}, "not positive"},
+		{"zero timeout", []string{"inspect", "--timeout", "0s", "--store", pg, "k"}, "--timeout 0s is not positive"},
 		{"negative grace", []string{"run", "--grace", "-1s", "--store", pg, "k", "--", "true"}, "negative"},
 		{"bad duration", []string{"run", "--ttl", "soon", "--store", pg, "k", "--", "true"}, "soon"},
 		{"duration without unit", []string{"run", "--ttl", "5", "--store", pg, "k", "--", "true"}, `fence: --ttl "5" needs a unit: 5s`},
