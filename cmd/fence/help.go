@@ -99,9 +99,12 @@ STORE URLS
   Stores without a clock of their own to time leases are clock-free by
   default: a lease that was not released is taken over only after a
   contender has watched it unchanged for a full TTL, so after a holder
-  crashes a new fence run needs --wait longer than the TTL. Their
-  trusted-clock=true takes over at the stored expiry instead, trusting
-  every machine's wall clock to within max-clock-skew.
+  crashes a new fence run needs --wait longer than the TTL: with
+  --no-wait every later run exits 75, however long after the crash. A
+  cron job should therefore run with --wait longer than the TTL (and
+  shorter than its period), on every store. Their trusted-clock=true
+  takes over at the stored expiry instead, trusting every machine's wall
+  clock to within max-clock-skew.
 
 CREDENTIALS come from each backend's SDK and its usual environment
 (variables, credential files, instance roles), never from flags. A URL
@@ -158,7 +161,10 @@ otherwise with the command's status.
 
   --ttl D      lease duration (default 30s)
   --no-wait    exit 75 at once when KEY is held (the default)
-  --wait D     wait up to D for KEY when it is held
+  --wait D     wait up to D for KEY when it is held. A cron job should
+               give a D longer than the TTL and shorter than its period: on
+               a clock-free store a holder that crashed is taken over only
+               by a run that waits longer than the TTL
   --grace D    SIGTERM to SIGKILL delay after a lost lease (default 10s)
   -v, --verbose
                report the lease's events on stderr

@@ -117,12 +117,15 @@ func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int 
 			msg += fmt.Sprintf(" (token %d)", held.Token)
 		}
 		if !held.ValidUntil.IsZero() {
-			msg += fmt.Sprintf(" until %s", held.ValidUntil.UTC().Format(time.RFC3339))
+			msg += fmt.Sprintf(", not free before %s", held.ValidUntil.UTC().Format(time.RFC3339))
 		}
 		if f.wait > 0 {
 			msg += fmt.Sprintf("; gave up after waiting %v", f.wait)
 		}
 		c.errorf("%s; the command did not run", msg)
+		if f.wait <= f.ttl {
+			c.errorf("hint: a lease that is not released does not free the key by itself on a clock-free store: a holder that crashed is taken over only by a run that waits longer than the TTL, such as --wait %v (see fence help run)", 2*f.ttl)
+		}
 		return exitBusy
 	case errors.As(err, &start):
 		c.errorf("%v", start)
