@@ -211,6 +211,11 @@ func (e *UnknownOutcomeError) detail() string {
 	if e.Highest != 0 {
 		msg += fmt.Sprintf(" and then replaced by token %d", e.Highest)
 	}
+	if e.Highest > e.Token {
+		// A newer holder wrote: whatever became of this write, the
+		// resource now refuses every write with this token.
+		msg += fmt.Sprintf(" (a newer holder's; the resource now refuses writes with token %d)", e.Token)
+	}
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}

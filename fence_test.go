@@ -84,7 +84,7 @@ func TestErrorsMatchSentinels(t *testing.T) {
 		{&fence.InvalidError{Field: "ttl", Reason: "negative"}, fence.ErrInvalid, "invalid ttl: negative"},
 		{&fence.CorruptError{Key: "k", Reason: "token is not a number"}, fence.ErrCorrupt, "token is not a number"},
 		{&fence.NotFoundError{Key: "n", Tombstone: true}, fence.ErrNotFound, "deleted"},
-		{&fence.UnknownOutcomeError{Key: "r", Token: 4, Highest: 5, Err: reason}, fence.ErrUnknownOutcome, "replaced by token 5"},
+		{&fence.UnknownOutcomeError{Key: "r", Token: 4, Highest: 5, Err: reason}, fence.ErrUnknownOutcome, "replaced by token 5 (a newer holder's; the resource now refuses writes with token 4)"},
 	}
 	all := []error{fence.ErrHeld, fence.ErrNotHeld, fence.ErrLeaseLost, fence.ErrStaleToken, fence.ErrInvalid, fence.ErrCorrupt, fence.ErrNotFound, fence.ErrUnknownOutcome}
 	for _, tt := range tests {

@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/guard"
@@ -19,9 +23,13 @@ const EnvStore = "FENCE_STORE"
 
 // command is the flag set of a subcommand and its --store flag.
 type command struct {
-	name  string
-	fs    *flag.FlagSet
-	store *string
+	name    string
+	fs      *flag.FlagSet
+	store   *string
+	timeout time.Duration
+	// badValue is the first flag value that did not parse, for parse to
+	// report in the user's own spelling.
+	badValue *flagValueError
 }
 
 func newCommand(name string) *command {
@@ -29,21 +37,109 @@ func newCommand(name string) *command {
 	fs.SetOutput(io.Discard) // errors are reported by fence, help by subHelp
 	c := &command{name: name, fs: fs}
 	c.store = fs.String("store", os.Getenv(EnvStore), "store URL (default $"+EnvStore+")")
+	c.duration(&c.timeout, "timeout", DefaultTimeout, "bound on each store call")
 	return c
 }
 
 // parse parses args and returns the positional arguments. --help prints
-// the subcommand's help and returns errHelp.
+// the subcommand's help and returns errHelp. A bad flag is reported with
+// the flag spelt as the user typed it (-ttl or --ttl).
 func (cmd *command) parse(c *cli, args []string) ([]string, error) {
 	err := cmd.fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(c.stdout, subHelp[cmd.name])
 		return nil, errHelp
 	}
+	if bad := cmd.badValue; bad != nil {
+		return nil, usagef("%s %s", spelling(args, bad.name), bad.msg)
+	}
+	if err == nil && cmd.timeout <= 0 {
+		err = usagef("%s %v is not positive", spelling(args, "timeout"), cmd.timeout)
+	}
+	if _, ok := err.(*usageError); ok {
+		return nil, err
+	}
 	if err != nil {
-		return nil, usagef("%v", err)
+		msg := err.Error()
+		if m := needsValue.FindStringSubmatch(msg); m != nil {
+			msg = spelling(args, m[1]) + " needs a value"
+		} else if m := undefined.FindStringSubmatch(msg); m != nil {
+			msg = "unknown option " + spelling(args, m[1])
+		}
+		return nil, usagef("%s", msg)
 	}
 	return cmd.fs.Args(), nil
+}
+
+// The flag package's errors that name a flag, as "-name".
+var (
+	needsValue = regexp.MustCompile(`^flag needs an argument: -(.*)$`)
+	undefined  = regexp.MustCompile(`^flag provided but not defined: -(.*)$`)
+)
+
+// spelling returns flag name as args spell it, with one dash or two
+// ("--" when args do not have it).
+func spelling(args []string, name string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-"+name || strings.HasPrefix(a, "-"+name+"=") {
+			return "-" + name
+		}
+	}
+	return "--" + name
+}
+
+// flagValueError is a flag value that does not parse: msg says why.
+type flagValueError struct{ name, msg string }
+
+// durationFlag is a flag holding a Go duration. Its errors say that a
+// number needs a unit, and that a value looking like the next flag means
+// the flag's own value is missing.
+type durationFlag struct {
+	cmd  *command
+	name string
+	d    *time.Duration
+}
+
+func (cmd *command) duration(p *time.Duration, name string, value time.Duration, usage string) {
+	*p = value
+	cmd.fs.Var(&durationFlag{cmd: cmd, name: name, d: p}, name, usage)
+}
+
+func (f *durationFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f *durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err == nil {
+		*f.d = d
+		return nil
+	}
+	var msg string
+	switch {
+	case len(s) > 1 && s[0] == '-' && (s[1] == '-' || unicode.IsLetter(rune(s[1]))):
+		msg = fmt.Sprintf("needs a value (a duration such as 30s), but the next argument is the option %q", s)
+	case isNumber(s):
+		msg = fmt.Sprintf("%q needs a unit: %ss, %sms or %sm, say", s, s, s, s)
+	default:
+		msg = fmt.Sprintf("%q is not a duration (such as 500ms, 30s, 5m or 1h30m)", s)
+	}
+	if f.cmd.badValue == nil {
+		f.cmd.badValue = &flagValueError{name: f.name, msg: msg}
+	}
+	return errors.New(msg)
+}
+
+// isNumber reports whether s is a number without a unit.
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }
 
 var errHelp = errors.New("help shown")
@@ -54,10 +150,10 @@ var errHelp = errors.New("help shown")
 // runCommand is the flag set of fence run, filling f.
 func runCommand(f *runFlags) *command {
 	cmd := newCommand("run")
-	cmd.fs.DurationVar(&f.ttl, "ttl", guard.DefaultTTL, "lease duration")
-	cmd.fs.DurationVar(&f.wait, "wait", 0, "wait up to this long for the lock")
+	cmd.duration(&f.ttl, "ttl", guard.DefaultTTL, "lease duration")
+	cmd.duration(&f.wait, "wait", 0, "wait up to this long for the lock")
 	cmd.fs.BoolVar(&f.noWait, "no-wait", false, "fail at once when the lock is held (the default)")
-	cmd.fs.DurationVar(&f.grace, "grace", DefaultGrace, "time between SIGTERM and SIGKILL after a lost lease")
+	cmd.duration(&f.grace, "grace", DefaultGrace, "time between SIGTERM and SIGKILL after a lost lease")
 	cmd.fs.BoolVar(&f.verbose, "v", false, "report acquisition, renewals and release on stderr")
 	cmd.fs.BoolVar(&f.verbose, "verbose", false, "same as -v")
 	return cmd
@@ -100,15 +196,20 @@ func (cmd *command) open(ctx context.Context, c *cli) (*fence.PortableLocker, er
 	if len(pws) > 0 && storeFromFlag(cmd.fs) {
 		c.errorf("warning: the store URL on the command line carries a password, which other users can read in ps; put the URL in $%s, or the password where the store's SDK reads it from the environment", EnvStore)
 	}
-	l, err := fence.OpenLocker(ctx, raw)
+	c.store, c.timeout = c.scrub(raw), cmd.timeout
+	var l *fence.PortableLocker
+	err = c.call(ctx, func(ctx context.Context) error {
+		var err error
+		l, err = fence.OpenLocker(ctx, raw)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	if l.Info().InProcess {
 		_ = l.Close()
-		return nil, usagef("the store %s lives inside one process: another fence command could not see its leases", c.scrub(raw))
+		return nil, usagef("the store %s lives inside one process: another fence command could not see its leases", c.store)
 	}
-	c.store = c.scrub(raw)
 	return l, nil
 }
 

@@ -6,10 +6,10 @@ import (
 	"github.com/fencekit/fence"
 )
 
-const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] --store URL KEY -- COMMAND [ARGS...]
-       fence inspect [--json] [--show-owner] --store URL KEY
-       fence break [--json] [--show-owner] --store URL KEY
-       fence init --store URL
+const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] --store URL KEY -- COMMAND [ARGS...]
+       fence inspect [--json] [--show-owner] [--timeout D] --store URL KEY
+       fence break [--json] [--show-owner] [--timeout D] --store URL KEY
+       fence init [--timeout D] --store URL
        fence help [SUBCOMMAND]
 `
 
@@ -38,7 +38,9 @@ SUBCOMMANDS
            If the lease is lost while COMMAND runs (a renewal is refused,
            someone ran fence break, the store stayed unreachable until the
            lease ran out), fence sends SIGTERM to the group, then SIGKILL
-           after --grace, and exits with status 79.
+           to what is left of the group after --grace (processes COMMAND
+           started included), and exits with status 79 once the group is
+           gone.
   inspect  Describe KEY without taking it: free or held, the holder, the
            last token issued and the expiry where the store reports it.
   break    Free KEY whoever holds it (an operator action). The holder's
@@ -65,6 +67,13 @@ OPTIONS OF RUN (before KEY)
                release on stderr.
   --store URL  the store (default: $FENCE_STORE). Also on inspect, break,
                init.
+  --timeout D  the bound on each store call (default 10s; also on inspect,
+               break, init): opening the store, each read, break or
+               create, and run's release. run's acquisition attempts and
+               renewals are bounded by the shorter of D and TTL/3 (at most
+               5s). When a call does not answer in time or the store
+               cannot be reached, fence exits 69 naming the store's
+               address and the bound.
   --json       (inspect, break) print the state as one JSON object:
                {"key", "held", "owner", "token", "valid_until",
                "remaining_seconds"}; the last two only where known.
@@ -90,9 +99,12 @@ STORE URLS
   Stores without a clock of their own to time leases are clock-free by
   default: a lease that was not released is taken over only after a
   contender has watched it unchanged for a full TTL, so after a holder
-  crashes a new fence run needs --wait longer than the TTL. Their
-  trusted-clock=true takes over at the stored expiry instead, trusting
-  every machine's wall clock to within max-clock-skew.
+  crashes a new fence run needs --wait longer than the TTL: with
+  --no-wait every later run exits 75, however long after the crash. A
+  cron job should therefore run with --wait longer than the TTL (and
+  shorter than its period), on every store. Their trusted-clock=true
+  takes over at the stored expiry instead, trusting every machine's wall
+  clock to within max-clock-skew.
 
 CREDENTIALS come from each backend's SDK and its usual environment
 (variables, credential files, instance roles), never from flags. A URL
@@ -106,8 +118,8 @@ EXIT STATUS
   1-125   run: the command's own exit status.
   64      bad usage: unknown option, missing KEY or COMMAND, bad store URL,
           a TTL or key the store does not accept. Nothing was run.
-  69      the store failed or could not be reached, or holds a corrupted
-          record. Nothing was run (or, after the command: see stderr).
+  69      the store failed, could not be reached or did not answer within
+          --timeout, or holds a corrupted record. Nothing was run (or, after the command: see stderr).
   75      run: KEY is held by another owner (with --wait: still held when
           the wait ended). The command did not run. Try again later.
   79      run: the lease was lost while the command ran. fence stopped the
@@ -139,26 +151,31 @@ then costs a refused write, never corrupted data.
 
 // subHelp is the help of each subcommand (fence help SUB, fence SUB -h).
 var subHelp = map[string]string{
-	"run": `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] --store URL KEY -- COMMAND [ARGS...]
+	"run": `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] --store URL KEY -- COMMAND [ARGS...]
 
 Runs COMMAND under a lease on KEY with FENCE_TOKEN, FENCE_KEY and
 FENCE_OWNER in its environment; renews the lease every TTL/3; on loss sends
-SIGTERM to the command's process group, then SIGKILL after --grace, and
-exits 79. Exits 75 when KEY is busy, 64 on bad usage, 69 on store errors,
+SIGTERM to the command's process group, then SIGKILL to what is left of
+the group after --grace, and exits 79 once the group is gone. Exits 75 when KEY is busy, 64 on bad usage, 69 on store errors,
 otherwise with the command's status.
 
   --ttl D      lease duration (default 30s)
   --no-wait    exit 75 at once when KEY is held (the default)
-  --wait D     wait up to D for KEY when it is held
+  --wait D     wait up to D for KEY when it is held. A cron job should
+               give a D longer than the TTL and shorter than its period: on
+               a clock-free store a holder that crashed is taken over only
+               by a run that waits longer than the TTL
   --grace D    SIGTERM to SIGKILL delay after a lost lease (default 10s)
   -v, --verbose
                report the lease's events on stderr
+  --timeout D  bound on each store call (default 10s; attempts and
+               renewals: the shorter of D and TTL/3); exit 69 when passed
   --store URL  the store (default $FENCE_STORE)
 
 Pass $FENCE_TOKEN to the resource you write: holding the lock alone is
 not a safety guarantee. See ` + "`fence help`" + ` for store URLs and exit codes.
 `,
-	"inspect": `usage: fence inspect [--json] [--show-owner] --store URL KEY
+	"inspect": `usage: fence inspect [--json] [--show-owner] [--timeout D] --store URL KEY
 
 Describes KEY without taking it: free or held, the holder (or last
 holder), the last token issued and the expiry where the store reports it.
@@ -170,9 +187,10 @@ digits), not the id itself.
   --show-owner also print the raw owner id ("owner id:", JSON "owner_id").
                Warning: on most stores whoever reads it can release or
                renew the lease; keep it out of logs and tickets
+  --timeout D  bound on each store call (default 10s); exit 69 when passed
   --store URL  the store (default $FENCE_STORE)
 `,
-	"break": `usage: fence break [--json] [--show-owner] --store URL KEY
+	"break": `usage: fence break [--json] [--show-owner] [--timeout D] --store URL KEY
 
 Frees KEY whoever holds it and prints its state afterwards. The holder's
 next renewal fails (a fence run holding it stops its command and exits
@@ -181,13 +199,16 @@ resources refuse the old holder's writes once the new token reached them.
 
   --json       print the state after the break as JSON (see inspect)
   --show-owner also print the raw owner id of the last holder (see inspect)
+  --timeout D  bound on each store call (default 10s); exit 69 when passed
   --store URL  the store (default $FENCE_STORE)
 `,
-	"init": `usage: fence init --store URL
+	"init": `usage: fence init [--timeout D] --store URL
 
 Creates the table, container or bucket the store keeps its leases in, if
-it does not exist.
+it does not exist. A store with nothing to create (a key space) is read
+once, to see that it answers.
 
+  --timeout D  bound on each store call (default 10s); exit 69 when passed
   --store URL  the store (default $FENCE_STORE)
 `,
 }

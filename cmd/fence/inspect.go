@@ -22,8 +22,12 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	defer locker.Close()
-	info, err := locker.Inspect(ctx, key)
+	defer c.closeLocker(locker)
+	var info fence.LockInfo
+	err = c.call(ctx, func(ctx context.Context) (err error) {
+		info, err = locker.Inspect(ctx, key)
+		return err
+	})
 	if err != nil {
 		return c.fail(err)
 	}
@@ -46,11 +50,15 @@ func (c *cli) breakKey(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	defer locker.Close()
-	if err := locker.Break(ctx, key); err != nil {
+	defer c.closeLocker(locker)
+	if err := c.call(ctx, func(ctx context.Context) error { return locker.Break(ctx, key) }); err != nil {
 		return c.fail(err)
 	}
-	info, err := locker.Inspect(ctx, key)
+	var info fence.LockInfo
+	err = c.call(ctx, func(ctx context.Context) (err error) {
+		info, err = locker.Inspect(ctx, key)
+		return err
+	})
 	if err != nil {
 		return c.fail(fmt.Errorf("broke %q, but could not read it back: %w", key, err))
 	}
@@ -81,11 +89,19 @@ func (c *cli) initStore(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	defer locker.Close()
-	switch err := locker.Create(ctx); {
+	defer c.closeLocker(locker)
+	switch err := c.call(ctx, locker.Create); {
 	case errors.Is(err, errors.ErrUnsupported):
 		// etcd and Redis keep leases in a key space that needs no
-		// table, container or bucket.
+		// table, container or bucket: the store is ready once it
+		// answers, which a read of a key shows.
+		err = c.call(ctx, func(ctx context.Context) error {
+			_, err := locker.Inspect(ctx, initProbe)
+			return err
+		})
+		if err != nil {
+			return c.fail(err)
+		}
 		fmt.Fprintf(c.stdout, "store ready (nothing to create): %s\n", c.store)
 		return 0
 	case err != nil:
@@ -94,6 +110,10 @@ func (c *cli) initStore(ctx context.Context, args []string) int {
 	fmt.Fprintf(c.stdout, "store ready: %s\n", c.store)
 	return 0
 }
+
+// initProbe is the key fence init reads on a store with nothing to
+// create, to see that the store answers.
+const initProbe = "fence-init"
 
 // parseKey parses the flags and the single KEY argument.
 func (cmd *command) parseKey(c *cli, args []string) (string, error) {

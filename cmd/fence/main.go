@@ -1,15 +1,16 @@
 // Command fence runs commands under distributed leases with fencing
 // tokens, and inspects and breaks those leases: flock(1) across machines.
 //
-//	fence init    --store URL
-//	fence run     [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] --store URL KEY [--] COMMAND [ARGS...]
-//	fence inspect [--json] [--show-owner] --store URL KEY
-//	fence break   [--json] [--show-owner] --store URL KEY
+//	fence init    [--timeout D] --store URL
+//	fence run     [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] --store URL KEY [--] COMMAND [ARGS...]
+//	fence inspect [--json] [--show-owner] [--timeout D] --store URL KEY
+//	fence break   [--json] [--show-owner] [--timeout D] --store URL KEY
 //	fence help    [SUBCOMMAND]
 //
 // Flags go before KEY, with one dash or two:
 //
 //	--store URL    init, run, inspect, break: the store (default $FENCE_STORE)
+//	--timeout D    init, run, inspect, break: the bound on each store call (default 10s); exit 69 naming the store when it passes
 //	--ttl D        run: the lease duration (default 30s), renewed every D/3
 //	--no-wait      run: exit 75 at once when KEY is held (the default)
 //	--wait D       run: when KEY is held, wait up to D for its release
@@ -38,6 +39,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	_ "github.com/fencekit/fence/backends" // registers every backend's URL schemes
 )
@@ -53,8 +55,10 @@ type cli struct {
 	stdout, stderr io.Writer
 	sub            string
 	secrets        []string
-	// store is the store URL with its passwords masked, once opened.
+	// store is the store URL with its passwords masked, once parsed.
 	store string
+	// timeout bounds each store call (--timeout).
+	timeout time.Duration
 }
 
 // main dispatches to a subcommand and returns the exit status.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/fencekit/fence"
@@ -36,10 +38,42 @@ func (c *cli) observer(verbose bool) *guard.Observer {
 		c.errorf("acquired %q: token %d, ttl %v, after %d attempt(s) in %v",
 			e.Lease.Key, e.Lease.Token, e.Lease.TTL, e.Attempts, e.Latency.Round(time.Millisecond))
 	}
-	o.Renewed = func(e guard.RenewedEvent) {
-		if e.Err != nil {
-			c.errorf("renewal of %q (token %d) failed: %v", e.Lease.Key, e.Lease.Token, e.Err)
-		}
-	}
+	var r renewals
+	o.Renewed = func(e guard.RenewedEvent) { r.report(c, e) }
 	return o
+}
+
+// renewals reports failed renewals without repeating itself: a failure
+// is printed when its error differs from the previous one's, and the
+// same error again is only counted, the count printed with the next
+// report or once a renewal succeeds again.
+type renewals struct {
+	mu      sync.Mutex
+	last    string // the error of the last failure printed, "" after a success
+	repeats int    // failures with that error since it was printed
+}
+
+func (r *renewals) report(c *cli, e guard.RenewedEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	what := fmt.Sprintf("renewal of %q (token %d)", e.Lease.Key, e.Lease.Token)
+	switch {
+	case e.Err == nil && r.last != "":
+		c.errorf("%s succeeded%s", what, r.again())
+		r.last, r.repeats = "", 0
+	case e.Err == nil:
+	case e.Err.Error() == r.last:
+		r.repeats++
+	default:
+		c.errorf("%s failed: %v%s", what, e.Err, r.again())
+		r.last, r.repeats = e.Err.Error(), 0
+	}
+}
+
+// again says how often the last printed failure was repeated unprinted.
+func (r *renewals) again() string {
+	if r.repeats == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the previous failure was repeated %d more time(s))", r.repeats)
 }

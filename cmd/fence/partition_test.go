@@ -100,7 +100,7 @@ func TestLeaseLostToPartition(t *testing.T) {
 	// out on fence's clock it goes to the store, which cannot be reached;
 	// after that the portable locker refuses it without trying. A TTL of
 	// 2 s leaves the command 200 ms to exit.
-	p := startFence(t, nil, "run", "--ttl", "2s", "--grace", "30s", "--store", u.String()+"&connect_timeout=1", "cut", "--", "sh", "-c", script)
+	p := startFence(t, nil, "run", "-v", "--ttl", "2s", "--grace", "30s", "--store", u.String()+"&connect_timeout=1", "cut", "--", "sh", "-c", script)
 	waitFor(t, "the command to start", func() bool { return exists(started) })
 	proxy.Cut()
 	r := p.wait()
@@ -112,6 +112,26 @@ func TestLeaseLostToPartition(t *testing.T) {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q: %v", want, r)
 		}
+	}
+	// Each renewal failure is reported once, not once per retry; the
+	// lost lease once.
+	if n := strings.Count(r.stderr, `lease on "cut"`); n != 1 {
+		t.Errorf("the lost lease is reported %d times, want once: %v", n, r)
+	}
+	failures := 0
+	seen := map[string]bool{}
+	for _, line := range strings.Split(r.stderr, "\n") {
+		line, _, _ = strings.Cut(line, " (the previous failure was repeated")
+		if strings.Contains(line, "renewal of") && strings.Contains(line, "failed") {
+			failures++
+			if seen[line] {
+				t.Errorf("a renewal failure is reported again: %q\n%v", line, r)
+			}
+			seen[line] = true
+		}
+	}
+	if failures == 0 {
+		t.Errorf("-v reports no renewal failure: %v", r)
 	}
 	// The lease was never released: it runs out on the server.
 	waitFor(t, "the unreleased lease to expire", func() bool { return !inspectJSON(t, store, "cut").Held })

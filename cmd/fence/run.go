@@ -19,6 +19,8 @@ const DefaultGrace = 10 * time.Second
 type runFlags struct {
 	ttl, wait, grace time.Duration
 	noWait, verbose  bool
+	// callTimeout bounds each store call under the lease.
+	callTimeout time.Duration
 }
 
 // run runs a command under a lease.
@@ -33,7 +35,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	defer locker.Close()
+	defer c.closeLocker(locker)
 
 	sup := newSupervisor(c, argv, f.grace)
 	stop := sup.watchSignals()
@@ -42,7 +44,14 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	defer cancel()
 	sup.cancelAcquire = cancel
 
-	g, err := guard.New(locker, &guard.Options{TTL: f.ttl, AcquireTimeout: f.wait, Observer: c.observer(f.verbose)})
+	// Each acquisition attempt, renewal and re-read is bounded by the
+	// guard's call timeout (TTL/3, at most 5 s), and by --timeout when
+	// shorter; the release by --timeout.
+	f.callTimeout = min(c.timeout, f.ttl/3, guard.DefaultMaxCallTimeout)
+	g, err := guard.New(locker, &guard.Options{
+		TTL: f.ttl, AcquireTimeout: f.wait, Observer: c.observer(f.verbose),
+		CallTimeout: f.callTimeout, ReleaseTimeout: c.timeout,
+	})
 	if err != nil {
 		return c.fail(err)
 	}
@@ -95,7 +104,9 @@ func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int 
 		c.errorf("interrupted by %v before the command started", sup.interrupted())
 		return exitSignal + int(sup.interrupted())
 	case errors.Is(err, fence.ErrLeaseLost):
-		c.errorf("%s", lostMessage(err))
+		if !sup.lostReported() { // the command had ended: stop did not run
+			c.errorf("%s", lostMessage(err))
+		}
 		if st := sup.status(); st != "" {
 			c.errorf("the command %s", st)
 		}
@@ -106,12 +117,15 @@ func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int 
 			msg += fmt.Sprintf(" (token %d)", held.Token)
 		}
 		if !held.ValidUntil.IsZero() {
-			msg += fmt.Sprintf(" until %s", held.ValidUntil.UTC().Format(time.RFC3339))
+			msg += fmt.Sprintf(", not free before %s", held.ValidUntil.UTC().Format(time.RFC3339))
 		}
 		if f.wait > 0 {
 			msg += fmt.Sprintf("; gave up after waiting %v", f.wait)
 		}
 		c.errorf("%s; the command did not run", msg)
+		if f.wait <= f.ttl {
+			c.errorf("hint: a lease that is not released does not free the key by itself on a clock-free store: a holder that crashed is taken over only by a run that waits longer than the TTL, such as --wait %v (see fence help run)", 2*f.ttl)
+		}
 		return exitBusy
 	case errors.As(err, &start):
 		c.errorf("%v", start)
@@ -119,7 +133,7 @@ func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int 
 	case errors.As(err, &exit):
 		return exit.code // the command's own status, silently
 	}
-	return c.fail(err)
+	return c.fail(c.storeErr(nil, err, f.callTimeout))
 }
 
 // lostMessage describes a lost lease without owner ids.

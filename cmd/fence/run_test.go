@@ -224,3 +224,34 @@ func readLines(t *testing.T, path string) []string {
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }
+
+// TestCrashedHolderClockFree: on the clock-free stores, after the holder
+// was killed with its lease, a --no-wait run exits 75 and says that only
+// a run waiting longer than the TTL takes the key over; such a run does.
+func TestCrashedHolderClockFree(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"dynamo-clock-free", "gcs-clock-free"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := backendNamed(t, name)
+			store := b.store(t)
+			h := startHolder(t, b, store, "crash")
+			if err := h.p.cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			h.p.wait()
+			r := fenceRun(t, nil, "run", "--no-wait", "--ttl", b.ttl, "--store", store, "crash", "--", "true")
+			wantCode(t, r, exitBusy)
+			for _, want := range []string{"held by another owner", "taken over only by a run that waits longer than the TTL", "--wait "} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q: %v", want, r)
+				}
+			}
+			if strings.Contains(r.stderr, " until ") {
+				t.Errorf("stderr says the key is held until a time, as if it freed itself then: %v", r)
+			}
+			wait := 3 * b.minTTL
+			wantCode(t, fenceRun(t, nil, "run", "--wait", wait.String(), "--ttl", b.ttl, "--store", store, "crash", "--", "true"), 0)
+		})
+	}
+}

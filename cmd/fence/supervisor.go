@@ -40,6 +40,9 @@ type supervisor struct {
 	pgid    int  // the command's process group while it runs, else 0
 	intr    syscall.Signal
 	outcome string // how the command ended, for reports
+	// lostSaid: stop printed the lost lease, which runResult then does
+	// not repeat.
+	lostSaid bool
 }
 
 func newSupervisor(c *cli, argv []string, grace time.Duration) *supervisor {
@@ -158,21 +161,84 @@ func (s *supervisor) run(ctx context.Context, h *fence.Handle) error {
 	return nil
 }
 
-// stop sends SIGTERM to the command's process group, then SIGKILL when it
-// has not exited after the grace period, and waits for it.
+// stop sends SIGTERM to the command's process group and waits until
+// every process of the group is gone, not only the command itself: a
+// process the command started may ignore SIGTERM and go on working after
+// the lease was lost. When any is left after the grace period, it sends
+// SIGKILL to the group, and waits for the group to go (up to killWait).
 func (s *supervisor) stop(ctx context.Context, waited <-chan error) error {
 	s.c.errorf("%s; sending SIGTERM to the command", lostMessage(context.Cause(ctx)))
+	s.mu.Lock()
+	s.lostSaid = true
+	pgid := s.pgid
+	s.mu.Unlock()
 	s.signal(syscall.SIGTERM)
-	t := time.NewTimer(s.grace)
-	defer t.Stop()
-	select {
-	case err := <-waited:
-		return err
-	case <-t.C:
+	var werr error
+	exited := false
+	if s.grace > 0 {
+		grace := time.NewTimer(s.grace)
+		defer grace.Stop()
+		werr, exited = waitGroup(pgid, waited, grace.C)
+		if exited && !groupAlive(pgid) {
+			return werr
+		}
 	}
-	s.c.errorf("the command is still running %v after SIGTERM; sending SIGKILL", s.grace)
+	if exited {
+		s.c.errorf("processes of the command's group are still running %v after SIGTERM; sending SIGKILL to the group", s.grace)
+	} else {
+		s.c.errorf("the command is still running %v after SIGTERM; sending SIGKILL", s.grace)
+	}
 	s.signal(syscall.SIGKILL)
-	return <-waited
+	if !exited {
+		werr = <-waited
+	}
+	limit := time.NewTimer(killWait)
+	defer limit.Stop()
+	if _, _ = waitGroup(pgid, nil, limit.C); groupAlive(pgid) {
+		s.c.errorf("warning: processes of the command's group are still there %v after SIGKILL", killWait)
+	}
+	return werr
+}
+
+// killWait bounds the wait for the command's process group to go after
+// SIGKILL, which ends every process but one stuck in the kernel.
+const killWait = 5 * time.Second
+
+// groupPoll is how often stop looks whether the command's process group
+// is gone.
+const groupPoll = 20 * time.Millisecond
+
+// waitGroup waits until the command has exited (its result comes on
+// waited; nil: it has already) and no process of group pgid is left, or
+// until done. It returns the command's result, and whether it came.
+func waitGroup(pgid int, waited <-chan error, done <-chan time.Time) (werr error, exited bool) {
+	exited = waited == nil
+	tick := time.NewTicker(groupPoll)
+	defer tick.Stop()
+	for {
+		if exited && !groupAlive(pgid) {
+			return werr, exited
+		}
+		select {
+		case werr = <-waited:
+			exited, waited = true, nil
+		case <-tick.C:
+		case <-done:
+			return werr, exited
+		}
+	}
+}
+
+// groupAlive reports whether process group pgid has a process left.
+func groupAlive(pgid int) bool {
+	return pgid != 0 && !errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
+}
+
+// lostReported reports whether stop has printed the lost lease.
+func (s *supervisor) lostReported() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lostSaid
 }
 
 func (s *supervisor) signal(sig syscall.Signal) {
