@@ -69,9 +69,7 @@ func TestStoreUnreachable(t *testing.T) {
 					if r.code != exitStore {
 						t.Errorf("fence %s: want exit %d, got %v", args[0], exitStore, r)
 					}
-					if took > limit && knownOverrun[b.name+"/"+srv.name] {
-						t.Logf("fence %s took %v with --timeout %v, more than %v: the backend does not return when its context is done", args[0], took.Round(time.Millisecond), timeout, limit)
-					} else if took > limit {
+					if took > limit {
 						t.Errorf("fence %s took %v with --timeout %v, more than %v", args[0], took.Round(time.Millisecond), timeout, limit)
 					}
 					named := false
@@ -87,13 +85,6 @@ func TestStoreUnreachable(t *testing.T) {
 		}
 	}
 }
-
-// knownOverrun are the stores whose backend overruns the command's
-// bound against a hung server because a call ignores its context:
-// fence/redis waits for its client's read timeout (issue 22, item 4, is
-// fixed in the backend). The test logs their overrun instead of failing;
-// remove an entry once its backend honours the context.
-var knownOverrun = map[string]bool{"redis/hung": true}
 
 // storeAddr matches the loopback addresses of the test servers in store
 // URLs and the SDKs' environment, the colon escaped or not.
