@@ -104,6 +104,14 @@ type DriverInfo struct {
 	// InProcess is true for a store that lives in this process (memory):
 	// lockers of other processes cannot see its leases.
 	InProcess bool
+	// ClockFree is true for a store whose leases run out by observation
+	// (DynamoDB and Cloud Storage without trusted-clock): a lease that is
+	// never released, its holder crashed, ends for a contender only once
+	// that contender has seen the record unchanged for a whole lease on
+	// its own clock. A contender that tries once and exits (a cron job
+	// with --no-wait) then never takes the key over; it must wait longer
+	// than the holder's TTL.
+	ClockFree bool
 }
 
 // DefaultMaxOwnerLen is the longest owner id accepted when a driver names

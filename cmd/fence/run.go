@@ -21,6 +21,9 @@ type runFlags struct {
 	noWait, verbose  bool
 	// callTimeout bounds each store call under the lease.
 	callTimeout time.Duration
+	// clockFree: the store's leases run out by observation
+	// (fence.DriverInfo.ClockFree).
+	clockFree bool
 }
 
 // run runs a command under a lease.
@@ -36,6 +39,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	defer c.closeLocker(locker)
+	f.clockFree = locker.Info().ClockFree
 
 	sup := newSupervisor(c, argv, f.grace)
 	stop := sup.watchSignals()
@@ -123,8 +127,8 @@ func (c *cli) runResult(key string, f runFlags, sup *supervisor, err error) int 
 			msg += fmt.Sprintf("; gave up after waiting %v", f.wait)
 		}
 		c.errorf("%s; the command did not run", msg)
-		if f.wait <= f.ttl {
-			c.errorf("hint: a lease that is not released does not free the key by itself on a clock-free store: a holder that crashed is taken over only by a run that waits longer than the TTL, such as --wait %v (see fence help run)", 2*f.ttl)
+		if f.clockFree && f.wait <= f.ttl {
+			c.errorf("hint: this store is clock-free: a lease that is not released ends only for a run that has seen it unchanged for its whole TTL, so a holder that crashed is taken over only by a run that waits longer than its TTL, such as --wait %v (see fence help run)", 2*f.ttl)
 		}
 		return exitBusy
 	case errors.As(err, &start):

@@ -228,8 +228,22 @@ func readLines(t *testing.T, path string) []string {
 // TestCrashedHolderClockFree: on the clock-free stores, after the holder
 // was killed with its lease, a --no-wait run exits 75 and says that only
 // a run waiting longer than the TTL takes the key over; such a run does.
+// On a store whose leases expire by a clock, the busy message gives no
+// such hint.
 func TestCrashedHolderClockFree(t *testing.T) {
 	t.Parallel()
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		b := backendNamed(t, "postgres")
+		store := b.store(t)
+		h := startHolder(t, b, store, "held")
+		r := fenceRun(t, nil, "run", "--no-wait", "--ttl", b.ttl, "--store", store, "held", "--", "true")
+		wantCode(t, r, exitBusy)
+		if strings.Contains(r.stderr, "clock-free") {
+			t.Errorf("a store with expiry by its own clock is called clock-free: %v", r)
+		}
+		wantCode(t, h.finish(t), 0)
+	})
 	for _, name := range []string{"dynamo-clock-free", "gcs-clock-free"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -242,7 +256,7 @@ func TestCrashedHolderClockFree(t *testing.T) {
 			h.p.wait()
 			r := fenceRun(t, nil, "run", "--no-wait", "--ttl", b.ttl, "--store", store, "crash", "--", "true")
 			wantCode(t, r, exitBusy)
-			for _, want := range []string{"held by another owner", "taken over only by a run that waits longer than the TTL", "--wait "} {
+			for _, want := range []string{"held by another owner", "clock-free", "taken over only by a run that waits longer than its TTL", "--wait "} {
 				if !strings.Contains(r.stderr, want) {
 					t.Errorf("stderr lacks %q: %v", want, r)
 				}

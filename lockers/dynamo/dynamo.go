@@ -123,7 +123,7 @@ func New(api DynamoDBAPI, table string, opts *Options) (*Locker, error) {
 
 // Info implements fence.LockerDriver.
 func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "dynamo", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+	return fence.DriverInfo{Name: "dynamo", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
 }
 
 // Table returns the name of the lease table.

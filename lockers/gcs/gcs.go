@@ -154,7 +154,7 @@ func New(bucket *storage.BucketHandle, opts *Options) (*Locker, error) {
 
 // Info implements fence.LockerDriver.
 func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+	return fence.DriverInfo{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
 }
 
 // MaxKeyLen returns the longest key l accepts, in bytes: MaxObjectNameLen
