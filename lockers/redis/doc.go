@@ -80,7 +80,12 @@
 //     fewer than N replicas acknowledged hands out no lease: it releases
 //     the key again and returns a *ReplicationError (the token it wrote
 //     is never used; the primary did write it). A Renew or Break is
-//     applied on the primary and returns a *ReplicationError too. This
+//     applied on the primary and returns a *ReplicationError too. An
+//     Inspect writes the counter back unchanged and WAITs the same way,
+//     and reports a holder fewer than N replicas acknowledged as a
+//     *ReplicationError: an Acquire whose answer was lost is reconciled
+//     by Inspect (fence.Session does), and must not be taken up unless
+//     replicated (TestFailoverWaitLostAnswerNotTakenUp). This
 //     makes a reissued token much less likely, as
 //     TestFailoverWaitHandsOutNoUnreplicatedToken shows, but it is not
 //     consensus, and the Redis documentation says WAIT does not make

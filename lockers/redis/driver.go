@@ -155,16 +155,31 @@ func (d *driver) Break(ctx context.Context, key string) error {
 // records. A held key shows its holder; a free one the last token issued
 // and its owner, from the counter. ValidUntil is the PTTL added to the
 // send time, as for HeldError.
+//
+// With MinReplicas, the script also writes the counter back unchanged
+// and WAIT follows it, and a holder fewer replicas acknowledged is a
+// *ReplicationError: the primary may show an acquisition whose answer
+// was lost before its WAIT's, and a caller reconciling that lost answer
+// by Inspect (as fence.Session does) must not take up a lease that a
+// failover could hand out again.
 func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	sent := d.clock.Now()
-	r, err := d.script(ctx, inspectScript, key, d.keys(key))
+	s := inspectScript
+	if d.minReplicas > 0 {
+		s = inspectWrittenScript
+	}
+	r, acked, err := d.run(ctx, s, key, d.keys(key))
 	if err != nil {
 		return fence.LockInfo{}, err
 	}
 	if r.Status != "ok" {
 		return fence.LockInfo{}, r.Unexpected(key)
 	}
-	return lockInfo(r, key, sent)
+	info, err := lockInfo(r, key, sent)
+	if err == nil && info.Held && acked < d.minReplicas {
+		return fence.LockInfo{}, &ReplicationError{Op: "inspect", Wanted: d.minReplicas, Acked: acked, Timeout: d.waitTimeout, Token: info.Token}
+	}
+	return info, err
 }
 
 // script runs s once on the key's server: EVALSHA, and EVAL when the

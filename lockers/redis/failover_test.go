@@ -301,3 +301,49 @@ func TestFailoverWaitHandsOutNoUnreplicatedToken(t *testing.T) {
 		t.Fatalf("after the failover token %d; want more than %d", next.Token, first.Token)
 	}
 }
+
+// TestFailoverWaitLostAnswerNotTakenUp: with MinReplicas 1, an Acquire
+// on a primary whose replica is cut off is cut short by its context
+// before its WAIT answers, so its outcome is unknown to the Session, which
+// reconciles by Inspect. The primary shows the Session's owner holding the
+// key, but no replica has that acquisition: the Session must not take the
+// lease up, or a failover would hand its token out a second time.
+func TestFailoverWaitLostAnswerNotTakenUp(t *testing.T) {
+	t.Parallel()
+	s := startSentinelSet(t)
+	// WAIT's own timeout outlasts every call's context: each Acquire and
+	// Inspect ends by its context, without WAIT's answer.
+	l := openLocker(t, s.url("prefix="+uniquePrefix("failover-lost")+"&min-replicas=1&wait-timeout=3s"))
+	sess, err := fence.NewSession(l, &fence.SessionOptions{TTL: 30 * time.Second, CallTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close(context.Background()) })
+	ctx := t.Context()
+	const key = "report"
+
+	h, err := sess.TryLock(ctx, key)
+	if err != nil {
+		t.Fatalf("TryLock with the replica up: %v", err)
+	}
+	first := h.Token()
+	if err := h.Release(ctx); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	s.replicated(t, s.primary)
+
+	s.isolate(t, s.primary, s.replica)
+	defer s.replica.Resume()
+	h, err = sess.TryLock(ctx, key)
+	if err == nil {
+		t.Fatalf("TryLock on the isolated primary took up token %d (the first was %d), which no replica has", h.Token(), first)
+	}
+	t.Logf("isolated primary: %v", err)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("TryLock = %v; want the attempt's deadline in it", err)
+	}
+	info, err := l.Inspect(ctx, key)
+	if _, ok := errors.AsType[*ReplicationError](err); !ok {
+		t.Errorf("Inspect on the isolated primary = %+v, %v; want a *ReplicationError for the unreplicated holder", info, err)
+	}
+}

@@ -124,7 +124,9 @@ return {'ok'}
 // inspectScript answers {"ok", TOKEN|false, OWNER|false, PTTL|false,
 // LASTTOKEN|false, LASTOWNER|false}: the holder, if any, and the last
 // token issued with its owner, if any.
-var inspectScript = goredis.NewScript(prelude + `
+var inspectScript = goredis.NewScript(prelude + inspectBody + "return r\n")
+
+const inspectBody = `
 local c, why = counterrec(KEYS[2])
 if why then return {'corrupt', why} end
 local l, lwhy = lockrec(KEYS[1])
@@ -132,5 +134,14 @@ if lwhy then return {'corrupt', lwhy} end
 local r = {'ok', false, false, false, false, false}
 if l then r[2], r[3], r[4] = l[1], l[2], l[3] end
 if c then r[5], r[6] = c[2], c[3] end
+`
+
+// inspectWrittenScript answers as inspectScript does, after writing the
+// counter's n back unchanged (HSET counts as a write even then): a write that a WAIT after it on the same
+// connection counts, so that the replicas that acknowledge it have
+// every write before it too, the record read included (Inspect with
+// MinReplicas).
+var inspectWrittenScript = goredis.NewScript(prelude + inspectBody + `
+if c then redis.call('HSET', KEYS[2], 'n', c[1]) end
 return r
 `)

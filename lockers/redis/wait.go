@@ -19,13 +19,15 @@ import (
 // that worked); a Renew or Break stays applied on the primary. It is
 // transient: a Session's keepalive retries a Renew that fails so.
 type ReplicationError struct {
-	// Op is "acquire", "renew" or "break".
+	// Op is "acquire", "renew", "break" or "inspect" (a holder the
+	// primary shows but too few replicas acknowledged).
 	Op string
 	// Wanted is Options.MinReplicas; Acked is what WAIT answered.
 	Wanted, Acked int
 	// Timeout is Options.WaitTimeout.
 	Timeout time.Duration
-	// Token is the token of the lease written (acquire, renew).
+	// Token is the token of the lease written (acquire, renew) or read
+	// (inspect).
 	Token fence.Token
 	// ReleaseErr is the error of releasing the unreplicated acquisition;
 	// nil when it was released.
@@ -33,6 +35,9 @@ type ReplicationError struct {
 }
 
 func (e *ReplicationError) Error() string {
+	if e.Op == "inspect" {
+		return fmt.Sprintf("the primary shows a holder with token %d, but %d of %d replicas acknowledged it within %v", e.Token, e.Acked, e.Wanted, e.Timeout)
+	}
 	msg := fmt.Sprintf("written on the primary, but acknowledged by %d of %d replicas within %v", e.Acked, e.Wanted, e.Timeout)
 	if e.Op == "acquire" {
 		msg += fmt.Sprintf("; token %d not handed out", e.Token)
