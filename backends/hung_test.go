@@ -3,6 +3,7 @@ package backends_test
 import (
 	"context"
 	"errors"
+	"github.com/fencekit/fence/internal/netfault"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,9 @@ const (
 // timeout runs out.
 func TestHungServerHonoursContext(t *testing.T) {
 	t.Parallel()
-	addrs := func(t *testing.T) []string { return []string{hungServer(t), hungServer(t), hungServer(t)} }
+	addrs := func(t *testing.T) []string {
+		return []string{netfault.Hung(t).Addr, netfault.Hung(t).Addr, netfault.Hung(t).Addr}
+	}
 	forEveryScheme(t, addrs, func(t *testing.T, _ time.Duration, err error) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("error %v does not match context.DeadlineExceeded", err)
@@ -37,7 +40,9 @@ func TestHungServerHonoursContext(t *testing.T) {
 // An error that comes before the deadline may be the refused connection.
 func TestStoppedServerHonoursContext(t *testing.T) {
 	t.Parallel()
-	addrs := func(t *testing.T) []string { return []string{closedPort(t), closedPort(t), closedPort(t)} }
+	addrs := func(t *testing.T) []string {
+		return []string{netfault.Closed(t), netfault.Closed(t), netfault.Closed(t)}
+	}
 	forEveryScheme(t, addrs, func(t *testing.T, elapsed time.Duration, err error) {
 		if elapsed >= callTimeout && !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("error after the deadline %v does not match context.DeadlineExceeded", err)
@@ -119,7 +124,7 @@ func forEveryScheme(t *testing.T, addrs func(t *testing.T) []string, check func(
 // token, retry quota exceeded" in place of the refused connection.
 func TestAWSOutageKeepsTheStoreError(t *testing.T) {
 	t.Parallel()
-	dead := []string{closedPort(t)}
+	dead := []string{netfault.Closed(t)}
 	open := map[string]func(ctx context.Context) (func(ctx context.Context) error, error){
 		"locker/dynamodb": func(ctx context.Context) (func(ctx context.Context) error, error) {
 			l, err := fence.OpenLocker(ctx, lockerURL(t, "dynamodb", dead))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/fencekit/fence/internal/netfault"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,8 +33,8 @@ const childEnv = "FENCE_BACKENDS_QUIET_CHILD"
 // one without a session token does, which the SDK warns of).
 func TestClientsLogNothing(t *testing.T) {
 	t.Parallel()
-	dead := closedPort(t)
-	addrs := []string{dead, droppingServer(t), hungServer(t), hungServer(t), hungServer(t)}
+	dead := netfault.Closed(t)
+	addrs := []string{dead, netfault.Dropping(t), netfault.Hung(t).Addr, netfault.Hung(t).Addr, netfault.Hung(t).Addr}
 	imds := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(imds.Close)
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")

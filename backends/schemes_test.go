@@ -1,13 +1,10 @@
 package backends_test
 
 import (
-	"io"
-	"net"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/fencekit/fence"
@@ -95,71 +92,6 @@ func TestEverySchemeHasAURL(t *testing.T) {
 	if got, want := names(resourceSchemes), fence.ResourceSchemes(); !slices.Equal(got, want) {
 		t.Errorf("resourceSchemes has %v; the registered resource schemes are %v", got, want)
 	}
-}
-
-// hungServer returns the address of a TCP listener that accepts
-// connections, reads what they send and never answers, until the test
-// ends.
-func hungServer(tb testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			go func() { _, _ = io.Copy(io.Discard, c) }()
-		}
-	}()
-	tb.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
-// droppingServer returns the address of a TCP listener that accepts
-// connections and closes them at once, until the test ends.
-func droppingServer(tb testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	}()
-	tb.Cleanup(func() { _ = ln.Close() })
-	return ln.Addr().String()
-}
-
-// closedPort returns an address on which nothing listens: a stopped
-// server.
-func closedPort(tb testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
 }
 
 // deadEnv is the environment the SDKs read in these tests: credentials of

@@ -3,11 +3,10 @@ package backends_test
 import (
 	"context"
 	"errors"
-	"net"
+	"github.com/fencekit/fence/internal/netfault"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,23 +26,8 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 	// Every URL points at a listener of the test's own that counts the
 	// connections it accepts and never answers: an opener that dials
 	// (etcd, ZooKeeper) would be seen, and could not succeed.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	var accepted atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			t.Cleanup(func() { _ = c.Close() })
-		}
-	}()
-	addr := ln.Addr().String()
+	hung := netfault.Hung(t)
+	addr := hung.Addr
 	const bad = "billing%zz:" // a bad %-escape
 	sqlite := filepath.ToSlash(filepath.Join(t.TempDir(), "fence.db"))
 	lockers := map[string]string{
@@ -134,7 +118,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 			}
 		}
 	}
-	if n := accepted.Load(); n != 0 {
+	if n := hung.Accepted(); n != 0 {
 		t.Errorf("the openers made %d connections to the store; want none", n)
 	}
 }

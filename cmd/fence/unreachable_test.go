@@ -1,10 +1,9 @@
 package main
 
 import (
-	"net"
+	"github.com/fencekit/fence/internal/netfault"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -25,8 +24,8 @@ func TestStoreUnreachable(t *testing.T) {
 		name   string
 		listen func(t *testing.T) string
 	}{
-		{"down", closedPort},
-		{"hung", hungServer},
+		{"down", func(t *testing.T) string { return netfault.Closed(t) }},
+		{"hung", func(t *testing.T) string { return netfault.Hung(t).Addr }},
 	}
 	for _, b := range backends() {
 		for _, srv := range servers {
@@ -89,48 +88,3 @@ func TestStoreUnreachable(t *testing.T) {
 // storeAddr matches the loopback addresses of the test servers in store
 // URLs and the SDKs' environment, the colon escaped or not.
 var storeAddr = regexp.MustCompile(`127\.0\.0\.1(:|%3[aA])\d+`)
-
-// closedPort returns an address where nothing listens.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// hungServer returns the address of a server that accepts connections,
-// reads what it is sent and never answers, until the test ends.
-func hungServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			go func() { _, _ = c.Read(make([]byte, 1<<16)) }()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
