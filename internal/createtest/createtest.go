@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/fencekit/fence"
 )
 
 // Creators is the number of concurrent creators of one store in a round.
@@ -53,4 +55,21 @@ func Race(t *testing.T, fresh func(t *testing.T, n int) []Create) {
 			}
 		})
 	}
+}
+
+// OpenResources opens n resources from rawURL, each with clients of its
+// own, closed when the test ends, and returns their Create calls: fresh's
+// answer for a resource whose URL names a store not created yet.
+func OpenResources(t *testing.T, rawURL string, n int) []Create {
+	t.Helper()
+	creates := make([]Create, n)
+	for i := range creates {
+		r, err := fence.OpenResource(t.Context(), rawURL)
+		if err != nil {
+			t.Fatalf("OpenResource(%s): %v", fence.RedactURL(rawURL), err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		creates[i] = r.Create
+	}
+	return creates
 }

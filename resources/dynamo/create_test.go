@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"testing"
 
-	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/createtest"
 )
 
@@ -15,15 +14,6 @@ func TestConcurrentCreate(t *testing.T) {
 	t.Parallel()
 	createtest.Race(t, func(t *testing.T, n int) []createtest.Create {
 		raw, _ := emulatorURL(t, "")
-		creates := make([]createtest.Create, n)
-		for i := range creates {
-			r, err := fence.OpenResource(t.Context(), raw)
-			if err != nil {
-				t.Fatalf("OpenResource(%s): %v", raw, err)
-			}
-			t.Cleanup(func() { _ = r.Close() })
-			creates[i] = r.Create
-		}
-		return creates
+		return createtest.OpenResources(t, raw, n)
 	})
 }

@@ -9,7 +9,6 @@ import (
 
 	"cloud.google.com/go/storage"
 
-	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/createtest"
 	"github.com/fencekit/fence/internal/gcsbucket"
 	"github.com/fencekit/fence/internal/testenv"
@@ -32,15 +31,6 @@ func TestConcurrentCreate(t *testing.T) {
 			}
 		})
 		raw := "gs://" + bucket + "?endpoint=" + url.QueryEscape(endpoint)
-		creates := make([]createtest.Create, n)
-		for i := range creates {
-			r, err := fence.OpenResource(t.Context(), raw)
-			if err != nil {
-				t.Fatalf("OpenResource(%s): %v", raw, err)
-			}
-			t.Cleanup(func() { _ = r.Close() })
-			creates[i] = r.Create
-		}
-		return creates
+		return createtest.OpenResources(t, raw, n)
 	})
 }

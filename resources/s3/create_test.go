@@ -3,7 +3,6 @@ package s3
 import (
 	"testing"
 
-	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/createtest"
 )
 
@@ -18,15 +17,6 @@ func TestConcurrentCreate(t *testing.T) {
 		bucket := uniqueName("fence-create-")
 		t.Cleanup(func() { removeBucket(t, c, bucket) })
 		raw := emulatorURL(t, bucket)
-		creates := make([]createtest.Create, n)
-		for i := range creates {
-			r, err := fence.OpenResource(t.Context(), raw)
-			if err != nil {
-				t.Fatalf("OpenResource(%s): %v", raw, err)
-			}
-			t.Cleanup(func() { _ = r.Close() })
-			creates[i] = r.Create
-		}
-		return creates
+		return createtest.OpenResources(t, raw, n)
 	})
 }
