@@ -184,8 +184,9 @@ func CreateTablesPgx(ctx context.Context, db PgxExecer, t Tables) error {
 }
 
 // createTables runs the statements of SchemaSQL(d, t) with exec, its
-// errors unwrapped; on PostgreSQL, as one statement under the tables'
-// advisory locks (see internal/pgcreate).
+// errors unwrapped, each again after a conflict (Retryable); on
+// PostgreSQL, as one statement under the tables' advisory locks (see
+// internal/pgcreate).
 func createTables(ctx context.Context, d Dialect, t Tables, exec func(ctx context.Context, stmt string) error) error {
 	stmts, err := SchemaSQL(d, t)
 	if err != nil {
@@ -199,7 +200,11 @@ func createTables(ctx context.Context, d Dialect, t Tables, exec func(ctx contex
 		stmts = []string{pgcreate.Statement([]string{ft, vt}, stmts...)}
 	}
 	for _, s := range stmts {
-		if err := exec(ctx, s); err != nil {
+		// Every statement creates only what is missing, so a conflict
+		// with a concurrent creator (SQLite answers SQLITE_BUSY to a
+		// connection that opens or changes the schema while another
+		// does, even with a busy timeout) runs it again, as RunTx does.
+		if err := retry(ctx, func() error { return exec(ctx, s) }); err != nil {
 			return fmt.Errorf("create tables: %w", err)
 		}
 	}
