@@ -3,12 +3,12 @@ package backends_test
 import (
 	"context"
 	"errors"
-	"github.com/fencekit/fence/internal/netfault"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/netfault"
 )
 
 // callTimeout is the context of each call; margin is how much later than

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/fencekit/fence/internal/netfault"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/netfault"
 )
 
 // childEnv, set, makes the test binary the child of TestClientsLogNothing:

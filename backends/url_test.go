@@ -3,7 +3,6 @@ package backends_test
 import (
 	"context"
 	"errors"
-	"github.com/fencekit/fence/internal/netfault"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	_ "github.com/fencekit/fence/backends"
+	"github.com/fencekit/fence/internal/netfault"
 )
 
 // TestEveryOpenerRefusesAnUnparseableQuery: a URL of each registered

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"github.com/fencekit/fence/internal/netfault"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencekit/fence/internal/netfault"
 )
 
 // TestStoreUnreachable: every subcommand on every store ends within its
