@@ -194,7 +194,8 @@ func (s *supervisor) stop(ctx context.Context, waited <-chan error) error {
 	}
 	limit := time.NewTimer(killWait)
 	defer limit.Stop()
-	if _, _ = waitGroup(pgid, nil, limit.C); groupAlive(pgid) {
+	waitGroup(pgid, nil, limit.C)
+	if groupAlive(pgid) {
 		s.c.errorf("warning: processes of the command's group are still there %v after SIGKILL", killWait)
 	}
 	return werr
