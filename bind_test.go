@@ -14,7 +14,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/gcsbucket"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 	memlock "github.com/fencekit/fence/lockers/memory"
 	_ "github.com/fencekit/fence/resources/gcs" // gs://
 	memres "github.com/fencekit/fence/resources/memory"

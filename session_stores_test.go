@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testlockers"
+	"github.com/fencekit/fence/internal/testing/testlockers"
 )
 
 // On every store: a handle held for three TTLs is renewed in place by its

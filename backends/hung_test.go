@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/netfault"
+	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
 // callTimeout is the context of each call; margin is how much later than

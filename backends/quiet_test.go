@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/netfault"
+	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
 // childEnv, set, makes the test binary the child of TestClientsLogNothing:

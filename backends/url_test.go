@@ -11,7 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	_ "github.com/fencekit/fence/backends"
-	"github.com/fencekit/fence/internal/netfault"
+	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
 // TestEveryOpenerRefusesAnUnparseableQuery: a URL of each registered

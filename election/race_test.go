@@ -13,7 +13,7 @@ import (
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/election"
 	"github.com/fencekit/fence/guard"
-	"github.com/fencekit/fence/internal/faultlock"
+	"github.com/fencekit/fence/internal/testing/faultlock"
 )
 
 // race is a set of candidates for one key, each behind its own

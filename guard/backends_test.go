@@ -8,7 +8,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/guard"
-	"github.com/fencekit/fence/internal/testlockers"
+	"github.com/fencekit/fence/internal/testing/testlockers"
 )
 
 // A guarded job that runs for three TTLs renews its lease all along,

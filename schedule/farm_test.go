@@ -11,7 +11,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/guard"
-	"github.com/fencekit/fence/internal/faultlock"
+	"github.com/fencekit/fence/internal/testing/faultlock"
 	"github.com/fencekit/fence/schedule"
 )
 

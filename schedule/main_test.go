@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/fencekit/fence/internal/leakcheck"
+	"github.com/fencekit/fence/internal/testing/leakcheck"
 )
 
 // TestMain fails the run if goroutines of packages schedule or guard

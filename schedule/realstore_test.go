@@ -9,8 +9,8 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/guard"
-	"github.com/fencekit/fence/internal/faultlock"
-	"github.com/fencekit/fence/internal/testlockers"
+	"github.com/fencekit/fence/internal/testing/faultlock"
+	"github.com/fencekit/fence/internal/testing/testlockers"
 	"github.com/fencekit/fence/schedule"
 )
 

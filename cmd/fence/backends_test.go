@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testlockers"
+	"github.com/fencekit/fence/internal/testing/testlockers"
 )
 
 // backend is a store of testlockers.Backends that the command can open.

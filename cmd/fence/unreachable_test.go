@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence/internal/netfault"
+	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
 // TestStoreUnreachable: every subcommand on every store ends within its

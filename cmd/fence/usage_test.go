@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/internal/testlockers"
+	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/testlockers"
 )
 
 // TestUsage: bad usage exits 64 with a message saying what is wrong,

@@ -43,7 +43,7 @@ import (
 	"time"
 
 	_ "github.com/fencekit/fence/backends" // registers every backend's URL schemes
-	"github.com/fencekit/fence/torture"
+	"github.com/fencekit/fence/internal/torture"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencekit/fence/torture"
+	"github.com/fencekit/fence/internal/torture"
 )
 
 // TestMain runs a worker process of a run when the test binary was

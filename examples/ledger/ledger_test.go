@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 func play(t *testing.T, cfg config) (failed int, out string) {

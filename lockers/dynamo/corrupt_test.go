@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // goodItem returns a well-formed held item of key, owner "o", token 7.

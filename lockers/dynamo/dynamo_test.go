@@ -12,7 +12,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
-	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
 

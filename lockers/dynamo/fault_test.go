@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // errDropped is what faulty returns instead of a response.

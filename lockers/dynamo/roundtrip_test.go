@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // TestRoundTrips counts the requests of each method: one each, and one

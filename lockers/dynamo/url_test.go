@@ -15,8 +15,8 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
-	"github.com/fencekit/fence/internal/emulators"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/emulators"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 func TestParseURL(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/internal/testproc"
+	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/testproc"
 )
 
 // newClient connects to endpoints (comma-separated) and closes the client

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence/internal/waittest"
+	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
 // twoLockers returns two Lockers under one prefix through two clients of

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // The Locker rests on two preconditions of uploads: ifGenerationMatch=G

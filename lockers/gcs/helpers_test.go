@@ -19,7 +19,7 @@ import (
 	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/internal/gcsbucket"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // newClient returns a client of the emulator whose requests go through

@@ -7,7 +7,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
-	"github.com/fencekit/fence/internal/leakcheck"
+	"github.com/fencekit/fence/internal/testing/leakcheck"
 	"github.com/fencekit/fence/lockers/lockertest"
 	"github.com/fencekit/fence/lockers/memory"
 )

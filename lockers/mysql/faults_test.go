@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/mysqltest"
+	"github.com/fencekit/fence/internal/testing/mysqltest"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
 

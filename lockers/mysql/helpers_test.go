@@ -12,7 +12,7 @@ import (
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // The driver logs connections the tests kill on purpose.

@@ -10,7 +10,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 func mustParse(t testing.TB, raw string) *url.URL {

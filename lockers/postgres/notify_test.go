@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/internal/waittest"
+	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
 // listening returns the backend process id of l's listening connection,

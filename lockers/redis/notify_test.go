@@ -8,8 +8,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/internal/waittest"
+	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
 // twoLockers returns two Lockers on one prefix through two clients: the

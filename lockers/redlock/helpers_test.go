@@ -10,8 +10,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/internal/testproc"
+	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/testproc"
 )
 
 // master is one redis-server of a test, on a port of its own.

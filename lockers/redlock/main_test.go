@@ -7,7 +7,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/fencekit/fence/internal/leakcheck"
+	"github.com/fencekit/fence/internal/testing/leakcheck"
 )
 
 // TestMain silences go-redis's log (the tests kill masters, and every

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence/internal/waittest"
+	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
 // TestLockWokenByNotification: a Lock waiting through another Locker

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/waittest"
+	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
 func mustParse(t testing.TB, raw string) *url.URL {

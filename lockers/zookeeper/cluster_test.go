@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/zktest"
+	"github.com/fencekit/fence/internal/testing/zktest"
 )
 
 // issued is a token a holder got, and when its Acquire started and ended.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/internal/waittest"
+	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
 // curator is a Java process holding an Apache Curator InterProcessMutex

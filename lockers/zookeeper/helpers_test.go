@@ -9,7 +9,7 @@ import (
 
 	"github.com/z-division/go-zookeeper/zk"
 
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // testSessionTimeout is the session timeout of the tests' clients, which

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/fencekit/fence/internal/leakcheck"
+	"github.com/fencekit/fence/internal/testing/leakcheck"
 )
 
 // TestMain fails the package when goroutines of the locker outlive its

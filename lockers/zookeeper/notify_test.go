@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/waittest"
+	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
 // waitTTL is the TTL of the sessions of the wake-on-release tests: as

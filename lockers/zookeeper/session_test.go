@@ -9,7 +9,7 @@ import (
 	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/waittest"
+	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
 // TestSessionExpiryLosesLease cuts a holder's client off its server (a

@@ -8,7 +8,7 @@ import (
 	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/zktest"
+	"github.com/fencekit/fence/internal/testing/zktest"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
 

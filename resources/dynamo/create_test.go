@@ -3,7 +3,7 @@ package dynamo_test
 import (
 	"testing"
 
-	"github.com/fencekit/fence/internal/createtest"
+	"github.com/fencekit/fence/internal/testing/createtest"
 )
 
 // TestConcurrentCreate checks that replicas starting together may all

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/resources/dynamo"
 	"github.com/fencekit/fence/resources/resourcetest"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/emulators"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/emulators"
+	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/resources/dynamo"
 )
 

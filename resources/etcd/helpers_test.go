@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // newClient connects to the shared test etcd member with extra dial

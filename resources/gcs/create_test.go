@@ -9,9 +9,9 @@ import (
 
 	"cloud.google.com/go/storage"
 
-	"github.com/fencekit/fence/internal/createtest"
+	"github.com/fencekit/fence/internal/testing/createtest"
 	"github.com/fencekit/fence/internal/gcsbucket"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // TestConcurrentCreate checks that replicas starting together may all

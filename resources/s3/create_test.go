@@ -3,7 +3,7 @@ package s3
 import (
 	"testing"
 
-	"github.com/fencekit/fence/internal/createtest"
+	"github.com/fencekit/fence/internal/testing/createtest"
 )
 
 // TestConcurrentCreate checks that replicas starting together may all

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fencekit/fence/internal/createtest"
+	"github.com/fencekit/fence/internal/testing/createtest"
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
 

@@ -15,7 +15,7 @@ import (
 	_ "modernc.org/sqlite"             // the "sqlite" database/sql driver
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 	memlock "github.com/fencekit/fence/lockers/memory"
 	"github.com/fencekit/fence/lockers/postgres"
 	fencesql "github.com/fencekit/fence/resources/sql"

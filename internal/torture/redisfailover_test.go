@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // TestRedisSentinelFailover runs the two Redis pairs behind Sentinel as

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // TestEmulatorsAnswer checks that each emulator started by

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fencekit/fence/torture"
+	"github.com/fencekit/fence/internal/torture"
 )
 
 // Check judges what a resource stored against what the workers recorded.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // TestPrivateEmulatorsKeepData starts each private emulator a run starts,

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/torture"
+	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/torture"
 )
 
 // shortDuration is how long a pair runs in the short run: long enough for

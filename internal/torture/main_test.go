@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/fencekit/fence/torture"
+	"github.com/fencekit/fence/internal/torture"
 )
 
 // TestMain runs a worker process of a run with Config.Processes when the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/fencekit/fence/internal/emulators"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/emulators"
+	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // errRefused is what refusingTransport answers to every request.

@@ -18,9 +18,9 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/emulators"
+	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/gcsbucket"
-	"github.com/fencekit/fence/internal/testenv"
+	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/dynamo"
 	"github.com/fencekit/fence/lockers/etcd"

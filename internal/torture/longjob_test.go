@@ -10,7 +10,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/lockers/memory"
-	"github.com/fencekit/fence/torture"
+	"github.com/fencekit/fence/internal/torture"
 )
 
 // refusing is the driver of a memory locker that refuses

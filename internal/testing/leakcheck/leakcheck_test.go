@@ -13,7 +13,7 @@ func parked(release <-chan struct{}) { <-release }
 // while it runs, ignores it for other packages, and no longer names it
 // once it has exited.
 func TestRunning(t *testing.T) {
-	const self = "github.com/fencekit/fence/internal/leakcheck"
+	const self = "github.com/fencekit/fence/internal/testing/leakcheck"
 	release := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

@@ -15,7 +15,7 @@ import (
 func repoScripts(t *testing.T) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "scripts")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "scripts")
 }
 
 // shellEnv runs script in bash with env as its whole environment (plus

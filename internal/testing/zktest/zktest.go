@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/internal/testproc"
+	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/testproc"
 )
 
 // Timing of the servers.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/faultlock"
+	"github.com/fencekit/fence/internal/testing/faultlock"
 	"github.com/fencekit/fence/lockers/memory"
 )
 

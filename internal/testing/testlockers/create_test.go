@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/createtest"
-	"github.com/fencekit/fence/internal/testlockers"
+	"github.com/fencekit/fence/internal/testing/createtest"
+	"github.com/fencekit/fence/internal/testing/testlockers"
 )
 
 // TestConcurrentCreate checks that replicas starting together may all

@@ -24,8 +24,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql" // the "mysql" database/sql driver
 
-	"github.com/fencekit/fence/internal/testenv"
-	"github.com/fencekit/fence/internal/testproc"
+	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/testproc"
 )
 
 // Server is a private MariaDB server of a test.
