@@ -14,6 +14,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/gcsbucket"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	memlock "github.com/fencekit/fence/lockers/memory"
 	_ "github.com/fencekit/fence/resources/gcs" // gs://
@@ -64,7 +65,7 @@ func TestBoundName(t *testing.T) {
 // tryLock takes key through s, failing the test when it cannot.
 func tryLock(t *testing.T, s *fence.Session, key string) *fence.Handle {
 	t.Helper()
-	h, err := s.TryLock(t.Context(), key)
+	h, err := s.Lock(t.Context(), key, nil)
 	if err != nil {
 		t.Fatalf("TryLock(%q): %v", key, err)
 	}
@@ -134,15 +135,15 @@ func lowerName(prefix string) string {
 
 // openResource opens rawURL with fence.OpenResource, creates its store and
 // closes it when the test ends.
-func openResource(t *testing.T, rawURL string) *fence.PortableResource {
+func openResource(t *testing.T, rawURL string) *fence.Resource {
 	t.Helper()
 	r, err := fence.OpenResource(t.Context(), rawURL)
 	if err != nil {
-		t.Fatalf("open %s: %v", fence.RedactURL(rawURL), err)
+		t.Fatalf("open %s: %v", redact.URL(rawURL), err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
 	if err := r.Create(t.Context()); err != nil {
-		t.Fatalf("create %s: %v", fence.RedactURL(rawURL), err)
+		t.Fatalf("create %s: %v", redact.URL(rawURL), err)
 	}
 	return r
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
 )
 
 // oneKey is a LockerDriver over one in-memory record that counts the calls
@@ -26,8 +27,8 @@ type oneKey struct {
 	renew   error                                                           // returned by Renew when set
 }
 
-func (d *oneKey) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "onekey", MaxKeyLen: 16, MaxOwnerLen: 40, MinTTL: time.Second, MaxTTL: time.Hour}
+func (d *oneKey) Info() driver.Info {
+	return driver.Info{Name: "onekey", MaxKeyLen: 16, MaxOwnerLen: 40, MinTTL: time.Second, MaxTTL: time.Hour}
 }
 
 func (d *oneKey) Acquire(_ context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
@@ -82,11 +83,11 @@ func (d *oneKey) callCount() int {
 	return d.calls
 }
 
-func newOneKey(t *testing.T) (*fence.PortableLocker, *oneKey, *clocktest.Fake) {
+func newOneKey(t *testing.T) (*fence.Locker, *oneKey, *clocktest.Fake) {
 	t.Helper()
 	clock := clocktest.New(time.Unix(1_000_000, 0))
 	d := &oneKey{clock: clock}
-	l, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,25 +279,25 @@ func (c timerNotYetFired) Deadline() (time.Time, bool) { return c.deadline, true
 
 func TestNewLockerChecksDriverInfo(t *testing.T) {
 	t.Parallel()
-	if _, err := fence.NewLocker(nil, nil); !errors.Is(err, fence.ErrInvalid) {
+	if _, err := driver.NewLocker(nil, nil); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("NewLocker(nil) = %v; want ErrInvalid", err)
 	}
-	for _, info := range []fence.DriverInfo{
+	for _, info := range []driver.Info{
 		{MaxKeyLen: 1, MinTTL: 1, MaxTTL: 1},
 		{Name: "a b", MaxKeyLen: 1, MinTTL: 1, MaxTTL: 1},
 		{Name: "x", MinTTL: 1, MaxTTL: 1},
 		{Name: "x", MaxKeyLen: 1, MinTTL: 2, MaxTTL: 1},
 		{Name: "x", MaxKeyLen: 1},
 	} {
-		if _, err := fence.NewLocker(infoDriver{info}, nil); !errors.Is(err, fence.ErrInvalid) {
+		if _, err := driver.NewLocker(infoDriver{info}, nil); !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("NewLocker with %+v = %v; want ErrInvalid", info, err)
 		}
 	}
 }
 
-type infoDriver struct{ info fence.DriverInfo }
+type infoDriver struct{ info driver.Info }
 
-func (d infoDriver) Info() fence.DriverInfo { return d.info }
+func (d infoDriver) Info() driver.Info { return d.info }
 func (infoDriver) Acquire(context.Context, string, string, time.Duration) (fence.Lease, error) {
 	return fence.Lease{}, nil
 }
@@ -322,7 +323,7 @@ func TestARacedAcquireIsTriedOnceMore(t *testing.T) {
 	d.acquire = func(key, owner string, ttl time.Duration) (fence.Lease, error) {
 		if races > 0 {
 			races--
-			return fence.Lease{}, fence.ErrAcquireRaced
+			return fence.Lease{}, driver.ErrAcquireRaced
 		}
 		return fence.Lease{Key: key, Owner: owner, Token: 3}, nil
 	}
@@ -332,7 +333,7 @@ func TestARacedAcquireIsTriedOnceMore(t *testing.T) {
 	races = 2
 	_, err := l.Acquire(context.Background(), "k", time.Minute, nil)
 	he, ok := errors.AsType[*fence.HeldError](err)
-	if !ok || he.Key != "k" || he.Token != 0 || errors.Is(err, fence.ErrAcquireRaced) {
+	if !ok || he.Key != "k" || he.Token != 0 || errors.Is(err, driver.ErrAcquireRaced) {
 		t.Fatalf("Acquire after two lost races = %v; want a *HeldError with the key only", err)
 	}
 	if n := d.callCount(); n != 4 {

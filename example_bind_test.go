@@ -23,7 +23,7 @@ func ExampleBind() {
 	}
 	defer sess.Close(ctx)
 
-	h, err := sess.TryLock(ctx, "report/2026-12")
+	h, err := sess.Lock(ctx, "report/2026-12", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -35,7 +35,7 @@ func ExampleBind() {
 
 	// An operator breaks the lock; another replica takes it and writes.
 	_ = locker.Break(ctx, "report/2026-12")
-	other, _ := sess.TryLock(ctx, "report/2026-12")
+	other, _ := sess.Lock(ctx, "report/2026-12", nil)
 	otherReport, _ := fence.Bind(reports, other, nil)
 	_ = otherReport.Put(ctx, []byte("final"))
 

@@ -156,7 +156,7 @@ func TestFormatForms(t *testing.T) {
 func TestHandleFormatHidesOwner(t *testing.T) {
 	t.Parallel()
 	s := newSession(t, memory.New(nil), nil)
-	h, err := s.TryLock(t.Context(), "jobs/h")
+	h, err := s.Lock(t.Context(), "jobs/h", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 func TestParseToken(t *testing.T) {
@@ -129,14 +130,14 @@ func TestNewOwnerID(t *testing.T) {
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	invalid := []error{
-		fence.ValidateKey("key", "", 10),
-		fence.ValidateKey("key", "01234567890", 10),
-		fence.ValidateKey("key", "a\xffb", 10),
-		fence.ValidateKey("key", "a\x00b", 10),
-		fence.ValidateTTL(0, time.Millisecond, time.Hour),
-		fence.ValidateTTL(-time.Second, time.Millisecond, time.Hour),
-		fence.ValidateTTL(2*time.Hour, time.Millisecond, time.Hour),
-		fence.ValidateToken(0),
+		driver.ValidateKey("key", "", 10),
+		driver.ValidateKey("key", "01234567890", 10),
+		driver.ValidateKey("key", "a\xffb", 10),
+		driver.ValidateKey("key", "a\x00b", 10),
+		driver.ValidateTTL(0, time.Millisecond, time.Hour),
+		driver.ValidateTTL(-time.Second, time.Millisecond, time.Hour),
+		driver.ValidateTTL(2*time.Hour, time.Millisecond, time.Hour),
+		driver.ValidateToken(0),
 		fence.ValidateLease(fence.Lease{Key: "k", Owner: "", Token: 1, TTL: time.Second}, 10),
 		fence.ValidateLease(fence.Lease{Key: "k", Owner: "o", Token: 0, TTL: time.Second}, 10),
 		fence.ValidateLease(fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: 0}, 10),
@@ -148,11 +149,11 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	valid := []error{
-		fence.ValidateKey("key", "0123456789", 10),
-		fence.ValidateKey("key", "日本", 10),
-		fence.ValidateTTL(time.Millisecond, time.Millisecond, time.Hour),
-		fence.ValidateTTL(time.Hour, time.Millisecond, time.Hour),
-		fence.ValidateToken(1),
+		driver.ValidateKey("key", "0123456789", 10),
+		driver.ValidateKey("key", "日本", 10),
+		driver.ValidateTTL(time.Millisecond, time.Millisecond, time.Hour),
+		driver.ValidateTTL(time.Hour, time.Millisecond, time.Hour),
+		driver.ValidateToken(1),
 		fence.ValidateLease(fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: time.Second}, 10),
 	}
 	for i, err := range valid {

@@ -130,7 +130,7 @@ func (h *Handle) lose(reason error) {
 	h.err = lost
 	lease := h.lease
 	h.mu.Unlock()
-	h.s.s.obs.leaseLost(LeaseLostEvent{Lease: lease, Cause: lost})
+	h.s.obs().leaseLost(LeaseLostEvent{Lease: lease, Cause: lost})
 	h.closeDone()
 }
 
@@ -184,13 +184,11 @@ func (s *Session) release(ctx context.Context, h *Handle) error {
 	lease := h.Lease()
 	lostBefore := h.lost()
 	err := s.releaseLease(ctx, lease)
-	s.s.obs.released(ReleasedEvent{Lease: lease, Held: s.s.clock.Now().Sub(h.acquiredAt), Err: err})
+	s.obs().released(ReleasedEvent{Lease: lease, Held: s.s.clock.Now().Sub(h.acquiredAt), Err: err})
 	if lostBefore == nil && errors.Is(err, ErrNotHeld) {
 		h.lose(err)
 	}
 	h.end(ErrReleased)
-	if s.lineOK {
-		kickLine(s.locker, h.key)
-	}
+	s.locker.lines.kick(h.key)
 	return err
 }

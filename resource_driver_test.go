@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // tokenMap is a ResourceDriver over a map that counts the calls that reach
@@ -18,8 +19,8 @@ type tokenMap struct {
 	tokens    map[string]fence.Token
 }
 
-func (m *tokenMap) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: "tokenmap", MaxKeyLen: 8, MaxToken: 1000}
+func (m *tokenMap) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: "tokenmap", MaxKeyLen: 8, MaxToken: 1000}
 }
 
 func (m *tokenMap) Put(_ context.Context, key string, token fence.Token, value []byte) error {
@@ -64,10 +65,10 @@ func (m *tokenMap) Claim(_ context.Context, key string, token fence.Token) error
 	return nil
 }
 
-func newTokenMap(t *testing.T) (*fence.PortableResource, *tokenMap) {
+func newTokenMap(t *testing.T) (*fence.Resource, *tokenMap) {
 	t.Helper()
 	m := &tokenMap{values: map[string][]byte{}, tokens: map[string]fence.Token{}}
-	r, err := fence.NewResource(m)
+	r, err := driver.NewResource(m)
 	if err != nil {
 		t.Fatal(err)
 	}

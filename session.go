@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"time"
 )
@@ -95,10 +94,6 @@ type SessionOptions struct {
 	// duration the session computes is immune to wall-clock steps.
 	// Tests inject a *clocktest.Fake.
 	Clock Clock
-
-	// Observer receives events for metrics and logs. Default: nil, which
-	// costs nothing.
-	Observer *Observer
 }
 
 // sessionSettings are validated SessionOptions with defaults filled in.
@@ -109,7 +104,6 @@ type sessionSettings struct {
 	poll                        time.Duration
 	callTimeout, releaseTimeout time.Duration
 	clock                       Clock
-	obs                         *Observer
 }
 
 func sessionInvalid(field, format string, args ...any) error {
@@ -126,7 +120,7 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 		ttl: in.TTL, renewInterval: in.RenewInterval, safetyMargin: in.SafetyMargin,
 		backoffMin: in.BackoffMin, backoffMax: in.BackoffMax, poll: in.PollInterval,
 		callTimeout: in.CallTimeout, releaseTimeout: in.ReleaseTimeout,
-		clock: ClockOrSystem(in.Clock), obs: in.Observer,
+		clock: clockOr(in.Clock),
 	}
 	if s.ttl == 0 {
 		s.ttl = DefaultTTL
@@ -201,14 +195,11 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 // two handles of one session on the same key exclude each other: fence
 // locks are not reentrant (see the package doc).
 type Session struct {
-	locker Locker
+	locker *Locker
 	s      sessionSettings
-	renew  func(ctx context.Context, leases []Lease) ([]Lease, []error)
-	notify func(ctx context.Context, key string) (<-chan struct{}, func(), error)
 
-	lineOK bool          // the locker can key the waiting lines
-	wake   chan struct{} // tells the keepalive of a handle due early
-	done   chan struct{} // closed by Close
+	wake chan struct{} // tells the keepalive of a handle due early
+	done chan struct{} // closed by Close
 
 	mu      sync.Mutex
 	running bool // the keepalive goroutine runs
@@ -219,8 +210,13 @@ type Session struct {
 
 // NewSession returns a Session over locker. opts may be nil. It returns
 // an error matching ErrInvalid when locker is nil or the options are
-// impossible (see SessionOptions).
-func NewSession(locker Locker, opts *SessionOptions) (*Session, error) {
+// impossible (see SessionOptions). The session reports its events to the
+// locker's Observer (Locker.SetObserver).
+//
+// An application needs one Session per Locker and TTL: guard.Run,
+// election, schedule, Bind and the SQL helpers all take it, and one
+// keepalive serves every lease they hold.
+func NewSession(locker *Locker, opts *SessionOptions) (*Session, error) {
 	if locker == nil {
 		return nil, sessionInvalid("locker", "nil")
 	}
@@ -228,20 +224,14 @@ func NewSession(locker Locker, opts *SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess := &Session{locker: locker, s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	sess.lineOK = reflect.TypeOf(locker).Comparable()
-	sess.renew = func(ctx context.Context, leases []Lease) ([]Lease, []error) { return RenewEach(ctx, locker, leases) }
-	if m, ok := locker.(ManyRenewer); ok {
-		sess.renew = m.RenewMany
-	}
-	if n, ok := locker.(ReleaseNotifier); ok {
-		sess.notify = n.NotifyRelease
-	}
-	return sess, nil
+	return &Session{locker: locker, s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
 }
 
 // Locker returns the Locker the session takes its locks from.
-func (s *Session) Locker() Locker { return s.locker }
+func (s *Session) Locker() *Locker { return s.locker }
+
+// obs returns the Observer of the session's Locker, or nil.
+func (s *Session) obs() *Observer { return s.locker.obs.Load() }
 
 // TTL returns the lease duration of the session's handles.
 func (s *Session) TTL() time.Duration { return s.s.ttl }

@@ -102,13 +102,13 @@ func TestLockWakesOnLocalRelease(t *testing.T) {
 	clock := clocktest.New(time.Unix(1e9, 0))
 	l := memory.New(&memory.Options{Clock: clock})
 	s := newSession(t, l, &fence.SessionOptions{TTL: time.Hour, PollInterval: time.Hour, Clock: clock})
-	holder, err := s.TryLock(t.Context(), "k")
+	holder, err := s.Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan *fence.Handle, 1)
 	go func() {
-		h, err := s.Lock(t.Context(), "k", nil)
+		h, err := s.Lock(t.Context(), "k", &fence.LockOptions{Wait: fence.WaitForever})
 		if err != nil {
 			t.Error(err)
 		}
@@ -135,7 +135,7 @@ func TestLockWakesOnBreak(t *testing.T) {
 	clock := clocktest.New(time.Unix(1e9, 0))
 	l := memory.New(&memory.Options{Clock: clock})
 	a := newSession(t, l, &fence.SessionOptions{TTL: time.Hour, Clock: clock})
-	holder, err := a.TryLock(t.Context(), "k")
+	holder, err := a.Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestLockWakesOnBreak(t *testing.T) {
 	b := newSession(t, &otherProcess{l}, &fence.SessionOptions{TTL: time.Hour, PollInterval: time.Hour, Clock: clock})
 	got := make(chan error, 1)
 	go func() {
-		_, err := b.Lock(t.Context(), "k", nil)
+		_, err := b.Lock(t.Context(), "k", &fence.LockOptions{Wait: fence.WaitForever})
 		got <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
@@ -170,7 +170,7 @@ func TestLockIsFair(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for total.Load() < cycles {
-				h, err := s.Lock(t.Context(), "hot", nil)
+				h, err := s.Lock(t.Context(), "hot", &fence.LockOptions{Wait: fence.WaitForever})
 				if err != nil {
 					t.Error(err)
 					return
@@ -203,7 +203,7 @@ func TestHandleLost(t *testing.T) {
 	clock := clocktest.New(time.Unix(1e9, 0))
 	l := memory.New(&memory.Options{Clock: clock})
 	s := newSession(t, l, &fence.SessionOptions{TTL: 30 * time.Second, Clock: clock})
-	h, err := s.TryLock(t.Context(), "k")
+	h, err := s.Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,15 +242,15 @@ func TestReleaseAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.TryLock(t.Context(), "a")
+	a, err := s.Lock(t.Context(), "a", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.TryLock(t.Context(), "b")
+	b, err := s.Lock(t.Context(), "b", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.TryLock(t.Context(), "a"); !errors.Is(err, fence.ErrHeld) {
+	if _, err := s.Lock(t.Context(), "a", nil); !errors.Is(err, fence.ErrHeld) {
 		t.Fatalf("second TryLock of a held key: %v; want ErrHeld (locks are not reentrant)", err)
 	}
 	if err := a.Release(t.Context()); err != nil {
@@ -266,7 +266,7 @@ func TestReleaseAndClose(t *testing.T) {
 	if info, err := l.Inspect(t.Context(), "b"); err != nil || info.Held {
 		t.Fatalf("after Close: %+v, %v; want b free", info, err)
 	}
-	if _, err := s.TryLock(t.Context(), "c"); !errors.Is(err, fence.ErrSessionClosed) {
+	if _, err := s.Lock(t.Context(), "c", nil); !errors.Is(err, fence.ErrSessionClosed) {
 		t.Fatalf("TryLock after Close: %v; want ErrSessionClosed", err)
 	}
 }
@@ -286,7 +286,7 @@ func TestNewSessionRejects(t *testing.T) {
 		t.Errorf("nil locker: %v; want ErrInvalid", err)
 	}
 	s := newSession(t, l, nil)
-	if _, err := s.Lock(t.Context(), "k", &fence.LockOptions{Timeout: -1}); !errors.Is(err, fence.ErrInvalid) {
+	if _, err := s.Lock(t.Context(), "k", &fence.LockOptions{Wait: -1}); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("negative Timeout: %v; want ErrInvalid", err)
 	}
 }
@@ -296,10 +296,10 @@ func TestLockTimeout(t *testing.T) {
 	t.Parallel()
 	l := memory.New(nil)
 	s := newSession(t, l, &fence.SessionOptions{TTL: time.Minute, PollInterval: 10 * time.Millisecond})
-	if _, err := s.TryLock(t.Context(), "k"); err != nil {
+	if _, err := s.Lock(t.Context(), "k", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lock(t.Context(), "k", &fence.LockOptions{Timeout: 50 * time.Millisecond}); !errors.Is(err, fence.ErrHeld) {
+	if _, err := s.Lock(t.Context(), "k", &fence.LockOptions{Wait: 50 * time.Millisecond}); !errors.Is(err, fence.ErrHeld) {
 		t.Fatalf("Lock of a held key: %v; want ErrHeld after the timeout", err)
 	}
 }

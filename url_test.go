@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/redact"
+	"github.com/fencekit/fence/internal/urlparam"
 	_ "github.com/fencekit/fence/lockers/memory" // registers mem://
 )
 
@@ -76,8 +79,8 @@ func TestOpenLockerRefusesBadURLs(t *testing.T) {
 type stubOpener struct{}
 
 func (stubOpener) URLForm() string { return "x://" }
-func (stubOpener) OpenLockerURL(context.Context, *url.URL, *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	return fence.Opened[*fence.PortableLocker]{}, nil
+func (stubOpener) OpenLockerURL(context.Context, *url.URL, *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
+	return fence.Opened[*fence.Locker]{}, nil
 }
 
 func TestRegisterLockerPanicsOnDuplicateOrBadScheme(t *testing.T) {
@@ -89,7 +92,7 @@ func TestRegisterLockerPanicsOnDuplicateOrBadScheme(t *testing.T) {
 					t.Errorf("RegisterLocker(%q) did not panic", scheme)
 				}
 			}()
-			fence.RegisterLocker(scheme, stubOpener{})
+			driver.RegisterLocker(scheme, stubOpener{})
 		}()
 	}
 }
@@ -116,7 +119,7 @@ func TestURLParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := fence.NewURLParams(u)
+		p := urlparam.New(u)
 		p.Name("table")
 		p.String("a")
 		p.Bool("b")
@@ -127,7 +130,7 @@ func TestURLParams(t *testing.T) {
 			q.Set("endpoint", e)
 			q.Del("e")
 			u.RawQuery = q.Encode()
-			p = fence.NewURLParams(u)
+			p = urlparam.New(u)
 			p.Name("table")
 			p.String("a")
 			p.Bool("b")
@@ -156,7 +159,7 @@ func TestRedactURL(t *testing.T) {
 		"postgres://u:p@ss@db:5432/app":            "postgres://u:xxxxx@db:5432/app",
 		"postgres://db/app?PASSWORD=s3cret":        "postgres://db/app?PASSWORD=xxxxx",
 	} {
-		if got := fence.RedactURL(in); got != want {
+		if got := redact.URL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q; want %q", in, got, want)
 		}
 	}
@@ -168,12 +171,12 @@ func TestScrubAndURLPasswords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pws := fence.URLPasswords(u)
+	pws := redact.Passwords(u)
 	if strings.Join(pws, "|") != "p@ss w|two&x" {
 		t.Fatalf("URLPasswords = %q; want the user information's and the non-empty parameter's", pws)
 	}
 	text := `dial "postgres://app:p%40ss%20w@db/app": p@ss w, p%40ss+w, two%26x, two&x, ://u:other@h`
-	got := fence.Scrub(text, append(pws, "")...)
+	got := redact.Scrub(text, append(pws, "")...)
 	for _, leak := range []string{"p@ss", "p%40ss", "two", "other"} {
 		if strings.Contains(got, leak) {
 			t.Errorf("Scrub(%q) = %q; %q shows", text, got, leak)

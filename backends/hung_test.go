@@ -82,7 +82,7 @@ func forEveryScheme(t *testing.T, addrs func(t *testing.T) []string, check func(
 			if s.url == nil {
 				t.Skip(s.inProcess)
 			}
-			var l *fence.PortableLocker
+			var l *fence.Locker
 			var openErr error
 			ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 			defer cancel()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	_ "github.com/fencekit/fence/backends"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
@@ -71,10 +72,10 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 			_ = closeIt()
 		}
 		if !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("open %s = %v; want an error matching fence.ErrInvalid", fence.RedactURL(raw), err)
+			t.Errorf("open %s = %v; want an error matching fence.ErrInvalid", redact.URL(raw), err)
 		}
 		if err != nil && strings.Contains(err.Error(), "secretpw") {
-			t.Errorf("open %s: the error shows the password: %v", fence.RedactURL(raw), err)
+			t.Errorf("open %s: the error shows the password: %v", redact.URL(raw), err)
 		}
 	}
 	t.Run("group", func(t *testing.T) {

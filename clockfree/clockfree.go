@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 // MaxClockSkew bounds Mode.MaxClockSkew.
@@ -55,7 +56,7 @@ func (m Mode) Check() error {
 
 // FromURL reads the trusted-clock and max-clock-skew parameters of a
 // store URL.
-func FromURL(p *fence.URLParams) Mode {
+func FromURL(p *urlparam.Params) Mode {
 	m := Mode{TrustedClock: p.Bool("trusted-clock"), MaxClockSkew: p.Duration("max-clock-skew")}
 	if m.MaxClockSkew != 0 && !m.TrustedClock {
 		p.Fail("max-clock-skew needs trusted-clock=true")

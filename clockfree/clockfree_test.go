@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 var t0 = time.Unix(1_000_000, 0)
@@ -96,7 +97,7 @@ func TestFromURL(t *testing.T) {
 		"x://t?trusted-clock=maybe":                  fence.ErrInvalid,
 	} {
 		u, _ := url.Parse(raw)
-		p := fence.NewURLParams(u)
+		p := urlparam.New(u)
 		FromURL(p)
 		if err := p.Done(); !errors.Is(err, want) {
 			t.Errorf("%s: Done() = %v; want %v", raw, err, want)

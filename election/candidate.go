@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/backoff"
 )
@@ -50,7 +51,7 @@ type term struct {
 // locker, an empty key or impossible settings; the locker checks the key's
 // length and the TTL's range on the first attempt.
 func New(locker fence.Locker, key string, opts *Options) (*Candidate, error) {
-	if err := fence.ValidateKey("key", key, math.MaxInt); err != nil {
+	if err := driver.ValidateKey("key", key, math.MaxInt); err != nil {
 		return nil, err
 	}
 	s, err := resolve(opts)

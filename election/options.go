@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/guard"
 )
 
@@ -98,7 +99,7 @@ func resolve(o *Options) (settings, error) {
 	if s.holdoff == 0 {
 		s.holdoff = 2 * s.retry
 	}
-	s.clock = fence.ClockOrSystem(in.Clock)
+	s.clock = driver.ClockOrSystem(in.Clock)
 	s.obs = in.Observer
 	s.guard = in.Guard
 	s.guard.TTL = ttl

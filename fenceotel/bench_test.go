@@ -4,14 +4,15 @@ import (
 	"context"
 	"testing"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/fenceotel"
 	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/lockers/memory"
 	memres "github.com/fencekit/fence/resources/memory"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // BenchmarkGuardedWrite measures one guard.Do with one fenced Put on the

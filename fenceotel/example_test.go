@@ -8,15 +8,16 @@ import (
 	"os"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/fenceotel"
 	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/lockers/memory"
 	memres "github.com/fencekit/fence/resources/memory"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // Record the guard's metrics. A real program passes the MeterProvider of

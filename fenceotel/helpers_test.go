@@ -8,17 +8,18 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/fenceotel"
 	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/lockers/memory"
 	memres "github.com/fencekit/fence/resources/memory"
-	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // TTL 30 s: renewals every 10 s, safety deadline 27 s after the send time

@@ -4,10 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/fenceotel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/fenceotel"
 )
 
 // Lock keys appear on metrics only when asked for; spans carry them

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/fencekit/fence"
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // tracedLocker is a fence.Locker with spans, metrics and logs around each
@@ -89,7 +91,7 @@ func (w *tracedLocker) Renew(ctx context.Context, lease fence.Lease) (fence.Leas
 
 // RenewMany renews leases, as a fence.Session's keepalive asks once per
 // round: with one RenewMany call of the wrapped Locker where it has one
-// (a fence.PortableLocker, which batches them on stores that renew many
+// (a fence.Locker, which batches them on stores that renew many
 // leases in one call), and one Renew call each otherwise. Each lease gets
 // its own span and duration sample, as with Renew; in a batch they all
 // cover the one call that renewed them.
@@ -119,7 +121,7 @@ func (w *tracedLocker) RenewMany(ctx context.Context, leases []fence.Lease) ([]f
 // announces a release; it returns an error matching errors.ErrUnsupported
 // when the wrapped Locker has none. It records nothing.
 func (w *tracedLocker) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	n, ok := w.next.(fence.ReleaseNotifier)
+	n, ok := w.next.(driver.ReleaseNotifier)
 	if !ok {
 		return nil, nil, fmt.Errorf("fenceotel: notify %q: %w", key, errors.ErrUnsupported)
 	}

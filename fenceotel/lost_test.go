@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/fenceotel"
-	"go.opentelemetry.io/otel/codes"
 )
 
 // An operator breaks the lock while work runs; a new holder writes; the

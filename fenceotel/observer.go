@@ -6,9 +6,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/fencekit/fence"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/fencekit/fence"
 )
 
 // Observer returns a fence.Observer that records the metrics of a

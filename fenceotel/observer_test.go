@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/fenceotel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/fenceotel"
 )
 
 // A lease taken, renewed twice and released, with a busy attempt by a

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/fencekit/fence"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/fencekit/fence"
 )
 
 // tracedResource is a fence.Resource with spans, metrics and logs around

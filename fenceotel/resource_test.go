@@ -4,9 +4,10 @@ import (
 	"errors"
 	"testing"
 
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/fenceotel"
-	"go.opentelemetry.io/otel/codes"
 )
 
 // Each call through a wrapped resource makes one span with its outcome and

@@ -40,7 +40,7 @@ func TestWrappedLockerRenewsInBatches(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sess.Close(context.Background()) })
 	for _, key := range []string{"a", "b"} {
-		if _, err := sess.TryLock(t.Context(), key); err != nil {
+		if _, err := sess.Lock(t.Context(), key, nil); err != nil {
 			t.Fatalf("TryLock %s: %v", key, err)
 		}
 	}
@@ -89,13 +89,13 @@ func TestWrappedLockerPassesReleaseNotices(t *testing.T) {
 		return s
 	}
 	holder, waiter := open(), open()
-	h, err := holder.TryLock(t.Context(), "k")
+	h, err := holder.Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
 	go func() {
-		_, err := waiter.Lock(t.Context(), "k", nil)
+		_, err := waiter.Lock(t.Context(), "k", &fence.LockOptions{Wait: fence.WaitForever})
 		got <- err
 	}()
 	// The holder's keepalive arms two timers, the waiter's sleep one.

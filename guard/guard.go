@@ -88,7 +88,7 @@ func (g *Guard) Do(ctx context.Context, key string, fn Func) error {
 	if fn == nil {
 		return invalid("fn", "nil")
 	}
-	h, err := g.sess.LockWithin(ctx, key, g.acquireTimeout)
+	h, err := g.sess.Lock(ctx, key, &fence.LockOptions{Wait: g.acquireTimeout})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/guard"
 )
 
@@ -34,7 +35,7 @@ type Job struct {
 // name or impossible options (see Options); the locker checks the key's
 // length and the TTL's range on the first attempt.
 func New(locker fence.Locker, name string, interval time.Duration, fn Func, opts *Options) (*Job, error) {
-	if err := fence.ValidateKey("name", name, math.MaxInt); err != nil {
+	if err := driver.ValidateKey("name", name, math.MaxInt); err != nil {
 		return nil, err
 	}
 	if fn == nil {

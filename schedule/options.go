@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/guard"
 )
 
@@ -90,7 +91,7 @@ func resolve(interval time.Duration, o *Options) (settings, error) {
 	if ttl <= 0 {
 		return s, invalid("LockAtMostFor", "interval %v is too short for the default", interval)
 	}
-	s.clock = fence.ClockOrSystem(in.Clock)
+	s.clock = driver.ClockOrSystem(in.Clock)
 	s.obs = in.Observer
 	s.guard = in.Guard
 	s.guard.TTL = ttl

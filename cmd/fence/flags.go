@@ -183,7 +183,7 @@ func initCommand() *command { return newCommand("init") }
 // its scheme names. It remembers the URL's passwords so that nothing
 // printed afterwards contains them, and warns when one was given on the
 // command line.
-func (cmd *command) open(ctx context.Context, c *cli) (*fence.PortableLocker, error) {
+func (cmd *command) open(ctx context.Context, c *cli) (*fence.Locker, error) {
 	raw := *cmd.store
 	if raw == "" {
 		return nil, &usageError{msg: "no store: give --store URL or set " + EnvStore, forms: strings.Join(fence.LockerURLForms(), ", ")}
@@ -197,7 +197,7 @@ func (cmd *command) open(ctx context.Context, c *cli) (*fence.PortableLocker, er
 		c.errorf("warning: the store URL on the command line carries a password, which other users can read in ps; put the URL in $%s, or the password where the store's SDK reads it from the environment", EnvStore)
 	}
 	c.store, c.timeout = c.scrub(raw), cmd.timeout
-	var l *fence.PortableLocker
+	var l *fence.Locker
 	err = c.call(ctx, func(ctx context.Context) error {
 		var err error
 		l, err = fence.OpenLocker(ctx, raw)

@@ -22,7 +22,7 @@ type runFlags struct {
 	// callTimeout bounds each store call under the lease.
 	callTimeout time.Duration
 	// clockFree: the store's leases run out by observation
-	// (fence.DriverInfo.ClockFree).
+	// (driver.Info.ClockFree).
 	clockFree bool
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -61,7 +62,7 @@ func (p *pausable) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, e
 // NotifyRelease passes the wrapped Locker's NotifyRelease on, or returns an
 // error matching errors.ErrUnsupported when it has none.
 func (p *pausable) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	n, ok := p.Locker.(fence.ReleaseNotifier)
+	n, ok := p.Locker.(driver.ReleaseNotifier)
 	if !ok {
 		return nil, nil, fmt.Errorf("torture: notify %q: %w", key, errors.ErrUnsupported)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencekit/fence"
 	_ "github.com/fencekit/fence/backends" // the URL schemes of every backend
+	"github.com/fencekit/fence/internal/redact"
 )
 
 // newLocker returns the locker worker uses, reading time from clock.
@@ -85,7 +86,7 @@ func forRun[T store](s *Stage, open opener[T]) opener[T] {
 		v, err := open(ctx, rawURL, opts)
 		if err != nil {
 			var zero T
-			return zero, fmt.Errorf("torture: open %s: %w", fence.RedactURL(rawURL), err)
+			return zero, fmt.Errorf("torture: open %s: %w", redact.URL(rawURL), err)
 		}
 		s.Defer(func() { _ = v.Close() })
 		return v, nil
@@ -103,14 +104,14 @@ func create[T store](ctx context.Context, s *Stage, clean string, remove Remover
 	}
 	if err := v.Create(ctx); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		var zero T
-		return zero, fmt.Errorf("torture: create %s: %w", fence.RedactURL(clean), err)
+		return zero, fmt.Errorf("torture: create %s: %w", redact.URL(clean), err)
 	}
 	if remove != nil {
 		s.Defer(func() {
 			ctx, cancel := cleanupContext()
 			defer cancel()
 			if err := remove(ctx, s, clean); err != nil {
-				s.logf("torture: remove %s: %v", fence.RedactURL(clean), err)
+				s.logf("torture: remove %s: %v", redact.URL(clean), err)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the Azure blob locker.
@@ -36,7 +37,7 @@ const (
 type Options struct {
 	// Clock supplies the send times from which Lease.ValidUntil is
 	// computed, and tells Renew and Release when a lease has run out
-	// locally (fence.LockerOptions.Clock). Expiry itself is measured by
+	// locally (driver.LockerOptions.Clock). Expiry itself is measured by
 	// the service. Default: fence.SystemClock.
 	Clock fence.Clock
 	// CleanupTimeout bounds the release of a lease that Acquire took but
@@ -47,23 +48,23 @@ type Options struct {
 
 // Locker is a fence.Locker on the blobs of one Azure Storage container:
 // the portable locker over this package's driver. Create it with New; it
-// is safe for concurrent use. Create (of fence.PortableLocker) creates
+// is safe for concurrent use. Create (of fence.Locker) creates
 // the container.
 type Locker struct {
-	*fence.PortableLocker
-	d *driver
+	*fence.Locker
+	d *store
 }
 
 var _ fence.Locker = (*Locker)(nil)
 
-// driver is the fence.LockerDriver on Azure blob leases: the store calls
+// store is the driver.Locker on Azure blob leases: the store calls
 // of the methods of fence.Locker, on input the PortableLocker checked.
-type driver struct {
+type store struct {
 	c       *container.Client
 	cleanup time.Duration
 }
 
-var _ fence.LockerDriver = (*driver)(nil)
+var _ driver.Locker = (*store)(nil)
 
 // New returns a Locker that keeps its leases in the container of c.
 //
@@ -90,23 +91,23 @@ func New(c *container.Client, opts *Options) (*Locker, error) {
 	case o.CleanupTimeout == 0:
 		o.CleanupTimeout = DefaultCleanupTimeout
 	}
-	d := &driver{c: c, cleanup: o.CleanupTimeout}
-	p, err := fence.NewLocker(d, &fence.LockerOptions{Clock: o.Clock})
+	d := &store{c: c, cleanup: o.CleanupTimeout}
+	p, err := driver.NewLocker(d, &driver.LockerOptions{Clock: o.Clock})
 	if err != nil {
 		return nil, err
 	}
 	return &Locker{PortableLocker: p, d: d}, nil
 }
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "azblob", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "azblob", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
 }
 
 // Create creates the container if it does not exist yet. It is
 // idempotent and safe to run concurrently. The PortableLocker's Create
 // calls it.
-func (d *driver) Create(ctx context.Context) error {
+func (d *store) Create(ctx context.Context) error {
 	_, err := d.c.Create(ctx, nil)
 	if err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
 		// The URL without its query, which may be a SAS token.

@@ -12,12 +12,12 @@
 //
 // # Layering
 //
-// A Locker is a fence.PortableLocker over this package's driver (a
-// fence.LockerDriver). The portable layer checks keys, owners, TTLs and
+// A Locker is a fence.Locker over this package's store (a
+// driver.Locker). The portable layer checks keys, owners, TTLs and
 // leases against the driver's limits, generates owner ids, sets
 // Lease.ValidUntil, refuses Renew and Release of a lease that ran out on
 // its Clock, and wraps every error as "fence/azblob: <op> "<key>":
-// <cause>". The driver adds Azure's own rules on input (blob names, owner
+// <cause>". The store adds Azure's own rules on input (blob names, owner
 // ids Azure metadata holds, whole seconds) and does the store's part: the
 // blob and lease requests below, the derivation of lease ids, the mapping
 // of Azure's error codes, and settling requests whose answers were lost.

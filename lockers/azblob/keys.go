@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // ValidateKey checks that key can be a blob name that Azure stores as
@@ -28,7 +29,7 @@ import (
 // wire by the SDK and names a blob of its own. The Locker checks every key
 // with it.
 func ValidateKey(key string) error {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
+	if err := driver.ValidateKey("key", key, MaxKeyLen); err != nil {
 		return err
 	}
 	return blobName(key)

@@ -11,9 +11,11 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterLocker("azblob", &URLOpener{}) }
+func init() { driver.RegisterLocker("azblob", &URLOpener{}) }
 
 // Environment variables read for Azure credentials by the URL opener, as
 // by Azure's own tools.
@@ -53,32 +55,32 @@ const (
 // set, carries the SDK's requests; OpenOptions.Clock is Options.Clock.
 type URLOpener struct{}
 
-var _ fence.LockerURLOpener = (*URLOpener)(nil)
+var _ driver.LockerOpener = (*URLOpener)(nil)
 
-// URLForm implements fence.LockerURLOpener.
+// URLForm implements driver.LockerOpener.
 func (*URLOpener) URLForm() string { return "azblob://CONTAINER[?account=A&endpoint=URL]" }
 
-// OpenLockerURL implements fence.LockerURLOpener. It does not contact the
+// OpenLockerURL implements driver.LockerOpener. It does not contact the
 // service.
-func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
+func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
 	return open(u, opts, os.Getenv)
 }
 
 // open opens u with the credentials getenv finds.
-func open(u *url.URL, opts *fence.OpenOptions, getenv func(string) string) (fence.Opened[*fence.PortableLocker], error) {
+func open(u *url.URL, opts *fence.OpenOptions, getenv func(string) string) (fence.Opened[*fence.Locker], error) {
 	cfg, err := parseURL(u)
 	if err != nil {
-		return fence.Opened[*fence.PortableLocker]{}, err
+		return fence.Opened[*fence.Locker]{}, err
 	}
-	c, err := cfg.client(getenv, opts.Client())
+	c, err := cfg.client(getenv, urlparam.HTTPClient(opts))
 	if err != nil {
-		return fence.Opened[*fence.PortableLocker]{}, &fence.OpError{Backend: "azblob", Op: "open", Err: err}
+		return fence.Opened[*fence.Locker]{}, &fence.OpError{Backend: "azblob", Op: "open", Err: err}
 	}
-	l, err := New(c, &Options{Clock: opts.ClockOrSystem()})
+	l, err := New(c, &Options{Clock: urlparam.Clock(opts)})
 	if err != nil {
-		return fence.Opened[*fence.PortableLocker]{}, err
+		return fence.Opened[*fence.Locker]{}, err
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker}, nil
+	return fence.Opened[*fence.Locker]{Value: l.PortableLocker}, nil
 }
 
 // config is what an azblob URL says.
@@ -90,7 +92,7 @@ type config struct {
 
 // parseURL reads an azblob URL. Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (config, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	if e, err := url.Parse(u.Query().Get("endpoint")); err == nil && e.User != nil {
 		// Refused before p.Endpoint does, whose message shows the URL
 		// with the endpoint's password if it is escaped.

@@ -264,7 +264,7 @@ func TestOpenLocker(t *testing.T) {
 	})
 	rt := &roundTripper{}
 	clock := clocktest.New(time.Now())
-	l, err := fence.OpenLockerWith(t.Context(), "azblob://"+name, &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}, Clock: clock})
+	l, err := fence.OpenLocker(t.Context(), "azblob://"+name, &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}, Clock: clock})
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}

@@ -33,12 +33,12 @@
 //
 // # Layers
 //
-// A Locker is the fence.PortableLocker over this package's driver (a
-// fence.LockerDriver), with Table added. The portable layer does what
+// A Locker is the fence.Locker over this package's store (a
+// driver.Locker), with Table added. The portable layer does what
 // every backend shares: it checks keys, TTLs, owner ids and leases,
 // generates owner ids, sets Lease.ValidUntil on its Clock and refuses
 // Renew and Release of a lease that has run out there, and wraps every
-// error as "fence/dynamo: <op> "<key>": <cause>". The driver does only
+// error as "fence/dynamo: <op> "<key>": <cause>". The store does only
 // what is DynamoDB's: the conditional writes below, the read-back of
 // writes whose outcome is unknown, and the parsing of items. The judgement
 // of expiry is the clockfree package's (clockfree.Mode and

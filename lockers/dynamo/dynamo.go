@@ -7,6 +7,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the DynamoDB locker.
@@ -54,18 +55,18 @@ type Options struct {
 	MaxClockSkew time.Duration
 }
 
-// Locker is a fence.Locker on a DynamoDB table: the fence.PortableLocker
-// over this package's driver, with the methods specific to DynamoDB.
+// Locker is a fence.Locker on a DynamoDB table: the fence.Locker
+// over this package's store, with the methods specific to DynamoDB.
 // Create it with New; it is safe for concurrent use.
 type Locker struct {
-	*fence.PortableLocker
-	d *driver
+	*fence.Locker
+	d *store
 }
 
 var _ fence.Locker = (*Locker)(nil)
 
-// driver is the fence.LockerDriver on one table.
-type driver struct {
+// store is the driver.Locker on one table.
+type store struct {
 	api     DynamoDBAPI
 	table   string
 	keyAttr string
@@ -74,7 +75,7 @@ type driver struct {
 	mode    clockfree.Mode
 }
 
-var _ fence.LockerDriver = (*driver)(nil)
+var _ driver.Locker = (*store)(nil)
 
 // tableName is DynamoDB's rule for table names.
 var tableName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
@@ -106,24 +107,24 @@ func New(api DynamoDBAPI, table string, opts *Options) (*Locker, error) {
 	if o.Observations == nil {
 		o.Observations = clockfree.NewObservations()
 	}
-	d := &driver{
+	d := &store{
 		api:     api,
 		table:   table,
 		keyAttr: o.KeyAttribute,
-		clock:   fence.ClockOrSystem(o.Clock),
+		clock:   driver.ClockOrSystem(o.Clock),
 		obs:     o.Observations,
 		mode:    mode,
 	}
-	p, err := fence.NewLocker(d, &fence.LockerOptions{Clock: d.clock})
+	p, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
 	if err != nil {
 		return nil, err
 	}
 	return &Locker{PortableLocker: p, d: d}, nil
 }
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "dynamo", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "dynamo", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
 }
 
 // Table returns the name of the lease table.
@@ -137,7 +138,7 @@ func checkTable(table string) error {
 }
 
 func checkKeyAttribute(name string) error {
-	if err := fence.ValidateKey("KeyAttribute", name, 255); err != nil {
+	if err := driver.ValidateKey("KeyAttribute", name, 255); err != nil {
 		return err
 	}
 	for _, a := range itemAttributes {

@@ -56,12 +56,12 @@ func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 	return nil
 }
 
-// Create implements the optional Create of a fence.LockerDriver, which
+// Create implements the optional Create of a driver.Locker, which
 // Locker.Create calls: CreateTable of the Locker's table and key attribute,
 // through the client given to New, which must then be a TableAPI too (a
 // *dynamodb.Client is); otherwise it returns an error matching
 // errors.ErrUnsupported.
-func (d *driver) Create(ctx context.Context) error {
+func (d *store) Create(ctx context.Context) error {
 	api, ok := d.api.(TableAPI)
 	if !ok {
 		return fmt.Errorf("the client given to New (%T) cannot create tables; use CreateTable: %w", d.api, errors.ErrUnsupported)

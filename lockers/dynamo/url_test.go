@@ -144,7 +144,7 @@ func TestOpenLocker(t *testing.T) {
 	t.Cleanup(tr.CloseIdleConnections)
 	requests := &counter{next: tr}
 	raw := "dynamodb://" + table + "?region=us-east-1&key-attribute=lock_id&trusted-clock=true&max-clock-skew=250ms&endpoint=" + url.QueryEscape(endpoint)
-	l, err := fence.OpenLockerWith(t.Context(), raw, &fence.OpenOptions{Clock: clock, HTTPClient: &http.Client{Transport: requests}})
+	l, err := fence.OpenLocker(t.Context(), raw, &fence.OpenOptions{Clock: clock, HTTPClient: &http.Client{Transport: requests}})
 	if err != nil {
 		t.Fatalf("OpenLockerWith(%s): %v", raw, err)
 	}
@@ -156,9 +156,9 @@ func TestOpenLocker(t *testing.T) {
 	if name := l.Info().Name; name != "dynamo" {
 		t.Errorf("Info().Name = %q; want dynamo", name)
 	}
-	d := l.Driver().(*driver)
+	d := l.Driver().(*store)
 	if d.keyAttr != "lock_id" || d.mode != (clockfree.Mode{TrustedClock: true, MaxClockSkew: 250 * time.Millisecond}) || d.clock != fence.Clock(clock) {
-		t.Errorf("the opened driver has key attribute %q, mode %+v, clock %v; want what the URL and options say", d.keyAttr, d.mode, d.clock)
+		t.Errorf("the opened store has key attribute %q, mode %+v, clock %v; want what the URL and options say", d.keyAttr, d.mode, d.clock)
 	}
 
 	if _, err := l.Acquire(t.Context(), "job", time.Minute, nil); !errors.Is(err, fence.ErrStoreMissing) {

@@ -172,13 +172,13 @@ func BenchmarkHandOff(b *testing.B) {
 	mkey := uniquePrefix("handoff-mutex")
 
 	fenceHandOff := func() time.Duration {
-		h, err := holders.TryLock(ctx, "hand-off")
+		h, err := holders.Lock(ctx, "hand-off", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		got := make(chan waittest.Result, 1)
 		go func() {
-			w, err := waiters.Lock(ctx, "hand-off", nil)
+			w, err := waiters.Lock(ctx, "hand-off", &fence.LockOptions{Wait: fence.WaitForever})
 			got <- waittest.Result{Handle: w, Err: err, At: time.Now()}
 		}()
 		<-busy

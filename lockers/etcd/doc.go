@@ -112,7 +112,7 @@
 // # Release notifications
 //
 // A fence.Session.Lock waiting for a key on this locker does not poll: the
-// driver is a fence.ReleaseNotifier that watches the key's lock record
+// store is a driver.ReleaseNotifier that watches the key's lock record
 // for deletions, which a Release, a Break and the expiry of the holder's
 // lease all are, whichever process made them. NotifyRelease returns once
 // the server confirmed the watch (etcd's created notification), so no

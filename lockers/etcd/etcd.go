@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the etcd locker.
@@ -55,12 +56,12 @@ type Options struct {
 // methods are fence.Locker's, and NotifyRelease and RenewMany) over this
 // package's driver. Create it with New; it is safe for concurrent use.
 type Locker struct {
-	*fence.PortableLocker
-	d *driver
+	*fence.Locker
+	d *store
 }
 
 var _ fence.Locker = (*Locker)(nil)
-var _ fence.ReleaseNotifier = (*Locker)(nil)
+var _ driver.ReleaseNotifier = (*Locker)(nil)
 
 // New returns a Locker that keeps its leases in etcd through client, under
 // the prefix of opts (see Options). It checks the options but does not
@@ -86,9 +87,9 @@ func New(client *clientv3.Client, opts *Options) (*Locker, error) {
 	if o.MinTTL < time.Second || o.MinTTL%time.Second != 0 || o.MinTTL > MaxTTL {
 		return nil, &fence.InvalidError{Field: "MinTTL", Reason: fmt.Sprintf("%v is not a whole number of seconds between 1s and %v", o.MinTTL, MaxTTL)}
 	}
-	clock := fence.ClockOrSystem(o.Clock)
-	d := &driver{c: client, clock: clock, prefix: o.Prefix, minTTL: o.MinTTL}
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	clock := driver.ClockOrSystem(o.Clock)
+	d := &store{c: client, clock: clock, prefix: o.Prefix, minTTL: o.MinTTL}
+	pl, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock})
 	if err != nil {
 		return nil, err
 	}

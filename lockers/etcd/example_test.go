@@ -59,7 +59,7 @@ func Example_openLocker() {
 		log.Fatal(err)
 	}
 	defer session.Close(ctx)
-	h, err := session.Lock(ctx, "ledger", &fence.LockOptions{Timeout: time.Minute})
+	h, err := session.Lock(ctx, "ledger", &fence.LockOptions{Wait: time.Minute})
 	if err != nil {
 		log.Fatal(err)
 	}

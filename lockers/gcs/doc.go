@@ -1,13 +1,13 @@
 // Package gcs is a fence.Locker on Google Cloud Storage, driven through
 // cloud.google.com/go/storage.
 //
-// A Locker is the portable fence.PortableLocker over this package's
-// driver, the fence.LockerDriver that reads and conditionally writes one
+// A Locker is the portable fence.Locker over this package's
+// store, the driver.Locker that reads and conditionally writes one
 // object per key. The portable layer does what every backend shares: it
 // checks keys, TTLs, owners and leases, makes owner ids, checks ctx, times
 // Lease.ValidUntil from its send time, refuses a Renew or Release of a
 // lease that ran out on the local clock without asking the store, and
-// wraps every error as "fence/gcs: <op> "<key>": <cause>". The driver
+// wraps every error as "fence/gcs: <op> "<key>": <cause>". The store
 // keeps only what is Cloud Storage's: the object-name rules beyond those
 // checks, the generation preconditions, retries and the reconciliation of
 // lost answers. When the lease expires is decided by package clockfree,

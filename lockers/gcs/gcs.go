@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -75,22 +76,22 @@ type Options struct {
 }
 
 // Locker is a fence.Locker on the objects of one Cloud Storage bucket: the
-// portable fence.PortableLocker over this package's driver, with the
+// portable fence.Locker over this package's store, with the
 // methods that only a Cloud Storage locker has. Create it with New, or
 // open it with fence.OpenLocker (see URLOpener). The bucket of a Locker
 // from New is made with CreateBucket (its Create, which lacks a project,
 // is unsupported); one opened from a URL makes it with Create. It is safe
 // for concurrent use.
 type Locker struct {
-	*fence.PortableLocker
-	d *driver
+	*fence.Locker
+	d *store
 }
 
 var _ fence.Locker = (*Locker)(nil)
 
-// driver is the fence.LockerDriver on one bucket: the reads and
+// store is the driver.Locker on one bucket: the reads and
 // conditional writes of its objects, and what it saw of them.
-type driver struct {
+type store struct {
 	store  *objects
 	scope  string // the bucket's name: the scope of its objects in obs
 	prefix string
@@ -99,7 +100,7 @@ type driver struct {
 	mode   clockfree.Mode
 }
 
-var _ fence.LockerDriver = (*driver)(nil)
+var _ driver.Locker = (*store)(nil)
 
 // New returns a Locker that keeps its records in bucket (from
 // storage.Client.Bucket). It checks the options but does not call Cloud
@@ -136,8 +137,8 @@ func New(bucket *storage.BucketHandle, opts *Options) (*Locker, error) {
 	if o.Observations == nil {
 		o.Observations = clockfree.NewObservations()
 	}
-	clock := fence.ClockOrSystem(o.Clock)
-	d := &driver{
+	clock := driver.ClockOrSystem(o.Clock)
+	d := &store{
 		store:  &objects{bucket: bucket, attempts: o.MaxAttempts, backoff: backoff.Policy{First: o.Backoff, Max: maxBackoff}},
 		scope:  bucket.BucketName(),
 		prefix: o.Prefix,
@@ -145,16 +146,16 @@ func New(bucket *storage.BucketHandle, opts *Options) (*Locker, error) {
 		obs:    o.Observations,
 		mode:   mode,
 	}
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	pl, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock})
 	if err != nil {
 		return nil, err
 	}
 	return &Locker{PortableLocker: pl, d: d}, nil
 }
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
 }
 
 // MaxKeyLen returns the longest key l accepts, in bytes: MaxObjectNameLen

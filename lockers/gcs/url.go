@@ -13,9 +13,11 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterLocker("gs", &URLOpener{}) }
+func init() { driver.RegisterLocker("gs", &URLOpener{}) }
 
 // Environment variables the opener reads, besides those of the SDK's
 // Application Default Credentials.
@@ -49,7 +51,7 @@ const (
 // lockers with New to share one. Close closes the client.
 type URLOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
+// URLForm implements driver.LockerOpener.
 func (*URLOpener) URLForm() string {
 	return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL&backoff=D&" + clockfree.URLForm + "]"
 }
@@ -67,7 +69,7 @@ type config struct {
 
 // parseURL reads u, a gs:// URL. Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (config, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	c := config{bucket: p.Name("bucket"), url: u.Redacted()}
 	if c.bucket != "" {
 		if why := badBucketName(c.bucket); why != "" {
@@ -141,22 +143,22 @@ func (c config) createProject(getenv func(string) string) (string, error) {
 	return "", &fence.InvalidError{Field: "url", Reason: fmt.Sprintf("%s: creating a bucket needs a project: add ?project=ID or set %s", c.url, envProject)}
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It makes a client but
+// OpenLockerURL implements driver.LockerOpener. It makes a client but
 // does not call Cloud Storage.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
+	var none fence.Opened[*fence.Locker]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
 	}
-	client, err := storage.NewClient(ctx, c.clientOptions(opts.Client())...)
+	client, err := storage.NewClient(ctx, c.clientOptions(urlparam.HTTPClient(opts))...)
 	if err != nil {
 		return none, &fence.OpError{Backend: "gcs", Op: "open", Err: fmt.Errorf("Cloud Storage client: %w", err)}
 	}
 	bucket := client.Bucket(c.bucket)
 	l, err := New(bucket, &Options{
 		Prefix:       c.prefix,
-		Clock:        opts.ClockOrSystem(),
+		Clock:        urlparam.Clock(opts),
 		TrustedClock: c.mode.TrustedClock,
 		MaxClockSkew: c.mode.MaxClockSkew,
 		Backoff:      c.backoff,
@@ -172,5 +174,5 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 		}
 		return createBucket(ctx, bucket, project)
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Create: create, Close: client.Close}, nil
+	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Create: create, Close: client.Close}, nil
 }

@@ -217,7 +217,7 @@ func TestOpenLockerWithClientAndClock(t *testing.T) {
 	counted := &counter{next: http.DefaultTransport}
 	clock := clocktest.New(time.Now().Add(-time.Hour))
 	raw := "gs://" + bucket + "?endpoint=" + url.QueryEscape(testenv.GCSEndpoint(t)) + "&trusted-clock=true&max-clock-skew=1s"
-	l, err := fence.OpenLockerWith(ctx, raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: counted}, Clock: clock})
+	l, err := fence.OpenLocker(ctx, raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: counted}, Clock: clock})
 	if err != nil {
 		t.Fatalf("OpenLockerWith: %v", err)
 	}
@@ -264,14 +264,14 @@ func TestOpenLockerURLBackoff(t *testing.T) {
 		{"gs://b00?backoff=20ms", 20 * time.Millisecond},
 		{"gs://b00", DefaultBackoff},
 	} {
-		l, err := fence.OpenLockerWith(t.Context(), tc.raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		l, err := fence.OpenLocker(t.Context(), tc.raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			t.Errorf("unexpected request %s %s", req.Method, req.URL)
 			return nil, errors.New("no requests here")
 		})}})
 		if err != nil {
 			t.Fatalf("OpenLockerWith(%s): %v", tc.raw, err)
 		}
-		if got := l.Driver().(*driver).store.backoff.First; got != tc.want {
+		if got := l.Driver().(*store).store.backoff.First; got != tc.want {
 			t.Errorf("OpenLockerWith(%s): first backoff %v; want %v", tc.raw, got, tc.want)
 		}
 		if err := l.Close(); err != nil {
@@ -289,7 +289,7 @@ func TestOpenedCreateNeedsAProject(t *testing.T) {
 		t.Errorf("unexpected request %s %s", req.Method, req.URL)
 		return nil, errors.New("no requests here")
 	})
-	l, err := fence.OpenLockerWith(t.Context(), "gs://b00", &fence.OpenOptions{HTTPClient: &http.Client{Transport: refuse}})
+	l, err := fence.OpenLocker(t.Context(), "gs://b00", &fence.OpenOptions{HTTPClient: &http.Client{Transport: refuse}})
 	if err != nil {
 		t.Fatalf("OpenLockerWith: %v", err)
 	}

@@ -1,6 +1,6 @@
 // Package lockertest is the conformance suite every fence.Locker passes. A
 // backend's test is a small Harness and one call to Run; third-party
-// backends can import it the same way. A backend is a fence.LockerDriver;
+// backends can import it the same way. A backend is a driver.Locker;
 // its Harness.New returns fence.NewLocker over it (or the backend's
 // constructor, which does that), so the suite certifies the driver together
 // with the portable layer every user gets:
@@ -27,7 +27,7 @@
 // how long anything took. Pass serves one case, a job that outlives its
 // TTL, which runs alone before the others. One more case runs alone: it
 // takes a lease of the backend's DriverInfo.MinTTL (the Locker from New
-// must have Info, as *fence.PortableLocker does) and renews it on the
+// must have Info, as *fence.Locker does) and renews it on the
 // real clock, every MinTTL/3 for about one MinTTL, so the shortest lease a
 // backend advertises is one it can keep. Two consequences for a harness:
 //

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // RenewRounds is how many renewals the MinTTL case makes, one every
@@ -25,9 +25,9 @@ const RenewRounds = 3
 // the short lease.
 func minTTLCase(t *testing.T, s *suite) {
 	l, other := s.locker(t), s.locker(t)
-	withInfo, ok := l.(interface{ Info() fence.DriverInfo })
+	withInfo, ok := l.(interface{ Info() driver.Info })
 	if !ok {
-		t.Fatalf("lockertest: the Locker from Harness.New (%T) has no Info() fence.DriverInfo; return a *fence.PortableLocker", l)
+		t.Fatalf("lockertest: the Locker from Harness.New (%T) has no Info() driver.Info; return a *fence.Locker", l)
 	}
 	minTTL := withInfo.Info().MinTTL
 	below := minTTL - time.Millisecond

@@ -15,7 +15,7 @@ import (
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
-// The driver logs connections the tests kill on purpose.
+// The store logs connections the tests kill on purpose.
 func init() { _ = mysqldrv.SetLogger(log.New(io.Discard, "", 0)) }
 
 // newDB opens the test server with a pool of at most maxConns

@@ -61,7 +61,7 @@
 //     learns the holder in the same round trip; on MySQL, which has no
 //     INSERT .. RETURNING, a failed Acquire reads the holder with a second
 //     statement (Inspect's), and if that finds the key free it reports
-//     fence.ErrAcquireRaced, which the portable layer retries once.
+//     driver.ErrAcquireRaced, which the portable layer retries once.
 //   - Renew and Release are one conditional UPDATE each, matching key,
 //     owner, token and an unexpired lease; each sets token =
 //     LAST_INSERT_ID(token), so the OK packet carries the token exactly
@@ -118,8 +118,8 @@
 //
 // # Layering
 //
-// A Locker is the portable fence.PortableLocker over this package's
-// driver, which holds only the SQL. The portable layer validates keys,
+// A Locker is the portable fence.Locker over this package's
+// store, which holds only the SQL. The portable layer validates keys,
 // TTLs, owners and leases, generates owner ids, checks ctx, sets
 // Lease.ValidUntil to its send time plus TTL, wraps every error as
 // "fence/mysql: <op> <key>: <cause>", and refuses a Renew or Release of a
@@ -153,6 +153,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the MySQL locker.
@@ -194,8 +195,8 @@ type Options struct {
 // portable locker (its methods are fence.Locker's) over this package's
 // driver. Create it with New; it is safe for concurrent use.
 type Locker struct {
-	*fence.PortableLocker
-	d *driver
+	*fence.Locker
+	d *store
 }
 
 var _ fence.Locker = (*Locker)(nil)
@@ -216,9 +217,9 @@ func New(db *sql.DB, opts *Options) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	clock := fence.ClockOrSystem(o.Clock)
-	d := &driver{db: db, clock: clock, table: quoted, q: buildQueries(quoted)}
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	clock := driver.ClockOrSystem(o.Clock)
+	d := &store{db: db, clock: clock, table: quoted, q: buildQueries(quoted)}
+	pl, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock})
 	if err != nil {
 		return nil, err
 	}

@@ -8,11 +8,13 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/mysqlurl"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
-	fence.RegisterLocker("mysql", &URLOpener{})
+	driver.RegisterLocker("mysql", &URLOpener{})
 }
 
 // URLOpener opens MySQL lockers from URLs of the form of URLForm (see the
@@ -21,15 +23,15 @@ func init() {
 // locker's Close closes.
 type URLOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
+// URLForm implements driver.LockerOpener.
 func (*URLOpener) URLForm() string {
 	return mysqlurl.Form // table=T and the driver's parameters
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It parses the URL into
+// OpenLockerURL implements driver.LockerOpener. It parses the URL into
 // the driver's configuration but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
+	var none fence.Opened[*fence.Locker]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
@@ -39,12 +41,12 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 		return none, c.Invalid(err.Error())
 	}
 	db := sql.OpenDB(conn)
-	l, err := New(db, &Options{Table: c.table, Clock: opts.ClockOrSystem()})
+	l, err := New(db, &Options{Table: c.table, Clock: urlparam.Clock(opts)})
 	if err != nil {
 		db.Close()
 		return none, err
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: db.Close}, nil
+	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Close: db.Close}, nil
 }
 
 // urlConfig is what a URL says.

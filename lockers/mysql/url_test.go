@@ -59,7 +59,7 @@ func TestParseURL(t *testing.T) {
 				}
 			}
 			if _, ok := cfg.Params[tableParam]; ok {
-				t.Errorf("the driver got fence's table parameter: %v", cfg.Params)
+				t.Errorf("the store got fence's table parameter: %v", cfg.Params)
 			}
 		})
 	}
@@ -185,7 +185,7 @@ func TestOpenLockerURLErrors(t *testing.T) {
 }
 
 // FuzzParseURL checks that any URL either parses into a configuration
-// the driver can format, or is refused with ErrInvalid without its
+// the store can format, or is refused with ErrInvalid without its
 // password, and never panics.
 func FuzzParseURL(f *testing.F) {
 	for _, s := range []string{

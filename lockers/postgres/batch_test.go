@@ -8,7 +8,7 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// TestRenewBatch renews, in one statement on the driver, leases in every
+// TestRenewBatch renews, in one statement on the store, leases in every
 // state a keepalive meets: held (with different TTLs, one given twice),
 // expired on the server, released, broken, taken over after expiry, and
 // never issued. Only the held ones are extended, each by its own TTL.

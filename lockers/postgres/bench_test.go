@@ -38,9 +38,9 @@ func BenchmarkAcquireRelease(b *testing.B) {
 
 // BenchmarkLayerCost measures what the portable layer costs on a
 // PostgreSQL acquire+release: each iteration runs one cycle through the
-// PortableLocker and one on its bare driver, in alternating order, on one
+// PortableLocker and one on its bare store, in alternating order, on one
 // connection, timing each; layer-% is the median over all iterations of
-// (portable - driver) / driver. Pairing the two in one loop takes out the
+// (portable - store) / driver. Pairing the two in one loop takes out the
 // machine's drift, which moves whole runs by tens of percent here.
 func BenchmarkLayerCost(b *testing.B) {
 	pool := newPool(b, 1, nil)

@@ -71,7 +71,7 @@ func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 func TestListenerReconnects(t *testing.T) {
 	t.Parallel()
 	a, b, poolA, _ := twoLockers(t)
-	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestNotifyReleaseOnConn(t *testing.T) {
 	if _, _, err := b.NotifyRelease(t.Context(), "k"); !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("NotifyRelease on a *pgx.Conn: %v, want ErrUnsupported", err)
 	}
-	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestListenerBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, err := waittest.NewSession(t, b, &fence.SessionOptions{TTL: time.Minute}).TryLock(ctx, "k")
+	holder, err := waittest.NewSession(t, b, &fence.SessionOptions{TTL: time.Minute}).Lock(ctx, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

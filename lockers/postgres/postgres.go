@@ -9,7 +9,7 @@
 //
 // Every method is one SQL statement, one round trip once pgx has prepared
 // it (pgx's default mode caches prepared statements per connection). That
-// includes RenewMany: the driver is a fence.BatchRenewer, so a
+// includes RenewMany: the store is a driver.BatchRenewer, so a
 // fence.Session's keepalive renews every lease it holds, each by its own
 // TTL, in one statement per renewal round, however many there are.
 // Whether a key is held is decided by the server's clock, never by the
@@ -26,8 +26,8 @@
 //
 // # Layering
 //
-// A Locker is the portable fence.PortableLocker over this package's
-// driver, which holds only the SQL: one statement per call. The portable
+// A Locker is the portable fence.Locker over this package's
+// store, which holds only the SQL: one statement per call. The portable
 // layer validates keys, TTLs, owners and leases, generates owner ids,
 // checks ctx, sets Lease.ValidUntil to its send time plus TTL, wraps every
 // error as "fence/postgres: <op> <key>: <cause>", and refuses a Renew or
@@ -87,7 +87,7 @@
 // # Release notifications
 //
 // A fence.Session.Lock waiting for a key on this locker does not poll: it
-// waits for a notification (the driver is a fence.ReleaseNotifier).
+// waits for a notification (the store is a driver.ReleaseNotifier).
 // Release and Break send one, from the statement that frees the row,
 // with pg_notify on the channel "fence_" followed by the md5 of the
 // quoted table name in hex (for DefaultTable, the md5 of
@@ -159,6 +159,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the PostgreSQL locker.
@@ -206,12 +207,12 @@ type Options struct {
 }
 
 // Locker is a fence.Locker on a PostgreSQL lease table: the portable
-// locker (its methods are fence.Locker's) over this package's driver,
+// locker (its methods are fence.Locker's) over this package's store,
 // plus the PostgreSQL-specific methods below. Create it with New; it is
 // safe for concurrent use.
 type Locker struct {
-	*fence.PortableLocker
-	d *driver
+	*fence.Locker
+	d *store
 }
 
 var _ fence.Locker = (*Locker)(nil)
@@ -232,10 +233,10 @@ func New(db DB, opts *Options) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	clock := fence.ClockOrSystem(o.Clock)
+	clock := driver.ClockOrSystem(o.Clock)
 	quoted := id.Sanitize()
-	d := &driver{db: db, clock: clock, table: id, q: buildQueries(quoted), ln: newListener(db, notifyNamesOf(quoted))}
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	d := &store{db: db, clock: clock, table: id, q: buildQueries(quoted), ln: newListener(db, notifyNamesOf(quoted))}
+	pl, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock})
 	if err != nil {
 		return nil, err
 	}

@@ -56,13 +56,13 @@ func BenchmarkHandOff(b *testing.B) {
 			ctx := b.Context()
 			var samples []time.Duration
 			for b.Loop() {
-				h, err := holders.TryLock(ctx, "hand-off")
+				h, err := holders.Lock(ctx, "hand-off", nil)
 				if err != nil {
 					b.Fatal(err)
 				}
 				got := make(chan waittest.Result, 1)
 				go func() {
-					w, err := waiters.Lock(ctx, "hand-off", nil)
+					w, err := waiters.Lock(ctx, "hand-off", &fence.LockOptions{Wait: fence.WaitForever})
 					got <- waittest.Result{Handle: w, Err: err, At: time.Now()}
 				}()
 				<-busy
@@ -170,7 +170,7 @@ func BenchmarkFairness(b *testing.B) {
 					sess := sessions[w%len(sessions)]
 					wg.Go(func() {
 						for ctx.Err() == nil {
-							h, err := sess.Lock(ctx, "fair", nil)
+							h, err := sess.Lock(ctx, "fair", &fence.LockOptions{Wait: fence.WaitForever})
 							if err != nil {
 								if ctx.Err() == nil {
 									failed.Store(err)

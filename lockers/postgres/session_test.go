@@ -21,7 +21,7 @@ func lockMany(t testing.TB, sess *fence.Session, prefix string, n, workers int) 
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
-				handles[i], errs[i] = sess.TryLock(context.Background(), prefix+strconv.Itoa(i))
+				handles[i], errs[i] = sess.Lock(context.Background(), prefix+strconv.Itoa(i), nil)
 			}
 		})
 	}

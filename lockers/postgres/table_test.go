@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -208,11 +209,11 @@ func TestLayering(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := l.Info()
-	want := fence.DriverInfo{Name: "postgres", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+	want := driver.Info{Name: "postgres", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
 	if info != want {
 		t.Errorf("Info = %+v, want %+v", info, want)
 	}
-	if _, ok := l.Driver().(*driver); !ok {
+	if _, ok := l.Driver().(*store); !ok {
 		t.Errorf("Driver() = %T, want *driver", l.Driver())
 	}
 	_, err = l.Acquire(t.Context(), "a\x00", time.Minute, nil)

@@ -7,13 +7,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/pgurl"
+	"github.com/fencekit/fence/internal/redact"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
 	o := &URLOpener{}
-	fence.RegisterLocker("postgres", o)
-	fence.RegisterLocker("postgresql", o)
+	driver.RegisterLocker("postgres", o)
+	driver.RegisterLocker("postgresql", o)
 }
 
 // URLOpener opens PostgreSQL lockers from URLs of the form of URLForm
@@ -24,16 +27,16 @@ func init() {
 // connection.
 type URLOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
+// URLForm implements driver.LockerOpener.
 func (*URLOpener) URLForm() string {
 	return "postgres://[USER@]HOST[:PORT]/DB[?table=T&sslmode=...]"
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It parses the connection
+// OpenLockerURL implements driver.LockerOpener. It parses the connection
 // string, with credentials from it or libpq's environment (PGPASSWORD,
 // PGPASSFILE, ...), but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
+	var none fence.Opened[*fence.Locker]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
@@ -46,7 +49,7 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 	if err != nil {
 		return none, &fence.OpError{Backend: "postgres", Op: "open", Err: c.scrubbed(err)}
 	}
-	l, err := New(pool, &Options{Table: c.table, Clock: opts.ClockOrSystem()})
+	l, err := New(pool, &Options{Table: c.table, Clock: urlparam.Clock(opts)})
 	if err != nil {
 		pool.Close()
 		return none, err
@@ -56,7 +59,7 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 		pool.Close()
 		return nil
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: closeAll}, nil
+	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Close: closeAll}, nil
 }
 
 // urlConfig is what a URL says.
@@ -79,12 +82,12 @@ const tableParam = "table"
 // fence.ErrInvalid and never show the URL's password.
 func parseURL(u *url.URL) (urlConfig, error) {
 	var c urlConfig
-	c.passwords = fence.URLPasswords(u)
+	c.passwords = redact.Passwords(u)
 	if u.Opaque != "" {
 		shown := url.URL{Scheme: u.Scheme}
 		return urlConfig{}, &fence.InvalidError{Field: "url", Reason: shown.String() + ": want " + u.Scheme + "://[USER@]HOST[:PORT]/DB"}
 	}
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	c.table = p.String(tableParam)
 	if _, err := parseTable(c.table); err != nil {
 		p.Fail("%s %s", tableParam, err.(*fence.InvalidError).Reason)
@@ -110,7 +113,7 @@ func (c urlConfig) poolConfig() (*pgxpool.Config, error) {
 
 // scrub removes the passwords from text, as given and as URLs escape them,
 // and anything shaped like a URL password or a password parameter.
-func (c urlConfig) scrub(text string) string { return fence.Scrub(text, c.passwords...) }
+func (c urlConfig) scrub(text string) string { return redact.Scrub(text, c.passwords...) }
 
 // scrubbed is err, printed without the password.
 func (c urlConfig) scrubbed(err error) error {

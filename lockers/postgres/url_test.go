@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -183,9 +184,9 @@ func TestOpenLocker(t *testing.T) {
 	table := uniqueName("fence_url_")
 	raw := withParam(testenv.PostgresURL(t), "table", table)
 	clock := clocktest.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	l, err := fence.OpenLockerWith(ctx, raw, &fence.OpenOptions{Clock: clock})
+	l, err := fence.OpenLocker(ctx, raw, &fence.OpenOptions{Clock: clock})
 	if err != nil {
-		t.Fatalf("OpenLocker(%s): %v", fence.RedactURL(raw), err)
+		t.Fatalf("OpenLocker(%s): %v", redact.URL(raw), err)
 	}
 	t.Cleanup(func() { dropTable(t, newPool(t, 1, nil), `"`+table+`"`) })
 	if _, err := l.Acquire(ctx, "k", time.Minute, nil); !errors.Is(err, fence.ErrStoreMissing) {
@@ -241,7 +242,7 @@ func TestOpenLockerHidesPassword(t *testing.T) {
 			_ = l.Close()
 		}
 		if err == nil {
-			t.Fatalf("%s: Acquire worked", fence.RedactURL(raw))
+			t.Fatalf("%s: Acquire worked", redact.URL(raw))
 		}
 		t.Log(err)
 		if strings.Contains(err.Error(), "s3cret") {

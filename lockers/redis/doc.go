@@ -120,7 +120,7 @@
 // # Release notifications
 //
 // A fence.Session.Lock waiting for a key on this locker does not poll: the
-// driver is a fence.ReleaseNotifier. Release and Break PUBLISH the key on
+// store is a driver.ReleaseNotifier. Release and Break PUBLISH the key on
 // the channel P + "released" (Locker.Channel; "fence:released" by default)
 // from the script that frees it. Each Locker keeps one Pub/Sub connection
 // subscribed to that channel while anyone waits, and NotifyRelease returns

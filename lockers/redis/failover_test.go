@@ -179,7 +179,7 @@ func acquireSoon(t *testing.T, l fence.Locker, key string) fence.Lease {
 	return lease
 }
 
-func openLocker(t *testing.T, rawURL string) *fence.PortableLocker {
+func openLocker(t *testing.T, rawURL string) *fence.Locker {
 	t.Helper()
 	l, err := fence.OpenLocker(t.Context(), rawURL)
 	if err != nil {
@@ -322,7 +322,7 @@ func TestFailoverWaitLostAnswerNotTakenUp(t *testing.T) {
 	ctx := t.Context()
 	const key = "report"
 
-	h, err := sess.TryLock(ctx, key)
+	h, err := sess.Lock(ctx, key, nil)
 	if err != nil {
 		t.Fatalf("TryLock with the replica up: %v", err)
 	}
@@ -334,7 +334,7 @@ func TestFailoverWaitLostAnswerNotTakenUp(t *testing.T) {
 
 	s.isolate(t, s.primary, s.replica)
 	defer s.replica.Resume()
-	h, err = sess.TryLock(ctx, key)
+	h, err = sess.Lock(ctx, key, nil)
 	if err == nil {
 		t.Fatalf("TryLock on the isolated primary took up token %d (the first was %d), which no replica has", h.Token(), first)
 	}

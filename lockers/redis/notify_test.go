@@ -99,7 +99,7 @@ func TestSubscriptionReconnects(t *testing.T) {
 	cb := goredis.NewClient(o)
 	t.Cleanup(func() { _ = cb.Close() })
 	b := newLocker(t, cb, &Options{Prefix: prefix})
-	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

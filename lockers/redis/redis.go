@@ -7,6 +7,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/redisscript"
 )
 
@@ -63,8 +64,8 @@ type Options struct {
 // fence.Locker's) over this package's driver. Create it with New; it is
 // safe for concurrent use.
 type Locker struct {
-	*fence.PortableLocker
-	d *driver
+	*fence.Locker
+	d *store
 }
 
 var _ fence.Locker = (*Locker)(nil)
@@ -90,10 +91,10 @@ func New(client goredis.UniversalClient, opts *Options) (*Locker, error) {
 			return nil, &fence.InvalidError{Field: "MinReplicas", Reason: fmt.Sprintf("WAIT needs a *redis.Client or *redis.ClusterClient, which send a key's commands to one server; not a %T", client)}
 		}
 	}
-	clock := fence.ClockOrSystem(o.Clock)
-	d := &driver{c: client, clock: clock, prefix: o.Prefix, channel: o.Prefix + "released", minReplicas: o.MinReplicas, waitTimeout: o.WaitTimeout}
+	clock := driver.ClockOrSystem(o.Clock)
+	d := &store{c: client, clock: clock, prefix: o.Prefix, channel: o.Prefix + "released", minReplicas: o.MinReplicas, waitTimeout: o.WaitTimeout}
 	d.subs = newSubscriber(client, d.channel)
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	pl, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock})
 	if err != nil {
 		return nil, err
 	}

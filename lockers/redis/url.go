@@ -11,15 +11,18 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/redisclient"
 	"github.com/fencekit/fence/internal/redisscript"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
 	o := &URLOpener{}
-	fence.RegisterLocker("redis", o)
-	fence.RegisterLocker("rediss", o)
-	fence.RegisterLocker("redis+sentinel", o)
+	driver.RegisterLocker("redis", o)
+	driver.RegisterLocker("rediss", o)
+	driver.RegisterLocker("redis+sentinel", o)
 }
 
 // URLOpener opens Redis lockers from URLs of the forms of URLForm (see
@@ -28,7 +31,7 @@ func init() {
 // makes a client, which the opened locker's Close closes.
 type URLOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
+// URLForm implements driver.LockerOpener.
 func (*URLOpener) URLForm() string {
 	return "redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB][?prefix=P&min-replicas=N&wait-timeout=D&...] | redis+sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/MASTER[/DB][?...]"
 }
@@ -44,10 +47,10 @@ type urlConfig struct {
 	passwords []string
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It parses the URL and
+// OpenLockerURL implements driver.LockerOpener. It parses the URL and
 // makes a client, but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
+	var none fence.Opened[*fence.Locker]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
@@ -58,7 +61,7 @@ func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenO
 	} else {
 		client = redisclient.New(c.simple)
 	}
-	c.opts.Clock = opts.ClockOrSystem()
+	c.opts.Clock = urlparam.Clock(opts)
 	l, err := New(client, &c.opts)
 	if err != nil {
 		_ = client.Close()
@@ -68,16 +71,16 @@ func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenO
 		l.d.subs.close()
 		return client.Close()
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: closeAll}, nil
+	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Close: closeAll}, nil
 }
 
 // parseURL reads a redis://, rediss:// or redis+sentinel:// URL. Errors
 // match fence.ErrInvalid and never show the URL's password.
 func parseURL(u *url.URL) (urlConfig, error) {
-	c := urlConfig{passwords: fence.URLPasswords(u)}
+	c := urlConfig{passwords: redact.Passwords(u)}
 	invalid := func(reason string) error {
 		shown := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
-		return &fence.InvalidError{Field: "url", Reason: fence.Scrub(shown.String()+": "+reason, c.passwords...)}
+		return &fence.InvalidError{Field: "url", Reason: redact.Scrub(shown.String()+": "+reason, c.passwords...)}
 	}
 	if u.Opaque != "" {
 		return urlConfig{}, invalid("want " + u.Scheme + "://HOST...")
@@ -88,7 +91,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	ours, theirs := redisscript.SplitQuery(u.RawQuery, ourParams)
 	fu := *u
 	fu.RawQuery = ours
-	p := fence.NewURLParams(&fu)
+	p := urlparam.New(&fu)
 	c.opts.Prefix = p.String("prefix")
 	if n := p.String("min-replicas"); n != "" {
 		v, err := strconv.Atoi(n)

@@ -59,7 +59,7 @@ func benchMasters(b *testing.B) ([]*goredis.Client, *commands) {
 // ratio (the median of this locker's cycle over redsync's, iteration by
 // iteration: the machine's drift cancels out), and the rounds of network
 // waits per cycle of each (commands sent per master per cycle). The
-// median cycle of the bare driver (no portable layer) is reported too,
+// median cycle of the bare store (no portable layer) is reported too,
 // after the other two in each iteration, to tell the layer's cost from
 // the scripts'.
 func BenchmarkVsRedsync(b *testing.B) {
@@ -104,7 +104,7 @@ func vsRedsyncOn(b *testing.B, cs []*goredis.Client, count *commands) {
 		}
 		rsCmds += count.n.Load() - before
 	}
-	bare := func(i int) { // the driver alone, without the portable layer
+	bare := func(i int) { // the store alone, without the portable layer
 		lease, err := l.d.Acquire(ctx, "driver-"+strconv.Itoa(i), fence.NewOwnerID(), time.Minute)
 		if err == nil {
 			err = l.d.Release(ctx, lease)

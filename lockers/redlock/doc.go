@@ -143,7 +143,7 @@
 //
 // # Release notifications
 //
-// The driver is a fence.ReleaseNotifier: Release PUBLISHes the key on
+// The store is a driver.ReleaseNotifier: Release PUBLISHes the key on
 // every master where it deleted the lock, Break on every master it ran on,
 // and a Locker that waits (fence.Session.Lock)
 // subscribes once to the channel on every master and returns from

@@ -8,6 +8,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Client is what the locker needs of a connection to one master: running
@@ -74,11 +75,11 @@ type Options struct {
 }
 
 // Locker is a fence.Locker over N independent Redis masters. It is a
-// fence.PortableLocker over this package's driver, which is also a
-// fence.ReleaseNotifier. It is safe for concurrent use.
+// fence.Locker over this package's store, which is also a
+// driver.ReleaseNotifier. It is safe for concurrent use.
 type Locker struct {
-	*fence.PortableLocker
-	d *driver
+	*fence.Locker
+	d *store
 }
 
 var _ fence.Locker = (*Locker)(nil)
@@ -136,9 +137,9 @@ func New(masters []Client, opts *Options) (*Locker, error) {
 	case o.RetryDelay < 0:
 		return nil, &fence.InvalidError{Field: "RetryDelay", Reason: fmt.Sprintf("%v is negative", o.RetryDelay)}
 	}
-	o.Clock = fence.ClockOrSystem(o.Clock)
+	o.Clock = driver.ClockOrSystem(o.Clock)
 	d := newDriver(masters, o)
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: o.Clock})
+	pl, err := driver.NewLocker(d, &driver.LockerOptions{Clock: o.Clock})
 	if err != nil {
 		return nil, err
 	}

@@ -14,10 +14,12 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/redisclient"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterLocker("redlock", &URLOpener{}) }
+func init() { driver.RegisterLocker("redlock", &URLOpener{}) }
 
 // DefaultTimeout is the dial, read and write timeout of the clients the
 // URL opener makes, unless the URL's timeout parameter says otherwise.
@@ -28,15 +30,15 @@ const DefaultTimeout = 500 * time.Millisecond
 // master, which the opened locker's Close closes.
 type URLOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
+// URLForm implements driver.LockerOpener.
 func (*URLOpener) URLForm() string {
 	return "redlock://[USER:PASSWORD@]HOST1:PORT1,HOST2:PORT2,HOST3:PORT3/[?prefix=P&db=N&timeout=D&tls=B]"
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It makes the clients
+// OpenLockerURL implements driver.LockerOpener. It makes the clients
 // but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
+	var none fence.Opened[*fence.Locker]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
@@ -54,12 +56,12 @@ func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenO
 		}
 		return errors.Join(errs...)
 	}
-	l, err := New(masters, &Options{Prefix: c.prefix, Clock: opts.ClockOrSystem()})
+	l, err := New(masters, &Options{Prefix: c.prefix, Clock: urlparam.Clock(opts)})
 	if err != nil {
 		_ = closeClients()
 		return none, err
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: func() error {
+	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Close: func() error {
 		l.d.notes.close()
 		return closeClients()
 	}}, nil
@@ -78,7 +80,7 @@ type urlConfig struct {
 // parseURL reads a redlock:// URL. Errors match fence.ErrInvalid and
 // never show the password.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	var c urlConfig
 	if u.User != nil {
 		c.username = u.User.Username()

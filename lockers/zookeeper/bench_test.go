@@ -116,7 +116,7 @@ func BenchmarkSessionLockRelease(b *testing.B) {
 	const keys = 16
 	paired(b, "fence", "zklock",
 		func(i int) {
-			h, err := s.TryLock(ctx, "f"+strconv.Itoa(i%keys))
+			h, err := s.Lock(ctx, "f"+strconv.Itoa(i%keys), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -161,13 +161,13 @@ func BenchmarkHandoff(b *testing.B) {
 	pairedTimes(b, "fence", "zklock",
 		func(i int) time.Duration {
 			key := "f" + strconv.Itoa(i)
-			h, err := hs.TryLock(ctx, key)
+			h, err := hs.Lock(ctx, key, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			got := make(chan time.Time, 1)
 			go func() {
-				w, err := ws.Lock(ctx, key, nil)
+				w, err := ws.Lock(ctx, key, &fence.LockOptions{Wait: fence.WaitForever})
 				at := time.Now()
 				if err != nil {
 					b.Error(err)

@@ -48,7 +48,7 @@ func TestClusterLeaderKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ls.Close(context.Background()) })
-	held, err := ls.TryLock(t.Context(), "long")
+	held, err := ls.Lock(t.Context(), "long", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func Example_url() {
 	}
 	defer s.Close(ctx)
 	// Lock waits in line, woken by the holder's release (a watch).
-	h, err := s.LockWithin(ctx, "nightly-report", time.Minute)
+	h, err := s.Lock(ctx, "nightly-report", &fence.LockOptions{Wait: time.Minute})
 	if err != nil {
 		log.Fatal(err)
 	}

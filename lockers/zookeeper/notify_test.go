@@ -36,7 +36,7 @@ func TestLockWokenByWatch(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			a, b := twoLockers(t)
-			holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: 2 * time.Second}).TryLock(t.Context(), "k")
+			holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: 2 * time.Second}).Lock(t.Context(), "k", nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func TestSessionExpiryLosesLease(t *testing.T) {
 	before := conn.SessionID()
 
 	s := waittest.NewSession(t, holder, &fence.SessionOptions{TTL: ttl})
-	h, err := s.TryLock(t.Context(), "k")
+	h, err := s.Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,13 @@ import (
 	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/redact"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
-	fence.RegisterLocker("zk", &URLOpener{})
+	driver.RegisterLocker("zk", &URLOpener{})
 }
 
 // Defaults of a zk:// URL.
@@ -36,17 +39,17 @@ const (
 // locker's Close closes.
 type URLOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
+// URLForm implements driver.LockerOpener.
 func (*URLOpener) URLForm() string {
 	return "zk://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]...][/ROOT][?session-timeout=10s&connect-timeout=10s]"
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It connects, adds the
+// OpenLockerURL implements driver.LockerOpener. It connects, adds the
 // URL's user and password as digest credentials, and waits for a session
 // (at most connect-timeout, and as long as ctx), so that a wrong address
 // fails here.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
+	var none fence.Opened[*fence.Locker]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
@@ -55,13 +58,13 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 	if err != nil {
 		return none, &fence.OpError{Backend: "zookeeper", Op: "open", Err: err}
 	}
-	fail := func(err error) (fence.Opened[*fence.PortableLocker], error) {
+	fail := func(err error) (fence.Opened[*fence.Locker], error) {
 		conn.Close()
 		return none, &fence.OpError{Backend: "zookeeper", Op: "open", Err: err}
 	}
 	if c.user != "" {
 		if err := conn.AddAuth("digest", []byte(c.user+":"+c.password)); err != nil {
-			return fail(errors.New(fence.Scrub(fmt.Sprintf("add the digest credentials of user %q: %v", c.user, err), c.password)))
+			return fail(errors.New(redact.Scrub(fmt.Sprintf("add the digest credentials of user %q: %v", c.user, err), c.password)))
 		}
 	}
 	wait := time.NewTimer(c.connectTimeout)
@@ -83,12 +86,12 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 		for range events {
 		}
 	}()
-	l, err := New(conn, &Options{Root: c.root, SessionTimeout: c.sessionTimeout, Clock: opts.ClockOrSystem()})
+	l, err := New(conn, &Options{Root: c.root, SessionTimeout: c.sessionTimeout, Clock: urlparam.Clock(opts)})
 	if err != nil {
 		conn.Close()
 		return none, err
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: func() error { conn.Close(); return nil }}, nil
+	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Close: func() error { conn.Close(); return nil }}, nil
 }
 
 // quiet discards the client's log lines.
@@ -108,7 +111,7 @@ type urlConfig struct {
 // show the URL's password.
 func parseURL(u *url.URL) (urlConfig, error) {
 	var c urlConfig
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	if u.Opaque != "" || u.Host == "" {
 		p.Fail("want zk://HOST[:PORT][,HOST[:PORT]...][/ROOT]")
 		return c, p.Done()

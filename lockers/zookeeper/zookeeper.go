@@ -8,6 +8,7 @@ import (
 	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the ZooKeeper locker.
@@ -63,13 +64,13 @@ type Options struct {
 // (its methods are fence.Locker's and NotifyRelease) over this package's
 // driver. Create it with New; it is safe for concurrent use.
 type Locker struct {
-	*fence.PortableLocker
-	d *driver
+	*fence.Locker
+	d *store
 }
 
 var (
-	_ fence.Locker          = (*Locker)(nil)
-	_ fence.ReleaseNotifier = (*Locker)(nil)
+	_ fence.Locker           = (*Locker)(nil)
+	_ driver.ReleaseNotifier = (*Locker)(nil)
 )
 
 // New returns a Locker that keeps its leases in ZooKeeper through conn,
@@ -98,9 +99,9 @@ func New(conn *zk.Conn, opts *Options) (*Locker, error) {
 	if o.ACL == nil {
 		o.ACL = zk.WorldACL(zk.PermAll)
 	}
-	clock := fence.ClockOrSystem(o.Clock)
+	clock := driver.ClockOrSystem(o.Clock)
 	d := newDriver(conn, o.Root, maxTTL, o.ACL)
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	pl, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock})
 	if err != nil {
 		return nil, err
 	}

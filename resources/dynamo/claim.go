@@ -16,7 +16,7 @@ import (
 // changed between its read and its update (or keeps losing answers).
 const maxClaimTries = 8
 
-// Claim implements fence.ResourceDriver with a conditional UpdateItem that
+// Claim implements driver.Resource with a conditional UpdateItem that
 // sets the fence attribute of an existing item (a value or a tombstone) to
 // token, on the fence condition, and leaves every other attribute: the
 // value, or the tombstone marker, stays. A key without an item gets a
@@ -25,7 +25,7 @@ const maxClaimTries = 8
 // settled by reading the item: a fence at token is this claim (or the
 // token's own holder's write), a higher one refuses it as stale, or, when
 // an earlier attempt may have landed, leaves the outcome unknown.
-func (d *driver) Claim(ctx context.Context, key string, token fence.Token) error {
+func (d *store) Claim(ctx context.Context, key string, token fence.Token) error {
 	k, err := d.item(key)
 	if err != nil {
 		return err

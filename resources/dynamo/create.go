@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/dynamotable"
 )
 
@@ -69,7 +70,7 @@ func createTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 	}
 	in := &dynamodb.CreateTableInput{TableName: aws.String(table)}
 	add := func(field, typeField, name string, typ types.ScalarAttributeType, kt types.KeyType) error {
-		if err := fence.ValidateKey(field, name, maxAttributeNameLen); err != nil {
+		if err := driver.ValidateKey(field, name, maxAttributeNameLen); err != nil {
 			return err
 		}
 		switch typ {

@@ -98,10 +98,10 @@
 //
 // # Portable form and layering
 //
-// A Resource is a fence.Resource: it embeds the *fence.PortableResource
+// A Resource is a fence.Resource: it embeds the *fence.Resource
 // that New builds over the package's driver. The portable layer checks
 // keys (at most MaxKeyLen bytes) and tokens, checks ctx, and wraps every
-// error in a *fence.OpError ("fence/dynamo: put "k": ..."); the driver
+// error in a *fence.OpError ("fence/dynamo: put "k": ..."); the store
 // does only what is DynamoDB's: one conditional PutItem per Put or Delete
 // (on the item whose string partition key is the key, the value in a
 // binary attribute), a consistent GetItem per Get or Highest, and the

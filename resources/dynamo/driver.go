@@ -10,35 +10,36 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // backend names the package in errors: "fence/dynamo: put "k": ...".
 const backend = "dynamo"
 
-// driver is the fence.ResourceDriver under a Resource's portable
+// store is the driver.Resource under a Resource's portable
 // methods: each is one request on the item of the key (a read-back
 // follows only a failed or ambiguous write). Keys and tokens come checked
-// by the fence.PortableResource.
-type driver struct{ r *Resource }
+// by the fence.Resource.
+type store struct{ r *Resource }
 
-var _ fence.ResourceDriver = (*driver)(nil)
+var _ driver.Resource = (*store)(nil)
 
-// ResourceInfo implements fence.ResourceDriver. DynamoDB numbers hold 38
+// ResourceInfo implements driver.Resource. DynamoDB numbers hold 38
 // digits, so every token fits.
-func (d *driver) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: backend, MaxKeyLen: MaxKeyLen}
+func (d *store) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: backend, MaxKeyLen: MaxKeyLen}
 }
 
 // item returns the DynamoDB key of key.
-func (d *driver) item(key string) (map[string]types.AttributeValue, error) {
+func (d *store) item(key string) (map[string]types.AttributeValue, error) {
 	if sk := d.r.o.SortKeyAttribute; sk != "" {
 		return nil, fmt.Errorf("the table has a sort key %q, so a key names no single item; use the item methods: %w", sk, errors.ErrUnsupported)
 	}
 	return map[string]types.AttributeValue{d.r.o.KeyAttribute: &types.AttributeValueMemberS{Value: key}}, nil
 }
 
-// Put implements fence.ResourceDriver with a fenced PutItem.
-func (d *driver) Put(ctx context.Context, key string, token fence.Token, value []byte) error {
+// Put implements driver.Resource with a fenced PutItem.
+func (d *store) Put(ctx context.Context, key string, token fence.Token, value []byte) error {
 	k, err := d.item(key)
 	if err != nil {
 		return err
@@ -52,9 +53,9 @@ func (d *driver) Put(ctx context.Context, key string, token fence.Token, value [
 	return err
 }
 
-// Delete implements fence.ResourceDriver with a fenced DeleteItem, which
+// Delete implements driver.Resource with a fenced DeleteItem, which
 // leaves a tombstone.
-func (d *driver) Delete(ctx context.Context, key string, token fence.Token) error {
+func (d *store) Delete(ctx context.Context, key string, token fence.Token) error {
 	k, err := d.item(key)
 	if err != nil {
 		return err
@@ -63,11 +64,11 @@ func (d *driver) Delete(ctx context.Context, key string, token fence.Token) erro
 	return err
 }
 
-// Get implements fence.ResourceDriver with a consistent read. An absent
+// Get implements driver.Resource with a consistent read. An absent
 // key gets a *fence.NotFoundError telling a tombstone from a key never
 // written; an item whose fence or value attribute is missing or of the
 // wrong type gets a *fence.CorruptError.
-func (d *driver) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
+func (d *store) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
 	k, err := d.item(key)
 	if err != nil {
 		return nil, 0, err
@@ -97,8 +98,8 @@ func (d *driver) Get(ctx context.Context, key string) ([]byte, fence.Token, erro
 	return v.Value, tok, nil
 }
 
-// Highest implements fence.ResourceDriver with a consistent read.
-func (d *driver) Highest(ctx context.Context, key string) (fence.Token, error) {
+// Highest implements driver.Resource with a consistent read.
+func (d *store) Highest(ctx context.Context, key string) (fence.Token, error) {
 	k, err := d.item(key)
 	if err != nil {
 		return 0, err
@@ -124,7 +125,7 @@ func (r *Resource) read(ctx context.Context, key map[string]types.AttributeValue
 // DynamoDB's answer for a table that does not exist.
 func storeErr(err error) error {
 	if _, ok := errors.AsType[*types.ResourceNotFoundException](err); ok {
-		return fence.StoreMissing(err)
+		return driver.StoreMissing(err)
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of DynamoDB that the package checks before sending a request.
@@ -62,12 +63,12 @@ type Options struct {
 }
 
 // Resource fences writes to the items of one DynamoDB table. It is a
-// fence.Resource (the embedded *fence.PortableResource: one item per key,
+// fence.Resource (the embedded *fence.Resource: one item per key,
 // the value in a binary attribute) and has the item methods PutItem,
 // UpdateItem, DeleteItem, GetItem and HighestItem, which take the SDK's
 // inputs. Create it with New; it is safe for concurrent use.
 type Resource struct {
-	*fence.PortableResource
+	*fence.Resource
 	api   API
 	table string
 	o     Options
@@ -125,7 +126,7 @@ func New(api API, table string, opts *Options) (*Resource, error) {
 	}
 	seen := map[string]string{}
 	for _, a := range attrs {
-		if err := fence.ValidateKey(a.field, a.name, maxAttributeNameLen); err != nil {
+		if err := driver.ValidateKey(a.field, a.name, maxAttributeNameLen); err != nil {
 			return nil, err
 		}
 		if other, dup := seen[a.name]; dup {
@@ -134,7 +135,7 @@ func New(api API, table string, opts *Options) (*Resource, error) {
 		seen[a.name] = a.field
 	}
 	r := &Resource{api: api, table: table, o: o}
-	p, err := fence.NewResource(&driver{r: r})
+	p, err := driver.NewResource(&store{r: r})
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,12 @@ import (
 	"net/url"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/dynamotable"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterResource("dynamodb", URLOpener{}) }
+func init() { driver.RegisterResource("dynamodb", URLOpener{}) }
 
 // URLOpener opens Resources from URLs of the form
 //
@@ -25,7 +27,7 @@ func init() { fence.RegisterResource("dynamodb", URLOpener{}) }
 // creates the table (CreateTable).
 type URLOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
+// URLForm implements driver.ResourceOpener.
 func (URLOpener) URLForm() string { return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]" }
 
 // urlConfig is what a URL says.
@@ -35,7 +37,7 @@ type urlConfig struct {
 
 // parseURL reads u, without building a client.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	c := urlConfig{
 		table:        p.Name("table"),
 		region:       p.String("region"),
@@ -46,7 +48,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		failOn(p, checkTableName(c.table))
 	}
 	if c.keyAttribute != "" {
-		failOn(p, fence.ValidateKey("key-attribute", c.keyAttribute, maxAttributeNameLen))
+		failOn(p, driver.ValidateKey("key-attribute", c.keyAttribute, maxAttributeNameLen))
 	}
 	if err := p.Done(); err != nil {
 		return urlConfig{}, err
@@ -55,21 +57,21 @@ func parseURL(u *url.URL) (urlConfig, error) {
 }
 
 // failOn records in p the *fence.InvalidError err, if it is one.
-func failOn(p *fence.URLParams, err error) {
+func failOn(p *urlparam.Params, err error) {
 	if ie, bad := errors.AsType[*fence.InvalidError](err); bad {
 		p.Fail("%s: %s", ie.Field, ie.Reason)
 	}
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener. It does not call
+// OpenResourceURL implements driver.ResourceOpener. It does not call
 // DynamoDB.
-func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
+func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Resource], error) {
+	var none fence.Opened[*fence.Resource]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
 	}
-	client, err := dynamotable.Client(ctx, c.region, c.endpoint, opts.Client())
+	client, err := dynamotable.Client(ctx, c.region, c.endpoint, urlparam.HTTPClient(opts))
 	if err != nil {
 		return none, &fence.OpError{Backend: backend, Op: "open", Key: c.table, Err: err}
 	}
@@ -80,5 +82,5 @@ func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.Op
 	create := func(ctx context.Context) error {
 		return CreateTable(ctx, client, c.table, &TableOptions{KeyAttribute: c.keyAttribute})
 	}
-	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Create: create}, nil
+	return fence.Opened[*fence.Resource]{Value: r.PortableResource, Create: create}, nil
 }

@@ -70,7 +70,7 @@ func TestOpenResourceURL(t *testing.T) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	cnt := &counting{next: tr}
-	r, err := fence.OpenResourceWith(t.Context(), raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: cnt}})
+	r, err := fence.OpenResource(t.Context(), raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: cnt}})
 	if err != nil {
 		t.Fatalf("OpenResourceWith: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // write is one fenced write in progress.
@@ -51,7 +52,7 @@ func (w *write) watch(optFns []func(*dynamodb.Options)) []func(*dynamodb.Options
 
 // checkWrite checks what every fenced item method needs.
 func (r *Resource) checkWrite(token fence.Token, table *string, expected map[string]types.ExpectedAttributeValue, op types.ConditionalOperator, names map[string]string, values map[string]types.AttributeValue) error {
-	if err := fence.ValidateToken(token); err != nil {
+	if err := driver.ValidateToken(token); err != nil {
 		return err
 	}
 	if err := r.checkTable(table); err != nil {

@@ -5,13 +5,15 @@ import (
 	"net/url"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/etcdclient"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
 	o := &URLOpener{}
-	fence.RegisterResource("etcd", o)
-	fence.RegisterResource("etcds", o)
+	driver.RegisterResource("etcd", o)
+	driver.RegisterResource("etcds", o)
 }
 
 // URLOpener opens etcd resources from URLs of the form of URLForm (see the
@@ -19,16 +21,16 @@ func init() {
 // resource's Close closes.
 type URLOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
+// URLForm implements driver.ResourceOpener.
 func (*URLOpener) URLForm() string {
 	return "etcd[s]://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...][/PREFIX/][?dial-timeout=5s&ca=FILE&cert=FILE&key=FILE]"
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener. It makes the client
+// OpenResourceURL implements driver.ResourceOpener. It makes the client
 // but does not contact the cluster unless the URL names a user.
-func (*URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
-	p := fence.NewURLParams(u)
+func (*URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.Resource], error) {
+	var none fence.Opened[*fence.Resource]
+	p := urlparam.New(u)
 	cfg, prefix := etcdclient.FromURL(u, p)
 	if err := p.Done(); err != nil {
 		return none, err
@@ -42,5 +44,5 @@ func (*URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOp
 		_ = client.Close()
 		return none, err
 	}
-	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Close: client.Close}, nil
+	return fence.Opened[*fence.Resource]{Value: r.PortableResource, Close: client.Close}, nil
 }

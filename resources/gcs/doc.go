@@ -10,7 +10,7 @@
 // # Layering
 //
 // A Resource is the portable fence.Resource over this package's driver:
-// the embedded *fence.PortableResource checks keys (fence.ValidateKey, at
+// the embedded *fence.Resource checks keys (fence.ValidateKey, at
 // most MaxKeyLen bytes less Options.Prefix) and tokens, checks ctx, and
 // wraps every error as a *fence.OpError ("fence/gcs: put "k": ..."); the
 // driver keeps what only Cloud Storage can do: the conditional upload and

@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // backendName names the backend in errors ("fence/gcs: put ...").
@@ -52,13 +53,13 @@ type Options struct {
 }
 
 // Resource fences the objects of one bucket. The embedded
-// *fence.PortableResource is its fence.Resource (Put, Get, Delete,
+// *fence.Resource is its fence.Resource (Put, Get, Delete,
 // Highest, with byte-slice values; keys checked and errors wrapped there);
 // Upload and Open are the native API, with streaming bodies and the
 // object's attributes. Create it with New, or open it from a gs:// URL
 // (see URLOpener). It is safe for concurrent use.
 type Resource struct {
-	*fence.PortableResource
+	*fence.Resource
 	b *bucket
 }
 
@@ -81,7 +82,7 @@ type bucket struct {
 	unconditional bool
 }
 
-var _ fence.ResourceDriver = (*bucket)(nil)
+var _ driver.Resource = (*bucket)(nil)
 
 // New returns a Resource on bucket. The SDK exposes concrete handles, not
 // interfaces, so New takes the bucket handle itself; the package calls
@@ -127,25 +128,25 @@ func New(handle *storage.BucketHandle, opts *Options) (*Resource, error) {
 		return nil, &fence.InvalidError{Field: "MaxAttempts", Reason: fmt.Sprintf("%d is negative", o.MaxAttempts)}
 	}
 	b := &bucket{handle: handle, prefix: o.Prefix, opts: o}
-	pr, err := fence.NewResource(b)
+	pr, err := driver.NewResource(b)
 	if err != nil {
 		return nil, err
 	}
 	return &Resource{PortableResource: pr, b: b}, nil
 }
 
-// ResourceInfo implements fence.ResourceDriver.
-func (b *bucket) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen - len(b.prefix)}
+// ResourceInfo implements driver.Resource.
+func (b *bucket) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen - len(b.prefix)}
 }
 
 // checkNative checks the input of a native method as the PortableResource
 // checks that of the portable ones: the key, a write's token (token nil
 // for a read), ctx.
 func (r *Resource) checkNative(ctx context.Context, key string, token *fence.Token) error {
-	err := fence.ValidateKey("key", key, r.Info().MaxKeyLen)
+	err := driver.ValidateKey("key", key, r.Info().MaxKeyLen)
 	if err == nil && token != nil {
-		err = fence.ValidateToken(*token)
+		err = driver.ValidateToken(*token)
 	}
 	if err == nil {
 		err = ctx.Err()

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // offlineBucket returns a bucket handle whose client fails the test on
@@ -73,7 +74,7 @@ func TestKeyRules(t *testing.T) {
 		{pre, strings.Repeat("a", MaxKeyLen-1), false},
 		{pre, "a\nb", false},
 	} {
-		err := fence.ValidateKey("key", tc.key, tc.r.Info().MaxKeyLen)
+		err := driver.ValidateKey("key", tc.key, tc.r.Info().MaxKeyLen)
 		if err == nil {
 			_, err = tc.r.b.objectName(tc.key)
 		}

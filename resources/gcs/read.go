@@ -11,6 +11,7 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // maxOpenTries bounds how often Open starts over when the object is
@@ -58,7 +59,7 @@ func (b *bucket) absent(ctx context.Context) error {
 	var ge *googleapi.Error
 	switch {
 	case errors.Is(err, storage.ErrBucketNotExist):
-		return fence.StoreMissing(err)
+		return driver.StoreMissing(err)
 	case err == nil, errors.As(err, &ge) && ge.Code == http.StatusForbidden:
 		b.seen.Store(true)
 	}
@@ -104,7 +105,7 @@ func (b *bucket) open(ctx context.Context, key string) (*Reader, error) {
 	return nil, fmt.Errorf("the object was replaced before each of %d reads", maxOpenTries)
 }
 
-// Get implements fence.ResourceDriver: it reads the whole value of key.
+// Get implements driver.Resource: it reads the whole value of key.
 func (b *bucket) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
 	rd, err := b.open(ctx, key)
 	if err != nil {
@@ -118,7 +119,7 @@ func (b *bucket) Get(ctx context.Context, key string) ([]byte, fence.Token, erro
 	return v, rd.Token, nil
 }
 
-// Highest implements fence.ResourceDriver: the token in the metadata of
+// Highest implements driver.Resource: the token in the metadata of
 // the object or tombstone stored under key, 0 when there is none.
 func (b *bucket) Highest(ctx context.Context, key string) (fence.Token, error) {
 	rec, err := b.read(ctx, key)

@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -173,7 +174,7 @@ func (b *bucket) write(ctx context.Context, req *writeReq) (*storage.ObjectAttrs
 		o := classify(err)
 		if o == permanent {
 			if isNotFound(err) {
-				return nil, fence.StoreMissing(fmt.Errorf("upload: %w: %w", storage.ErrBucketNotExist, err))
+				return nil, driver.StoreMissing(fmt.Errorf("upload: %w: %w", storage.ErrBucketNotExist, err))
 			}
 			return nil, fmt.Errorf("upload: %w", err)
 		}

@@ -11,7 +11,9 @@ import (
 	htransport "google.golang.org/api/transport/http"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/gcsbucket"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 // Environment variables the opener reads, besides those of the SDK's
@@ -25,7 +27,7 @@ const (
 	EnvEmulatorHost = "STORAGE_EMULATOR_HOST"
 )
 
-func init() { fence.RegisterResource("gs", URLOpener{}) }
+func init() { driver.RegisterResource("gs", URLOpener{}) }
 
 // URLOpener opens resources from URLs of the form
 //
@@ -42,7 +44,7 @@ func init() { fence.RegisterResource("gs", URLOpener{}) }
 // to them (none on an emulator). The Opened's Close closes the client.
 type URLOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
+// URLForm implements driver.ResourceOpener.
 func (URLOpener) URLForm() string { return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL]" }
 
 // urlConfig is what a gs:// URL says.
@@ -52,7 +54,7 @@ type urlConfig struct {
 
 // parseURL reads a gs:// URL. Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	var c urlConfig
 	c.bucket = p.Name("bucket")
 	c.prefix = p.Optional("prefix")
@@ -61,14 +63,14 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	return c, p.Done()
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener.
-func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
+// OpenResourceURL implements driver.ResourceOpener.
+func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Resource], error) {
+	var none fence.Opened[*fence.Resource]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
 	}
-	client, err := c.client(ctx, opts.Client())
+	client, err := c.client(ctx, urlparam.HTTPClient(opts))
 	if err != nil {
 		return none, &fence.OpError{Backend: backendName, Op: "open", Err: err}
 	}
@@ -79,7 +81,7 @@ func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.Op
 		return none, err
 	}
 	create := func(ctx context.Context) error { return c.createBucket(ctx, handle) }
-	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Create: create, Close: client.Close}, nil
+	return fence.Opened[*fence.Resource]{Value: r.PortableResource, Create: create, Close: client.Close}, nil
 }
 
 // client builds the Cloud Storage client of c. With hc, the SDK's requests

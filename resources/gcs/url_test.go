@@ -159,7 +159,7 @@ func TestOpenResourceWithHTTPClient(t *testing.T) {
 	bucket := newBucket(t, newClient(t, nil)).BucketName()
 	rt := &countingTransport{next: newFaultTransport(t).next}
 	raw := "gs://" + bucket + "?endpoint=" + url.QueryEscape(testenv.GCSEndpoint(t))
-	r, err := fence.OpenResourceWith(t.Context(), raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}})
+	r, err := fence.OpenResource(t.Context(), raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}})
 	if err != nil {
 		t.Fatal(err)
 	}

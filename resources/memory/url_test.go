@@ -69,7 +69,7 @@ func FuzzParseURL(f *testing.F) {
 func TestOpenResource(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	open := func(raw string) *fence.PortableResource {
+	open := func(raw string) *fence.Resource {
 		t.Helper()
 		r, err := fence.OpenResource(ctx, raw)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/redisscript"
 )
 
@@ -27,8 +28,8 @@ type Options struct {
 // methods are fence.Resource's) over this package's driver. Create it
 // with New; it is safe for concurrent use.
 type Resource struct {
-	*fence.PortableResource
-	d *driver
+	*fence.Resource
+	d *store
 }
 
 var _ fence.Resource = (*Resource)(nil)
@@ -46,8 +47,8 @@ func New(client goredis.UniversalClient, opts *Options) (*Resource, error) {
 	if err := checkOptions(&o); err != nil {
 		return nil, err
 	}
-	d := &driver{c: client, prefix: o.Prefix}
-	pr, err := fence.NewResource(d)
+	d := &store{c: client, prefix: o.Prefix}
+	pr, err := driver.NewResource(d)
 	if err != nil {
 		return nil, err
 	}

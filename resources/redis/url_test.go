@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -86,7 +87,7 @@ func FuzzParseURL(f *testing.F) {
 			if !errors.Is(err, fence.ErrInvalid) {
 				t.Fatalf("parseURL(%q): %v does not match ErrInvalid", raw, err)
 			}
-			for _, pw := range fence.URLPasswords(u) {
+			for _, pw := range redact.Passwords(u) {
 				if len(pw) >= 4 && strings.Contains(err.Error(), pw) {
 					t.Fatalf("parseURL(%q): %v shows the password", raw, err)
 				}

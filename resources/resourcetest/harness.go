@@ -1,7 +1,7 @@
 // Package resourcetest is the conformance suite every fenced resource
 // passes in its portable form, fence.Resource. A backend's test is a small
 // Harness and one call to Run; third-party backends can import it the same
-// way. A backend is a fence.ResourceDriver; its Harness.New returns
+// way. A backend is a driver.Resource; its Harness.New returns
 // fence.NewResource over it (or the backend's constructor, which does
 // that), so the suite certifies the driver together with the portable
 // layer every user gets.

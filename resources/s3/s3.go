@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -62,13 +63,13 @@ type Options struct {
 }
 
 // Resource fences the objects of one S3 bucket. The embedded
-// *fence.PortableResource is its fence.Resource (Put, Get, Delete,
+// *fence.Resource is its fence.Resource (Put, Get, Delete,
 // Highest with []byte values, keys checked and errors wrapped there);
 // PutObject, GetObject and DeleteObject are the native API, with streamed
 // bodies, metadata and what S3 reports. Create it with New, or open it
 // from an s3:// URL (see URLOpener). It is safe for concurrent use.
 type Resource struct {
-	*fence.PortableResource
+	*fence.Resource
 	b *bucket
 }
 
@@ -90,7 +91,7 @@ type bucket struct {
 	seen atomic.Bool
 }
 
-var _ fence.ResourceDriver = (*bucket)(nil)
+var _ driver.Resource = (*bucket)(nil)
 
 // New returns a Resource writing into bucket through client, typically an
 // *s3.Client. The bucket must exist (URLOpener's Create makes it); a
@@ -140,7 +141,7 @@ func New(client API, bucketName string, opts *Options) (*Resource, error) {
 	if b.backoff.First > b.backoff.Max {
 		return nil, &fence.InvalidError{Field: "backoff", Reason: fmt.Sprintf("MinBackoff %v is above MaxBackoff %v", b.backoff.First, b.backoff.Max)}
 	}
-	pr, err := fence.NewResource(b)
+	pr, err := driver.NewResource(b)
 	if err != nil {
 		return nil, err
 	}
@@ -150,9 +151,9 @@ func New(client API, bucketName string, opts *Options) (*Resource, error) {
 // BucketName returns the bucket's name.
 func (r *Resource) BucketName() string { return r.b.name }
 
-// ResourceInfo implements fence.ResourceDriver.
-func (b *bucket) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen - len(b.prefix)}
+// ResourceInfo implements driver.Resource.
+func (b *bucket) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen - len(b.prefix)}
 }
 
 // objectKey returns the object key of key, prefix + key, after the
@@ -175,11 +176,11 @@ func (b *bucket) objectKey(key string) (string, error) {
 // does for Put, Get, Delete and Highest: the key, the token unless it is
 // 0 for a read (withToken false), and ctx.
 func (r *Resource) native(ctx context.Context, key string, token fence.Token, withToken bool) error {
-	if err := fence.ValidateKey("key", key, MaxKeyLen-len(r.b.prefix)); err != nil {
+	if err := driver.ValidateKey("key", key, MaxKeyLen-len(r.b.prefix)); err != nil {
 		return err
 	}
 	if withToken {
-		if err := fence.ValidateToken(token); err != nil {
+		if err := driver.ValidateToken(token); err != nil {
 			return err
 		}
 	}

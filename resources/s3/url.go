@@ -14,10 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/awsconfig"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterResource("s3", URLOpener{}) }
+func init() { driver.RegisterResource("s3", URLOpener{}) }
 
 // URLOpener opens resources from URLs of the form
 //
@@ -34,7 +36,7 @@ func init() { fence.RegisterResource("s3", URLOpener{}) }
 // succeeds when the bucket is yours already.
 type URLOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
+// URLForm implements driver.ResourceOpener.
 func (URLOpener) URLForm() string {
 	return "s3://BUCKET[?region=R&endpoint=URL&path-style=true&prefix=P&max-key-segment=N]"
 }
@@ -48,7 +50,7 @@ type urlConfig struct {
 
 // parseURL reads an s3:// URL. Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	var c urlConfig
 	c.bucket = p.Name("bucket")
 	c.region = p.String("region")
@@ -65,13 +67,13 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	return c, p.Done()
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener.
-func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (opened fence.Opened[*fence.PortableResource], err error) {
+// OpenResourceURL implements driver.ResourceOpener.
+func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (opened fence.Opened[*fence.Resource], err error) {
 	c, err := parseURL(u)
 	if err != nil {
 		return opened, err
 	}
-	client, err := c.client(ctx, opts.Client())
+	client, err := c.client(ctx, urlparam.HTTPClient(opts))
 	if err != nil {
 		return opened, err
 	}

@@ -159,7 +159,7 @@ func TestOpenResourceWithHTTPClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	rt := &counting{next: newTransport(t)}
-	r, err := fence.OpenResourceWith(t.Context(), emulatorURL(t, e.bucket), &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}})
+	r, err := fence.OpenResource(t.Context(), emulatorURL(t, e.bucket), &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@
 //
 // Resource is a fence.Resource over a value table and a fence table, one
 // transaction per call. Like every backend it is a driver behind
-// fence.PortableResource: the portable layer validates keys and tokens
+// fence.Resource: the portable layer validates keys and tokens
 // (at most MaxToken), checks the context and wraps every error ("fence/sql:
 // put "k": ..."); the driver here keeps the two statements of a write in
 // one transaction, and the read-back that settles a write whose COMMIT

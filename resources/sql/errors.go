@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // backendName names this package in errors: "fence/sql: check "k": ...".
@@ -32,20 +33,20 @@ var errNilTx = &fence.InvalidError{Field: "tx", Reason: "nil"}
 func storeMissing(err error) error {
 	if n, ok := mysqlErrno(err); ok {
 		if n == erNoSuchTable || n == erBadDB {
-			return fence.StoreMissing(err)
+			return driver.StoreMissing(err)
 		}
 		return err
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		if pgErr.Code == "42P01" || pgErr.Code == "3F000" {
-			return fence.StoreMissing(err)
+			return driver.StoreMissing(err)
 		}
 		return err
 	}
 	var code interface{ Code() int }
 	if errors.As(err, &code) && code.Code()&0xff == 1 && strings.Contains(err.Error(), "no such table") {
-		return fence.StoreMissing(err)
+		return driver.StoreMissing(err)
 	}
 	return err
 }

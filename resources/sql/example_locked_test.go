@@ -46,7 +46,7 @@ func ExampleFences_Locked() {
 	fmt.Println("credit:", err == nil)
 
 	// Another replica holds the key: the call runs nothing.
-	holder, _ := sess.TryLock(ctx, "account:alice")
+	holder, _ := sess.Lock(ctx, "account:alice", nil)
 	err = fences.Locked(ctx, sess, db, "account:alice", credit, nil)
 	fmt.Println("busy:", errors.Is(err, fence.ErrHeld))
 	_ = holder.Release(ctx)

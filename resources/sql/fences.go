@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Fences checks and advances tokens in a fence table (fence-row mode),
@@ -199,7 +200,7 @@ func (f *Fences) HighestPgx(ctx context.Context, db PgxQueryer, key string) (fen
 }
 
 func (f *Fences) highestNative(ctx context.Context, q rowQuerier, key string) (fence.Token, error) {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
+	if err := driver.ValidateKey("key", key, MaxKeyLen); err != nil {
 		return 0, opError("highest", key, err)
 	}
 	h, err := f.highest(ctx, q, key)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // LockedPgx runs fn in a fenced pgx transaction under a lease on key, in
@@ -39,7 +40,7 @@ func (f *Fences) LockedPgx(ctx context.Context, sess *fence.Session, db PgxBatch
 	if _, isTx := db.(pgx.Tx); isTx {
 		return opError("transaction", key, &fence.InvalidError{Field: "db", Reason: "a pgx.Tx: LockedPgx begins its own transaction; pass the pool or connection"})
 	}
-	h, err := sess.LockWithin(ctx, key, opts.acquireTimeout())
+	h, err := sess.Lock(ctx, key, &fence.LockOptions{Wait: opts.acquireTimeout()})
 	if err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func (f *Fences) Locked(ctx context.Context, sess *fence.Session, db *sql.DB, ke
 	if err := f.lockedArgs(sess, key, opts, db == nil, fn == nil); err != nil {
 		return err
 	}
-	h, err := sess.LockWithin(ctx, key, opts.acquireTimeout())
+	h, err := sess.Lock(ctx, key, &fence.LockOptions{Wait: opts.acquireTimeout()})
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func (f *Fences) lockedArgs(sess *fence.Session, key string, opts *RunOptions, n
 	}
 	name, err := fence.BoundName(key, o.Name)
 	if err == nil {
-		err = fence.ValidateKey("key", name, MaxKeyLen)
+		err = driver.ValidateKey("key", name, MaxKeyLen)
 	}
 	if err != nil {
 		return opError("transaction", key, err)

@@ -37,7 +37,7 @@ func BenchmarkLockedPgx(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = sess.Close(context.Background()) })
-	held, err := sess.TryLock(ctx, "bench/run")
+	held, err := sess.Lock(ctx, "bench/run", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func BenchmarkLockedPgx(b *testing.B) {
 			return l.fences.LockedPgx(ctx, sess, pool, "bench/locked", credit(4), nil)
 		}},
 		{name: "lock+tx", write: func(ctx context.Context) error {
-			h, err := sess.TryLock(ctx, "bench/plain")
+			h, err := sess.Lock(ctx, "bench/plain", nil)
 			if err != nil {
 				return err
 			}

@@ -289,7 +289,7 @@ func TestLockedBusyKey(t *testing.T) {
 	t.Parallel()
 	onEachLockedEnv(t, func(t *testing.T, e *lockedEnv) {
 		ctx := t.Context()
-		holder, err := e.session(t, time.Minute).TryLock(ctx, "account:alice")
+		holder, err := e.session(t, time.Minute).Lock(ctx, "account:alice", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,7 +382,7 @@ func TestRunStaleHolderRefused(t *testing.T) {
 	t.Parallel()
 	onEachLockedEnv(t, func(t *testing.T, e *lockedEnv) {
 		ctx := t.Context()
-		old, err := e.session(t, time.Minute).TryLock(ctx, "account:alice")
+		old, err := e.session(t, time.Minute).Lock(ctx, "account:alice", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +392,7 @@ func TestRunStaleHolderRefused(t *testing.T) {
 		if err := e.locker.Break(ctx, "account:alice"); err != nil {
 			t.Fatal(err)
 		}
-		newer, err := e.session(t, time.Minute).TryLock(ctx, "account:alice")
+		newer, err := e.session(t, time.Minute).Lock(ctx, "account:alice", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -519,7 +519,7 @@ func TestLockedRefusesBadInput(t *testing.T) {
 	e.wantFree(t, "k")
 
 	// A handle already released is refused without a transaction.
-	h, err := sess.TryLock(ctx, "k")
+	h, err := sess.Lock(ctx, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +598,7 @@ func TestRunPgxCostsNoRoundTrip(t *testing.T) {
 		return err
 	}, true)
 	ctx := t.Context()
-	h, err := e.session(t, time.Minute).TryLock(ctx, "account:alice")
+	h, err := e.session(t, time.Minute).Lock(ctx, "account:alice", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Resource is the portable form of this package: a fence.Resource keeping
 // keyed values in a value table, fenced by a fence table (see Tables), one
-// transaction per call. It is the fence.PortableResource over this
+// transaction per call. It is the fence.Resource over this
 // package's driver (its errors read "fence/sql: put "k": ..."), with
 // Create besides. Create it with NewResource (database/sql: PostgreSQL,
 // SQLite or MySQL) or NewPgxResource (native pgx), or open it from a URL
@@ -34,7 +35,7 @@ import (
 //
 // A missing table gets an error matching fence.ErrStoreMissing.
 type Resource struct {
-	*fence.PortableResource
+	*fence.Resource
 	d *store
 }
 
@@ -51,7 +52,7 @@ type store struct {
 }
 
 var (
-	_ fence.ResourceDriver                       = (*store)(nil)
+	_ driver.Resource                            = (*store)(nil)
 	_ interface{ Create(context.Context) error } = (*store)(nil)
 	_ fence.Resource                             = (*Resource)(nil)
 )
@@ -116,7 +117,7 @@ ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
 		s.claim = `UPDATE ` + vt + " SET `token` = ? WHERE `key` = ?"
 		s.get = "SELECT f.`token`, v.`value`, v.`token` FROM " + ft + " f LEFT JOIN " + vt + " v ON v.`key` = f.`key` WHERE f.`key` = ?"
 	}
-	p, err := fence.NewResource(s)
+	p, err := driver.NewResource(s)
 	if err != nil {
 		return nil, err
 	}
@@ -130,9 +131,9 @@ func (r *Resource) Create(ctx context.Context) error {
 	return opError("create", "", r.d.Create(ctx))
 }
 
-// ResourceInfo implements fence.ResourceDriver.
-func (s *store) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen, MaxToken: MaxToken}
+// ResourceInfo implements driver.Resource.
+func (s *store) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen, MaxToken: MaxToken}
 }
 
 // Create creates the tables if missing.
@@ -145,7 +146,7 @@ func (s *store) Create(ctx context.Context) error {
 	})
 }
 
-// Put implements fence.ResourceDriver: in one transaction, it checks and
+// Put implements driver.Resource: in one transaction, it checks and
 // advances token in the fence table, then stores value. When the COMMIT
 // may have been applied but its answer was lost (see Resource), it reads
 // key back.
@@ -167,7 +168,7 @@ func (s *store) Put(ctx context.Context, key string, token fence.Token, value []
 	})
 }
 
-// Delete implements fence.ResourceDriver: in one transaction, it checks
+// Delete implements driver.Resource: in one transaction, it checks
 // and advances token in the fence table, then deletes the value. The fence
 // row is the tombstone. A lost answer is reconciled as for Put.
 func (s *store) Delete(ctx context.Context, key string, token fence.Token) error {
@@ -183,7 +184,7 @@ func (s *store) Delete(ctx context.Context, key string, token fence.Token) error
 	return s.settle(ctx, key, token, err, func(r record) bool { return r.value == nil })
 }
 
-// Claim implements fence.ResourceDriver: in one transaction, it checks
+// Claim implements driver.Resource: in one transaction, it checks
 // and advances token in the fence table, as Put does, and sets the token
 // of the value row, if there is one, to token, leaving the value. A key
 // never written gets a fence row and no value row, which Get reports as
@@ -207,7 +208,7 @@ func (s *store) Claim(ctx context.Context, key string, token fence.Token) error 
 	return s.settle(ctx, key, token, err, func(r record) bool { return r.value == nil || r.token == token })
 }
 
-// Get implements fence.ResourceDriver. The error for an absent key is a
+// Get implements driver.Resource. The error for an absent key is a
 // *fence.NotFoundError telling a tombstone from a key never written.
 func (s *store) Get(ctx context.Context, key string) (value []byte, token fence.Token, err error) {
 	r, err := s.read(ctx, key)
@@ -222,7 +223,7 @@ func (s *store) Get(ctx context.Context, key string) (value []byte, token fence.
 	return r.value, r.token, nil
 }
 
-// Highest implements fence.ResourceDriver.
+// Highest implements driver.Resource.
 func (s *store) Highest(ctx context.Context, key string) (fence.Token, error) {
 	var h fence.Token
 	err := s.run(ctx, func(ctx context.Context, q querier) error {

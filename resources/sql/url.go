@@ -13,15 +13,18 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, for sqlite:// URLs
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/mysqlurl"
 	"github.com/fencekit/fence/internal/pgurl"
+	"github.com/fencekit/fence/internal/redact"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
 	pg := &PostgresURLOpener{}
-	fence.RegisterResource("postgres", pg)
-	fence.RegisterResource("postgresql", pg)
-	fence.RegisterResource("sqlite", &SQLiteURLOpener{})
+	driver.RegisterResource("postgres", pg)
+	driver.RegisterResource("postgresql", pg)
+	driver.RegisterResource("sqlite", &SQLiteURLOpener{})
 }
 
 // The URL parameters naming the tables, and their defaults.
@@ -51,15 +54,15 @@ const (
 // creates the tables.
 type PostgresURLOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
+// URLForm implements driver.ResourceOpener.
 func (*PostgresURLOpener) URLForm() string {
 	return "postgres://[USER@]HOST[:PORT]/DB[?fence-table=T&value-table=V&PGX-PARAMS]"
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener. It does not
+// OpenResourceURL implements driver.ResourceOpener. It does not
 // connect; the first call does.
-func (*PostgresURLOpener) OpenResourceURL(ctx context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
+func (*PostgresURLOpener) OpenResourceURL(ctx context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.Resource], error) {
+	var none fence.Opened[*fence.Resource]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
@@ -67,7 +70,7 @@ func (*PostgresURLOpener) OpenResourceURL(ctx context.Context, u *url.URL, _ *fe
 	cfg, err := pgxpool.ParseConfig(c.conn)
 	if err != nil {
 		// pgx quotes the connection string in some parse errors.
-		return none, &fence.InvalidError{Field: "url", Reason: fence.RedactURL(u.Redacted()) + ": " + c.scrub(err)}
+		return none, &fence.InvalidError{Field: "url", Reason: redact.URL(u.Redacted()) + ": " + c.scrub(err)}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -78,7 +81,7 @@ func (*PostgresURLOpener) OpenResourceURL(ctx context.Context, u *url.URL, _ *fe
 		pool.Close()
 		return none, err
 	}
-	return fence.Opened[*fence.PortableResource]{
+	return fence.Opened[*fence.Resource]{
 		Value: r.PortableResource,
 		Close: func() error { pool.Close(); return nil },
 	}, nil
@@ -96,14 +99,14 @@ func (*PostgresURLOpener) OpenResourceURL(ctx context.Context, u *url.URL, _ *fe
 // Close closes the database.
 type SQLiteURLOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
+// URLForm implements driver.ResourceOpener.
 func (*SQLiteURLOpener) URLForm() string {
 	return "sqlite://[/]PATH.db[?fence-table=T&value-table=V&busy-timeout=D]"
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener.
-func (*SQLiteURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
+// OpenResourceURL implements driver.ResourceOpener.
+func (*SQLiteURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.Resource], error) {
+	var none fence.Opened[*fence.Resource]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
@@ -117,7 +120,7 @@ func (*SQLiteURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.
 		_ = db.Close()
 		return none, err
 	}
-	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Close: db.Close}, nil
+	return fence.Opened[*fence.Resource]{Value: r.PortableResource, Close: db.Close}, nil
 }
 
 // urlConfig is what a URL says.
@@ -136,12 +139,12 @@ type urlConfig struct {
 
 // scrub returns err's text without the passwords, as given and as URLs
 // escape them.
-func (c urlConfig) scrub(err error) string { return fence.Scrub(err.Error(), c.passwords...) }
+func (c urlConfig) scrub(err error) string { return redact.Scrub(err.Error(), c.passwords...) }
 
 // parseURL reads a postgres://, postgresql://, sqlite:// or mysql:// URL.
 // It contacts nothing.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	c := urlConfig{tables: Tables{Fence: tableParam(p, u, fenceTableParam), Value: tableParam(p, u, valueTableParam)}}
 	if u.Fragment != "" || u.Opaque != "" {
 		p.Fail("a %s URL is %s://...", u.Scheme, u.Scheme)
@@ -149,7 +152,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	switch u.Scheme {
 	case "postgres", "postgresql":
 		c.dialect = PostgreSQL
-		c.passwords = fence.URLPasswords(u)
+		c.passwords = redact.Passwords(u)
 		// Every other parameter is a connection parameter of libpq or
 		// pgx, whose value pgxpool.ParseConfig checks; any other is
 		// refused here, before it reaches the server.
@@ -183,7 +186,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 
 // tableParam returns the table name parameter param, "" when absent,
 // checked by the identifier rules of the URL's scheme.
-func tableParam(p *fence.URLParams, u *url.URL, param string) string {
+func tableParam(p *urlparam.Params, u *url.URL, param string) string {
 	v := p.String(param)
 	if v == "" {
 		return ""
@@ -209,7 +212,7 @@ var sqlitePath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 // sqliteDSN returns the modernc.org/sqlite DSN of a sqlite:// URL:
 // sqlite:///abs/path (no host) or sqlite://rel/path (the host is the
 // path's first part).
-func sqliteDSN(p *fence.URLParams, u *url.URL) string {
+func sqliteDSN(p *urlparam.Params, u *url.URL) string {
 	timeout := p.Duration(busyTimeout)
 	if timeout == 0 {
 		timeout = DefaultBusyTimeout

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/mysqlurl"
+	"github.com/fencekit/fence/internal/redact"
 )
 
 func TestParseURL(t *testing.T) {
@@ -173,7 +174,7 @@ func FuzzParseURL(f *testing.F) {
 			}
 			// A password long enough not to occur in the message by
 			// chance must not be in it, unless the URL shows it elsewhere.
-			if hasPW && len(pw) >= 6 && strings.Contains(err.Error(), pw) && !strings.Contains(fence.RedactURL(u.Redacted()), pw) {
+			if hasPW && len(pw) >= 6 && strings.Contains(err.Error(), pw) && !strings.Contains(redact.URL(u.Redacted()), pw) {
 				t.Fatalf("parseURL(%q) = %v shows the password", raw, err)
 			}
 			return

@@ -6,11 +6,12 @@ import (
 	"net/url"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/mysqlurl"
 )
 
 func init() {
-	fence.RegisterResource("mysql", &MySQLURLOpener{})
+	driver.RegisterResource("mysql", &MySQLURLOpener{})
 }
 
 // MySQLURLOpener opens Resources on MySQL or MariaDB from mysql:// URLs,
@@ -31,15 +32,15 @@ func init() {
 // the password.
 type MySQLURLOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
+// URLForm implements driver.ResourceOpener.
 func (*MySQLURLOpener) URLForm() string {
 	return mysqlurl.Form // fence-table=T, value-table=V and the driver's parameters
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener. It does not
+// OpenResourceURL implements driver.ResourceOpener. It does not
 // connect; the first call does.
-func (*MySQLURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
+func (*MySQLURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.Resource], error) {
+	var none fence.Opened[*fence.Resource]
 	c, err := parseURL(u)
 	if err != nil {
 		return none, err
@@ -54,5 +55,5 @@ func (*MySQLURLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.O
 		_ = db.Close()
 		return none, err
 	}
-	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Close: db.Close}, nil
+	return fence.Opened[*fence.Resource]{Value: r.PortableResource, Close: db.Close}, nil
 }

@@ -18,8 +18,9 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/gcsbucket"
+	"github.com/fencekit/fence/internal/redact"
+	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/dynamo"
@@ -75,14 +76,14 @@ func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []fence.Locker 
 	url := b.URL(t)
 	lockers := make([]fence.Locker, n)
 	for i := range lockers {
-		l, err := fence.OpenLockerWith(t.Context(), url, &fence.OpenOptions{Clock: clock})
+		l, err := fence.OpenLocker(t.Context(), url, &fence.OpenOptions{Clock: clock})
 		if err != nil {
-			t.Fatalf("open %s: %v", fence.RedactURL(url), err)
+			t.Fatalf("open %s: %v", redact.URL(url), err)
 		}
 		t.Cleanup(func() { _ = l.Close() })
 		if i == 0 && !b.InProcess {
 			if err := l.Create(t.Context()); err != nil && !(b.Keyspace && errors.Is(err, errors.ErrUnsupported)) {
-				t.Fatalf("create %s: %v", fence.RedactURL(url), err)
+				t.Fatalf("create %s: %v", redact.URL(url), err)
 			}
 		}
 		lockers[i] = l

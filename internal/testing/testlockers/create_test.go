@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/createtest"
 	"github.com/fencekit/fence/internal/testing/testlockers"
 )
@@ -26,7 +27,7 @@ func TestConcurrentCreate(t *testing.T) {
 				for i := range creates {
 					l, err := fence.OpenLocker(t.Context(), url)
 					if err != nil {
-						t.Fatalf("open %s: %v", fence.RedactURL(url), err)
+						t.Fatalf("open %s: %v", redact.URL(url), err)
 					}
 					t.Cleanup(func() { _ = l.Close() })
 					creates[i] = l.Create

@@ -1,5 +1,5 @@
 // Package waittest holds what the tests of the lockers that notify
-// releases (fence.ReleaseNotifier: PostgreSQL, etcd, Redis, Redlock)
+// releases (driver.ReleaseNotifier: PostgreSQL, etcd, Redis, Redlock)
 // share: sessions closed with the test, a Lock started in the background
 // that has found its key busy, and the cases every such locker passes.
 // A waiter uses Waiting, so that only a notification wakes it within
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // WakeBound is how long a test lets a woken waiter take to get its key:
@@ -61,7 +62,7 @@ func StartLock(t *testing.T, l fence.Locker, key string, opts fence.SessionOptio
 	sess := NewSession(t, l, &opts)
 	c := make(chan Result, 1)
 	go func() {
-		h, err := sess.Lock(t.Context(), key, nil)
+		h, err := sess.Lock(t.Context(), key, &fence.LockOptions{Wait: fence.WaitForever})
 		c <- Result{Handle: h, Err: err, At: time.Now()}
 	}()
 	select {
@@ -98,7 +99,7 @@ func Wait(t *testing.T, c <-chan Result, bound time.Duration) Result {
 // found the key busy, for lockers that can say how many there must be.
 func WokenByFree(t *testing.T, a, b fence.Locker, how string) (busy int32) {
 	t.Helper()
-	holder, err := NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func WokenByFree(t *testing.T, a, b fence.Locker, how string) (busy int32) {
 // ActiveOnReturn is the case of a release, through a, right after
 // NotifyRelease of b returned: it must be heard, five times over, each
 // time with a new subscription; stopping one twice is harmless.
-func ActiveOnReturn(t *testing.T, a fence.Locker, b fence.ReleaseNotifier) {
+func ActiveOnReturn(t *testing.T, a fence.Locker, b driver.ReleaseNotifier) {
 	t.Helper()
 	ctx := t.Context()
 	for i := range 5 {
