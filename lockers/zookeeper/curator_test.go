@@ -105,9 +105,9 @@ func TestCuratorExcludes(t *testing.T) {
 	t.Parallel()
 	servers := sharedServers(t)
 	root := uniqueRoot("curator")
-	l := newLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
+	l := newTestLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
 	ctx := t.Context()
-	java := startCurator(t, servers, l.LockPath("job"))
+	java := startCurator(t, servers, l.d.lockPath("job"))
 
 	// Java holds: Go's Acquire is refused, naming Java's node.
 	java.do("try", "acquired")
@@ -127,7 +127,7 @@ func TestCuratorExcludes(t *testing.T) {
 
 	// A Go Lock waits behind Java and gets the key once Java releases.
 	waiting := fence.SessionOptions{TTL: 5 * time.Second, PollInterval: time.Hour}
-	result, busy := waittest.StartLock(t, l, "job", waiting)
+	result, busy := waittest.StartLock(t, l.Locker, "job", waiting)
 	released := time.Now()
 	java.do("release", "released")
 	r := waittest.Wait(t, result, waittest.WakeBound)
