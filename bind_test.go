@@ -137,7 +137,7 @@ func lowerName(prefix string) string {
 // closes it when the test ends.
 func openResource(t *testing.T, rawURL string) *fence.Resource {
 	t.Helper()
-	r, err := fence.OpenResource(t.Context(), rawURL)
+	r, err := fence.OpenResource(t.Context(), rawURL, nil)
 	if err != nil {
 		t.Fatalf("open %s: %v", redact.URL(rawURL), err)
 	}

@@ -18,12 +18,12 @@ import (
 func TestOpenLockerByURL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	a, err := fence.OpenLocker(ctx, "mem://shared-by-name")
+	a, err := fence.OpenLocker(ctx, "mem://shared-by-name", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := fence.OpenLocker(ctx, "MEM://shared-by-name")
+	b, err := fence.OpenLocker(ctx, "MEM://shared-by-name", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestOpenLockerByURL(t *testing.T) {
 	if _, err := b.Acquire(ctx, "k", time.Minute, nil); !errors.Is(err, fence.ErrHeld) {
 		t.Errorf("Acquire through a second open of the same name = %v; want ErrHeld", err)
 	}
-	fresh, err := fence.OpenLocker(ctx, "mem://")
+	fresh, err := fence.OpenLocker(ctx, "mem://", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestOpenLockerRefusesBadURLs(t *testing.T) {
 		"mem://a?x=%",
 		"mem://user:s3cret@a?password=s3cret&x=%zz",
 	} {
-		l, err := fence.OpenLocker(context.Background(), raw)
+		l, err := fence.OpenLocker(context.Background(), raw, nil)
 		if !errors.Is(err, fence.ErrInvalid) || l != nil {
 			t.Errorf("OpenLocker(%q) = %v, %v; want ErrInvalid", raw, l, err)
 			continue
@@ -189,7 +189,7 @@ func FuzzOpenLockerURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		l, err := fence.OpenLocker(context.Background(), raw)
+		l, err := fence.OpenLocker(context.Background(), raw, nil)
 		if err != nil {
 			if l != nil {
 				t.Fatalf("OpenLocker(%q) returned a locker and %v", raw, err)

@@ -3,7 +3,7 @@
 //
 //	import _ "github.com/fencekit/fence/backends"
 //
-//	locker, err := fence.OpenLocker(ctx, os.Getenv("FENCE_STORE"))
+//	locker, err := fence.OpenLocker(ctx, os.Getenv("FENCE_STORE"), nil)
 //
 // The fence command and the torture run import it; a program that uses one
 // backend imports that backend's package instead and links no other SDK.

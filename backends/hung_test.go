@@ -127,7 +127,7 @@ func TestAWSOutageKeepsTheStoreError(t *testing.T) {
 	dead := []string{netfault.Closed(t)}
 	open := map[string]func(ctx context.Context) (func(ctx context.Context) error, error){
 		"locker/dynamodb": func(ctx context.Context) (func(ctx context.Context) error, error) {
-			l, err := fence.OpenLocker(ctx, lockerURL(t, "dynamodb", dead))
+			l, err := fence.OpenLocker(ctx, lockerURL(t, "dynamodb", dead), nil)
 			if err != nil {
 				return nil, err
 			}
@@ -173,7 +173,7 @@ func TestAWSOutageKeepsTheStoreError(t *testing.T) {
 }
 
 func openGet(t *testing.T, ctx context.Context, u string) (func(ctx context.Context) error, error) {
-	r, err := fence.OpenResource(ctx, u)
+	r, err := fence.OpenResource(ctx, u, nil)
 	if err != nil {
 		return nil, err
 	}

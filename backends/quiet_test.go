@@ -109,7 +109,7 @@ func quietChild() int {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
 				defer cancel()
-				l, err := fence.OpenLocker(ctx, s.url(at))
+				l, err := fence.OpenLocker(ctx, s.url(at), nil)
 				if err != nil {
 					count(err)
 					return
@@ -130,7 +130,7 @@ func quietChild() int {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
 				defer cancel()
-				r, err := fence.OpenResource(ctx, s.url(at))
+				r, err := fence.OpenResource(ctx, s.url(at), nil)
 				if err != nil {
 					count(err)
 					return

@@ -87,7 +87,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 			}
 			t.Run("locker/"+scheme, func(t *testing.T) {
 				check(t, raw, func(ctx context.Context, raw string) (func() error, error) {
-					l, err := fence.OpenLocker(ctx, raw)
+					l, err := fence.OpenLocker(ctx, raw, nil)
 					if err != nil {
 						return nil, err
 					}
@@ -103,7 +103,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 			}
 			t.Run("resource/"+scheme, func(t *testing.T) {
 				check(t, raw, func(ctx context.Context, raw string) (func() error, error) {
-					r, err := fence.OpenResource(ctx, raw)
+					r, err := fence.OpenResource(ctx, raw, nil)
 					if err != nil {
 						return nil, err
 					}

@@ -200,7 +200,7 @@ func (cmd *command) open(ctx context.Context, c *cli) (*fence.Locker, error) {
 	var l *fence.Locker
 	err = c.call(ctx, func(ctx context.Context) error {
 		var err error
-		l, err = fence.OpenLocker(ctx, raw)
+		l, err = fence.OpenLocker(ctx, raw, nil)
 		return err
 	})
 	if err != nil {
