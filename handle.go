@@ -10,7 +10,7 @@ import (
 
 // Handle is a lock held through a Session: a lease that the session's
 // keepalive renews and updates in place, so that every read of it is
-// current. Get one from Session.TryLock or Session.Lock.
+// current. Get one from Session.Lock.
 //
 // Holding a handle is NOT a safety guarantee, only its Token is: pass it
 // with every write to a fenced resource (see Resource and Bind). A process

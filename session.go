@@ -182,7 +182,7 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 // Session takes locks from one Locker and keeps them: one keepalive
 // renews every lease the session holds, together, and a store that can
 // renew many leases in one call (PostgreSQL: one statement) is asked once
-// per renewal round. TryLock and Lock return a *Handle per lock; the
+// per renewal round. Lock returns a *Handle per lock; the
 // keepalive updates it in place, so a handle never goes stale.
 //
 // A session starts no goroutine until it holds a lease and stops its
@@ -240,7 +240,7 @@ func (s *Session) TTL() time.Duration { return s.s.ttl }
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Close releases every lease the session holds (each with its own
-// ReleaseTimeout) and makes later TryLock and Lock calls fail with
+// ReleaseTimeout) and makes later Lock calls fail with
 // ErrSessionClosed. It returns the errors of releases that failed for
 // another reason than the lease being no longer held, joined. Calling it
 // again does nothing.
