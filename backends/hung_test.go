@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
@@ -94,7 +95,7 @@ func forEveryScheme(t *testing.T, addrs func(t *testing.T) []string, check func(
 				return
 			}
 			t.Cleanup(func() { _ = l.Close() })
-			ttl := max(l.Info().MinTTL, 2*time.Second)
+			ttl := max(driver.InfoOf(l).MinTTL, 2*time.Second)
 			call(t, "Acquire", func(ctx context.Context) error { _, err := l.Acquire(ctx, "hung", ttl, nil); return err })
 			call(t, "Inspect", func(ctx context.Context) error { _, err := l.Inspect(ctx, "hung"); return err })
 			call(t, "Break", func(ctx context.Context) error { return l.Break(ctx, "hung") })

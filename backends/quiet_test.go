@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
@@ -115,7 +116,7 @@ func quietChild() int {
 					return
 				}
 				defer l.Close()
-				_, err = l.Acquire(ctx, "quiet", max(l.Info().MinTTL, 2*time.Second), nil)
+				_, err = l.Acquire(ctx, "quiet", max(driver.InfoOf(l).MinTTL, 2*time.Second), nil)
 				count(err)
 				ctx2, cancel2 := context.WithTimeout(context.Background(), wait/2)
 				defer cancel2()

@@ -79,7 +79,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 		}
 	}
 	t.Run("group", func(t *testing.T) {
-		for _, scheme := range fence.LockerSchemes() {
+		for _, scheme := range registeredLockers() {
 			raw, ok := lockers[scheme]
 			if !ok {
 				t.Errorf("locker scheme %q has no URL in this test; add one with a bad %%-escape", scheme)
@@ -95,7 +95,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 				})
 			})
 		}
-		for _, scheme := range fence.ResourceSchemes() {
+		for _, scheme := range registeredResources() {
 			raw, ok := resources[scheme]
 			if !ok {
 				t.Errorf("resource scheme %q has no URL in this test; add one with a bad %%-escape", scheme)
@@ -114,7 +114,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 	})
 	for _, m := range []map[string]string{lockers, resources} {
 		for scheme := range m {
-			if !slices.Contains(fence.LockerSchemes(), scheme) && !slices.Contains(fence.ResourceSchemes(), scheme) {
+			if !slices.Contains(registeredLockers(), scheme) && !slices.Contains(registeredResources(), scheme) {
 				t.Errorf("scheme %q of this test is not registered", scheme)
 			}
 		}

@@ -148,7 +148,7 @@ func TestKnowsNoBackend(t *testing.T) {
 		}
 		for _, s := range schemes {
 			if strings.Contains(string(src), s+"://") {
-				t.Errorf("%s writes a %s:// URL; the manual lists fence.LockerURLForms() instead", name, s)
+				t.Errorf("%s writes a %s:// URL; the manual lists driver.LockerSchemes' forms instead", name, s)
 			}
 		}
 	}
