@@ -42,10 +42,6 @@ func (h *Handle) Key() string { return h.key }
 // whole life.
 func (h *Handle) Token() Token { return h.token }
 
-// Owner returns the owner id under which the lease is held. On some stores
-// (Azure blob leases) it works as the lease id: do not log it.
-func (h *Handle) Owner() string { return h.owner }
-
 // Lease returns the lease as of its latest renewal.
 func (h *Handle) Lease() Lease {
 	h.mu.Lock()
