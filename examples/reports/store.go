@@ -32,7 +32,7 @@ type objectStore interface {
 }
 
 // memoryStore is the in-process fenced store of resources/memory.
-type memoryStore struct{ res *memres.Resource }
+type memoryStore struct{ res *fence.Resource }
 
 func newMemoryStore(unfenced bool) *memoryStore {
 	return &memoryStore{res: memres.New(&memres.Options{Unfenced: unfenced})}
@@ -50,7 +50,7 @@ func (m *memoryStore) read(ctx context.Context, name string) ([]byte, fence.Toke
 // metadata, the write one conditional PUT.
 type s3Store struct {
 	client   *s3.Client
-	bucket   *fences3.Resource
+	bucket   *fence.Resource
 	unfenced bool
 }
 
@@ -81,7 +81,7 @@ func (s *s3Store) upload(ctx context.Context, name string, token fence.Token, cs
 	}
 	// A bytes.Reader is seekable, so the package streams it and seeks
 	// back for a retry instead of buffering it.
-	_, err := s.bucket.PutObject(ctx, name, token, bytes.NewReader(csv), &fences3.PutOptions{ContentType: "text/csv"})
+	_, err := fences3.PutObject(ctx, s.bucket, name, token, bytes.NewReader(csv), &fences3.PutOptions{ContentType: "text/csv"})
 	return err
 }
 
@@ -99,7 +99,7 @@ func (s *s3Store) read(ctx context.Context, name string) ([]byte, fence.Token, e
 // metadata, the write conditional on the generation whose token was checked.
 type gcsStore struct {
 	bucket   *storage.BucketHandle
-	res      *fencegcs.Resource
+	res      *fence.Resource
 	unfenced bool
 }
 
@@ -133,7 +133,7 @@ func (g *gcsStore) upload(ctx context.Context, name string, token fence.Token, c
 		}
 		return w.Close()
 	}
-	_, err := g.res.Upload(ctx, name, token, bytes.NewReader(csv), &fencegcs.UploadOptions{ContentType: "text/csv"})
+	_, err := fencegcs.Upload(ctx, g.res, name, token, bytes.NewReader(csv), &fencegcs.UploadOptions{ContentType: "text/csv"})
 	return err
 }
 

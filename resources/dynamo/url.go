@@ -11,24 +11,13 @@ import (
 	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { driver.RegisterResource("dynamodb", URLOpener{}) }
+func init() { driver.RegisterResource("dynamodb", urlOpener{}) }
 
-// URLOpener opens Resources from URLs of the form
-//
-//	dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]
-//
-// TABLE is the table, region the AWS region (default: the SDK's chain:
-// AWS_REGION, the profile, ...), endpoint the DynamoDB endpoint (for
-// emulators and private endpoints; default: the SDK's, which reads
-// AWS_ENDPOINT_URL_DYNAMODB), key-attribute Options.KeyAttribute.
-// Credentials come from the SDK's default chain (environment, shared
-// files, roles), as config.LoadDefaultConfig finds them. The client sends
-// its requests through OpenOptions.HTTPClient when set. Opened.Create
-// creates the table (CreateTable).
-type URLOpener struct{}
+// urlOpener opens resources from dynamodb:// URLs (see the package doc).
+type urlOpener struct{}
 
 // URLForm implements driver.ResourceOpener.
-func (URLOpener) URLForm() string { return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]" }
+func (urlOpener) URLForm() string { return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]" }
 
 // urlConfig is what a URL says.
 type urlConfig struct {
@@ -65,22 +54,14 @@ func failOn(p *urlparam.Params, err error) {
 
 // OpenResourceURL implements driver.ResourceOpener. It does not call
 // DynamoDB.
-func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Resource], error) {
-	var none fence.Opened[*fence.Resource]
+func (urlOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Resource, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	client, err := dynamotable.Client(ctx, c.region, c.endpoint, urlparam.HTTPClient(opts))
 	if err != nil {
-		return none, &fence.OpError{Backend: backend, Op: "open", Key: c.table, Err: err}
+		return nil, &fence.OpError{Backend: backend, Op: "open", Key: c.table, Err: err}
 	}
-	r, err := New(client, c.table, &Options{KeyAttribute: c.keyAttribute})
-	if err != nil {
-		return none, err
-	}
-	create := func(ctx context.Context) error {
-		return CreateTable(ctx, client, c.table, &TableOptions{KeyAttribute: c.keyAttribute})
-	}
-	return fence.Opened[*fence.Resource]{Value: r.PortableResource, Create: create}, nil
+	return New(client, c.table, &Options{KeyAttribute: c.keyAttribute})
 }

@@ -18,32 +18,28 @@ const (
 	// MaxKeyLen is the longest name accepted, in bytes of UTF-8 (the etcd
 	// key is longer by the prefix).
 	MaxKeyLen = 1024
-	// DefaultPrefix is the prefix of the etcd keys of a Resource whose
+	// DefaultPrefix is the prefix of the etcd keys of a resource whose
 	// Options.Prefix is empty.
 	DefaultPrefix = "fence/values/"
 )
 
-// Options configure a Resource. A nil *Options means all defaults.
+// Options configure New. A nil *Options means all defaults.
 type Options struct {
 	// Prefix starts the etcd key of every name: name N is kept under
 	// Prefix + N. Default: DefaultPrefix.
 	Prefix string
 }
 
-// Resource is a fence.Resource on an etcd cluster: the portable resource
-// over this package's driver. Create it with New; it is safe for
-// concurrent use.
-type Resource struct {
-	*fence.Resource
-	d *store
+// New returns a resource that keeps its values in etcd through client,
+// under the prefix of opts; it is safe for concurrent use. It does not
+// contact the server. Close the client when done; the resource's Close
+// does not.
+func New(client *clientv3.Client, opts *Options) (*fence.Resource, error) {
+	return newResource(client, opts, nil)
 }
 
-var _ fence.Resource = (*Resource)(nil)
-
-// New returns a Resource that keeps its values in etcd through client,
-// under the prefix of opts. It does not contact the server. Close the
-// client when done; the Resource's Close does not.
-func New(client *clientv3.Client, opts *Options) (*Resource, error) {
+// newResource is New, with the options of driver.NewResource.
+func newResource(client *clientv3.Client, opts *Options, ropts *driver.ResourceOptions) (*fence.Resource, error) {
 	if client == nil {
 		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
 	}
@@ -57,16 +53,8 @@ func New(client *clientv3.Client, opts *Options) (*Resource, error) {
 	if strings.IndexByte(o.Prefix, 0) >= 0 {
 		return nil, &fence.InvalidError{Field: "Prefix", Reason: "holds a NUL byte"}
 	}
-	d := &store{c: client, prefix: o.Prefix}
-	pr, err := driver.NewResource(d)
-	if err != nil {
-		return nil, err
-	}
-	return &Resource{PortableResource: pr, d: d}, nil
+	return driver.NewResource(&store{c: client, prefix: o.Prefix}, ropts)
 }
-
-// EtcdKey returns the etcd key that holds name's record.
-func (r *Resource) EtcdKey(name string) string { return r.d.key(name) }
 
 // store is the driver.Resource on etcd.
 type store struct {
@@ -82,6 +70,16 @@ func (d *store) ResourceInfo() driver.ResourceInfo {
 }
 
 func (d *store) key(name string) string { return d.prefix + name }
+
+// As implements driver.Aser: a **clientv3.Client target gets the client
+// the resource was made with.
+func (d *store) As(target any) bool {
+	if p, ok := target.(**clientv3.Client); ok {
+		*p = d.c
+		return true
+	}
+	return false
+}
 
 // Put implements driver.Resource.
 func (d *store) Put(ctx context.Context, name string, token fence.Token, value []byte) error {

@@ -14,7 +14,7 @@ import (
 	"github.com/fencekit/fence/driver"
 )
 
-// maxOpenTries bounds how often Open starts over when the object is
+// maxOpenTries bounds how often NewReader starts over when the object is
 // replaced between reading its attributes and opening its content.
 const maxOpenTries = 10
 
@@ -66,24 +66,27 @@ func (b *bucket) absent(ctx context.Context) error {
 	return nil
 }
 
-// Open opens the content of key for reading, with the token of the write
-// that stored it. The content is that of the very generation whose
+// NewReader opens the content of key in r for reading, with the token of
+// the write that stored it. The content is that of the very generation whose
 // attributes were read. A key never written gets a *fence.NotFoundError,
 // a tombstone one with Tombstone set; an object with corrupted fence
 // metadata gets an error matching fence.ErrCorrupt; a missing bucket,
-// fence.ErrStoreMissing. Errors are *fence.OpError for op "get", as Get's.
-func (r *Resource) Open(ctx context.Context, key string) (*Reader, error) {
-	if err := r.checkNative(ctx, key, nil); err != nil {
+// fence.ErrStoreMissing; a bad key, or a resource r that is not one of
+// New's, fence.ErrInvalid. Errors are *fence.OpError for op "get", as
+// Get's.
+func NewReader(ctx context.Context, r *fence.Resource, key string) (*Reader, error) {
+	b, err := native(ctx, r, key, nil)
+	if err != nil {
 		return nil, fail(ctx, "get", key, err)
 	}
-	rd, err := r.b.open(ctx, key)
+	rd, err := b.open(ctx, key)
 	if err != nil {
 		return nil, fail(ctx, "get", key, err)
 	}
 	return rd, nil
 }
 
-// open is Open on a valid key.
+// open is NewReader on a valid key.
 func (b *bucket) open(ctx context.Context, key string) (*Reader, error) {
 	for range maxOpenTries {
 		rec, err := b.read(ctx, key)

@@ -30,6 +30,16 @@ func (d *store) ResourceInfo() driver.ResourceInfo {
 
 func (d *store) key(name string) string { return d.prefix + name }
 
+// As implements driver.Aser: a *goredis.UniversalClient target gets the
+// client the resource was made with.
+func (d *store) As(target any) bool {
+	if p, ok := target.(*goredis.UniversalClient); ok {
+		*p = d.c
+		return true
+	}
+	return false
+}
+
 // Put implements driver.Resource.
 func (d *store) Put(ctx context.Context, key string, token fence.Token, value []byte) error {
 	return d.write(ctx, key, token, "put", value)

@@ -15,37 +15,36 @@ import (
 )
 
 func init() {
-	o := &URLOpener{}
+	o := &urlOpener{}
 	driver.RegisterResource("redis", o)
 	driver.RegisterResource("rediss", o)
 }
 
-// URLOpener opens Redis resources from URLs of the form of URLForm: the
+// urlOpener opens Redis resources from URLs of the form of URLForm: the
 // prefix parameter is fence's (Options.Prefix), every other one
 // go-redis's (see goredis.ParseURL). Each open makes a client, which the
 // opened resource's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
 // URLForm implements driver.ResourceOpener.
-func (*URLOpener) URLForm() string {
+func (*urlOpener) URLForm() string {
 	return "redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB][?prefix=P&...]"
 }
 
 // OpenResourceURL implements driver.ResourceOpener. It parses the URL
 // and makes a client, but does not connect.
-func (*URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.Resource], error) {
-	var none fence.Opened[*fence.Resource]
+func (*urlOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (*fence.Resource, error) {
 	o, ropts, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	client := redisclient.New(ropts)
-	r, err := New(client, &o)
+	r, err := driver.NewResource(&store{c: client, prefix: o.Prefix}, &driver.ResourceOptions{Close: client.Close})
 	if err != nil {
 		_ = client.Close()
-		return none, err
+		return nil, err
 	}
-	return fence.Opened[*fence.Resource]{Value: r.PortableResource, Close: client.Close}, nil
+	return r, nil
 }
 
 // parseURL reads a redis:// or rediss:// URL. Errors match

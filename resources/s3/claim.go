@@ -49,7 +49,7 @@ func (b *bucket) Claim(ctx context.Context, key string, token fence.Token) error
 		if !maybe {
 			return err
 		}
-		return &UnknownOutcomeError{Key: key, Token: token, Highest: highest, Err: err}
+		return &fence.UnknownOutcomeError{Key: key, Token: token, Highest: highest, Err: err}
 	}
 	for n := 0; ; n++ {
 		if n > 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// The methods of the driver, called by the PortableResource with a valid
+// The methods of the driver, called by the *fence.Resource with a valid
 // key and token.
 
 // Put implements driver.Resource: putObject of value.
@@ -19,7 +19,7 @@ func (b *bucket) Put(ctx context.Context, key string, token fence.Token, value [
 }
 
 // Get implements driver.Resource: getObject, read whole. An object
-// written without fencing has token 0, which the PortableResource reports
+// written without fencing has token 0, which the *fence.Resource reports
 // as corrupt.
 func (b *bucket) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
 	obj, err := b.getObject(ctx, key)
