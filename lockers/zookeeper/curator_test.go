@@ -150,8 +150,8 @@ func TestCuratorExcludes(t *testing.T) {
 		t.Fatalf("Go's handle lost the key while Java waited: %v", err)
 	}
 	info, err = l.Inspect(ctx, "job")
-	if err != nil || info.Owner != r.Handle.Owner() || info.Token != r.Handle.Token() {
-		t.Fatalf("Inspect with Java in line = %+v, %v; want Go's holder %q, token %d", info, err, r.Handle.Owner(), r.Handle.Token())
+	if err != nil || info.Owner != r.Handle.Lease().Owner || info.Token != r.Handle.Token() {
+		t.Fatalf("Inspect with Java in line = %+v, %v; want Go's holder %q, token %d", info, err, r.Handle.Lease().Owner, r.Handle.Token())
 	}
 	if err := r.Handle.Release(ctx); err != nil {
 		t.Fatal(err)

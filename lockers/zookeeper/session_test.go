@@ -85,7 +85,7 @@ func TestSessionExpiryLosesLease(t *testing.T) {
 		t.Fatalf("lock nodes %q, %v; want only the waiter's", children, err)
 	}
 	info, err := holder.Inspect(t.Context(), "k")
-	if err != nil || info.Token != r.Handle.Token() || info.Owner != r.Handle.Owner() {
+	if err != nil || info.Token != r.Handle.Token() || info.Owner != r.Handle.Lease().Owner {
 		t.Errorf("Inspect = %+v, %v; want the waiter holding", info, err)
 	}
 }
