@@ -44,13 +44,13 @@ type Parsed struct {
 	// gives; none of them reaches the driver.
 	Own map[string]string
 	// Passwords are the URL's passwords, to keep out of every error
-	// (fence.URLPasswords).
+	// (redact.Passwords).
 	Passwords []string
 
 	where string
 }
 
-// Scrub returns text without the URL's passwords (fence.Scrub).
+// Scrub returns text without the URL's passwords (redact.Scrub).
 func (p *Parsed) Scrub(text string) string { return redact.Scrub(text, p.Passwords...) }
 
 // Invalid returns the *fence.InvalidError for field "url" that refuses the

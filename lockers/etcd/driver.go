@@ -17,7 +17,7 @@ import (
 
 // store is the driver.Locker on an etcd cluster, on input the
 // portable layer has validated. Its errors are bare causes; the
-// PortableLocker prefixes them.
+// portable fence.Locker prefixes them.
 type store struct {
 	c      *clientv3.Client
 	clock  fence.Clock // for the local times of HeldError and LockInfo
@@ -30,7 +30,18 @@ var (
 	_ driver.Locker          = (*store)(nil)
 	_ driver.ReleaseNotifier = (*store)(nil)
 	_ driver.BatchRenewer    = (*store)(nil)
+	_ driver.Aser            = (*store)(nil)
 )
+
+// As implements driver.Aser: it gives the client the Locker runs on to a
+// **clientv3.Client.
+func (d *store) As(target any) bool {
+	if t, ok := target.(**clientv3.Client); ok {
+		*t = d.c
+		return true
+	}
+	return false
+}
 
 // Info implements driver.Locker.
 func (d *store) Info() driver.Info {
@@ -88,7 +99,7 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 // acquire runs Acquire's transaction with etcd lease id of secs seconds,
 // which holds no key and lasts its full TTL from at, at least. A spare
 // is kept alive at the same time, so that its TTL restarts after the
-// PortableLocker's send time (Lease.ValidUntil is that time plus ttl);
+// portable fence.Locker's send time (Lease.ValidUntil is that time plus ttl);
 // should that fail, so does the Acquire, and a record it created is left
 // to expire with the lease (a Session finds it with Inspect).
 func (d *store) acquire(ctx context.Context, key, owner string, ttl time.Duration, secs int64, id clientv3.LeaseID, at time.Time, spare bool) (fence.Lease, error) {

@@ -49,7 +49,7 @@ func ExampleNew() {
 // only compiles here.
 func Example_openLocker() {
 	ctx := context.Background()
-	locker, err := fence.OpenLocker(ctx, "etcd://etcd-0:2379,etcd-1:2379,etcd-2:2379/app/locks/")
+	locker, err := fence.OpenLocker(ctx, "etcd://etcd-0:2379,etcd-1:2379,etcd-2:2379/app/locks/", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,46 +14,39 @@ import (
 )
 
 func init() {
-	o := &URLOpener{}
+	o := urlOpener{}
 	driver.RegisterLocker("etcd", o)
 	driver.RegisterLocker("etcds", o)
 }
 
-// DefaultPort is the port of an endpoint named without one.
-const DefaultPort = etcdclient.DefaultPort
-
-// DefaultDialTimeout is the dial-timeout of a URL that names none.
-const DefaultDialTimeout = etcdclient.DefaultDialTimeout
-
-// URLOpener opens etcd lockers from URLs of the form of URLForm (see the
+// urlOpener opens etcd lockers from URLs of the form of URLForm (see the
 // package doc). Each open makes a *clientv3.Client, which the opened
 // locker's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
 // URLForm implements driver.LockerOpener.
-func (*URLOpener) URLForm() string {
+func (urlOpener) URLForm() string {
 	return "etcd[s]://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...][/PREFIX/][?dial-timeout=5s&min-ttl=2s&ca=FILE&cert=FILE&key=FILE]"
 }
 
 // OpenLockerURL implements driver.LockerOpener. It makes the client but
 // does not contact the cluster unless the URL names a user: the client
 // then authenticates at once.
-func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
-	var none fence.Opened[*fence.Locker]
+func (urlOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	client, err := etcdclient.New("etcd", c.cfg)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
-	l, err := New(client, &Options{Prefix: c.prefix, MinTTL: c.minTTL, Clock: urlparam.Clock(opts)})
+	l, _, err := newLocker(client, &Options{Prefix: c.prefix, MinTTL: c.minTTL, Clock: urlparam.Clock(opts)}, client.Close)
 	if err != nil {
 		_ = client.Close()
-		return none, err
+		return nil, err
 	}
-	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Close: client.Close}, nil
+	return l, nil
 }
 
 // urlConfig is what a URL says.

@@ -20,7 +20,7 @@ import (
 
 // store is the driver.Locker on a lease table: the statements of
 // queries, one per call, on input the portable layer has validated. Its
-// errors are bare causes; the PortableLocker prefixes them.
+// errors are bare causes; the portable fence.Locker prefixes them.
 type store struct {
 	db    *sql.DB
 	clock fence.Clock // for the local times of HeldError and LockInfo
@@ -29,15 +29,29 @@ type store struct {
 	dia   dialectOf
 }
 
-var _ driver.Locker = (*store)(nil)
+var (
+	_ driver.Locker  = (*store)(nil)
+	_ driver.Creator = (*store)(nil)
+	_ driver.Aser    = (*store)(nil)
+)
 
 // Info implements driver.Locker.
 func (d *store) Info() driver.Info {
 	return driver.Info{Name: "mysql", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
 }
 
-// Create creates the lease table if it is missing (PortableLocker.Create
-// calls it).
+// As implements driver.Aser: it gives the *sql.DB the Locker runs on to a
+// **sql.DB.
+func (d *store) As(target any) bool {
+	if t, ok := target.(**sql.DB); ok {
+		*t = d.db
+		return true
+	}
+	return false
+}
+
+// Create implements driver.Creator: it creates the lease table if it is
+// missing (fence.Locker.Create calls it).
 func (d *store) Create(ctx context.Context) error {
 	if _, err := d.db.ExecContext(ctx, schemaSQL(d.table)); err != nil {
 		if me, ok := errors.AsType[*mysqldrv.MySQLError](err); ok && me.Number == erBadDB {

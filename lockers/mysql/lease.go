@@ -19,7 +19,7 @@ import (
 // server added to the send time on the driver's clock. On MariaDB the
 // holder comes back with the statement (RETURNING); on MySQL a second
 // statement reads it. The lease returned has no ValidUntil: the
-// PortableLocker sets it to its send time plus ttl.
+// portable fence.Locker sets it to its send time plus ttl.
 func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	dia, err := d.dialect(ctx)
 	if err != nil {

@@ -14,39 +14,38 @@ import (
 )
 
 func init() {
-	driver.RegisterLocker("mysql", &URLOpener{})
+	driver.RegisterLocker("mysql", urlOpener{})
 }
 
-// URLOpener opens MySQL lockers from URLs of the form of URLForm (see the
+// urlOpener opens MySQL lockers from URLs of the form of URLForm (see the
 // package doc): the table parameter is fence's, every other parameter is
 // go-sql-driver/mysql's. Each open makes a *sql.DB, which the opened
 // locker's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
 // URLForm implements driver.LockerOpener.
-func (*URLOpener) URLForm() string {
+func (urlOpener) URLForm() string {
 	return mysqlurl.Form // table=T and the driver's parameters
 }
 
 // OpenLockerURL implements driver.LockerOpener. It parses the URL into
 // the driver's configuration but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
-	var none fence.Opened[*fence.Locker]
+func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	conn, err := mysqlurl.Connector(c.cfg)
 	if err != nil {
-		return none, c.Invalid(err.Error())
+		return nil, c.Invalid(err.Error())
 	}
 	db := sql.OpenDB(conn)
-	l, err := New(db, &Options{Table: c.table, Clock: urlparam.Clock(opts)})
+	l, _, err := newLocker(db, &Options{Table: c.table, Clock: urlparam.Clock(opts)}, db.Close)
 	if err != nil {
 		db.Close()
-		return none, err
+		return nil, err
 	}
-	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Close: db.Close}, nil
+	return l, nil
 }
 
 // urlConfig is what a URL says.

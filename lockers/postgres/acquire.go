@@ -15,11 +15,11 @@ import (
 // otherwise writes nothing and reports the holder in a *fence.HeldError,
 // whose ValidUntil is the holder's remaining time on the server added to
 // the send time on the driver's clock. The lease it returns has no
-// ValidUntil: the PortableLocker sets it to its send time plus ttl.
+// ValidUntil: the portable fence.Locker sets it to its send time plus ttl.
 //
 // In the rare case where the statement loses a race it cannot see (another
 // session took the key between this statement's snapshot and its write),
-// Acquire returns driver.ErrAcquireRaced and the PortableLocker runs it
+// Acquire returns driver.ErrAcquireRaced and the portable fence.Locker runs it
 // once more to learn the new holder; if that loses a race too, the
 // HeldError carries only the key.
 func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {

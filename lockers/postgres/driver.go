@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
@@ -15,7 +16,7 @@ import (
 
 // store is the driver.Locker on a lease table: the statements of
 // queries, one per call, on input the portable layer has validated. Its
-// errors are bare causes; the PortableLocker prefixes them.
+// errors are bare causes; the portable fence.Locker prefixes them.
 type store struct {
 	db    DB
 	clock fence.Clock // for the local times of HeldError and LockInfo
@@ -24,15 +25,42 @@ type store struct {
 	ln    *listener // release notifications
 }
 
-var _ driver.Locker = (*store)(nil)
+var (
+	_ driver.Locker  = (*store)(nil)
+	_ driver.Creator = (*store)(nil)
+	_ driver.Aser    = (*store)(nil)
+)
 
 // Info implements driver.Locker.
 func (d *store) Info() driver.Info {
 	return driver.Info{Name: "postgres", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
 }
 
-// Create creates the lease table if it is missing (PortableLocker.Create
-// calls it), under the table's advisory lock (see internal/pgcreate), so
+// As implements driver.Aser: it gives the DB the Locker runs on to a *DB,
+// and the same value to a **pgxpool.Pool or a **pgx.Conn when it is one.
+func (d *store) As(target any) bool {
+	switch t := target.(type) {
+	case *DB:
+		*t = d.db
+		return true
+	case **pgxpool.Pool:
+		p, ok := d.db.(*pgxpool.Pool)
+		if ok {
+			*t = p
+		}
+		return ok
+	case **pgx.Conn:
+		c, ok := d.db.(*pgx.Conn)
+		if ok {
+			*t = c
+		}
+		return ok
+	}
+	return false
+}
+
+// Create implements driver.Creator: it creates the lease table if it is
+// missing (fence.Locker.Create calls it), under the table's advisory lock (see internal/pgcreate), so
 // that replicas creating it at once all succeed. A missing schema gets an
 // error that says to create it.
 func (d *store) Create(ctx context.Context) error {

@@ -49,7 +49,7 @@ func TestSessionRenewsInOneStatement(t *testing.T) {
 	pool := stmts.pool(t, 8)
 	l := newTable(t, pool)
 	const ttl = 3 * time.Second
-	sess, err := fence.NewSession(l, &fence.SessionOptions{TTL: ttl})
+	sess, err := fence.NewSession(l.Locker, &fence.SessionOptions{TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}

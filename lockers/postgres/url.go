@@ -14,52 +14,46 @@ import (
 )
 
 func init() {
-	o := &URLOpener{}
+	o := urlOpener{}
 	driver.RegisterLocker("postgres", o)
 	driver.RegisterLocker("postgresql", o)
 }
 
-// URLOpener opens PostgreSQL lockers from URLs of the form of URLForm
+// urlOpener opens PostgreSQL lockers from URLs of the form of URLForm
 // (see the package doc): the table parameter is fence's, the rest of the
 // URL is pgx's connection string, whose parameters must be connection
 // parameters of libpq or pgx. Each open makes a pgxpool.Pool, which
 // the opened locker's Close closes, with the locker's listening
 // connection.
-type URLOpener struct{}
+type urlOpener struct{}
 
 // URLForm implements driver.LockerOpener.
-func (*URLOpener) URLForm() string {
+func (urlOpener) URLForm() string {
 	return "postgres://[USER@]HOST[:PORT]/DB[?table=T&sslmode=...]"
 }
 
 // OpenLockerURL implements driver.LockerOpener. It parses the connection
 // string, with credentials from it or libpq's environment (PGPASSWORD,
 // PGPASSFILE, ...), but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
-	var none fence.Opened[*fence.Locker]
+func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	cfg, err := c.poolConfig()
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return none, &fence.OpError{Backend: "postgres", Op: "open", Err: c.scrubbed(err)}
+		return nil, &fence.OpError{Backend: "postgres", Op: "open", Err: c.scrubbed(err)}
 	}
-	l, err := New(pool, &Options{Table: c.table, Clock: urlparam.Clock(opts)})
+	l, _, err := newLocker(pool, &Options{Table: c.table, Clock: urlparam.Clock(opts)}, pool.Close)
 	if err != nil {
 		pool.Close()
-		return none, err
+		return nil, err
 	}
-	closeAll := func() error {
-		l.d.ln.close()
-		pool.Close()
-		return nil
-	}
-	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Close: closeAll}, nil
+	return l, nil
 }
 
 // urlConfig is what a URL says.

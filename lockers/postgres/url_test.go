@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/internal/redact"
@@ -205,8 +207,12 @@ func TestOpenLocker(t *testing.T) {
 	if err := l.Release(ctx, lease); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
-	if info := l.Info(); info.Name != "postgres" {
-		t.Errorf("Info().Name = %q", info.Name)
+	if name := l.Name(); name != "postgres" {
+		t.Errorf("Name() = %q", name)
+	}
+	var pool *pgxpool.Pool
+	if !l.As(&pool) || pool == nil {
+		t.Error("As(**pgxpool.Pool) gave no pool on the opened Locker")
 	}
 	if err := l.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -216,7 +222,7 @@ func TestOpenLocker(t *testing.T) {
 	}
 
 	alias := strings.Replace(raw, "postgres://", "postgresql://", 1)
-	l2, err := fence.OpenLocker(ctx, alias)
+	l2, err := fence.OpenLocker(ctx, alias, nil)
 	if err != nil {
 		t.Fatalf("OpenLocker(postgresql://...): %v", err)
 	}
@@ -236,7 +242,7 @@ func TestOpenLockerHidesPassword(t *testing.T) {
 	// password, and then the Acquire must fail all the same.
 	raw := withParam(u.String(), "table", uniqueName("fence_none_"))
 	for _, raw := range []string{raw, withParam(raw, "sslmode", "bogus"), withParam(u.String(), "table", "")} {
-		l, err := fence.OpenLocker(t.Context(), raw)
+		l, err := fence.OpenLocker(t.Context(), raw, nil)
 		if err == nil {
 			_, err = l.Acquire(t.Context(), "k", time.Minute, nil)
 			_ = l.Close()
@@ -269,7 +275,7 @@ func TestOpenLockerServerSettings(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	base := testenv.PostgresURL(t)
-	if _, err := fence.OpenLocker(ctx, withParam(base, "tabel", "x")); !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), `"tabel"`) {
+	if _, err := fence.OpenLocker(ctx, withParam(base, "tabel", "x"), nil); !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), `"tabel"`) {
 		t.Errorf("OpenLocker with tabel=x = %v; want ErrInvalid naming it", err)
 	}
 	pool := newPool(t, 1, nil)
@@ -283,7 +289,7 @@ func TestOpenLockerServerSettings(t *testing.T) {
 	if strings.Contains(base, "?") {
 		sep = "&"
 	}
-	l, err := fence.OpenLocker(ctx, base+sep+"options=-c%20search_path%3D"+schema)
+	l, err := fence.OpenLocker(ctx, base+sep+"options=-c%20search_path%3D"+schema, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,8 +42,8 @@ func TestClusterLeaderKill(t *testing.T) {
 	keys := []string{"a", "b"}
 	const holders = 4
 
-	long := newLocker(t, connect(t, servers, session), opts)
-	ls, err := fence.NewSession(long, &fence.SessionOptions{TTL: ttl})
+	long := newTestLocker(t, connect(t, servers, session), opts)
+	ls, err := fence.NewSession(long.Locker, &fence.SessionOptions{TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestClusterLeaderKill(t *testing.T) {
 	var wg sync.WaitGroup
 	var longWins []time.Time // contenders' wins of "long", when their Acquire returned
 	for h := range holders {
-		l := newLocker(t, connect(t, servers, session), opts)
+		l := newTestLocker(t, connect(t, servers, session), opts)
 		wg.Go(func() {
 			for i := 0; !stopped.Load(); i++ {
 				if i%4 == 3 {

@@ -16,7 +16,7 @@ import (
 
 // store is the driver.Locker on a ZooKeeper ensemble, on input the
 // portable layer has validated. Its errors are bare causes; the
-// PortableLocker prefixes them.
+// portable fence.Locker prefixes them.
 type store struct {
 	c      *zk.Conn
 	root   string
@@ -30,7 +30,18 @@ type store struct {
 var (
 	_ driver.Locker          = (*store)(nil)
 	_ driver.ReleaseNotifier = (*store)(nil)
+	_ driver.Aser            = (*store)(nil)
 )
+
+// As implements driver.Aser: it gives the connection the Locker runs on to
+// a **zk.Conn.
+func (d *store) As(target any) bool {
+	if t, ok := target.(**zk.Conn); ok {
+		*t = d.c
+		return true
+	}
+	return false
+}
 
 // holding is a lease this store gave out: its lock node, and when the
 // store deletes the node unless it is renewed.
@@ -55,7 +66,7 @@ func (d *store) Info() driver.Info {
 }
 
 // lockPath is the parent of key's lock nodes.
-func (d *store) lockPath(key string) string { return d.root + "/" + escape(key) }
+func (d *store) lockPath(key string) string { return LockPath(d.root, key) }
 
 // lastPath is key's last record.
 func (d *store) lastPath(key string) string { return d.root + "/.last/" + escape(key) }
