@@ -7,7 +7,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )

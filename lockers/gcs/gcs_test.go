@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/lockers/lockertest"
 )

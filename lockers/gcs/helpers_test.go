@@ -16,7 +16,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/internal/gcsbucket"
 	"github.com/fencekit/fence/internal/testing/testenv"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/clocktest"
 )
 

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/urlparam"
 )

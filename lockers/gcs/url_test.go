@@ -13,7 +13,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
