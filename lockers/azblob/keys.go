@@ -62,7 +62,7 @@ func ownerChars(owner string) error {
 }
 
 // wholeSeconds checks the rule on lease durations beyond the
-// PortableLocker's (MinTTL to MaxTTL): a whole number of seconds.
+// portable Locker's (MinTTL to MaxTTL): a whole number of seconds.
 func wholeSeconds(ttl time.Duration) error {
 	if ttl%time.Second != 0 {
 		return &fence.InvalidError{Field: "ttl", Reason: fmt.Sprintf("%v is not a whole number of seconds, as Azure leases are", ttl)}

@@ -74,7 +74,7 @@ func TestValidateKey(t *testing.T) {
 	}
 }
 
-// FuzzValidateKey checks that ValidateKey never panics and accepts only
+// FuzzValidateKey checks that validateKey never panics and accepts only
 // keys that Azure stores unchanged as blob names.
 func FuzzValidateKey(f *testing.F) {
 	for _, s := range []string{"a", "a/b", "a/../b", "a.", `a\b`, "é名", "a\x00", "/", strings.Repeat("a/", 300)} {
