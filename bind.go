@@ -108,12 +108,6 @@ func checkSub(rest string) error {
 // Name returns the resource name the Bound uses.
 func (b *Bound) Name() string { return b.name }
 
-// Handle returns the handle whose token the Bound writes with.
-func (b *Bound) Handle() *Handle { return b.h }
-
-// Resource returns the resource under b.
-func (b *Bound) Resource() *Resource { return b.r }
-
 // Sub returns a Bound on the name b.Name() + "/" + sub, with the same
 // resource and handle: one lock guarding several values (the parts of an
 // upload, the rows of a job). sub must be non-empty and hold no "." or

@@ -43,7 +43,7 @@
 //
 //	sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: 30 * time.Second})
 //	...
-//	h, err := sess.Lock(ctx, "nightly-report", nil) // or TryLock: try once
+//	h, err := sess.Lock(ctx, "nightly-report", &fence.LockOptions{Wait: time.Minute}) // nil: try once
 //	if err != nil {
 //		return err
 //	}
@@ -70,7 +70,7 @@
 //
 // # What fence deliberately does not offer
 //
-//   - Reentrant locks. A second TryLock of a key by the same session, or
+//   - Reentrant locks. A second Lock of a key by the same session, or
 //     even the same goroutine, is refused with ErrHeld: each lease has its
 //     own owner id and its own token. A reentrant lock would hand one
 //     token to two pieces of work that the caller believes separate, and

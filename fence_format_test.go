@@ -160,7 +160,7 @@ func TestHandleFormatHidesOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner := h.Owner()
+	owner := h.Lease().Owner
 	for _, v := range []any{h, struct{ H *fence.Handle }{h}, []*fence.Handle{h}} {
 		for _, f := range formats {
 			got := f.f(v)

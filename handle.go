@@ -10,7 +10,7 @@ import (
 
 // Handle is a lock held through a Session: a lease that the session's
 // keepalive renews and updates in place, so that every read of it is
-// current. Get one from Session.TryLock or Session.Lock.
+// current. Get one from Session.Lock.
 //
 // Holding a handle is NOT a safety guarantee, only its Token is: pass it
 // with every write to a fenced resource (see Resource and Bind). A process
@@ -41,10 +41,6 @@ func (h *Handle) Key() string { return h.key }
 // Token returns the fencing token of the lease: the same for the handle's
 // whole life.
 func (h *Handle) Token() Token { return h.token }
-
-// Owner returns the owner id under which the lease is held. On some stores
-// (Azure blob leases) it works as the lease id: do not log it.
-func (h *Handle) Owner() string { return h.owner }
 
 // Lease returns the lease as of its latest renewal.
 func (h *Handle) Lease() Lease {

@@ -22,9 +22,6 @@ type lockerDriver interface {
 	Inspect(ctx context.Context, key string) (LockInfo, error)
 }
 
-// errAcquireRaced is driver.ErrAcquireRaced.
-var errAcquireRaced = errors.New("fence: acquire lost a race to an unseen writer")
-
 // defaultMaxOwnerLen is driver.DefaultMaxOwnerLen.
 const defaultMaxOwnerLen = 1024
 
@@ -150,8 +147,8 @@ func (l *Locker) acquire(ctx context.Context, key string, ttl time.Duration, opt
 	}
 	sent := l.clock.Now()
 	lease, err := l.d.Acquire(ctx, key, owner, ttl)
-	if errors.Is(err, errAcquireRaced) {
-		if lease, err = l.d.Acquire(ctx, key, owner, ttl); errors.Is(err, errAcquireRaced) {
+	if errors.Is(err, hook.ErrAcquireRaced) {
+		if lease, err = l.d.Acquire(ctx, key, owner, ttl); errors.Is(err, hook.ErrAcquireRaced) {
 			err = &HeldError{Key: key}
 		}
 	}

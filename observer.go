@@ -14,7 +14,7 @@ import (
 // The session calls each function synchronously on its own goroutines, so
 // they must be cheap and must not block (count, record a histogram sample,
 // log). For one handle the calls never overlap and arrive in this order:
-// AcquireAttempt for each attempt of the TryLock or Lock that got it,
+// AcquireAttempt for each attempt of the Lock call that got it,
 // Acquired once the lease is held, Renewed for each renewal, LeaseLost at
 // most once, Released once. Calls for different handles may overlap.
 type Observer struct {
@@ -81,7 +81,7 @@ func (o Outcome) String() string {
 // AcquireAttemptEvent describes one Locker.Acquire call.
 type AcquireAttemptEvent struct {
 	Key string
-	// Attempt counts the attempts of this TryLock or Lock call, from 1.
+	// Attempt counts the attempts of this Lock call, from 1.
 	Attempt int
 	Outcome Outcome
 	// Err is the attempt's error; nil when Outcome is Acquired.

@@ -13,22 +13,22 @@ import (
 const (
 	// DefaultTTL is the lease duration when SessionOptions.TTL is zero.
 	DefaultTTL = 30 * time.Second
-	// DefaultReleaseTimeout bounds a release when
+	// defaultReleaseTimeout bounds a release when
 	// SessionOptions.ReleaseTimeout is zero.
-	DefaultReleaseTimeout = 5 * time.Second
+	defaultReleaseTimeout = 5 * time.Second
 	// DefaultMaxCallTimeout caps the default SessionOptions.CallTimeout,
 	// which is otherwise TTL/3.
 	DefaultMaxCallTimeout = 5 * time.Second
-	// DefaultBackoffMin is the first backoff step when
+	// defaultBackoffMin is the first backoff step when
 	// SessionOptions.BackoffMin is zero (lowered to BackoffMax if that is
 	// smaller).
-	DefaultBackoffMin = 100 * time.Millisecond
-	// DefaultBackoffMax is the largest backoff step when
+	defaultBackoffMin = 100 * time.Millisecond
+	// defaultBackoffMax is the largest backoff step when
 	// SessionOptions.BackoffMax is zero.
-	DefaultBackoffMax = 5 * time.Second
-	// DefaultMaxPoll caps the default SessionOptions.PollInterval, which
+	defaultBackoffMax = 5 * time.Second
+	// defaultMaxPoll caps the default SessionOptions.PollInterval, which
 	// is otherwise TTL/3.
-	DefaultMaxPoll = time.Second
+	defaultMaxPoll = time.Second
 )
 
 // SessionOptions configure a Session. A nil *SessionOptions, and every
@@ -66,8 +66,8 @@ type SessionOptions struct {
 	// failed with a store error (a busy key is not retried on a backoff:
 	// see PollInterval). Each step is drawn at random from [d/2, d],
 	// where d doubles from BackoffMin up to BackoffMax. Defaults:
-	// DefaultBackoffMin (100 ms, or BackoffMax if smaller) and
-	// DefaultBackoffMax (5 s). 0 < BackoffMin <= BackoffMax.
+	// 100 ms (or BackoffMax if smaller) and
+	// 5 s. 0 < BackoffMin <= BackoffMax.
 	BackoffMin, BackoffMax time.Duration
 
 	// PollInterval is the longest a blocked Lock sleeps on a busy key
@@ -75,7 +75,7 @@ type SessionOptions struct {
 	// handle of this process, a notification from a store that sends
 	// them (PostgreSQL), or the holder's expiry where the store tells it.
 	// Each sleep is drawn at random from [PollInterval/2, PollInterval];
-	// it never doubles. Default: TTL/3, at most DefaultMaxPoll (1 s).
+	// it never doubles. Default: TTL/3, at most 1 s.
 	PollInterval time.Duration
 
 	// CallTimeout bounds each Acquire, Renew and Inspect call: each gets
@@ -85,8 +85,7 @@ type SessionOptions struct {
 	// Default: TTL/3, at most DefaultMaxCallTimeout (5 s).
 	CallTimeout time.Duration
 
-	// ReleaseTimeout bounds each release. Default: DefaultReleaseTimeout
-	// (5 s).
+	// ReleaseTimeout bounds each release. Default: 5 s.
 	ReleaseTimeout time.Duration
 
 	// Clock times renewals, waits and safety deadlines. Default:
@@ -129,10 +128,10 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 		return s, sessionInvalid("TTL", "%v is negative", s.ttl)
 	}
 	if s.backoffMax == 0 {
-		s.backoffMax = DefaultBackoffMax
+		s.backoffMax = defaultBackoffMax
 	}
 	if s.backoffMin == 0 {
-		s.backoffMin = min(DefaultBackoffMin, s.backoffMax)
+		s.backoffMin = min(defaultBackoffMin, s.backoffMax)
 	}
 	if s.backoffMin <= 0 || s.backoffMax <= 0 {
 		return s, sessionInvalid("BackoffMin", "backoff steps must be positive (min %v, max %v)", s.backoffMin, s.backoffMax)
@@ -159,7 +158,7 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 		return s, sessionInvalid("SafetyMargin", "the safety deadline (TTL %v - margin %v) comes before the first renewal at %v", s.ttl, s.safetyMargin, s.renewInterval)
 	}
 	if s.poll == 0 {
-		s.poll = min(s.ttl/3, DefaultMaxPoll)
+		s.poll = min(s.ttl/3, defaultMaxPoll)
 	}
 	if s.poll <= 0 {
 		return s, sessionInvalid("PollInterval", "%v is not positive", s.poll)
@@ -171,7 +170,7 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 		return s, sessionInvalid("CallTimeout", "%v is not positive", s.callTimeout)
 	}
 	if s.releaseTimeout == 0 {
-		s.releaseTimeout = DefaultReleaseTimeout
+		s.releaseTimeout = defaultReleaseTimeout
 	}
 	if s.releaseTimeout <= 0 {
 		return s, sessionInvalid("ReleaseTimeout", "%v is not positive", s.releaseTimeout)
@@ -182,7 +181,7 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 // Session takes locks from one Locker and keeps them: one keepalive
 // renews every lease the session holds, together, and a store that can
 // renew many leases in one call (PostgreSQL: one statement) is asked once
-// per renewal round. TryLock and Lock return a *Handle per lock; the
+// per renewal round. Lock returns a *Handle per lock; the
 // keepalive updates it in place, so a handle never goes stale.
 //
 // A session starts no goroutine until it holds a lease and stops its
@@ -240,7 +239,7 @@ func (s *Session) TTL() time.Duration { return s.s.ttl }
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Close releases every lease the session holds (each with its own
-// ReleaseTimeout) and makes later TryLock and Lock calls fail with
+// ReleaseTimeout) and makes later Lock calls fail with
 // ErrSessionClosed. It returns the errors of releases that failed for
 // another reason than the lease being no longer held, joined. Calling it
 // again does nothing.

@@ -10,26 +10,58 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/lockers/memory"
 )
 
-// counting counts the RenewMany rounds of a session's keepalive.
+// counting counts the renewal rounds of a session's keepalive: it is a
+// driver that renews in batches over one that does not, so that each
+// round is one RenewBatch call.
 type counting struct {
-	*memory.Locker
+	driver.Locker
 	rounds, leases atomic.Int64
 }
 
-func (c *counting) RenewMany(ctx context.Context, leases []fence.Lease) ([]fence.Lease, []error) {
-	c.rounds.Add(1)
-	c.leases.Add(int64(len(leases)))
-	return c.Locker.RenewMany(ctx, leases)
+// newCounting returns a Locker over l's driver that counts its rounds.
+func newCounting(t *testing.T, l *fence.Locker) (*fence.Locker, *counting) {
+	t.Helper()
+	var c *counting
+	out, err := driver.Wrap(l, func(d driver.Locker) driver.Locker {
+		c = &counting{Locker: d}
+		return c
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, c
 }
 
-// otherProcess is a locker on the same store under another identity, so
-// that sessions over it do not share the waiting lines of the original.
-type otherProcess struct{ *memory.Locker }
+func (c *counting) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
+	c.rounds.Add(1)
+	c.leases.Add(int64(len(leases)))
+	errs := make([]error, len(leases))
+	for i, lease := range leases {
+		errs[i] = c.Locker.Renew(ctx, lease)
+	}
+	return errs
+}
 
-func newSession(t *testing.T, l fence.Locker, opts *fence.SessionOptions) *fence.Session {
+func (c *counting) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return c.Locker.(driver.ReleaseNotifier).NotifyRelease(ctx, key)
+}
+
+// otherProcess returns a Locker on the same store as l, as another
+// process would have: sessions over it do not share l's waiting lines.
+func otherProcess(t *testing.T, l *fence.Locker) *fence.Locker {
+	t.Helper()
+	out, err := driver.Wrap(l, func(d driver.Locker) driver.Locker { return d })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func newSession(t *testing.T, l *fence.Locker, opts *fence.SessionOptions) *fence.Session {
 	t.Helper()
 	s, err := fence.NewSession(l, opts)
 	if err != nil {
@@ -63,12 +95,12 @@ func waitRounds(t *testing.T, clock *clocktest.Fake, c *counting, n int64, step 
 func TestKeepaliveRenewsHandlesTogether(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.New(time.Unix(1e9, 0))
-	c := &counting{Locker: memory.New(&memory.Options{Clock: clock})}
+	l, c := newCounting(t, memory.New(&memory.Options{Clock: clock}))
 	const ttl = 30 * time.Second
-	s := newSession(t, c, &fence.SessionOptions{TTL: ttl, Clock: clock})
+	s := newSession(t, l, &fence.SessionOptions{TTL: ttl, Clock: clock})
 	var hs []*fence.Handle
 	for i := range 10 {
-		h, err := s.TryLock(t.Context(), string(rune('a'+i)))
+		h, err := s.Lock(t.Context(), string(rune('a'+i)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +173,7 @@ func TestLockWakesOnBreak(t *testing.T) {
 	}
 	// A wrapper hides the locker's identity from the waiting line, as
 	// another process would be: only the notification can wake b.
-	b := newSession(t, &otherProcess{l}, &fence.SessionOptions{TTL: time.Hour, PollInterval: time.Hour, Clock: clock})
+	b := newSession(t, otherProcess(t, l), &fence.SessionOptions{TTL: time.Hour, PollInterval: time.Hour, Clock: clock})
 	got := make(chan error, 1)
 	go func() {
 		_, err := b.Lock(t.Context(), "k", &fence.LockOptions{Wait: fence.WaitForever})
@@ -251,7 +283,7 @@ func TestReleaseAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := s.Lock(t.Context(), "a", nil); !errors.Is(err, fence.ErrHeld) {
-		t.Fatalf("second TryLock of a held key: %v; want ErrHeld (locks are not reentrant)", err)
+		t.Fatalf("second Lock of a held key: %v; want ErrHeld (locks are not reentrant)", err)
 	}
 	if err := a.Release(t.Context()); err != nil {
 		t.Fatal(err)
@@ -267,7 +299,7 @@ func TestReleaseAndClose(t *testing.T) {
 		t.Fatalf("after Close: %+v, %v; want b free", info, err)
 	}
 	if _, err := s.Lock(t.Context(), "c", nil); !errors.Is(err, fence.ErrSessionClosed) {
-		t.Fatalf("TryLock after Close: %v; want ErrSessionClosed", err)
+		t.Fatalf("Lock after Close: %v; want ErrSessionClosed", err)
 	}
 }
 

@@ -3,7 +3,7 @@
 //
 //	import _ "github.com/fencekit/fence/backends"
 //
-//	locker, err := fence.OpenLocker(ctx, os.Getenv("FENCE_STORE"))
+//	locker, err := fence.OpenLocker(ctx, os.Getenv("FENCE_STORE"), nil)
 //
 // The fence command and the torture run import it; a program that uses one
 // backend imports that backend's package instead and links no other SDK.
@@ -17,8 +17,8 @@
 // schemes: mem (resources/memory), postgres, postgresql, sqlite and mysql
 // (resources/sql), dynamodb (resources/dynamo), s3 (resources/s3), gs
 // (resources/gcs), etcd and etcds (resources/etcd), redis and rediss
-// (resources/redis). fence.LockerSchemes and
-// fence.ResourceSchemes list what is registered.
+// (resources/redis). driver.LockerSchemes and
+// driver.ResourceSchemes list what is registered.
 //
 // The clients the URL openers make write nothing on standard error and
 // end every call when its context ends; a backend's errors reach the

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
@@ -109,13 +110,13 @@ func quietChild() int {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
 				defer cancel()
-				l, err := fence.OpenLocker(ctx, s.url(at))
+				l, err := fence.OpenLocker(ctx, s.url(at), nil)
 				if err != nil {
 					count(err)
 					return
 				}
 				defer l.Close()
-				_, err = l.Acquire(ctx, "quiet", max(l.Info().MinTTL, 2*time.Second), nil)
+				_, err = l.Acquire(ctx, "quiet", max(driver.InfoOf(l).MinTTL, 2*time.Second), nil)
 				count(err)
 				ctx2, cancel2 := context.WithTimeout(context.Background(), wait/2)
 				defer cancel2()
@@ -130,7 +131,7 @@ func quietChild() int {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
 				defer cancel()
-				r, err := fence.OpenResource(ctx, s.url(at))
+				r, err := fence.OpenResource(ctx, s.url(at), nil)
 				if err != nil {
 					count(err)
 					return

@@ -19,7 +19,6 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/fencekit/fence"
@@ -117,7 +116,7 @@ type Aser interface {
 // race it cannot see, and learnt nothing of the winner. The portable
 // Locker tries once more, and reports a *fence.HeldError with the key only
 // if that races too.
-var ErrAcquireRaced = errors.New("fence: acquire lost a race to an unseen writer")
+var ErrAcquireRaced = hook.ErrAcquireRaced
 
 // Info describes a locker backend.
 type Info struct {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/testlockers"
 )
 
@@ -126,7 +126,7 @@ func TestKnowsNoBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schemes := fence.LockerSchemes()
+	schemes, _ := driver.LockerSchemes()
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -148,7 +148,7 @@ func TestKnowsNoBackend(t *testing.T) {
 		}
 		for _, s := range schemes {
 			if strings.Contains(string(src), s+"://") {
-				t.Errorf("%s writes a %s:// URL; the manual lists fence.LockerURLForms() instead", name, s)
+				t.Errorf("%s writes a %s:// URL; the manual lists driver.LockerSchemes' forms instead", name, s)
 			}
 		}
 	}

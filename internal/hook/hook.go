@@ -7,8 +7,13 @@ package hook
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrAcquireRaced is driver.ErrAcquireRaced, declared here so that fence
+// can recognise it.
+var ErrAcquireRaced = errors.New("fence: acquire lost a race to an unseen writer")
 
 // LockerSpec is what driver.NewLocker hands to fence: the driver (a
 // value with the methods of driver.Locker), its limits and the options.

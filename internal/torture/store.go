@@ -12,7 +12,7 @@ import (
 )
 
 // newLocker returns the locker worker uses, reading time from clock.
-type newLocker func(worker int, clock fence.Clock) (fence.Locker, error)
+type newLocker func(worker int, clock fence.Clock) (*fence.Locker, error)
 
 // open creates k's store on s and returns how to open the workers'
 // lockers.
@@ -24,11 +24,11 @@ func (k LockerKind) open(ctx context.Context, s *Stage) (newLocker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := create(ctx, s, clean, k.Remove, fence.OpenLockerWith); err != nil {
+	if _, err := create(ctx, s, clean, k.Remove, fence.OpenLocker); err != nil {
 		return nil, err
 	}
-	return func(_ int, clock fence.Clock) (fence.Locker, error) {
-		l, err := forRun(s, fence.OpenLockerWith)(ctx, faulty, &fence.OpenOptions{Clock: clock, HTTPClient: s.HTTPClient()})
+	return func(_ int, clock fence.Clock) (*fence.Locker, error) {
+		l, err := forRun(s, fence.OpenLocker)(ctx, faulty, &fence.OpenOptions{Clock: clock, HTTPClient: s.HTTPClient()})
 		if err != nil {
 			return nil, err
 		}
@@ -39,7 +39,7 @@ func (k LockerKind) open(ctx context.Context, s *Stage) (newLocker, error) {
 // open creates k's store on s and returns the resource the workers write
 // through the stage's faults, and the same without faults. When fenced is
 // false their token check is off (a control run): k.Unfenced, or Unfenced.
-func (k ResourceKind) open(ctx context.Context, s *Stage, fenced bool) (work, clean fence.Resource, err error) {
+func (k ResourceKind) open(ctx context.Context, s *Stage, fenced bool) (work, clean resource, err error) {
 	if _, err := need(k.Env...); err != nil {
 		return nil, nil, err
 	}
@@ -47,14 +47,14 @@ func (k ResourceKind) open(ctx context.Context, s *Stage, fenced bool) (work, cl
 	if err != nil {
 		return nil, nil, err
 	}
-	check, err := create(ctx, s, cleanURL, k.Remove, fence.OpenResourceWith)
+	check, err := create(ctx, s, cleanURL, k.Remove, fence.OpenResource)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !fenced && k.Unfenced != nil {
 		return k.Unfenced(ctx, s, faultyURL, cleanURL)
 	}
-	w, err := forRun(s, fence.OpenResourceWith)(ctx, faultyURL, &fence.OpenOptions{HTTPClient: s.HTTPClient()})
+	w, err := forRun(s, fence.OpenResource)(ctx, faultyURL, &fence.OpenOptions{HTTPClient: s.HTTPClient()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,7 +62,7 @@ func (k ResourceKind) open(ctx context.Context, s *Stage, fenced bool) (work, cl
 }
 
 // control returns r, or r without its token check for a control run.
-func control(r fence.Resource, fenced bool) fence.Resource {
+func control(r resource, fenced bool) resource {
 	if fenced {
 		return r
 	}
@@ -76,7 +76,7 @@ type store interface {
 	Close() error
 }
 
-// opener is fence.OpenLockerWith or fence.OpenResourceWith.
+// opener is fence.OpenLocker or fence.OpenResource.
 type opener[T store] func(ctx context.Context, rawURL string, opts *fence.OpenOptions) (T, error)
 
 // forRun returns open, whose lockers or resources are closed when the run

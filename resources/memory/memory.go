@@ -1,14 +1,19 @@
-// Package memory is an in-process fenced store implementing fence.Resource:
+// Package memory is an in-process fenced store behind *fence.Resource:
 // keyed values guarded by the highest token each key has seen, under one
 // mutex. It protects goroutines of one process only; it is the embedded
 // default for demos and tests, and the reference implementation of the
 // resource contract.
 //
-// Like every backend, it is a driver behind fence.Resource: the
+// Like every backend, it is a driver behind *fence.Resource: the
 // portable layer validates keys and tokens, checks the context and wraps
 // errors ("fence/memory: put "k": ..."); the driver here keeps only the
-// map and its token check. OpenResource opens it from mem:// URLs (see
-// URLOpener).
+// map and its token check. It has no client, so Resource.As gives nothing.
+//
+// fence.OpenResource opens it from URLs of the form mem:// (a new, empty
+// resource on every open) or mem://NAME (the one resource of this process
+// named NAME, created on first open: resources opened with one name share
+// their values). The URL takes no parameters; an unfenced resource
+// (Options.Unfenced) is not offered by URL.
 //
 // Its name clashes with lockers/memory; alias one on import, for example
 // memres "github.com/fencekit/fence/resources/memory".
@@ -26,7 +31,7 @@ import (
 // MaxKeyLen is the longest key accepted, in bytes.
 const MaxKeyLen = 1024
 
-// Options configure a Resource. The zero value is the fenced store.
+// Options configure New. The zero value is the fenced store.
 type Options struct {
 	// Unfenced switches the token check off. For control runs only: it
 	// accepts every write, whatever its token, so that a test can show
@@ -34,10 +39,6 @@ type Options struct {
 	// returns the highest token accepted. Default: false (fenced).
 	Unfenced bool
 }
-
-// Resource is an in-memory fence.Resource, safe for concurrent use: the
-// portable resource over the in-memory driver. Create it with New.
-type Resource = fence.Resource
 
 // store is the in-memory driver.
 type store struct {
@@ -58,13 +59,14 @@ type entry struct {
 
 var _ driver.Resource = (*store)(nil)
 
-// New returns an empty Resource. opts may be nil.
-func New(opts *Options) *Resource {
+// New returns an empty in-memory resource, safe for concurrent use. opts
+// may be nil.
+func New(opts *Options) *fence.Resource {
 	s := &store{entries: make(map[string]*entry)}
 	if opts != nil {
 		s.unfenced = opts.Unfenced
 	}
-	r, err := driver.NewResource(s)
+	r, err := driver.NewResource(s, nil)
 	if err != nil {
 		panic(err) // the driver's ResourceInfo is constant and valid
 	}

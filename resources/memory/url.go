@@ -10,19 +10,15 @@ import (
 	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { driver.RegisterResource("mem", &URLOpener{}) }
+func init() { driver.RegisterResource("mem", &urlOpener{}) }
 
-// URLOpener opens memory resources from URLs of the form mem:// (a new,
-// empty resource on every open) or mem://NAME (the one resource of this
-// process named NAME, created on first open: resources opened with one
-// name share their values). It takes no parameters; an unfenced resource
-// (Options.Unfenced) is not offered by URL.
-type URLOpener struct {
-	named sync.Map // name -> *Resource
+// urlOpener opens memory resources from mem:// URLs (see the package doc).
+type urlOpener struct {
+	named sync.Map // name -> *fence.Resource
 }
 
 // URLForm implements driver.ResourceOpener.
-func (*URLOpener) URLForm() string { return "mem://[NAME]" }
+func (*urlOpener) URLForm() string { return "mem://[NAME]" }
 
 // parseURL returns the name a mem:// URL gives, "" for none.
 func parseURL(u *url.URL) (string, error) {
@@ -37,17 +33,17 @@ func parseURL(u *url.URL) (string, error) {
 }
 
 // OpenResourceURL implements driver.ResourceOpener.
-func (o *URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.Resource], error) {
+func (o *urlOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (*fence.Resource, error) {
 	name, err := parseURL(u)
 	if err != nil {
-		return fence.Opened[*fence.Resource]{}, err
+		return nil, err
 	}
 	if name == "" {
-		return fence.Opened[*fence.Resource]{Value: New(nil)}, nil
+		return New(nil), nil
 	}
 	r, ok := o.named.Load(name)
 	if !ok {
 		r, _ = o.named.LoadOrStore(name, New(nil))
 	}
-	return fence.Opened[*fence.Resource]{Value: r.(*Resource)}, nil
+	return r.(*fence.Resource), nil
 }

@@ -65,7 +65,7 @@ func OpenResources(t *testing.T, rawURL string, n int) []Create {
 	t.Helper()
 	creates := make([]Create, n)
 	for i := range creates {
-		r, err := fence.OpenResource(t.Context(), rawURL)
+		r, err := fence.OpenResource(t.Context(), rawURL, nil)
 		if err != nil {
 			t.Fatalf("OpenResource(%s): %v", redact.URL(rawURL), err)
 		}

@@ -71,10 +71,10 @@ type Backend struct {
 // client of its own like separate replicas (on memory they share the
 // store itself), after creating the store. clock (nil: the system clock)
 // is the Lockers' clock; on memory it also times the leases.
-func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []fence.Locker {
+func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []*fence.Locker {
 	t.Helper()
 	url := b.URL(t)
-	lockers := make([]fence.Locker, n)
+	lockers := make([]*fence.Locker, n)
 	for i := range lockers {
 		l, err := fence.OpenLocker(t.Context(), url, &fence.OpenOptions{Clock: clock})
 		if err != nil {

@@ -25,7 +25,7 @@ func TestConcurrentCreate(t *testing.T) {
 				url := b.URL(t)
 				creates := make([]createtest.Create, n)
 				for i := range creates {
-					l, err := fence.OpenLocker(t.Context(), url)
+					l, err := fence.OpenLocker(t.Context(), url, nil)
 					if err != nil {
 						t.Fatalf("open %s: %v", redact.URL(url), err)
 					}

@@ -68,7 +68,7 @@ func (m *tokenMap) Claim(_ context.Context, key string, token fence.Token) error
 func newTokenMap(t *testing.T) (*fence.Resource, *tokenMap) {
 	t.Helper()
 	m := &tokenMap{values: map[string][]byte{}, tokens: map[string]fence.Token{}}
-	r, err := driver.NewResource(m)
+	r, err := driver.NewResource(m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
