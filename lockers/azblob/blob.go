@@ -47,7 +47,7 @@ func (d *store) read(ctx context.Context, key, leaseID string) (record, error) {
 // (If-None-Match: *). A blob that exists already is an error with code
 // BlobAlreadyExists or ConditionNotMet.
 func (d *store) create(ctx context.Context, key string) (record, error) {
-	meta := map[string]*string{MetaToken: ptr("0")}
+	meta := map[string]*string{metaToken: ptr("0")}
 	any := azcore.ETagAny
 	resp, err := d.c.NewBlockBlobClient(key).Upload(ctx, streaming.NopCloser(bytes.NewReader(nil)), &blockblob.UploadOptions{
 		Metadata: meta,

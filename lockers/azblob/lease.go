@@ -12,7 +12,7 @@ import (
 // (see LeaseID), which the service refuses unless that very lease is the
 // blob's; the lease then runs its TTL again from the service's receipt.
 // Azure would also renew a lease that ran out while nobody took the blob
-// since; the PortableLocker refuses those before the store is called.
+// since; the portable Locker refuses those before the store is called.
 func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	if err := checkInput(lease.Key, lease.Owner, lease.TTL); err != nil {
 		return err
@@ -25,7 +25,7 @@ func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 // blob's; the blob and its metadata stay.
 //
 // The TTL is part of the lease id, so a lease with a TTL no Acquire gives
-// out is refused with fence.ErrInvalid, as by Renew; the PortableLocker
+// out is refused with fence.ErrInvalid, as by Renew; the portable Locker
 // checks the range of TTLs for Renew only.
 func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	if err := driver.ValidateTTL(lease.TTL, MinTTL, MaxTTL); err != nil {

@@ -24,7 +24,7 @@ import (
 //
 // If the item changed between the failed update and the read so that it
 // looks free or expired, Acquire returns driver.ErrAcquireRaced and the
-// PortableLocker tries the update once more.
+// portable *fence.Locker tries the update once more.
 func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	version := newVersion()
 	sent := d.clock.Now()

@@ -8,8 +8,8 @@ import (
 
 // Inspect implements driver.Locker with one consistent GetItem. In
 // clock-free mode it records what it saw, like a failed Acquire, so that
-// a later Acquire by a Locker sharing d's Observations can take over an
-// expired lease; Held is then false once this Locker has seen the item
+// a later Acquire can take over an expired lease; Held is then false
+// once this Locker has seen the item
 // unchanged for its lease, and ValidUntil is when that will be. In
 // trusted-clock mode Held is false once the stored expiry plus
 // MaxClockSkew has passed, and ValidUntil is the stored expiry (zero

@@ -5,21 +5,21 @@ import (
 	"net/url"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/dynamotable"
 	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { driver.RegisterLocker("dynamodb", URLOpener{}) }
+func init() { driver.RegisterLocker("dynamodb", urlOpener{}) }
 
-// URLOpener opens DynamoDB lockers from URLs of the form URLForm returns
+// urlOpener opens DynamoDB lockers from URLs of the form URLForm returns
 // (see the package doc), with a client built by config.LoadDefaultConfig
 // from the AWS SDK's usual environment.
-type URLOpener struct{}
+type urlOpener struct{}
 
 // URLForm implements driver.LockerOpener.
-func (URLOpener) URLForm() string {
+func (urlOpener) URLForm() string {
 	return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A&" + clockfree.URLForm + "]"
 }
 
@@ -61,25 +61,21 @@ func parseURL(u *url.URL) (urlConfig, error) {
 }
 
 // OpenLockerURL implements driver.LockerOpener. It loads the AWS
-// configuration but does not call DynamoDB.
-func (URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
-	var none fence.Opened[*fence.Locker]
+// configuration but does not call DynamoDB. The Locker's Create creates
+// the table (CreateTable); the client needs no closing.
+func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	client, err := dynamotable.Client(ctx, c.region, c.endpoint, urlparam.HTTPClient(opts))
 	if err != nil {
-		return none, &fence.OpError{Backend: "dynamo", Op: "open", Err: err}
+		return nil, &fence.OpError{Backend: "dynamo", Op: "open", Err: err}
 	}
-	l, err := New(client, c.table, &Options{
+	return New(client, c.table, &Options{
 		KeyAttribute: c.keyAttribute,
 		Clock:        urlparam.Clock(opts),
 		TrustedClock: c.mode.TrustedClock,
 		MaxClockSkew: c.mode.MaxClockSkew,
 	})
-	if err != nil {
-		return none, err
-	}
-	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Create: l.d.Create}, nil
 }

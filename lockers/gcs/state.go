@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/clockfree"
 )
 
 // state is what a store knows of one key's object: whether it exists, its

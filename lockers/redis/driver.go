@@ -14,7 +14,8 @@ import (
 
 // store is the driver.Locker on Redis: one script per call (two
 // commands in one round trip with WAIT), on input the portable layer has
-// validated. Its errors are bare causes; the PortableLocker prefixes them.
+// validated. Its errors are bare causes; the *fence.Locker over it
+// prefixes them.
 type store struct {
 	c           goredis.UniversalClient
 	clock       fence.Clock // for the local times of HeldError and LockInfo
@@ -25,11 +26,24 @@ type store struct {
 	subs        *subscriber
 }
 
-var _ driver.Locker = (*store)(nil)
+var (
+	_ driver.Locker = (*store)(nil)
+	_ driver.Aser   = (*store)(nil)
+)
 
 // Info implements driver.Locker.
 func (d *store) Info() driver.Info {
 	return driver.Info{Name: "redis", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+// As implements driver.Aser: it gives the client given to New (or made by
+// the URL opener) to a *goredis.UniversalClient.
+func (d *store) As(target any) bool {
+	if p, ok := target.(*goredis.UniversalClient); ok {
+		*p = d.c
+		return true
+	}
+	return false
 }
 
 // lockKey and counterKey name key's two records: PREFIX{KEY}:lock and

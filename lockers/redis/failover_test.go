@@ -163,7 +163,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, f func() error) {
 
 // acquireSoon retries an Acquire that fails (other than by ErrHeld)
 // while the failover client finds the new primary.
-func acquireSoon(t *testing.T, l fence.Locker, key string) fence.Lease {
+func acquireSoon(t *testing.T, l *fence.Locker, key string) fence.Lease {
 	t.Helper()
 	var lease fence.Lease
 	waitFor(t, 20*time.Second, "an Acquire on the new primary", func() error {
@@ -181,7 +181,7 @@ func acquireSoon(t *testing.T, l fence.Locker, key string) fence.Lease {
 
 func openLocker(t *testing.T, rawURL string) *fence.Locker {
 	t.Helper()
-	l, err := fence.OpenLocker(t.Context(), rawURL)
+	l, err := fence.OpenLocker(t.Context(), rawURL, nil)
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}

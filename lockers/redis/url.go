@@ -19,20 +19,20 @@ import (
 )
 
 func init() {
-	o := &URLOpener{}
+	o := urlOpener{}
 	driver.RegisterLocker("redis", o)
 	driver.RegisterLocker("rediss", o)
 	driver.RegisterLocker("redis+sentinel", o)
 }
 
-// URLOpener opens Redis lockers from URLs of the forms of URLForm (see
+// urlOpener opens Redis lockers from URLs of the forms of URLForm (see
 // the package doc, "Opening from a URL"): fence's parameters prefix,
 // min-replicas and wait-timeout, and go-redis's for the rest. Each open
 // makes a client, which the opened locker's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
 // URLForm implements driver.LockerOpener.
-func (*URLOpener) URLForm() string {
+func (urlOpener) URLForm() string {
 	return "redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB][?prefix=P&min-replicas=N&wait-timeout=D&...] | redis+sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/MASTER[/DB][?...]"
 }
 
@@ -48,12 +48,12 @@ type urlConfig struct {
 }
 
 // OpenLockerURL implements driver.LockerOpener. It parses the URL and
-// makes a client, but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
-	var none fence.Opened[*fence.Locker]
+// makes a client, but does not connect: the first call does. The
+// Locker's Close ends its subscription and closes the client.
+func (urlOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	var client goredis.UniversalClient
 	if c.failover != nil {
@@ -62,20 +62,21 @@ func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenO
 		client = redisclient.New(c.simple)
 	}
 	c.opts.Clock = urlparam.Clock(opts)
-	l, err := New(client, &c.opts)
-	if err != nil {
-		_ = client.Close()
-		return none, err
+	d, err := newStore(client, &c.opts)
+	if err == nil {
+		var l *fence.Locker
+		if l, err = d.locker(func() error { d.subs.close(); return client.Close() }); err == nil {
+			return l, nil
+		}
 	}
-	closeAll := func() error {
-		l.d.subs.close()
-		return client.Close()
-	}
-	return fence.Opened[*fence.Locker]{Value: l.PortableLocker, Close: closeAll}, nil
+	_ = client.Close()
+	return nil, err
 }
 
 // parseURL reads a redis://, rediss:// or redis+sentinel:// URL. Errors
-// match fence.ErrInvalid and never show the URL's password.
+// match fence.ErrInvalid and never show the URL's password. A query that
+// url.ParseQuery rejects never gets here: fence.OpenLocker refuses it
+// first.
 func parseURL(u *url.URL) (urlConfig, error) {
 	c := urlConfig{passwords: redact.Passwords(u)}
 	invalid := func(reason string) error {
@@ -84,9 +85,6 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	}
 	if u.Opaque != "" {
 		return urlConfig{}, invalid("want " + u.Scheme + "://HOST...")
-	}
-	if _, err := url.ParseQuery(u.RawQuery); err != nil {
-		return urlConfig{}, invalid("the query cannot be parsed (a bad %-escape, or ';' between parameters)")
 	}
 	ours, theirs := redisscript.SplitQuery(u.RawQuery, ourParams)
 	fu := *u

@@ -50,8 +50,8 @@ func propose(now time.Time) fence.Token {
 	switch {
 	case us < 1:
 		return 1
-	case fence.Token(us) > MaxToken:
-		return MaxToken
+	case fence.Token(us) > maxToken:
+		return maxToken
 	}
 	return fence.Token(us)
 }
@@ -137,8 +137,8 @@ func (d *store) attempt(ctx context.Context, key, owner string, ttl time.Duratio
 			return fence.Lease{Key: key, Owner: owner, Token: proposal}, false, nil
 		}
 		if taken+mine+free >= d.quorum && mine+free > 0 {
-			if highest >= MaxToken {
-				return fence.Lease{}, false, fmt.Errorf("a counter reached the highest token, %d", MaxToken)
+			if highest >= maxToken {
+				return fence.Lease{}, false, fmt.Errorf("a counter reached the highest token, %d", maxToken)
 			}
 			proposal = highest + 1
 			continue

@@ -73,7 +73,11 @@ func vsRedsyncOn(b *testing.B, cs []*goredis.Client, count *commands) {
 	for i, c := range cs {
 		masters[i], pools[i] = c, rsgoredis.NewPool(c)
 	}
-	l, err := New(masters, nil)
+	d, err := newStore(masters, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := d.locker(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -105,9 +109,9 @@ func vsRedsyncOn(b *testing.B, cs []*goredis.Client, count *commands) {
 		rsCmds += count.n.Load() - before
 	}
 	bare := func(i int) { // the store alone, without the portable layer
-		lease, err := l.d.Acquire(ctx, "driver-"+strconv.Itoa(i), fence.NewOwnerID(), time.Minute)
+		lease, err := d.Acquire(ctx, "driver-"+strconv.Itoa(i), fence.NewOwnerID(), time.Minute)
 		if err == nil {
-			err = l.d.Release(ctx, lease)
+			err = d.Release(ctx, lease)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -158,14 +162,18 @@ func BenchmarkReusedKey(b *testing.B) {
 			for i, cl := range cs {
 				masters[i] = cl
 			}
-			l, err := New(masters, nil)
+			d, err := newStore(masters, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c.still {
+				stillProposals(d)
+			}
+			l, err := d.locker(nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer l.Close()
-			if c.still {
-				stillProposals(l)
-			}
 			ctx := b.Context()
 			cycle := func() {
 				lease, err := l.Acquire(ctx, "k", time.Minute, nil)

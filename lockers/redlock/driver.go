@@ -16,7 +16,7 @@ import (
 
 // store is the driver.Locker over the masters: each method runs one
 // script on every master at once and counts the answers. Its errors are
-// bare causes; the PortableLocker prefixes them.
+// bare causes; the *fence.Locker over it prefixes them.
 type store struct {
 	masters []Client
 	quorum  int
@@ -32,6 +32,7 @@ type store struct {
 var (
 	_ driver.Locker          = (*store)(nil)
 	_ driver.ReleaseNotifier = (*store)(nil)
+	_ driver.Aser            = (*store)(nil)
 )
 
 func newDriver(masters []Client, o Options) *store {
@@ -49,6 +50,16 @@ func newDriver(masters []Client, o Options) *store {
 // Info implements driver.Locker.
 func (d *store) Info() driver.Info {
 	return driver.Info{Name: "redlock", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+// As implements driver.Aser: it gives the masters' clients, in the order
+// given to New (or of the URL), to a *[]Client. The slice is a copy.
+func (d *store) As(target any) bool {
+	if p, ok := target.(*[]Client); ok {
+		*p = slices.Clone(d.masters)
+		return true
+	}
+	return false
 }
 
 // keys returns the lock key and the counter key of key.

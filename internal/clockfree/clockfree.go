@@ -15,8 +15,9 @@
 // that expiry plus MaxClockSkew, with no wait for a first sighting; it is
 // faster after a crash but as safe as the machines' clocks are close.
 //
-// A backend keeps one Observations (shared between its lockers of one
-// process), notes every version it reads or writes, and asks Mode.Holding.
+// A backend keeps one Observations per Locker, notes every version it
+// reads or writes, and asks Mode.Holding. It serves lockers/dynamo and
+// lockers/gcs.
 package clockfree
 
 import (
@@ -88,9 +89,8 @@ type Sighting struct {
 }
 
 // Observations remembers, for each key of a store, the last version seen
-// and since when it has been seen. Share one between the lockers of a
-// process on one store, so that what one saw counts for all; they must
-// then share a Clock too. It holds one small entry per key seen, until
+// and since when it has been seen. Stores that share one (the tests' do)
+// must share a Clock too. It holds one small entry per key seen, until
 // Forget. It is safe for concurrent use. The zero value is not usable;
 // call NewObservations.
 type Observations struct {
