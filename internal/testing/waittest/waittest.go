@@ -26,7 +26,7 @@ const WakeBound = 10 * time.Second
 var Waiting = fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour}
 
 // NewSession returns a session on l, closed when the test ends.
-func NewSession(t testing.TB, l fence.Locker, opts *fence.SessionOptions) *fence.Session {
+func NewSession(t testing.TB, l *fence.Locker, opts *fence.SessionOptions) *fence.Session {
 	t.Helper()
 	s, err := fence.NewSession(l, opts)
 	if err != nil {
@@ -43,14 +43,14 @@ type Result struct {
 	At     time.Time
 }
 
-// StartLock runs Lock on key through a session on l with opts (whose
-// Observer it sets) on its own goroutine, and returns once an attempt
+// StartLock runs Lock on key through a session on l with opts on its own
+// goroutine (setting l's Observer), and returns once an attempt
 // found the key busy; busy counts those attempts.
-func StartLock(t *testing.T, l fence.Locker, key string, opts fence.SessionOptions) (result <-chan Result, busy *atomic.Int32) {
+func StartLock(t *testing.T, l *fence.Locker, key string, opts fence.SessionOptions) (result <-chan Result, busy *atomic.Int32) {
 	t.Helper()
 	busy = new(atomic.Int32)
 	first := make(chan struct{}, 1)
-	opts.Observer = &fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
+	l.SetObserver(&fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
 		if e.Outcome == fence.Busy {
 			busy.Add(1)
 			select {
@@ -58,7 +58,7 @@ func StartLock(t *testing.T, l fence.Locker, key string, opts fence.SessionOptio
 			default:
 			}
 		}
-	}}
+	}})
 	sess := NewSession(t, l, &opts)
 	c := make(chan Result, 1)
 	go func() {
@@ -97,7 +97,7 @@ func Wait(t *testing.T, c <-chan Result, bound time.Duration) Result {
 // The waiter, polling once an hour, must get the key within WakeBound,
 // with a higher token than the holder's. It returns how many attempts
 // found the key busy, for lockers that can say how many there must be.
-func WokenByFree(t *testing.T, a, b fence.Locker, how string) (busy int32) {
+func WokenByFree(t *testing.T, a, b *fence.Locker, how string) (busy int32) {
 	t.Helper()
 	holder, err := NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).Lock(t.Context(), "k", nil)
 	if err != nil {
@@ -130,7 +130,7 @@ func WokenByFree(t *testing.T, a, b fence.Locker, how string) (busy int32) {
 // ActiveOnReturn is the case of a release, through a, right after
 // NotifyRelease of b returned: it must be heard, five times over, each
 // time with a new subscription; stopping one twice is harmless.
-func ActiveOnReturn(t *testing.T, a fence.Locker, b driver.ReleaseNotifier) {
+func ActiveOnReturn(t *testing.T, a *fence.Locker, b driver.ReleaseNotifier) {
 	t.Helper()
 	ctx := t.Context()
 	for i := range 5 {
