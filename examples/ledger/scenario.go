@@ -105,7 +105,7 @@ func worker(ctx context.Context, name string, g *guard.Guard, led *ledger, rep *
 // as a process does in a long garbage-collection pause: no renewals, no
 // checks. Other workers take the lease meanwhile. When it wakes it writes the
 // balance it computed before the pause.
-func pauser(ctx context.Context, cfg config, locker fence.Locker, led *ledger, rep *report, lg *logger,
+func pauser(ctx context.Context, cfg config, locker *fence.Locker, led *ledger, rep *report, lg *logger,
 	queue chan<- adjustment, pausedRead chan<- struct{}) {
 	const name = "paused-worker"
 	key := resourceName(paused.account)
