@@ -20,15 +20,15 @@
 // (resources/redis). driver.LockerSchemes and
 // driver.ResourceSchemes list what is registered.
 //
-// The clients the URL openers make write nothing on standard error and
-// end every call when its context ends; a backend's errors reach the
-// program through the calls that met them. The SDKs that log through a
-// logger of their own client (etcd, the AWS SDK, the MySQL driver,
-// ZooKeeper) are given one that discards everything; Azure's and Cloud
-// Storage's log nothing unless given a listener; go-redis logs through
-// one logger for the whole process, which importing a Redis backend sets
-// to discard everything (internal/redisclient; call goredis.SetLogger
-// after it to get go-redis's lines back).
+// The clients the URL openers make end every call when its context ends,
+// and a backend's errors reach the program through the calls that met
+// them. The SDKs that log through a logger of their own client (etcd,
+// the AWS SDK, the MySQL driver, ZooKeeper) are given one that discards
+// everything; Azure's and Cloud Storage's log nothing unless given a
+// listener. go-redis logs through one logger for the whole process, on
+// standard error unless the program sets another with goredis.SetLogger;
+// no fence package changes it (the fence command sets one that discards
+// everything).
 package backends
 
 import (

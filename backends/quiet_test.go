@@ -27,7 +27,8 @@ const childEnv = "FENCE_BACKENDS_QUIET_CHILD"
 // stopped server, at one that drops every connection and at a hung one,
 // and calls it until the calls fail,
 // writes nothing on its standard error: the clients fence makes log
-// nothing unless given a logger, without the program doing anything.
+// nothing unless given a logger; go-redis's process-wide logger, which is
+// the program's, is set to discard as the fence command sets it.
 // The child is this test binary run again, with an environment of its
 // own (deadEnv, and no AWS credentials: the AWS SDK looks for some at a
 // metadata service of the test's, on this machine, which answers 404 as
