@@ -235,3 +235,33 @@ func TestLockCalls(t *testing.T) {
 		t.Errorf("logs lack the break:\n%s", logs)
 	}
 }
+
+// A call this package does not know (a Locker's Create, should the root
+// report it) gets a span, with no metric.
+func TestOtherCallsGetASpan(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fenceotel.Options{})
+	ctx, end := e.tel.Observer().Call(t.Context(), fence.Call{Backend: "memory", Op: "create"})
+	if ctx == nil || end == nil {
+		t.Fatal("Call returned a nil context or end")
+	}
+	end(0, errors.New("no table"))
+	s := e.spansNamed("fence.create")
+	if len(s) != 1 {
+		t.Fatalf("%d fence.create spans, want 1", len(s))
+	}
+	for k, want := range map[string]string{"fence.backend": "memory", "fence.outcome": "error"} {
+		if v, _ := attr(s[0], k); v.Emit() != want {
+			t.Errorf("%s = %q, want %q", k, v.Emit(), want)
+		}
+	}
+	if st := s[0].Status(); st.Code != codes.Error || st.Description != "no table" {
+		t.Errorf("status %+v, want the error", st)
+	}
+	rm := e.collect(t)
+	for _, name := range []string{fenceotel.MetricLockOperationDuration, fenceotel.MetricResourceOperationDuration, fenceotel.MetricResourceWrites} {
+		if hasMetric(rm, name) {
+			t.Errorf("%s recorded for a create", name)
+		}
+	}
+}
