@@ -159,10 +159,10 @@ type Call struct {
 	// Backend is the store's name: "postgres", "s3", ...
 	Backend string
 	// Op is the operation: "acquire", "renew", "release", "break",
-	// "inspect", "create"; or a resource's "put", "get", "delete",
-	// "highest", "claim".
+	// "inspect"; or a resource's "put", "get", "delete", "highest",
+	// "claim".
 	Op string
-	// Key is the lock key or resource name; empty for create.
+	// Key is the lock key or resource name.
 	Key string
 	// Token is the token the call carries: the lease's for renew and
 	// release, the write's for put, delete and claim; 0 otherwise.
