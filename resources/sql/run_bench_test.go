@@ -2,6 +2,7 @@ package sql_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -12,25 +13,30 @@ import (
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
 
-// BenchmarkLockedPgx measures the fenced one-call transactions against the
-// same plain transaction on PostgreSQL with durable commits: the ledger
-// write of BenchmarkLedgerPostgres (credit an account, record the entry,
+// BenchmarkRunPgx measures the fenced transactions against the same
+// plain transaction on PostgreSQL with durable commits: the ledger write
+// of BenchmarkLedgerPostgres (credit an account, record the entry,
 // commit), each statement sent on its own as a caller's fn sends them,
 // through a pool, all variants interleaved in one run:
 //
-//	go test -run XX -bench LockedPgx -benchtime 2000x ./resources/sql
+//	go test -run XX -bench RunPgx -benchtime 2000x ./resources/sql
 //
-// tx is the plain transaction (RunPgxTx); run-fenced the same under a
-// handle held across the run (RunPgx: BEGIN and the fence in one round
-// trip); tx-check the plain transaction with CheckPgx first (the fence in
-// a round trip of its own); locked the whole one-call LockedPgx (lock,
-// fenced transaction, release); lock+tx the same lock and release around
-// the plain transaction, without a fence. run-fenced/tx is the fence's
-// cost in a transaction, locked/lock+tx its cost in the one-call.
-func BenchmarkLockedPgx(b *testing.B) {
+// tx is the plain transaction (retried on conflicts as Run's are);
+// run-fenced the same under a handle held across the run (Run: BEGIN and
+// the fence in one round trip); tx-check the plain transaction with Check
+// first (the fence in a round trip of its own); lock+run a lock taken and
+// released around each Run (what guard.Run around Run does); lock+tx the
+// same lock and release around the plain transaction, without a fence.
+// run-fenced/tx is the fence's cost in a transaction, lock+run/lock+tx
+// its cost under a lock of its own.
+func BenchmarkRunPgx(b *testing.B) {
 	conn, _, _ := connect(b)
 	l := newLedger(b, conn)
 	pool := openPgPool(b, 4, nil)
+	f, err := fencesql.NewPgx(pool, &fencesql.Options{FenceTable: l.fenceTable})
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx := context.Background()
 	sess, err := fence.NewSession(pgLocker(b, pool), &fence.SessionOptions{TTL: time.Minute})
 	if err != nil {
@@ -54,35 +60,40 @@ func BenchmarkLockedPgx(b *testing.B) {
 	}
 	plain := func(account int64) func(ctx context.Context) error {
 		fn := credit(account)
-		return func(ctx context.Context) error { return fencesql.RunPgxTx(ctx, pool, pgx.TxOptions{}, fn) }
+		return func(ctx context.Context) error { return fencesql.InTx(ctx, f, sql.LevelDefault, fn) }
+	}
+	underLock := func(key string, write func(ctx context.Context, h *fence.Handle) error) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			h, err := sess.Lock(ctx, key, nil)
+			if err != nil {
+				return err
+			}
+			err = write(ctx, h)
+			if rerr := h.Release(ctx); err == nil {
+				err = rerr
+			}
+			return err
+		}
 	}
 	runVariants(b, []*variant{
 		{name: "tx", write: plain(1)},
 		{name: "run-fenced", write: func(ctx context.Context) error {
-			return l.fences.RunPgx(ctx, held, pool, credit(2), nil)
+			return f.Run(ctx, held, credit(2), nil)
 		}},
 		{name: "tx-check", write: func(ctx context.Context) error {
 			fn := credit(3)
-			return fencesql.RunPgxTx(ctx, pool, pgx.TxOptions{}, func(ctx context.Context, tx pgx.Tx) error {
-				if err := l.fences.CheckPgx(ctx, tx, "bench/check", held.Token()); err != nil {
+			return fencesql.InTx(ctx, f, sql.LevelDefault, func(ctx context.Context, tx pgx.Tx) error {
+				if err := f.Check(ctx, tx, "bench/check", held.Token()); err != nil {
 					return err
 				}
 				return fn(ctx, tx)
 			})
 		}},
-		{name: "locked", write: func(ctx context.Context) error {
-			return l.fences.LockedPgx(ctx, sess, pool, "bench/locked", credit(4), nil)
-		}},
-		{name: "lock+tx", write: func(ctx context.Context) error {
-			h, err := sess.Lock(ctx, "bench/plain", nil)
-			if err != nil {
-				return err
-			}
-			err = plain(5)(ctx)
-			if rerr := h.Release(ctx); err == nil {
-				err = rerr
-			}
-			return err
-		}},
-	}, map[string]string{"run-fenced": "tx", "tx-check": "tx", "locked": "lock+tx", "lock+tx": "tx"})
+		{name: "lock+run", write: underLock("bench/locked", func(ctx context.Context, h *fence.Handle) error {
+			return f.Run(ctx, h, credit(4), nil)
+		})},
+		{name: "lock+tx", write: underLock("bench/plain", func(ctx context.Context, _ *fence.Handle) error {
+			return plain(5)(ctx)
+		})},
+	}, map[string]string{"run-fenced": "tx", "tx-check": "tx", "lock+run": "lock+tx", "lock+tx": "tx"})
 }
