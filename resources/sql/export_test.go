@@ -35,3 +35,6 @@ func InTx[Tx any](ctx context.Context, f *Fences[Tx], iso sql.IsolationLevel, fn
 func UpdateSQL[Tx any](c *Column[Tx], set string, nargs int) (string, error) {
 	return c.updateSQL(set, nargs)
 }
+
+// MySQLErrno is mysqlErrno.
+var MySQLErrno = mysqlErrno

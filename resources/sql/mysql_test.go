@@ -237,6 +237,38 @@ func TestMySQLRetryable(t *testing.T) {
 	}
 }
 
+// MySQLError is a type of the same name as the driver's, in another
+// package.
+type MySQLError struct{ Number uint16 }
+
+func (*MySQLError) Error() string { return "not the driver's" }
+
+// TestMySQLErrno: the package reads the number of the driver's
+// *mysql.MySQLError without importing the driver (by its type's name and
+// package), wherever it sits in the error's tree, and nothing else.
+func TestMySQLErrno(t *testing.T) {
+	t.Parallel()
+	driverErr := &mysql.MySQLError{Number: 1213, Message: "deadlock"}
+	for _, tc := range []struct {
+		desc string
+		err  error
+		n    uint16
+		ok   bool
+	}{
+		{"the driver's error", driverErr, 1213, true},
+		{"wrapped", fmt.Errorf("x: %w", driverErr), 1213, true},
+		{"joined", errors.Join(errors.New("a"), fmt.Errorf("b: %w", driverErr)), 1213, true},
+		{"a nil *mysql.MySQLError", (*mysql.MySQLError)(nil), 0, false},
+		{"a type of the same name elsewhere", &MySQLError{Number: 1213}, 0, false},
+		{"the driver's other errors", mysql.ErrInvalidConn, 0, false},
+		{"nil", nil, 0, false},
+	} {
+		if n, ok := fencesql.MySQLErrno(tc.err); n != tc.n || ok != tc.ok {
+			t.Errorf("%s: mysqlErrno = %d, %v; want %d, %v", tc.desc, n, ok, tc.n, tc.ok)
+		}
+	}
+}
+
 // TestMySQLLockWaitTimeoutIsRetried: a transaction that waits longer than
 // innodb_lock_wait_timeout for a fence row another transaction holds
 // fails with error 1205 and is run again; once the holder has
