@@ -32,21 +32,23 @@
 package backends
 
 import (
-	_ "github.com/fencekit/fence/lockers/azblob"    // azblob://
-	_ "github.com/fencekit/fence/lockers/dynamo"    // dynamodb://
-	_ "github.com/fencekit/fence/lockers/etcd"      // etcd://, etcds://
-	_ "github.com/fencekit/fence/lockers/gcs"       // gs://
-	_ "github.com/fencekit/fence/lockers/memory"    // mem://
-	_ "github.com/fencekit/fence/lockers/mysql"     // mysql://
-	_ "github.com/fencekit/fence/lockers/postgres"  // postgres://, postgresql://
-	_ "github.com/fencekit/fence/lockers/redis"     // redis://, rediss://, redis+sentinel://
-	_ "github.com/fencekit/fence/lockers/redlock"   // redlock://
-	_ "github.com/fencekit/fence/lockers/zookeeper" // zk://
-	_ "github.com/fencekit/fence/resources/dynamo"  // dynamodb://
-	_ "github.com/fencekit/fence/resources/etcd"    // etcd://, etcds://
-	_ "github.com/fencekit/fence/resources/gcs"     // gs://
-	_ "github.com/fencekit/fence/resources/memory"  // mem://
-	_ "github.com/fencekit/fence/resources/redis"   // redis://, rediss://
-	_ "github.com/fencekit/fence/resources/s3"      // s3://
-	_ "github.com/fencekit/fence/resources/sql"     // postgres://, postgresql://, sqlite://, mysql://
+	_ "github.com/fencekit/fence/lockers/azblob"       // azblob://
+	_ "github.com/fencekit/fence/lockers/dynamo"       // dynamodb://
+	_ "github.com/fencekit/fence/lockers/etcd"         // etcd://, etcds://
+	_ "github.com/fencekit/fence/lockers/gcs"          // gs://
+	_ "github.com/fencekit/fence/lockers/memory"       // mem://
+	_ "github.com/fencekit/fence/lockers/mysql"        // mysql://
+	_ "github.com/fencekit/fence/lockers/postgres"     // postgres://, postgresql://
+	_ "github.com/fencekit/fence/lockers/redis"        // redis://, rediss://, redis+sentinel://
+	_ "github.com/fencekit/fence/lockers/redlock"      // redlock://
+	_ "github.com/fencekit/fence/lockers/zookeeper"    // zk://
+	_ "github.com/fencekit/fence/resources/dynamo"     // dynamodb://
+	_ "github.com/fencekit/fence/resources/etcd"       // etcd://, etcds://
+	_ "github.com/fencekit/fence/resources/gcs"        // gs://
+	_ "github.com/fencekit/fence/resources/memory"     // mem://
+	_ "github.com/fencekit/fence/resources/redis"      // redis://, rediss://
+	_ "github.com/fencekit/fence/resources/s3"         // s3://
+	_ "github.com/fencekit/fence/resources/sql"        // postgres://, postgresql://
+	_ "github.com/fencekit/fence/resources/sql/mysql"  // mysql://
+	_ "github.com/fencekit/fence/resources/sql/sqlite" // sqlite://
 )

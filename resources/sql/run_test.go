@@ -25,23 +25,38 @@ import (
 // txFunc is the work of a fenced transaction, on either driver family.
 type txFunc func(ctx context.Context, x txn) error
 
-// lockedEnv is one database and driver family with what the one-call
-// fenced transactions need: a locker, a fence table and an accounts table
-// with the account "alice" at balance 0.
+// runFunc runs fn in a fenced transaction under h, through Run on one
+// database and driver family.
+type runFunc func(ctx context.Context, h *fence.Handle, fn txFunc, opts *fencesql.RunOptions) error
+
+// lockedEnv is one database and driver family with what the fenced
+// transactions need: a locker, a fence table and an accounts table with
+// the account "alice" at balance 0.
 type lockedEnv struct {
 	name     string
-	locker   fence.Locker
-	fences   *fencesql.Fences
+	locker   *fence.Locker
+	tables   fencesql.Options
+	fences   fences
 	accounts string // quoted
-	// locked runs fn through Locked or LockedPgx on the env's database;
-	// run through Run or RunPgx.
-	locked func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error
-	run    func(ctx context.Context, h *fence.Handle, fn txFunc, opts *fencesql.RunOptions) error
-	// lossyLocked is locked on connections of their own whose first COMMIT
-	// is applied but loses its answer.
-	lossyLocked func(t *testing.T) func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error
+	// run runs fn through Run on the env's database.
+	run runFunc
+	// lossyRun is run on connections of their own whose first COMMIT is
+	// applied but loses its answer.
+	lossyRun func(t *testing.T) runFunc
 	// balance reads alice's balance.
 	balance func(ctx context.Context) (int64, error)
+}
+
+// locked takes key through sess, waiting as lock says, runs fn under the
+// handle through run and releases the lock, also when fn panics: what
+// guard.Run does around a call of Run.
+func (e *lockedEnv) locked(ctx context.Context, run runFunc, sess *fence.Session, key string, fn txFunc, lock *fence.LockOptions, opts *fencesql.RunOptions) error {
+	h, err := sess.Lock(ctx, key, lock)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = h.Release(context.WithoutCancel(ctx)) }()
+	return run(ctx, h, fn, opts)
 }
 
 // credit returns the work that adds amount to alice's balance.
@@ -80,10 +95,9 @@ func (e *lockedEnv) wantFree(t *testing.T, key string) {
 	}
 }
 
-// lockedKinds are the databases and driver families of the one-call
-// fenced transactions: pgx and database/sql on PostgreSQL, with the
-// PostgreSQL locker, and SQLite and MySQL (database/sql) with the
-// in-memory locker.
+// lockedKinds are the databases and driver families of the fenced
+// transactions: pgx and database/sql on PostgreSQL, with the PostgreSQL
+// locker, and SQLite and MySQL (database/sql) with the in-memory locker.
 var lockedKinds = []struct {
 	name string
 	open func(t *testing.T) *lockedEnv
@@ -107,33 +121,34 @@ func onEachLockedEnv(t *testing.T, fn func(t *testing.T, e *lockedEnv)) {
 
 // pgLocker returns a PostgreSQL locker on a lease table of its own,
 // dropped when the test ends.
-func pgLocker(t testing.TB, pool *pgxpool.Pool) *postgres.Locker {
+func pgLocker(t testing.TB, pool *pgxpool.Pool) *fence.Locker {
 	t.Helper()
 	table := uniqueName("locks")
 	l, err := postgres.New(pool, &postgres.Options{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.CreateTable(t.Context()); err != nil {
+	if err := l.Create(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), fmt.Sprintf(`DROP TABLE IF EXISTS %q`, table)) })
 	return l
 }
 
-// newAccounts creates the fence table and the accounts table through
-// exec, and fills in e's names; on PostgreSQL drop drops them later.
-func newAccounts(t testing.TB, e *lockedEnv, d fencesql.Dialect, exec func(ctx context.Context, stmt string) error, drop bool) {
+// newAccounts creates the fence table, through the Fences newFences
+// returns, and the accounts table through exec, and fills in e's names;
+// on PostgreSQL and MySQL drop drops them later.
+func newAccounts(t testing.TB, e *lockedEnv, newFences func(*fencesql.Options) (fences, error), exec func(ctx context.Context, stmt string) error, drop bool) {
 	t.Helper()
 	ctx := t.Context()
-	tb := fencesql.Tables{Fence: uniqueName("fence"), Value: uniqueName("value")}
-	stmts, err := fencesql.SchemaSQL(d, tb)
-	if err != nil {
+	e.tables = fencesql.Options{FenceTable: uniqueName("fence"), ValueTable: uniqueName("value")}
+	var err error
+	if e.fences, err = newFences(&e.tables); err != nil {
 		t.Fatal(err)
 	}
 	accounts := uniqueName("accounts")
 	e.accounts = fmt.Sprintf("%q", accounts)
-	stmts = append(stmts,
+	stmts := append(e.fences.SchemaSQL(),
 		`CREATE TABLE `+e.accounts+` (id text PRIMARY KEY, balance bigint NOT NULL)`,
 		`INSERT INTO `+e.accounts+` (id, balance) VALUES ('alice', 0)`)
 	for _, s := range stmts {
@@ -143,42 +158,60 @@ func newAccounts(t testing.TB, e *lockedEnv, d fencesql.Dialect, exec func(ctx c
 	}
 	if drop {
 		t.Cleanup(func() {
-			for _, tbl := range []string{tb.Fence, tb.Value, accounts} {
+			for _, tbl := range []string{e.tables.FenceTable, e.tables.ValueTable, accounts} {
 				_ = exec(context.Background(), fmt.Sprintf(`DROP TABLE IF EXISTS %q`, tbl))
 			}
 		})
 	}
-	if e.fences, err = fencesql.NewFencesFor(d, tb.Fence); err != nil {
+}
+
+// pgxRun returns run for pgx on the tables of f.
+func pgxRun(f *fencesql.Fences[pgx.Tx]) runFunc {
+	return func(ctx context.Context, h *fence.Handle, fn txFunc, opts *fencesql.RunOptions) error {
+		return f.Run(ctx, h, func(ctx context.Context, tx pgx.Tx) error { return fn(ctx, pgxTxn{ctx, tx}) }, opts)
+	}
+}
+
+// stdRun returns run for database/sql on the tables of f; wrap makes the
+// transaction a txn.
+func stdRun(f *fencesql.Fences[*sql.Tx], wrap func(stdTxn) txn) runFunc {
+	return func(ctx context.Context, h *fence.Handle, fn txFunc, opts *fencesql.RunOptions) error {
+		return f.Run(ctx, h, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, wrap(stdTxn{ctx, tx})) }, opts)
+	}
+}
+
+// asStd is the txn of a database/sql transaction on PostgreSQL or SQLite.
+func asStd(x stdTxn) txn { return x }
+
+// mustPgx returns the Fences of tb on db.
+func mustPgx(t testing.TB, db fencesql.PgxDB, tb fencesql.Options) *fencesql.Fences[pgx.Tx] {
+	t.Helper()
+	f, err := fencesql.NewPgx(db, &tb)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return f
 }
 
-// pgxLocked returns locked for pgx on db.
-func pgxLocked(e *lockedEnv, db fencesql.PgxBatcher) func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error {
-	return func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error {
-		return e.fences.LockedPgx(ctx, sess, db, key, func(ctx context.Context, tx pgx.Tx) error { return fn(ctx, pgxTxn{ctx, tx}) }, opts)
+// mustStd returns the Fences of tb on db in dialect d.
+func mustStd(t testing.TB, db *sql.DB, d fencesql.Dialect, tb fencesql.Options) *fencesql.Fences[*sql.Tx] {
+	t.Helper()
+	f, err := fencesql.New(db, d, &tb)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// stdLocked returns locked for database/sql on db.
-func stdLocked(e *lockedEnv, db *sql.DB) func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error {
-	return func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error {
-		return e.fences.Locked(ctx, sess, db, key, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, stdTxn{ctx, tx}) }, opts)
-	}
+	return f
 }
 
 func openPgxEnv(t *testing.T) *lockedEnv {
 	pool := openPgPool(t, 8, nil)
 	e := &lockedEnv{name: "postgres-pgx", locker: pgLocker(t, pool)}
-	newAccounts(t, e, fencesql.PostgreSQL, func(ctx context.Context, s string) error {
+	newAccounts(t, e, pgxFences(pool), func(ctx context.Context, s string) error {
 		_, err := pool.Exec(ctx, s)
 		return err
 	}, true)
-	e.locked = pgxLocked(e, pool)
-	e.run = func(ctx context.Context, h *fence.Handle, fn txFunc, opts *fencesql.RunOptions) error {
-		return e.fences.RunPgx(ctx, h, pool, func(ctx context.Context, tx pgx.Tx) error { return fn(ctx, pgxTxn{ctx, tx}) }, opts)
-	}
-	e.lossyLocked = func(t *testing.T) func(context.Context, *fence.Session, string, txFunc, *fencesql.RunOptions) error {
+	e.run = pgxRun(mustPgx(t, pool, e.tables))
+	e.lossyRun = func(t *testing.T) runFunc {
 		cfg, err := pgxpool.ParseConfig(testenv.PostgresURL(t))
 		if err != nil {
 			t.Fatal(err)
@@ -189,7 +222,7 @@ func openPgxEnv(t *testing.T) *lockedEnv {
 			t.Fatal(err)
 		}
 		t.Cleanup(lossy.Close)
-		return pgxLocked(e, lossy)
+		return pgxRun(mustPgx(t, lossy, e.tables))
 	}
 	e.balance = func(ctx context.Context) (b int64, err error) {
 		err = pool.QueryRow(ctx, `SELECT balance FROM `+e.accounts+` WHERE id = 'alice'`).Scan(&b)
@@ -198,12 +231,10 @@ func openPgxEnv(t *testing.T) *lockedEnv {
 	return e
 }
 
-// openStd returns the std-family parts of an env on db.
-func openStd(e *lockedEnv, db *sql.DB) {
-	e.locked = stdLocked(e, db)
-	e.run = func(ctx context.Context, h *fence.Handle, fn txFunc, opts *fencesql.RunOptions) error {
-		return e.fences.Run(ctx, h, db, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, stdTxn{ctx, tx}) }, opts)
-	}
+// openStd returns the parts of an env on db, a PostgreSQL or SQLite
+// database through database/sql.
+func openStd(t *testing.T, e *lockedEnv, db *sql.DB, d fencesql.Dialect) {
+	e.run = stdRun(mustStd(t, db, d, e.tables), asStd)
 	e.balance = func(ctx context.Context) (b int64, err error) {
 		err = db.QueryRowContext(ctx, `SELECT balance FROM `+e.accounts+` WHERE id = 'alice'`).Scan(&b)
 		return b, err
@@ -213,12 +244,12 @@ func openStd(e *lockedEnv, db *sql.DB) {
 func openStdEnv(t *testing.T) *lockedEnv {
 	db := openPgStd(t, 8)
 	e := &lockedEnv{name: "postgres-stdlib", locker: pgLocker(t, openPgPool(t, 4, nil))}
-	newAccounts(t, e, fencesql.PostgreSQL, func(ctx context.Context, s string) error {
+	newAccounts(t, e, stdFences(db, fencesql.PostgreSQL), func(ctx context.Context, s string) error {
 		_, err := db.ExecContext(ctx, s)
 		return err
 	}, true)
-	openStd(e, db)
-	e.lossyLocked = func(t *testing.T) func(context.Context, *fence.Session, string, txFunc, *fencesql.RunOptions) error {
+	openStd(t, e, db, fencesql.PostgreSQL)
+	e.lossyRun = func(t *testing.T) runFunc {
 		cfg, err := pgx.ParseConfig(testenv.PostgresURL(t))
 		if err != nil {
 			t.Fatal(err)
@@ -226,7 +257,7 @@ func openStdEnv(t *testing.T) *lockedEnv {
 		cfg.DialFunc = lossyDial(t, func() {})
 		lossy := stdlib.OpenDB(*cfg)
 		t.Cleanup(func() { _ = lossy.Close() })
-		return stdLocked(e, lossy)
+		return stdRun(mustStd(t, lossy, fencesql.PostgreSQL, e.tables), asStd)
 	}
 	return e
 }
@@ -235,33 +266,35 @@ func openSQLiteEnv(t *testing.T) *lockedEnv {
 	dsn := sqliteDSN(t)
 	db := openSQLiteDSN(t, dsn)
 	e := &lockedEnv{name: "sqlite", locker: memlock.New(nil)}
-	newAccounts(t, e, fencesql.SQLite, func(ctx context.Context, s string) error {
+	newAccounts(t, e, stdFences(db, fencesql.SQLite), func(ctx context.Context, s string) error {
 		_, err := db.ExecContext(ctx, s)
 		return err
 	}, false)
-	openStd(e, db)
-	e.lossyLocked = func(t *testing.T) func(context.Context, *fence.Session, string, txFunc, *fencesql.RunOptions) error {
-		return stdLocked(e, lostSQLiteDB(t, dsn, func() {}))
+	openStd(t, e, db, fencesql.SQLite)
+	e.lossyRun = func(t *testing.T) runFunc {
+		return stdRun(mustStd(t, lostSQLiteDB(t, dsn, func() {}), fencesql.SQLite, e.tables), asStd)
 	}
 	return e
 }
 
-// TestLockedCommits: the one-call transaction takes the lock, passes the
-// fence with the lease's token, commits and releases.
-func TestLockedCommits(t *testing.T) {
+// TestRunCommits: under a lock the application took, the fenced
+// transaction passes the fence with the lease's token first, then runs fn
+// and commits.
+func TestRunCommits(t *testing.T) {
 	t.Parallel()
 	onEachLockedEnv(t, func(t *testing.T, e *lockedEnv) {
 		ctx := t.Context()
 		sess := e.session(t, time.Minute)
 		var token fence.Token
-		err := e.locked(ctx, sess, "account:alice", func(ctx context.Context, x txn) error {
-			h, err := x.highest(e.fences, "account:alice")
-			token = h
+		err := e.locked(ctx, e.run, sess, "account:alice", func(ctx context.Context, x txn) error {
+			v, err := x.scalar(`SELECT token FROM "`+e.tables.FenceTable+`" WHERE key = $1`, "account:alice")
 			if err != nil {
 				return err
 			}
+			n, _ := v.(int64)
+			token = fence.Token(n)
 			return e.credit(25)(ctx, x)
-		}, nil)
+		}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +307,7 @@ func TestLockedCommits(t *testing.T) {
 			t.Fatalf("Inspect = %+v, %v; want the key free, last token %d (the fence's)", info, err, token)
 		}
 		// A name under the key gets a fence row of its own.
-		if err := e.locked(ctx, sess, "account:alice", e.credit(5), &fencesql.RunOptions{Name: "account:alice/credit"}); err != nil {
+		if err := e.locked(ctx, e.run, sess, "account:alice", e.credit(5), nil, &fencesql.RunOptions{Name: "account:alice/credit"}); err != nil {
 			t.Fatal(err)
 		}
 		e.wantBalance(t, 30)
@@ -282,10 +315,10 @@ func TestLockedCommits(t *testing.T) {
 	})
 }
 
-// TestLockedBusyKey: while another owner holds the key, the one-call
-// transaction returns ErrHeld and runs nothing; with AcquireTimeout it
-// waits for the release.
-func TestLockedBusyKey(t *testing.T) {
+// TestRunOnABusyKey: while another owner holds the key, taking the lock
+// for the fenced transaction returns ErrHeld and runs nothing; with
+// LockOptions.Wait it waits for the release.
+func TestRunOnABusyKey(t *testing.T) {
 	t.Parallel()
 	onEachLockedEnv(t, func(t *testing.T, e *lockedEnv) {
 		ctx := t.Context()
@@ -294,16 +327,16 @@ func TestLockedBusyKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		ran := false
-		err = e.locked(ctx, e.session(t, time.Minute), "account:alice", func(context.Context, txn) error {
+		err = e.locked(ctx, e.run, e.session(t, time.Minute), "account:alice", func(context.Context, txn) error {
 			ran = true
 			return nil
-		}, nil)
+		}, nil, nil)
 		if !errors.Is(err, fence.ErrHeld) || ran {
 			t.Fatalf("on a busy key: %v, fn ran: %v; want ErrHeld and fn not run", err, ran)
 		}
 		errc := make(chan error, 1)
 		go func() {
-			errc <- e.locked(ctx, e.session(t, time.Minute), "account:alice", e.credit(1), &fencesql.RunOptions{AcquireTimeout: time.Minute})
+			errc <- e.locked(ctx, e.run, e.session(t, time.Minute), "account:alice", e.credit(1), &fence.LockOptions{Wait: time.Minute}, nil)
 		}()
 		if err := holder.Release(ctx); err != nil {
 			t.Fatal(err)
@@ -315,20 +348,20 @@ func TestLockedBusyKey(t *testing.T) {
 	})
 }
 
-// TestLockedOutlivesTTL: a job of three TTLs commits; the session renews
+// TestRunOutlivesTTL: a job of three TTLs commits; the session renews
 // its lease meanwhile.
-func TestLockedOutlivesTTL(t *testing.T) {
+func TestRunOutlivesTTL(t *testing.T) {
 	t.Parallel()
 	onEachLockedEnv(t, func(t *testing.T, e *lockedEnv) {
 		ctx := t.Context()
-		err := e.locked(ctx, e.session(t, time.Second), "account:alice", func(ctx context.Context, x txn) error {
+		err := e.locked(ctx, e.run, e.session(t, time.Second), "account:alice", func(ctx context.Context, x txn) error {
 			select {
 			case <-ctx.Done():
 				return fmt.Errorf("cancelled during the job: %w", context.Cause(ctx))
 			case <-time.After(3 * time.Second):
 			}
 			return e.credit(7)(ctx, x)
-		}, nil)
+		}, nil, nil)
 		if err != nil {
 			t.Fatalf("a 3 s job under a 1 s TTL: %v", err)
 		}
@@ -337,16 +370,16 @@ func TestLockedOutlivesTTL(t *testing.T) {
 	})
 }
 
-// TestLockedLeaseLost: an operator breaks the lock while the transaction
+// TestRunLeaseLost: an operator breaks the lock while the transaction
 // runs; the next renewal finds the lease gone, fn's context is cancelled
 // with the loss, the transaction rolls back and the error matches
 // ErrLeaseLost.
-func TestLockedLeaseLost(t *testing.T) {
+func TestRunLeaseLost(t *testing.T) {
 	t.Parallel()
 	onEachLockedEnv(t, func(t *testing.T, e *lockedEnv) {
 		ctx := t.Context()
 		var cause error
-		err := e.locked(ctx, e.session(t, time.Second), "account:alice", func(ctx context.Context, x txn) error {
+		err := e.locked(ctx, e.run, e.session(t, time.Second), "account:alice", func(ctx context.Context, x txn) error {
 			if err := e.credit(100)(ctx, x); err != nil {
 				return err
 			}
@@ -360,7 +393,7 @@ func TestLockedLeaseLost(t *testing.T) {
 				return errors.New("fn's context was not cancelled 10 s after the lock was broken")
 			}
 			return e.credit(1)(ctx, x)
-		}, nil)
+		}, nil, nil)
 		if !errors.Is(err, fence.ErrLeaseLost) {
 			t.Fatalf("lease lost mid-transaction: %v; want ErrLeaseLost", err)
 		}
@@ -412,19 +445,19 @@ func TestRunStaleHolderRefused(t *testing.T) {
 	})
 }
 
-// TestLockedFnError: fn's error rolls the transaction back and comes back
+// TestRunFnError: fn's error rolls the transaction back and comes back
 // as it is; the lock is released.
-func TestLockedFnError(t *testing.T) {
+func TestRunFnError(t *testing.T) {
 	t.Parallel()
 	onEachLockedEnv(t, func(t *testing.T, e *lockedEnv) {
 		ctx := t.Context()
 		errBoom := errors.New("boom")
-		err := e.locked(ctx, e.session(t, time.Minute), "account:alice", func(ctx context.Context, x txn) error {
+		err := e.locked(ctx, e.run, e.session(t, time.Minute), "account:alice", func(ctx context.Context, x txn) error {
 			if err := e.credit(50)(ctx, x); err != nil {
 				return err
 			}
 			return errBoom
-		}, nil)
+		}, nil, nil)
 		if err != errBoom {
 			t.Fatalf("err = %v; want fn's error unchanged", err)
 		}
@@ -433,9 +466,9 @@ func TestLockedFnError(t *testing.T) {
 	})
 }
 
-// TestLockedPanic: a panic in fn rolls back, releases the lock and goes
+// TestRunPanic: a panic in fn rolls back, releases the lock and goes
 // on.
-func TestLockedPanic(t *testing.T) {
+func TestRunPanic(t *testing.T) {
 	t.Parallel()
 	onEachLockedEnv(t, func(t *testing.T, e *lockedEnv) {
 		ctx := t.Context()
@@ -445,26 +478,25 @@ func TestLockedPanic(t *testing.T) {
 					t.Fatalf("recovered %v; want fn's panic", r)
 				}
 			}()
-			_ = e.locked(ctx, e.session(t, time.Minute), "account:alice", func(ctx context.Context, x txn) error {
+			_ = e.locked(ctx, e.run, e.session(t, time.Minute), "account:alice", func(ctx context.Context, x txn) error {
 				if err := e.credit(50)(ctx, x); err != nil {
 					return err
 				}
 				panic("boom")
-			}, nil)
+			}, nil, nil)
 		}()
 		e.wantBalance(t, 0)
 		e.wantFree(t, "account:alice")
 	})
 }
 
-// TestLockedCommitAnswerLost: the database applies the COMMIT but its
+// TestRunCommitAnswerLost: the database applies the COMMIT but its
 // answer is lost: the error matches ErrUnknownOutcome (the write may have
 // been applied, and here was), never ErrLeaseLost or ErrStaleToken.
-func TestLockedCommitAnswerLost(t *testing.T) {
+func TestRunCommitAnswerLost(t *testing.T) {
 	t.Parallel()
 	onEachLockedEnv(t, func(t *testing.T, e *lockedEnv) {
-		locked := e.lossyLocked(t)
-		err := locked(t.Context(), e.session(t, time.Minute), "account:alice", e.credit(3), nil)
+		err := e.locked(t.Context(), e.lossyRun(t), e.session(t, time.Minute), "account:alice", e.credit(3), nil, nil)
 		if !errors.Is(err, fence.ErrUnknownOutcome) || errors.Is(err, fence.ErrLeaseLost) || errors.Is(err, fence.ErrStaleToken) {
 			t.Fatalf("COMMIT answer lost: %v; want ErrUnknownOutcome only", err)
 		}
@@ -472,42 +504,37 @@ func TestLockedCommitAnswerLost(t *testing.T) {
 	})
 }
 
-// TestLockedRefusesBadInput: invalid arguments get ErrInvalid before any
-// lock is taken.
-func TestLockedRefusesBadInput(t *testing.T) {
+// TestRunRefusesBadInput: invalid arguments get ErrInvalid, and nothing
+// is sent.
+func TestRunRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	e := openPgxEnv(t)
 	ctx := t.Context()
 	sess := e.session(t, time.Minute)
-	pool := openPgPool(t, 2, nil)
+	f := e.fences.(*fencesql.Fences[pgx.Tx])
+	std := mustStd(t, openPgStd(t, 1), fencesql.PostgreSQL, e.tables)
 	fn := func(context.Context, pgx.Tx) error { return nil }
-	tx, err := pool.Begin(ctx)
+	h, err := sess.Lock(ctx, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	var nilFences *fencesql.Fences
+	var nilFences *fencesql.Fences[pgx.Tx]
 	for _, tc := range []struct {
 		name string
 		call func() error
 	}{
-		{"nil fences", func() error { return nilFences.LockedPgx(ctx, sess, pool, "k", fn, nil) }},
-		{"nil session", func() error { return e.fences.LockedPgx(ctx, nil, pool, "k", fn, nil) }},
-		{"nil db", func() error { return e.fences.LockedPgx(ctx, sess, nil, "k", fn, nil) }},
-		{"a transaction as db", func() error { return e.fences.LockedPgx(ctx, sess, tx, "k", fn, nil) }},
-		{"nil fn", func() error { return e.fences.LockedPgx(ctx, sess, pool, "k", nil, nil) }},
-		{"empty key", func() error { return e.fences.LockedPgx(ctx, sess, pool, "", fn, nil) }},
-		{"a name not under the key", func() error {
-			return e.fences.LockedPgx(ctx, sess, pool, "k", fn, &fencesql.RunOptions{Name: "other"})
+		{"nil fences", func() error { return nilFences.Run(ctx, h, fn, nil) }},
+		{"nil handle", func() error { return f.Run(ctx, nil, fn, nil) }},
+		{"nil fn", func() error { return f.Run(ctx, h, nil, nil) }},
+		{"a name not under the key", func() error { return f.Run(ctx, h, fn, &fencesql.RunOptions{Name: "other"}) }},
+		{"a name with a .. segment", func() error { return f.Run(ctx, h, fn, &fencesql.RunOptions{Name: "k/../x"}) }},
+		{"an isolation level PostgreSQL lacks", func() error {
+			return f.Run(ctx, h, fn, &fencesql.RunOptions{Isolation: sql.LevelLinearizable})
 		}},
-		{"negative AcquireTimeout", func() error {
-			return e.fences.LockedPgx(ctx, sess, pool, "k", fn, &fencesql.RunOptions{AcquireTimeout: -1})
+		{"database/sql: nil handle", func() error {
+			return std.Run(ctx, nil, func(context.Context, *sql.Tx) error { return nil }, nil)
 		}},
-		{"database/sql: nil db", func() error {
-			return e.fences.Locked(ctx, sess, nil, "k", func(context.Context, *sql.Tx) error { return nil }, nil)
-		}},
-		{"database/sql: nil fn", func() error { return e.fences.Locked(ctx, sess, openPgStd(t, 1), "k", nil, nil) }},
-		{"RunPgx: nil handle", func() error { return e.fences.RunPgx(ctx, nil, pool, fn, nil) }},
+		{"database/sql: nil fn", func() error { return std.Run(ctx, h, nil, nil) }},
 	} {
 		err := tc.call()
 		if !errors.Is(err, fence.ErrInvalid) {
@@ -516,34 +543,41 @@ func TestLockedRefusesBadInput(t *testing.T) {
 			t.Errorf("%s: %q; want it to start with %q", tc.name, err, "fence/sql: transaction")
 		}
 	}
-	e.wantFree(t, "k")
+	if h, err := f.Resource().Highest(ctx, "k"); err != nil || h != 0 {
+		t.Fatalf("Highest(k) = %d, %v after the refused calls; want 0, no fence row", h, err)
+	}
 
 	// A handle already released is refused without a transaction.
-	h, err := sess.Lock(ctx, "k", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	_ = h.Release(ctx)
 	ran := false
-	if err := e.fences.RunPgx(ctx, h, pool, func(context.Context, pgx.Tx) error { ran = true; return nil }, nil); !errors.Is(err, fence.ErrReleased) || ran {
-		t.Fatalf("RunPgx with a released handle: %v, fn ran: %v; want ErrReleased, fn not run", err, ran)
+	if err := f.Run(ctx, h, func(context.Context, pgx.Tx) error { ran = true; return nil }, nil); !errors.Is(err, fence.ErrReleased) || ran {
+		t.Fatalf("Run with a released handle: %v, fn ran: %v; want ErrReleased, fn not run", err, ran)
 	}
 }
 
-// TestLockedPgxRetriesConflicts: under REPEATABLE READ, a transaction
-// that updates a row a concurrent one changed fails with a serialization
-// failure; LockedPgx runs it again, fence included, and it commits.
-func TestLockedPgxRetriesConflicts(t *testing.T) {
+// TestRunRetriesConflicts: under REPEATABLE READ, a transaction that
+// updates a row a concurrent one changed fails with a serialization
+// failure; Run runs it again, fence included, and it commits.
+func TestRunRetriesConflicts(t *testing.T) {
 	t.Parallel()
 	e := openPgxEnv(t)
 	ctx := t.Context()
 	pool := openPgPool(t, 2, nil)  // the two transactions
 	watch := openPgPool(t, 1, nil) // the look at the second's wait
-	rr := &fencesql.RunOptions{PgxTxOptions: pgx.TxOptions{IsoLevel: pgx.RepeatableRead}}
+	f := mustPgx(t, pool, e.tables)
+	rr := &fencesql.RunOptions{Isolation: sql.LevelRepeatableRead}
+	first, err := e.session(t, time.Minute).Lock(ctx, "first", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := e.session(t, time.Minute).Lock(ctx, "second", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	firstIn, firstGo := make(chan struct{}), make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- e.fences.LockedPgx(ctx, e.session(t, time.Minute), pool, "first", func(ctx context.Context, tx pgx.Tx) error {
+		errc <- f.Run(ctx, first, func(ctx context.Context, tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `UPDATE `+e.accounts+` SET balance = balance + 1 WHERE id = 'alice'`); err != nil {
 				return err
 			}
@@ -556,7 +590,7 @@ func TestLockedPgxRetriesConflicts(t *testing.T) {
 	var attempts atomic.Int32
 	secondc := make(chan error, 1)
 	go func() {
-		secondc <- e.fences.LockedPgx(ctx, e.session(t, time.Minute), pool, "second", func(ctx context.Context, tx pgx.Tx) error {
+		secondc <- f.Run(ctx, second, func(ctx context.Context, tx pgx.Tx) error {
 			attempts.Add(1)
 			_, err := tx.Exec(ctx, `UPDATE `+e.accounts+` SET balance = balance + 10 WHERE id = 'alice'`)
 			return err
@@ -593,10 +627,11 @@ func TestRunPgxCostsNoRoundTrip(t *testing.T) {
 	t.Parallel()
 	conn, rt, _ := connect(t)
 	e := &lockedEnv{locker: memlock.New(nil)}
-	newAccounts(t, e, fencesql.PostgreSQL, func(ctx context.Context, s string) error {
+	newAccounts(t, e, pgxFences(conn), func(ctx context.Context, s string) error {
 		_, err := conn.Exec(ctx, s)
 		return err
 	}, true)
+	f := e.fences.(*fencesql.Fences[pgx.Tx])
 	ctx := t.Context()
 	h, err := e.session(t, time.Minute).Lock(ctx, "account:alice", nil)
 	if err != nil {
@@ -604,13 +639,13 @@ func TestRunPgxCostsNoRoundTrip(t *testing.T) {
 	}
 	update := `UPDATE ` + e.accounts + ` SET balance = balance + $1 WHERE id = 'alice'`
 	fenced := func() error {
-		return e.fences.RunPgx(ctx, h, conn, func(ctx context.Context, tx pgx.Tx) error {
+		return f.Run(ctx, h, func(ctx context.Context, tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, update, 1)
 			return err
 		}, nil)
 	}
 	plain := func() error {
-		return fencesql.RunPgxTx(ctx, conn, pgx.TxOptions{}, func(ctx context.Context, tx pgx.Tx) error {
+		return fencesql.InTx(ctx, f, sql.LevelDefault, func(ctx context.Context, tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, update, 1)
 			return err
 		})
@@ -627,20 +662,16 @@ func TestRunPgxCostsNoRoundTrip(t *testing.T) {
 		}
 		return rt.count() - f0
 	}
-	p, f := measure(plain), measure(fenced)
-	t.Logf("round trips: plain transaction %d, fenced %d", p, f)
-	if f != p {
-		t.Fatalf("the fenced transaction took %d round trips; the plain one %d", f, p)
+	p, fc := measure(plain), measure(fenced)
+	t.Logf("round trips: plain transaction %d, fenced %d", p, fc)
+	if fc != p {
+		t.Fatalf("the fenced transaction took %d round trips; the plain one %d", fc, p)
 	}
 }
 
-// mysqlLocked returns locked for database/sql on MySQL, its statements
-// translated by mysqlize.
-func mysqlLocked(e *lockedEnv, db *sql.DB) func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error {
-	return func(ctx context.Context, sess *fence.Session, key string, fn txFunc, opts *fencesql.RunOptions) error {
-		return e.fences.Locked(ctx, sess, db, key, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, mysqlTxn{stdTxn{ctx, tx}}) }, opts)
-	}
-}
+// asMySQL is the txn of a database/sql transaction on MySQL, its
+// statements translated by mysqlize.
+func asMySQL(x stdTxn) txn { return mysqlTxn{x} }
 
 func openMySQLEnv(t *testing.T) *lockedEnv {
 	db := openMySQL(t, 8, nil)
@@ -650,19 +681,16 @@ func openMySQLEnv(t *testing.T) *lockedEnv {
 		_, err := db.ExecContext(ctx, q)
 		return err
 	}
-	newAccounts(t, e, fencesql.MySQL, exec, true)
-	e.locked = mysqlLocked(e, db)
-	e.run = func(ctx context.Context, h *fence.Handle, fn txFunc, opts *fencesql.RunOptions) error {
-		return e.fences.Run(ctx, h, db, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, mysqlTxn{stdTxn{ctx, tx}}) }, opts)
-	}
+	newAccounts(t, e, stdFences(db, fencesql.MySQL), exec, true)
+	e.run = stdRun(mustStd(t, db, fencesql.MySQL, e.tables), asMySQL)
 	e.balance = func(ctx context.Context) (b int64, err error) {
 		q, _ := mysqlize(`SELECT balance FROM `+e.accounts+` WHERE id = 'alice'`, nil)
 		err = db.QueryRowContext(ctx, q).Scan(&b)
 		return b, err
 	}
-	e.lossyLocked = func(t *testing.T) func(context.Context, *fence.Session, string, txFunc, *fencesql.RunOptions) error {
+	e.lossyRun = func(t *testing.T) runFunc {
 		lossy := openMySQL(t, 4, func(cfg *mysql.Config) { cfg.DialFunc = lossyMySQLDial(t, func() {}) })
-		return mysqlLocked(e, lossy)
+		return stdRun(mustStd(t, lossy, fencesql.MySQL, e.tables), asMySQL)
 	}
 	return e
 }
