@@ -125,6 +125,9 @@ func (l *Locker) SetObserver(o *Observer) { l.obs.Store(o) }
 //
 // Nothing renews the lease: a Session does (see Session.Lock).
 func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *AcquireOptions) (Lease, error) {
+	if !l.observed() {
+		return l.acquire(ctx, key, ttl, opts)
+	}
 	ctx, end := l.observe(ctx, "acquire", key, 0)
 	lease, err := l.acquire(ctx, key, ttl, opts)
 	end(lease.Token, err)
@@ -181,6 +184,9 @@ func (l *Locker) acquire(ctx context.Context, key string, ttl time.Duration, opt
 // is refused with a *NotHeldError without asking the store. A lease whose
 // TTL is outside the backend's range gets an error matching ErrInvalid.
 func (l *Locker) Renew(ctx context.Context, lease Lease) (Lease, error) {
+	if !l.observed() {
+		return l.renew(ctx, lease)
+	}
 	ctx, end := l.observe(ctx, "renew", lease.Key, lease.Token)
 	out, err := l.renew(ctx, lease)
 	end(lease.Token, err)
@@ -302,6 +308,9 @@ func (l *Locker) notifyRelease(ctx context.Context, key string) (<-chan struct{}
 // then left in place. The record and its counter stay in the store so the
 // next token continues the sequence.
 func (l *Locker) Release(ctx context.Context, lease Lease) error {
+	if !l.observed() {
+		return l.release(ctx, lease)
+	}
 	ctx, end := l.observe(ctx, "release", lease.Key, lease.Token)
 	err := l.release(ctx, lease)
 	end(lease.Token, err)
@@ -332,6 +341,9 @@ func (l *Locker) release(ctx context.Context, lease Lease) error {
 // successful Acquire returns a token greater than the broken holder's.
 // Breaking a free or unknown key is not an error.
 func (l *Locker) Break(ctx context.Context, key string) error {
+	if !l.observed() {
+		return l.breakKey(ctx, key)
+	}
 	ctx, end := l.observe(ctx, "break", key, 0)
 	err := l.breakKey(ctx, key)
 	end(0, err)
@@ -353,6 +365,9 @@ func (l *Locker) breakKey(ctx context.Context, key string) error {
 
 // Inspect describes key without taking it.
 func (l *Locker) Inspect(ctx context.Context, key string) (LockInfo, error) {
+	if !l.observed() {
+		return l.inspect(ctx, key)
+	}
 	ctx, end := l.observe(ctx, "inspect", key, 0)
 	info, err := l.inspect(ctx, key)
 	end(info.Token, err)
@@ -404,6 +419,12 @@ func (l *Locker) Close() error {
 		return l.spec.Close()
 	}
 	return nil
+}
+
+// observed reports whether l's Observer watches its calls.
+func (l *Locker) observed() bool {
+	o := l.obs.Load()
+	return o != nil && o.Call != nil
 }
 
 // observe starts the observation of one store call, when l's Observer

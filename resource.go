@@ -88,12 +88,23 @@ func (r *Resource) As(target any) bool { return r.as != nil && r.as(target) }
 // other methods.
 func (r *Resource) SetObserver(o *Observer) { r.obs.Store(o) }
 
+// observed reports whether r's Observer watches its calls.
+func (r *Resource) observed() bool {
+	o := r.obs.Load()
+	return o != nil && o.Call != nil
+}
+
+// observe starts the observation of one store call, when r's Observer
+// has a Call function.
 func (r *Resource) observe(ctx context.Context, op, key string, t Token) (context.Context, func(Token, error)) {
 	return observeCall(ctx, r.obs.Load(), Call{Backend: r.spec.Name, Op: op, Key: key, Token: t})
 }
 
 // Put stores value under key if token >= highest(key).
 func (r *Resource) Put(ctx context.Context, key string, token Token, value []byte) error {
+	if !r.observed() {
+		return r.put(ctx, key, token, value)
+	}
 	ctx, end := r.observe(ctx, "put", key, token)
 	err := r.put(ctx, key, token, value)
 	end(token, err)
@@ -114,6 +125,9 @@ func (r *Resource) put(ctx context.Context, key string, token Token, value []byt
 // that stored it. A name never written or deleted (a tombstone) gets an
 // error matching ErrNotFound.
 func (r *Resource) Get(ctx context.Context, key string) ([]byte, Token, error) {
+	if !r.observed() {
+		return r.get(ctx, key)
+	}
 	ctx, end := r.observe(ctx, "get", key, 0)
 	value, token, err := r.get(ctx, key)
 	end(token, err)
@@ -141,6 +155,9 @@ func (r *Resource) get(ctx context.Context, key string) ([]byte, Token, error) {
 // tombstone so that highest(key) stays at least token. Deleting an absent
 // name is not an error but still records token.
 func (r *Resource) Delete(ctx context.Context, key string, token Token) error {
+	if !r.observed() {
+		return r.delete(ctx, key, token)
+	}
 	ctx, end := r.observe(ctx, "delete", key, token)
 	err := r.delete(ctx, key, token)
 	end(token, err)
@@ -160,6 +177,9 @@ func (r *Resource) delete(ctx context.Context, key string, token Token) error {
 // Highest returns the highest token accepted for key, including by a
 // Delete or a Claim; 0 if none was.
 func (r *Resource) Highest(ctx context.Context, key string) (Token, error) {
+	if !r.observed() {
+		return r.highest(ctx, key)
+	}
 	ctx, end := r.observe(ctx, "highest", key, 0)
 	t, err := r.highest(ctx, key)
 	end(t, err)
@@ -192,6 +212,9 @@ func (r *Resource) highest(ctx context.Context, key string) (Token, error) {
 // acknowledged write to a stale holder: a write with a lower token
 // that was not applied before the claim never will be.
 func (r *Resource) Claim(ctx context.Context, key string, token Token) error {
+	if !r.observed() {
+		return r.claim(ctx, key, token)
+	}
 	ctx, end := r.observe(ctx, "claim", key, token)
 	err := r.claim(ctx, key, token)
 	end(token, err)
