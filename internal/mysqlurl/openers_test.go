@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
-	_ "github.com/fencekit/fence/lockers/mysql" // the mysql:// locker opener
-	_ "github.com/fencekit/fence/resources/sql" // the mysql:// resource opener
+	_ "github.com/fencekit/fence/lockers/mysql"       // the mysql:// locker opener
+	_ "github.com/fencekit/fence/resources/sql/mysql" // the mysql:// resource opener
 )
 
 // TestOpenersAgree checks that fence.OpenLocker and fence.OpenResource

@@ -42,4 +42,3 @@ func TestScrubAndPasswords(t *testing.T) {
 		}
 	}
 }
-

@@ -61,4 +61,3 @@ func TestURLParams(t *testing.T) {
 		}
 	}
 }
-
