@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 )
 
 func TestTryOnceBusy(t *testing.T) {
@@ -19,7 +18,7 @@ func TestTryOnceBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := e.guard(t, guard.Options{})
+	g := e.guard(t, fence.SessionOptions{}, 0)
 	ran := false
 	err = g.Do(t.Context(), "job", func(context.Context, *fence.Handle) error { ran = true; return nil })
 	if !errors.Is(err, fence.ErrHeld) {
@@ -47,7 +46,7 @@ func TestWaitAcquiresAfterRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := e.guard(t, guard.Options{AcquireTimeout: time.Minute, BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second})
+	g := e.guard(t, fence.SessionOptions{BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second}, time.Minute)
 	done := make(chan error, 1)
 	var got fence.Lease
 	go func() {
@@ -88,7 +87,7 @@ func TestWaitTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	const timeout, step = 10 * time.Second, time.Second
-	g := e.guard(t, guard.Options{AcquireTimeout: timeout, BackoffMax: step})
+	g := e.guard(t, fence.SessionOptions{BackoffMax: step}, timeout)
 	done := make(chan error, 1)
 	go func() {
 		done <- g.Do(t.Context(), "job", func(context.Context, *fence.Handle) error {
@@ -143,15 +142,15 @@ func TestAcquireErrors(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			for range tc.faults {
-				e.locker.queueAcquire(func(context.Context, string, time.Duration, *fence.AcquireOptions, func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
+				e.fault.queueAcquire(func(context.Context, string, string, time.Duration, func(context.Context, string, string, time.Duration) (fence.Lease, error)) (fence.Lease, error) {
 					return fence.Lease{}, errTransient
 				})
 			}
-			opts := guard.Options{}
+			var wait time.Duration
 			if tc.wait {
-				opts.AcquireTimeout = time.Minute
+				wait = time.Minute
 			}
-			g := e.guard(t, opts)
+			g := e.guard(t, fence.SessionOptions{}, wait)
 			done := make(chan error, 1)
 			go func() { done <- g.Do(t.Context(), tc.key, func(context.Context, *fence.Handle) error { return nil }) }()
 			for range tc.faults {
@@ -161,7 +160,7 @@ func TestAcquireErrors(t *testing.T) {
 				if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
 					t.Fatal(err)
 				}
-				e.clk.Advance(guard.DefaultBackoffMax)
+				e.clk.Advance(fence.DefaultBackoffMax)
 			}
 			err := <-done
 			if tc.wantErr == nil && err != nil || !errors.Is(err, tc.wantErr) {
@@ -189,17 +188,17 @@ func TestAmbiguousAcquireReconciled(t *testing.T) {
 		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			e.locker.queueAcquire(func(ctx context.Context, key string, ttl time.Duration, o *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
-				if _, err := real(ctx, key, ttl, o); err != nil {
+			e.fault.queueAcquire(func(ctx context.Context, key, owner string, ttl time.Duration, real func(context.Context, string, string, time.Duration) (fence.Lease, error)) (fence.Lease, error) {
+				if _, err := real(ctx, key, owner, ttl); err != nil {
 					return fence.Lease{}, err
 				}
 				return fence.Lease{}, fmt.Errorf("acquire: %w", context.DeadlineExceeded)
 			})
-			opts := guard.Options{}
+			var timeout time.Duration
 			if wait {
-				opts.AcquireTimeout = time.Minute
+				timeout = time.Minute
 			}
-			g := e.guard(t, opts)
+			g := e.guard(t, fence.SessionOptions{}, timeout)
 			var got fence.Lease
 			err := g.Do(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
 			if err != nil {
@@ -222,7 +221,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 	if _, err := e.mem.Acquire(t.Context(), "job", time.Hour, nil); err != nil {
 		t.Fatal(err)
 	}
-	g := e.guard(t, guard.Options{AcquireTimeout: time.Hour})
+	g := e.guard(t, fence.SessionOptions{}, time.Hour)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- g.Do(ctx, "job", func(context.Context, *fence.Handle) error { return nil }) }()
@@ -245,14 +244,14 @@ func TestAmbiguousAcquireAfterCancel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	e.locker.queueAcquire(func(_ context.Context, key string, ttl time.Duration, o *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
-		if _, err := real(context.WithoutCancel(ctx), key, ttl, o); err != nil {
+	e.fault.queueAcquire(func(_ context.Context, key, owner string, ttl time.Duration, real func(context.Context, string, string, time.Duration) (fence.Lease, error)) (fence.Lease, error) {
+		if _, err := real(context.WithoutCancel(ctx), key, owner, ttl); err != nil {
 			return fence.Lease{}, err
 		}
 		cancel()
 		return fence.Lease{}, ctx.Err()
 	})
-	err := e.guard(t, guard.Options{}).Do(ctx, "job", func(context.Context, *fence.Handle) error {
+	err := e.guard(t, fence.SessionOptions{}, 0).Do(ctx, "job", func(context.Context, *fence.Handle) error {
 		t.Error("fn ran after the caller cancelled")
 		return nil
 	})
@@ -277,14 +276,14 @@ func TestLateAmbiguousWinKeepsItsDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lost := func(ctx context.Context, key string, ttl time.Duration, o *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
-		if _, err := real(ctx, key, ttl, o); err != nil && !errors.Is(err, fence.ErrHeld) {
+	lost := func(ctx context.Context, key, owner string, ttl time.Duration, real func(context.Context, string, string, time.Duration) (fence.Lease, error)) (fence.Lease, error) {
+		if _, err := real(ctx, key, owner, ttl); err != nil && !errors.Is(err, fence.ErrHeld) {
 			return fence.Lease{}, err
 		}
 		return fence.Lease{}, fmt.Errorf("acquire: %w", context.DeadlineExceeded)
 	}
-	e.locker.queueAcquire(lost) // attempt 1: busy in fact, answer lost
-	g := e.guard(t, guard.Options{TTL: leaseTTL, AcquireTimeout: time.Hour, BackoffMin: time.Second, BackoffMax: 2 * time.Second})
+	e.fault.queueAcquire(lost) // attempt 1: busy in fact, answer lost
+	g := e.guard(t, fence.SessionOptions{TTL: leaseTTL, BackoffMin: time.Second, BackoffMax: 2 * time.Second}, time.Hour)
 	j := goJob(t.Context(), g, "job")
 	// Busy attempts for three TTLs.
 	for e.elapsed() < 3*leaseTTL {
@@ -299,7 +298,7 @@ func TestLateAmbiguousWinKeepsItsDeadline(t *testing.T) {
 	if err := e.mem.Release(t.Context(), holder); err != nil {
 		t.Fatal(err)
 	}
-	e.locker.queueAcquire(lost) // the winning attempt loses its answer
+	e.fault.queueAcquire(lost) // the winning attempt loses its answer
 	won := e.elapsed()
 	e.clk.Advance(2 * time.Second)
 	select {

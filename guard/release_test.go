@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 )
 
 func TestReleases(t *testing.T) {
@@ -31,7 +30,7 @@ func TestReleases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			g := e.guard(t, guard.Options{})
+			g := e.guard(t, fence.SessionOptions{}, 0)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			var lease fence.Lease
@@ -76,7 +75,7 @@ func TestReleases(t *testing.T) {
 func TestLostAndFnError(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
+	j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl}, 0), "job")
 	e.waitIdle(t, j)
 	if err := e.mem.Break(t.Context(), "job"); err != nil {
 		t.Fatal(err)
@@ -95,7 +94,7 @@ func TestLostAndFnError(t *testing.T) {
 func TestReleaseRevealsLoss(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	g := e.guard(t, guard.Options{})
+	g := e.guard(t, fence.SessionOptions{}, 0)
 	err := g.Do(t.Context(), "job", func(ctx context.Context, _ *fence.Handle) error {
 		return e.mem.Break(ctx, "job")
 	})
@@ -104,20 +103,20 @@ func TestReleaseRevealsLoss(t *testing.T) {
 	}
 }
 
-func TestDoRejectsNilFn(t *testing.T) {
+func TestRunRejectsNilFn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if err := e.guard(t, guard.Options{}).Do(t.Context(), "job", nil); !errors.Is(err, fence.ErrInvalid) {
+	if err := e.guard(t, fence.SessionOptions{}, 0).Do(t.Context(), "job", nil); !errors.Is(err, fence.ErrInvalid) {
 		t.Fatalf("Do(nil fn): %v, want ErrInvalid", err)
 	}
 }
 
-func TestDoWithDoneContext(t *testing.T) {
+func TestRunWithDoneContext(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := e.guard(t, guard.Options{AcquireTimeout: 1}).Do(ctx, "job", func(context.Context, *fence.Handle) error {
+	err := e.guard(t, fence.SessionOptions{}, 1).Do(ctx, "job", func(context.Context, *fence.Handle) error {
 		t.Error("fn ran with a done context")
 		return nil
 	})
