@@ -20,9 +20,9 @@ func TestTryOnceBusy(t *testing.T) {
 	}
 	g := e.guard(t, fence.SessionOptions{}, 0)
 	ran := false
-	err = g.Do(t.Context(), "job", func(context.Context, *fence.Handle) error { ran = true; return nil })
+	err = g.Run(t.Context(), "job", func(context.Context, *fence.Handle) error { ran = true; return nil })
 	if !errors.Is(err, fence.ErrHeld) {
-		t.Fatalf("Do on a busy key: %v, want ErrHeld", err)
+		t.Fatalf("Run on a busy key: %v, want ErrHeld", err)
 	}
 	var held *fence.HeldError
 	if !errors.As(err, &held) || held.Owner != holder.Owner || held.Token != holder.Token {
@@ -50,7 +50,7 @@ func TestWaitAcquiresAfterRelease(t *testing.T) {
 	done := make(chan error, 1)
 	var got fence.Lease
 	go func() {
-		done <- g.Do(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
+		done <- g.Run(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
 	}()
 	// Let a few attempts find the key busy.
 	for range 3 {
@@ -67,7 +67,7 @@ func TestWaitAcquiresAfterRelease(t *testing.T) {
 	}
 	e.clk.Advance(time.Second)
 	if err := <-done; err != nil {
-		t.Fatalf("Do after the holder released: %v", err)
+		t.Fatalf("Run after the holder released: %v", err)
 	}
 	if got.Token != holder.Token+1 {
 		t.Errorf("token %d, want %d", got.Token, holder.Token+1)
@@ -90,7 +90,7 @@ func TestWaitTimesOut(t *testing.T) {
 	g := e.guard(t, fence.SessionOptions{BackoffMax: step}, timeout)
 	done := make(chan error, 1)
 	go func() {
-		done <- g.Do(t.Context(), "job", func(context.Context, *fence.Handle) error {
+		done <- g.Run(t.Context(), "job", func(context.Context, *fence.Handle) error {
 			t.Error("fn ran although the key stayed busy")
 			return nil
 		})
@@ -114,7 +114,7 @@ func TestWaitTimesOut(t *testing.T) {
 	}
 	err := <-done
 	if !errors.Is(err, fence.ErrHeld) {
-		t.Fatalf("Do after the timeout: %v, want ErrHeld", err)
+		t.Fatalf("Run after the timeout: %v, want ErrHeld", err)
 	}
 	if el := e.elapsed(); el < timeout || el >= timeout+step {
 		t.Errorf("gave up after %v of clock time, want [%v, %v)", el, timeout, timeout+step)
@@ -152,7 +152,7 @@ func TestAcquireErrors(t *testing.T) {
 			}
 			g := e.guard(t, fence.SessionOptions{}, wait)
 			done := make(chan error, 1)
-			go func() { done <- g.Do(t.Context(), tc.key, func(context.Context, *fence.Handle) error { return nil }) }()
+			go func() { done <- g.Run(t.Context(), tc.key, func(context.Context, *fence.Handle) error { return nil }) }()
 			for range tc.faults {
 				if !tc.wait {
 					break
@@ -164,7 +164,7 @@ func TestAcquireErrors(t *testing.T) {
 			}
 			err := <-done
 			if tc.wantErr == nil && err != nil || !errors.Is(err, tc.wantErr) {
-				t.Fatalf("Do: %v, want %v", err, tc.wantErr)
+				t.Fatalf("Run: %v, want %v", err, tc.wantErr)
 			}
 			var attempts []string
 			for _, ev := range e.obs.list() {
@@ -200,16 +200,16 @@ func TestAmbiguousAcquireReconciled(t *testing.T) {
 			}
 			g := e.guard(t, fence.SessionOptions{}, timeout)
 			var got fence.Lease
-			err := g.Do(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
+			err := g.Run(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
 			if err != nil {
-				t.Fatalf("Do: %v", err)
+				t.Fatalf("Run: %v", err)
 			}
 			if got.Token != 1 {
 				t.Errorf("fn got token %d, want the token of the ambiguous acquire, 1", got.Token)
 			}
 			info, err := e.mem.Inspect(t.Context(), "job")
 			if err != nil || info.Held {
-				t.Errorf("after Do: %+v, %v; want the key released", info, err)
+				t.Errorf("after Run: %+v, %v; want the key released", info, err)
 			}
 		})
 	}
@@ -224,14 +224,14 @@ func TestCancelWhileWaiting(t *testing.T) {
 	g := e.guard(t, fence.SessionOptions{}, time.Hour)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- g.Do(ctx, "job", func(context.Context, *fence.Handle) error { return nil }) }()
+	go func() { done <- g.Run(ctx, "job", func(context.Context, *fence.Handle) error { return nil }) }()
 	if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
 	err := <-done
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Do: %v, want context.Canceled", err)
+		t.Fatalf("Run: %v, want context.Canceled", err)
 	}
 	if n := e.clk.Timers(); n != 0 {
 		t.Errorf("%d timers left armed", n)
@@ -251,16 +251,16 @@ func TestAmbiguousAcquireAfterCancel(t *testing.T) {
 		cancel()
 		return fence.Lease{}, ctx.Err()
 	})
-	err := e.guard(t, fence.SessionOptions{}, 0).Do(ctx, "job", func(context.Context, *fence.Handle) error {
+	err := e.guard(t, fence.SessionOptions{}, 0).Run(ctx, "job", func(context.Context, *fence.Handle) error {
 		t.Error("fn ran after the caller cancelled")
 		return nil
 	})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Do: %v, want context.Canceled", err)
+		t.Fatalf("Run: %v, want context.Canceled", err)
 	}
 	info, err := e.mem.Inspect(t.Context(), "job")
 	if err != nil || info.Held || info.Token != 1 {
-		t.Errorf("after Do: %+v, %v; want the lease the guard won released", info, err)
+		t.Errorf("after Run: %+v, %v; want the lease the guard won released", info, err)
 	}
 }
 
@@ -304,7 +304,7 @@ func TestLateAmbiguousWinKeepsItsDeadline(t *testing.T) {
 	select {
 	case <-j.start:
 	case <-j.done:
-		t.Fatalf("Do returned before running fn: %v", j.err)
+		t.Fatalf("Run returned before running fn: %v", j.err)
 	}
 	if err := j.ctx.Err(); err != nil {
 		t.Fatalf("fn's context is done as fn starts (%v, cause %v); the lease was won at %v", err, context.Cause(j.ctx), won)
@@ -316,6 +316,6 @@ func TestLateAmbiguousWinKeepsItsDeadline(t *testing.T) {
 		t.Fatalf("lease lost at %v: %v", e.elapsed(), context.Cause(j.ctx))
 	}
 	if err := j.end(t, func() error { return nil }); err != nil {
-		t.Fatalf("Do: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 }

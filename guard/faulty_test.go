@@ -202,8 +202,8 @@ type runner struct {
 	opts *fence.LockOptions
 }
 
-// Do is guard.Run through r's session.
-func (r runner) Do(ctx context.Context, key string, fn guard.Func) error {
+// Run is guard.Run through r's session.
+func (r runner) Run(ctx context.Context, key string, fn guard.Func) error {
 	return guard.Run(ctx, r.s, key, fn, r.opts)
 }
 
@@ -237,27 +237,27 @@ type job struct {
 	err    error
 }
 
-// startJob runs g.Do(ctx, key, ...) and waits until fn runs.
+// startJob runs g.Run(ctx, key, ...) and waits until fn runs.
 func startJob(t *testing.T, ctx context.Context, g runner, key string) *job {
 	t.Helper()
 	j := goJob(ctx, g, key)
 	select {
 	case <-j.start:
 	case <-j.done:
-		t.Fatalf("Do returned before running fn: %v", j.err)
+		t.Fatalf("Run returned before running fn: %v", j.err)
 	case <-t.Context().Done():
 		t.Fatal("fn never started")
 	}
 	return j
 }
 
-// goJob runs g.Do(ctx, key, ...) without waiting for fn: j.start closes
+// goJob runs g.Run(ctx, key, ...) without waiting for fn: j.start closes
 // when it runs.
 func goJob(ctx context.Context, g runner, key string) *job {
 	j := &job{start: make(chan struct{}), finish: make(chan func() error, 1), done: make(chan struct{})}
 	go func() {
 		defer close(j.done)
-		j.err = g.Do(ctx, key, func(ctx context.Context, h *fence.Handle) error {
+		j.err = g.Run(ctx, key, func(ctx context.Context, h *fence.Handle) error {
 			lease := h.Lease()
 			j.ctx, j.lease = ctx, lease
 			close(j.start)
@@ -267,7 +267,7 @@ func goJob(ctx context.Context, g runner, key string) *job {
 	return j
 }
 
-// end makes fn return f() and waits for Do to return its error.
+// end makes fn return f() and waits for Run to return its error.
 func (j *job) end(t *testing.T, f func() error) error {
 	t.Helper()
 	j.finish <- f
@@ -275,14 +275,14 @@ func (j *job) end(t *testing.T, f func() error) error {
 	case <-j.done:
 		return j.err
 	case <-t.Context().Done():
-		t.Fatal("Do did not return")
+		t.Fatal("Run did not return")
 		return nil
 	}
 }
 
-// waitIdle waits until the renewer has armed both its timers (the safety
-// deadline and the next renewal), failing the test if the lease is lost
-// meanwhile.
+// waitIdle waits until the session's keepalive has armed both its timers
+// (the safety deadline and the next renewal), failing the test if the
+// lease is lost meanwhile.
 func (e *env) waitIdle(t *testing.T, j *job) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -290,12 +290,12 @@ func (e *env) waitIdle(t *testing.T, j *job) {
 	stop := context.AfterFunc(j.ctx, cancel)
 	defer stop()
 	if err := e.clk.WaitTimers(ctx, 2); err != nil {
-		t.Fatalf("renewer not idle: work context: %v, cause %v", j.ctx.Err(), context.Cause(j.ctx))
+		t.Fatalf("keepalive not idle: work context: %v, cause %v", j.ctx.Err(), context.Cause(j.ctx))
 	}
 }
 
 // advanceTo moves the clock to epoch+at in steps of at most step, letting
-// the renewer react to each step.
+// the keepalive react to each step.
 func (e *env) advanceTo(t *testing.T, j *job, at, step time.Duration) {
 	t.Helper()
 	for {

@@ -46,7 +46,7 @@ func TestRenewsEveryThirdOfTTL(t *testing.T) {
 		t.Fatalf("work context cancelled: %v", context.Cause(j.ctx))
 	}
 	if err := j.end(t, func() error { return nil }); err != nil {
-		t.Fatalf("Do: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 }
 
@@ -69,7 +69,7 @@ func TestBrokenLockCancelsWork(t *testing.T) {
 	}
 	err := j.end(t, func() error { return context.Cause(j.ctx) })
 	if !errors.Is(err, fence.ErrLeaseLost) {
-		t.Fatalf("Do: %v, want ErrLeaseLost", err)
+		t.Fatalf("Run: %v, want ErrLeaseLost", err)
 	}
 }
 
@@ -117,7 +117,7 @@ func TestTransientFailuresCancelAtDeadline(t *testing.T) {
 				t.Errorf("cause %v does not carry the last renewal error", cause)
 			}
 			if err := j.end(t, func() error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
-				t.Fatalf("Do: %v, want ErrLeaseLost", err)
+				t.Fatalf("Run: %v, want ErrLeaseLost", err)
 			}
 		})
 	}
@@ -127,7 +127,7 @@ func TestTransientFailuresCancelAtDeadline(t *testing.T) {
 // waits for the hung call to return.
 func TestHungRenewalCancelsAtDeadline(t *testing.T) {
 	// Not parallel: waitForFrame looks at every goroutine, and parallel
-	// tests would have their own Do calls waiting in the same frame.
+	// tests would have their own Run calls waiting in the same frame.
 	e := newEnv(t)
 	entered, unblock := make(chan struct{}, 1), make(chan struct{})
 	e.fault.setRenew(hangRenew(entered, unblock))
@@ -146,14 +146,14 @@ func TestHungRenewalCancelsAtDeadline(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- j.end(t, func() error { return nil }) }()
-	// Do must wait for the renewal in flight before it releases.
+	// Run must wait for the renewal in flight before it releases.
 	waitForFrame(t, "fence.(*Session).letGo")
 	if slices.ContainsFunc(e.fault.calls(), func(s string) bool { return strings.HasPrefix(s, "release") }) {
 		t.Fatal("released while a renewal was in flight")
 	}
 	close(unblock)
 	if err := <-done; !errors.Is(err, fence.ErrLeaseLost) {
-		t.Fatalf("Do: %v, want ErrLeaseLost", err)
+		t.Fatalf("Run: %v, want ErrLeaseLost", err)
 	}
 	calls := e.fault.calls()
 	if i, r := slices.Index(calls, "renew err="+errTransient.Error()), slices.IndexFunc(calls, func(s string) bool { return strings.HasPrefix(s, "release") }); i < 0 || r < i {
@@ -182,7 +182,7 @@ func TestAmbiguousRenewal(t *testing.T) {
 			t.Errorf("calls %q: want an Inspect after the ambiguous renewal", e.fault.calls())
 		}
 		if err := j.end(t, func() error { return nil }); err != nil {
-			t.Fatalf("Do: %v", err)
+			t.Fatalf("Run: %v", err)
 		}
 	})
 	// The answer was lost and meanwhile another owner took the key:
@@ -213,11 +213,11 @@ func TestAmbiguousRenewal(t *testing.T) {
 			t.Errorf("ReconcileError found %+v, want the new holder %+v", rec.Found, other)
 		}
 		if err := j.end(t, func() error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
-			t.Fatalf("Do: %v, want ErrLeaseLost", err)
+			t.Fatalf("Run: %v, want ErrLeaseLost", err)
 		}
 		info, err := e.mem.Inspect(t.Context(), "job")
 		if err != nil || !info.Held || info.Owner != other.Owner {
-			t.Errorf("after Do: %+v, %v; want the new holder's lease left in place", info, err)
+			t.Errorf("after Run: %+v, %v; want the new holder's lease left in place", info, err)
 		}
 	})
 }
@@ -241,11 +241,11 @@ func waitForFrame(t *testing.T, frame string) {
 	}
 }
 
-// When fn returns while a renewal hangs, Do waits for the renewal to
+// When fn returns while a renewal hangs, Run waits for the renewal to
 // return, then releases; the hang is not a loss.
 func TestReturnDuringHungRenewal(t *testing.T) {
 	// Not parallel: waitForFrame looks at every goroutine, and parallel
-	// tests would have their own Do calls waiting in the same frame.
+	// tests would have their own Run calls waiting in the same frame.
 	e := newEnv(t)
 	entered, unblock := make(chan struct{}, 1), make(chan struct{})
 	e.fault.queueRenew(hangRenew(entered, unblock))
@@ -258,7 +258,7 @@ func TestReturnDuringHungRenewal(t *testing.T) {
 	waitForFrame(t, "fence.(*Session).letGo")
 	close(unblock)
 	if err := <-done; err != nil {
-		t.Fatalf("Do: %v, want nil", err)
+		t.Fatalf("Run: %v, want nil", err)
 	}
 	if got := e.fault.calls(); !slices.Equal(got, []string{"acquire err=<nil>", "renew err=" + errTransient.Error(), "release err=<nil>"}) {
 		t.Errorf("calls %q", got)
