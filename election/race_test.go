@@ -315,9 +315,10 @@ func (r *race) checkSafe() {
 }
 
 // settle waits until every goroutine of the race is parked on the fake
-// clock: each running campaign waits on one timer, each held lease's
-// renewer on two (next renewal, safety deadline), and every held lease
-// has its leader function parked in r.lead (none is starting or ending).
+// clock: each running campaign waits on one timer, the keepalive of each
+// session holding a lease on two (next renewal, safety deadline), and
+// every held lease has its leader function parked in r.lead (none is
+// starting or ending).
 func (r *race) settle() {
 	r.t.Helper()
 	giveUp := time.Now().Add(20 * time.Second)

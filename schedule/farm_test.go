@@ -313,8 +313,8 @@ func (f *farm) checkAtMostOnce() {
 
 // settle waits until every Run loop is parked on the fake clock: an idle
 // loop waits on one timer; a replica holding the job lock waits on three
-// (the hold, and its renewer's next renewal and safety deadline), or on
-// two while its job waits in block.
+// (the hold, and its session keepalive's next renewal and safety
+// deadline), or on two while its job waits in block.
 func (f *farm) settle() {
 	f.t.Helper()
 	giveUp := time.Now().Add(20 * time.Second)

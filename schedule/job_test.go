@@ -87,7 +87,7 @@ func TestLockAtLeastFor(t *testing.T) {
 	}()
 	wait, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if err := clock.WaitTimers(wait, 3); err != nil { // the hold and the renewer's two
+	if err := clock.WaitTimers(wait, 3); err != nil { // the hold and the keepalive's two
 		t.Fatalf("the run does not hold the lock: %v", err)
 	}
 	if len(f.runsOf(window)) != 1 {
