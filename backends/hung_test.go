@@ -88,7 +88,7 @@ func forEveryScheme(t *testing.T, addrs func(t *testing.T) []string, check func(
 			ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 			defer cancel()
 			start := time.Now()
-			l, openErr = fence.OpenLocker(ctx, s.url(addrs(t)))
+			l, openErr = fence.OpenLocker(ctx, s.url(addrs(t)), nil)
 			if openErr != nil {
 				// The opener waited for the store (ZooKeeper's session).
 				judge(t, "open", time.Since(start), openErr)
@@ -107,7 +107,7 @@ func forEveryScheme(t *testing.T, addrs func(t *testing.T) []string, check func(
 			if s.url == nil {
 				t.Skip(s.inProcess)
 			}
-			r, err := fence.OpenResource(t.Context(), s.url(addrs(t)))
+			r, err := fence.OpenResource(t.Context(), s.url(addrs(t)), nil)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}

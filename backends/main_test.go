@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // TestMain sets the SDKs' environment of deadEnv for the whole test

@@ -50,6 +50,7 @@ func (m *memoryStore) read(ctx context.Context, name string) ([]byte, fence.Toke
 // metadata, the write one conditional PUT.
 type s3Store struct {
 	client   *s3.Client
+	name     string // the bucket's
 	bucket   *fence.Resource
 	unfenced bool
 }
@@ -65,7 +66,7 @@ func newS3Store(ctx context.Context, client *s3.Client, bucket string, unfenced 
 	if err != nil {
 		return nil, err
 	}
-	return &s3Store{client: client, bucket: b, unfenced: unfenced}, nil
+	return &s3Store{client: client, name: bucket, bucket: b, unfenced: unfenced}, nil
 }
 
 func (s *s3Store) upload(ctx context.Context, name string, token fence.Token, csv []byte) error {
@@ -73,7 +74,7 @@ func (s *s3Store) upload(ctx context.Context, name string, token fence.Token, cs
 		// Control run: a plain PUT that records the token the way the
 		// fenced writer does, but checks nothing.
 		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
-			Bucket: aws.String(s.bucket.BucketName()), Key: aws.String(name), Body: bytes.NewReader(csv),
+			Bucket: aws.String(s.name), Key: aws.String(name), Body: bytes.NewReader(csv),
 			ContentType: aws.String("text/csv"),
 			Metadata:    map[string]string{fences3.MetaToken: token.String(), fences3.MetaWriteID: randomID()},
 		})
@@ -86,7 +87,7 @@ func (s *s3Store) upload(ctx context.Context, name string, token fence.Token, cs
 }
 
 func (s *s3Store) read(ctx context.Context, name string) ([]byte, fence.Token, error) {
-	obj, err := s.bucket.GetObject(ctx, name)
+	obj, err := fences3.GetObject(ctx, s.bucket, name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -138,7 +139,7 @@ func (g *gcsStore) upload(ctx context.Context, name string, token fence.Token, c
 }
 
 func (g *gcsStore) read(ctx context.Context, name string) ([]byte, fence.Token, error) {
-	r, err := g.res.Open(ctx, name)
+	r, err := fencegcs.NewReader(ctx, g.res, name)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -25,7 +25,7 @@ type refusing struct {
 }
 
 func (d *refusing) Renew(ctx context.Context, lease fence.Lease) error {
-	err := d.LockerDriver.Renew(ctx, lease)
+	err := d.Locker.Renew(ctx, lease)
 	if err == nil {
 		d.mu.Lock()
 		d.renewed[lease.Token] = true
@@ -41,7 +41,7 @@ func (d *refusing) Release(ctx context.Context, lease fence.Lease) error {
 	if refuse {
 		return fence.ErrNotHeld
 	}
-	return d.LockerDriver.Release(ctx, lease)
+	return d.Locker.Release(ctx, lease)
 }
 
 // refusingOpener opens refusing://NAME: like mem://NAME, one locker per
@@ -53,19 +53,21 @@ type refusingOpener struct {
 
 func (o *refusingOpener) URLForm() string { return "refusing://NAME" }
 
-func (o *refusingOpener) OpenLockerURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.Locker], error) {
+func (o *refusingOpener) OpenLockerURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (*fence.Locker, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	l, ok := o.named[u.Host]
 	if !ok {
 		var err error
-		d := &refusing{LockerDriver: memory.New(nil).Driver(), renewed: map[fence.Token]bool{}}
-		if l, err = driver.NewLocker(d, nil); err != nil {
-			return fence.Opened[*fence.Locker]{}, err
+		l, err = driver.Wrap(memory.New(nil), func(d driver.Locker) driver.Locker {
+			return &refusing{Locker: d, renewed: map[fence.Token]bool{}}
+		})
+		if err != nil {
+			return nil, err
 		}
 		o.named[u.Host] = l
 	}
-	return fence.Opened[*fence.Locker]{Value: l}, nil
+	return l, nil
 }
 
 func init() {
