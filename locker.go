@@ -204,7 +204,7 @@ func (l *Locker) renew(ctx context.Context, lease Lease) (Lease, error) {
 	return l.renewed(ctx, lease, sent, l.d.Renew(ctx, lease))
 }
 
-// renewable checks a lease given to Renew or RenewMany, and ctx.
+// renewable checks a lease given to Renew or renewMany, and ctx.
 func (l *Locker) renewable(ctx context.Context, lease Lease) error {
 	if err := l.checkLease(lease); err != nil {
 		return err

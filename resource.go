@@ -21,7 +21,8 @@ type resourceDriver interface {
 
 // Resource is the resource side of fencing: a store of named values in
 // which every write carries a token. Get one from a resource backend's
-// constructor (s3.New, sql.New, memory.New, ...) or from OpenResource;
+// constructor (s3.New, memory.New, the Resource method of resources/sql's
+// Fences, ...) or from OpenResource;
 // every backend returns this one type, and passes the conformance suite
 // in resources/resourcetest.
 //

@@ -53,7 +53,7 @@ type Remover func(ctx context.Context, s *Stage, clean string) error
 // LockerKind is a locker backend in one configuration. The run opens its
 // lockers from URL with fence.OpenLocker, through the backend's
 // registered URL opener (package backends registers them all): once
-// without faults to create the store (PortableLocker.Create, skipped where
+// without faults to create the store (fence.Locker.Create, skipped where
 // there is nothing to create), then once per worker, with the worker's
 // clock and the stage's faulty HTTP client, so that each worker has a
 // Locker and clients of its own, like separate processes (memory's named
@@ -124,7 +124,7 @@ type Expected struct {
 
 // ResourceKind is a resource backend. The run opens it from URL with
 // fence.OpenResource: once without faults, to create the store
-// (PortableResource.Create, skipped where there is nothing to create), to
+// (fence.Resource.Create, skipped where there is nothing to create), to
 // read it back after the run and for the guaranteed stale write; and once
 // with the stage's faulty HTTP client, for the workers, who share it.
 type ResourceKind struct {

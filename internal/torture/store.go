@@ -69,7 +69,7 @@ func control(r resource, fenced bool) resource {
 	return Unfenced{r}
 }
 
-// store is what the run needs of a PortableLocker or PortableResource
+// store is what the run needs of a *fence.Locker or *fence.Resource
 // beyond its contract.
 type store interface {
 	Create(ctx context.Context) error

@@ -38,7 +38,7 @@ import (
 // lockers (guard, election, schedule, the fence command, the torture run)
 // are tested on. Every such test ranges over Backends, so a new locker
 // joins all of them by being added there once, with the URL of a fresh
-// key space: the lockers are opened from it with fence.OpenLockerWith,
+// key space: the lockers are opened from it with fence.OpenLocker,
 // like any program opens them.
 type Backend struct {
 	// Name names the store and its mode in subtest names.
