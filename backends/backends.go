@@ -14,8 +14,9 @@
 // gs (lockers/gcs), etcd and etcds (lockers/etcd), redis, rediss and
 // redis+sentinel (lockers/redis), redlock (lockers/redlock), mysql
 // (lockers/mysql), zk (lockers/zookeeper). Resource
-// schemes: mem (resources/memory), postgres, postgresql, sqlite and mysql
-// (resources/sql), dynamodb (resources/dynamo), s3 (resources/s3), gs
+// schemes: mem (resources/memory), postgres and postgresql
+// (resources/sql), sqlite (resources/sql/sqlite), mysql
+// (resources/sql/mysql), dynamodb (resources/dynamo), s3 (resources/s3), gs
 // (resources/gcs), etcd and etcds (resources/etcd), redis and rediss
 // (resources/redis). driver.LockerSchemes and
 // driver.ResourceSchemes list what is registered.

@@ -61,7 +61,7 @@ type urlConfig struct {
 const tableParam = "table"
 
 // parseURL reads a mysql:// URL (mysqlurl.Parse, shared with the
-// resources/sql opener) and its table parameter. Errors match
+// resources/sql/mysql opener) and its table parameter. Errors match
 // fence.ErrInvalid and never show the URL's password.
 func parseURL(u *url.URL) (urlConfig, error) {
 	p, err := mysqlurl.Parse(u, tableParam)
