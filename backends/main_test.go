@@ -1,12 +1,11 @@
 package backends_test
 
 import (
-	"context"
 	"net"
 	"os"
 	"testing"
 
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/fencekit/fence/internal/redisclient"
 )
 
 // TestMain sets the SDKs' environment of deadEnv for the whole test
@@ -15,7 +14,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		// go-redis's one process-wide logger is the program's to set, as
 		// the fence command does; the other clients need nothing.
-		goredis.SetLogger(discardRedis{})
+		redisclient.Quiet()
 		os.Exit(quietChild())
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -33,7 +32,3 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
-
-type discardRedis struct{}
-
-func (discardRedis) Printf(context.Context, string, ...any) {}

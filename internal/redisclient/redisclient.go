@@ -13,6 +13,8 @@
 package redisclient
 
 import (
+	"context"
+
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -30,3 +32,12 @@ func NewFailover(o *goredis.FailoverOptions) *goredis.Client {
 	o.ContextTimeoutEnabled = true
 	return goredis.NewFailoverClient(o)
 }
+
+// Quiet sets go-redis's process-wide logger to one that discards
+// everything. Only programs call it (the fence command, the torture run):
+// the logger is the program's, and importing a backend leaves it alone.
+func Quiet() { goredis.SetLogger(discard{}) }
+
+type discard struct{}
+
+func (discard) Printf(context.Context, string, ...any) {}

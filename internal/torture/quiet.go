@@ -1,17 +1,9 @@
 package torture
 
-import (
-	"context"
-
-	goredis "github.com/redis/go-redis/v9"
-)
+import "github.com/fencekit/fence/internal/redisclient"
 
 // The run reports what its clients meet in its own table and logs:
 // go-redis's process-wide logger, which would print every dial failure of
 // a Sentinel failover on standard error, discards them. The run and its
 // worker processes are the only programs that import this package.
-func init() { goredis.SetLogger(discardRedis{}) }
-
-type discardRedis struct{}
-
-func (discardRedis) Printf(context.Context, string, ...any) {}
+func init() { redisclient.Quiet() }
