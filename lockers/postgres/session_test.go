@@ -84,7 +84,7 @@ func TestSessionRenewsInOneStatement(t *testing.T) {
 		if err := h.Err(); err != nil {
 			t.Fatalf("handle %s lost: %v", h.Key(), err)
 		}
-		if left := time.Until(h.ValidUntil()); left < ttl-interval-time.Second {
+		if left := time.Until(h.Lease().ValidUntil); left < ttl-interval-time.Second {
 			t.Fatalf("handle %s has %v left, want it renewed within the last interval", h.Key(), left)
 		}
 	}

@@ -169,7 +169,7 @@ func TestClusterLeaderKill(t *testing.T) {
 
 	// The long holder: kept across the failover, or lost, and then only
 	// after its last renewal ran out.
-	until := held.ValidUntil()
+	until := held.Lease().ValidUntil
 	lost := held.Err()
 	t.Logf("long holder: error %v, valid until %v; %d contender wins", lost, until.Format(time.StampMilli), len(longWins))
 	for _, w := range longWins {

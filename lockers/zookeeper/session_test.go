@@ -61,8 +61,8 @@ func TestSessionExpiryLosesLease(t *testing.T) {
 	}
 	t.Logf("handle lost %v after the cut: %v", time.Since(cut), h.Err())
 	r := waittest.Wait(t, result, session+waittest.WakeBound)
-	if r.At.Before(h.ValidUntil()) {
-		t.Errorf("the waiter got the key at %v, before the holder's lease ran out at %v", r.At, h.ValidUntil())
+	if r.At.Before(h.Lease().ValidUntil) {
+		t.Errorf("the waiter got the key at %v, before the holder's lease ran out at %v", r.At, h.Lease().ValidUntil)
 	}
 	if r.Handle.Token() <= h.Token() {
 		t.Errorf("waiter's token %d, want above the holder's %d", r.Handle.Token(), h.Token())
