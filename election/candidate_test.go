@@ -149,7 +149,7 @@ func TestLeaderIsLastRenewal(t *testing.T) {
 	if !ok || h != first.h {
 		t.Fatalf("Leader: %p, %v; want the term's handle %p", h, ok, first.h)
 	}
-	if lease := h.Lease(); lease != last || !h.ValidUntil().After(r.clock.Now()) {
+	if lease := h.Lease(); lease != last || !lease.ValidUntil.After(r.clock.Now()) {
 		t.Fatalf("Leader's lease: %+v; want the last renewal %+v, valid after %v", lease, last, r.clock.Now())
 	}
 	if !first.lease.ValidUntil.Before(r.clock.Now()) {
