@@ -232,6 +232,11 @@ func (s *Session) Locker() *Locker { return s.locker }
 // obs returns the Observer of the session's Locker, or nil.
 func (s *Session) obs() *Observer { return s.locker.obs.Load() }
 
+// Clock returns the clock the session times its leases and waits on
+// (SessionOptions.Clock, or SystemClock): election and schedule time their
+// own waits on it too.
+func (s *Session) Clock() Clock { return s.s.clock }
+
 // TTL returns the lease duration of the session's handles.
 func (s *Session) TTL() time.Duration { return s.s.ttl }
 

@@ -62,7 +62,7 @@ func New(s *fence.Session, key string, opts *Options) (*Candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.clock = sessionClock(s)
+	st.clock = s.Clock()
 	return &Candidate{sess: s, key: key, s: st}, nil
 }
 

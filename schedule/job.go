@@ -49,7 +49,7 @@ func New(s *fence.Session, name string, interval time.Duration, fn Func, opts *O
 	if err != nil {
 		return nil, err
 	}
-	st.clock = sessionClock(s)
+	st.clock = s.Clock()
 	return &Job{sess: s, name: name, fn: fn, s: st}, nil
 }
 
