@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // BindOptions are the optional settings of Bind. A nil *BindOptions means
@@ -30,12 +29,11 @@ type BindOptions struct {
 // ErrStaleToken once a newer holder has written, and applies it otherwise,
 // which is safe, since no newer token has been seen there. The token,
 // checked by the resource, is the safety; Handle.Done and Handle.Err only
-// tell the work when to stop. PutLocked checks the handle before its one
-// write.
+// tell the work when to stop.
 //
 // A Bound is safe for concurrent use when its Resource is.
 type Bound struct {
-	r    Resource
+	r    *Resource
 	h    *Handle
 	name string
 }
@@ -45,7 +43,7 @@ type Bound struct {
 // ErrInvalid when r or h is nil or opts.Name is not the key or a name
 // under it (see BoundName). The name is checked against the resource's own
 // rules (length, characters) on each call.
-func Bind(r Resource, h *Handle, opts *BindOptions) (*Bound, error) {
+func Bind(r *Resource, h *Handle, opts *BindOptions) (*Bound, error) {
 	if r == nil {
 		return nil, &InvalidError{Field: "resource", Reason: "nil"}
 	}
@@ -70,7 +68,7 @@ func Bind(r Resource, h *Handle, opts *BindOptions) (*Bound, error) {
 // (field "name"): writing it with key's token could meet the tokens of
 // another key's counter. The segment rule keeps a store or proxy that
 // resolves paths from taking the name out from under the key. Bind and the
-// one-call helpers (PutLocked, resources/sql's Locked) check their names
+// SQL helpers of resources/sql check their names
 // with it.
 //
 // Keys that extend one another with a "/" ("report" and "report/2026")
@@ -109,12 +107,6 @@ func checkSub(rest string) error {
 
 // Name returns the resource name the Bound uses.
 func (b *Bound) Name() string { return b.name }
-
-// Handle returns the handle whose token the Bound writes with.
-func (b *Bound) Handle() *Handle { return b.h }
-
-// Resource returns the resource under b.
-func (b *Bound) Resource() Resource { return b.r }
 
 // Sub returns a Bound on the name b.Name() + "/" + sub, with the same
 // resource and handle: one lock guarding several values (the parts of an
@@ -155,63 +147,4 @@ func (b *Bound) Delete(ctx context.Context) error {
 // a newer holder has written and every write of b will be refused.
 func (b *Bound) Highest(ctx context.Context) (Token, error) {
 	return b.r.Highest(ctx, b.name)
-}
-
-// LockedOptions are the optional settings of PutLocked. A nil
-// *LockedOptions means every default.
-type LockedOptions struct {
-	// AcquireTimeout selects how the lock is taken, as in guard.Options.
-	// Zero (the default) tries once (Session.TryLock): a busy key gets an
-	// error matching ErrHeld at once. A positive value waits
-	// (Session.Lock) up to AcquireTimeout, then returns the last error
-	// (matching ErrHeld when the key was still busy). ctx bounds the wait
-	// too. Negative values are invalid.
-	AcquireTimeout time.Duration
-	// Name is the resource name written, as BindOptions.Name. Default:
-	// the key.
-	Name string
-}
-
-// PutLocked stores value in r under a lease on key, in one call: it takes
-// the lock through sess, writes value with the lease's token on the key's
-// resource name (opts.Name, checked as Bind does, before the lock is
-// taken), and releases the lock. opts may be nil. It is the shortest
-// correct program for one fenced upload, such as a report that only one
-// replica may write.
-//
-// It returns nil exactly when the resource applied the write. Otherwise:
-// an error matching ErrHeld when the key was busy (nothing was written);
-// ErrLeaseLost when the lease was lost between the lock and the write
-// (nothing was written); ErrStaleToken when the resource refused the write
-// because a newer holder had written (the lease ran out, unseen, while the
-// write was on its way); the resource's other errors as they are, among
-// them ErrUnknownOutcome when the write's answer was lost and could not be
-// settled. A lease lost during the write does not cancel it: the token
-// decides, and a write the resource admitted is correct. A release that
-// fails does not change the result (the lease then expires after its TTL;
-// the session's Observer sees it).
-func PutLocked(ctx context.Context, sess *Session, r Resource, key string, value []byte, opts *LockedOptions) error {
-	var o LockedOptions
-	if opts != nil {
-		o = *opts
-	}
-	switch {
-	case sess == nil:
-		return &InvalidError{Field: "session", Reason: "nil"}
-	case r == nil:
-		return &InvalidError{Field: "resource", Reason: "nil"}
-	}
-	name, err := BoundName(key, o.Name)
-	if err != nil {
-		return err
-	}
-	h, err := sess.LockWithin(ctx, key, o.AcquireTimeout)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = h.Release(ctx) }()
-	if err := h.Err(); err != nil {
-		return err
-	}
-	return r.Put(ctx, name, h.Token(), value)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/gcsbucket"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	memlock "github.com/fencekit/fence/lockers/memory"
 	_ "github.com/fencekit/fence/resources/gcs" // gs://
@@ -64,7 +65,7 @@ func TestBoundName(t *testing.T) {
 // tryLock takes key through s, failing the test when it cannot.
 func tryLock(t *testing.T, s *fence.Session, key string) *fence.Handle {
 	t.Helper()
-	h, err := s.TryLock(t.Context(), key)
+	h, err := s.Lock(t.Context(), key, nil)
 	if err != nil {
 		t.Fatalf("TryLock(%q): %v", key, err)
 	}
@@ -72,7 +73,7 @@ func tryLock(t *testing.T, s *fence.Session, key string) *fence.Handle {
 }
 
 // bind binds r to h, failing the test on an error.
-func bind(t *testing.T, r fence.Resource, h *fence.Handle, opts *fence.BindOptions) *fence.Bound {
+func bind(t *testing.T, r *fence.Resource, h *fence.Handle, opts *fence.BindOptions) *fence.Bound {
 	t.Helper()
 	b, err := fence.Bind(r, h, opts)
 	if err != nil {
@@ -88,7 +89,7 @@ func TestBindRefusesBadInput(t *testing.T) {
 	r := memres.New(nil)
 	for _, tc := range []struct {
 		name string
-		r    fence.Resource
+		r    *fence.Resource
 		h    *fence.Handle
 		opts *fence.BindOptions
 	}{
@@ -113,7 +114,7 @@ func TestBindRefusesBadInput(t *testing.T) {
 // resourceCase is a resource backend the bound writes are tested on.
 type resourceCase struct {
 	name string
-	open func(t *testing.T) fence.Resource
+	open func(t *testing.T) *fence.Resource
 }
 
 // resourceCases are the in-memory resource, the SQL resource on the test
@@ -121,7 +122,7 @@ type resourceCase struct {
 // The real ones skip (or fail under scripts/test.sh) when their server is
 // not running.
 var resourceCases = []resourceCase{
-	{"memory", func(*testing.T) fence.Resource { return memres.New(nil) }},
+	{"memory", func(*testing.T) *fence.Resource { return memres.New(nil) }},
 	{"postgres", openPostgresResource},
 	{"gcs", openGCSResource},
 }
@@ -134,22 +135,22 @@ func lowerName(prefix string) string {
 
 // openResource opens rawURL with fence.OpenResource, creates its store and
 // closes it when the test ends.
-func openResource(t *testing.T, rawURL string) *fence.PortableResource {
+func openResource(t *testing.T, rawURL string) *fence.Resource {
 	t.Helper()
-	r, err := fence.OpenResource(t.Context(), rawURL)
+	r, err := fence.OpenResource(t.Context(), rawURL, nil)
 	if err != nil {
-		t.Fatalf("open %s: %v", fence.RedactURL(rawURL), err)
+		t.Fatalf("open %s: %v", redact.URL(rawURL), err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
 	if err := r.Create(t.Context()); err != nil {
-		t.Fatalf("create %s: %v", fence.RedactURL(rawURL), err)
+		t.Fatalf("create %s: %v", redact.URL(rawURL), err)
 	}
 	return r
 }
 
 // openPostgresResource opens resources/sql on tables of their own on the
 // test server, dropped when the test ends.
-func openPostgresResource(t *testing.T) fence.Resource {
+func openPostgresResource(t *testing.T) *fence.Resource {
 	base := testenv.PostgresURL(t)
 	ft, vt := lowerName("bind_fence_"), lowerName("bind_value_")
 	sep := "?"
@@ -174,7 +175,7 @@ func openPostgresResource(t *testing.T) fence.Resource {
 
 // openGCSResource opens resources/gcs on a bucket of its own on
 // fake-gcs-server, removed when the test ends.
-func openGCSResource(t *testing.T) fence.Resource {
+func openGCSResource(t *testing.T) *fence.Resource {
 	endpoint := testenv.GCSEndpoint(t)
 	bucket := lowerName("fence-bind-")
 	r := openResource(t, "gs://"+bucket+"?endpoint="+endpoint)
@@ -207,8 +208,8 @@ func TestBoundWrites(t *testing.T) {
 			key := lowerName("report-")
 			h := tryLock(t, s, key)
 			b := bind(t, r, h, nil)
-			if b.Name() != key || b.Handle() != h || b.Resource() != r {
-				t.Fatalf("Bound has name %q, handle %p, resource %v; want %q, %p, %v", b.Name(), b.Handle(), b.Resource(), key, h, r)
+			if b.Name() != key {
+				t.Fatalf("Bound has name %q; want %q", b.Name(), key)
 			}
 			if err := b.Put(ctx, []byte("v1")); err != nil {
 				t.Fatal(err)
@@ -252,7 +253,7 @@ func TestBoundWrites(t *testing.T) {
 }
 
 // wantValue checks that r holds value under name, written with token.
-func wantValue(t *testing.T, r fence.Resource, name, value string, token fence.Token) {
+func wantValue(t *testing.T, r *fence.Resource, name, value string, token fence.Token) {
 	t.Helper()
 	v, tok, err := r.Get(t.Context(), name)
 	if err != nil || string(v) != value || tok != token {
@@ -339,146 +340,4 @@ func TestBoundAfterLossStillWrites(t *testing.T) {
 		t.Fatalf("Put after the loss, no newer token seen: %v; want it applied", err)
 	}
 	wantValue(t, r, "job", "late", h.Token())
-}
-
-// hookResource runs before ahead of its first Put: a newer holder's
-// write, landing while a PutLocked's write is on its way.
-type hookResource struct {
-	fence.Resource
-	before func()
-	done   bool
-}
-
-func (r *hookResource) Put(ctx context.Context, name string, token fence.Token, value []byte) error {
-	if !r.done {
-		r.done = true
-		r.before()
-	}
-	return r.Resource.Put(ctx, name, token, value)
-}
-
-func TestPutLocked(t *testing.T) {
-	t.Parallel()
-	for _, rc := range resourceCases {
-		t.Run(rc.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			r := rc.open(t)
-			locker := memlock.New(nil)
-			s := newSession(t, locker, &fence.SessionOptions{TTL: time.Minute})
-			key := lowerName("upload-")
-
-			if err := fence.PutLocked(ctx, s, r, key, []byte("v1"), nil); err != nil {
-				t.Fatal(err)
-			}
-			v, tok, err := r.Get(ctx, key)
-			if err != nil || string(v) != "v1" || !tok.Valid() {
-				t.Fatalf("Get = %q, %d, %v; want v1 with a token", v, tok, err)
-			}
-			wantFree(t, locker, key)
-
-			if err := fence.PutLocked(ctx, s, r, key, []byte("p"), &fence.LockedOptions{Name: key + "/part"}); err != nil {
-				t.Fatal(err)
-			}
-			wantValue(t, r, key+"/part", "p", tok+1)
-
-			// A busy key: nothing written.
-			holder := tryLock(t, newSession(t, locker, &fence.SessionOptions{TTL: time.Minute}), key)
-			if err := fence.PutLocked(ctx, s, r, key, []byte("busy"), nil); !errors.Is(err, fence.ErrHeld) {
-				t.Fatalf("PutLocked on a busy key: %v; want ErrHeld", err)
-			}
-			wantValue(t, r, key, "v1", tok)
-
-			// Waiting: the holder writes, then releases; the waiting
-			// PutLocked gets the next token.
-			errc := make(chan error, 1)
-			go func() {
-				errc <- fence.PutLocked(ctx, s, r, key, []byte("v2"), &fence.LockedOptions{AcquireTimeout: time.Minute})
-			}()
-			if err := bind(t, r, holder, nil).Put(ctx, []byte("holder")); err != nil {
-				t.Fatal(err)
-			}
-			if err := holder.Release(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-errc; err != nil {
-				t.Fatalf("PutLocked waiting for the key: %v", err)
-			}
-			wantValue(t, r, key, "v2", holder.Token()+1)
-			wantFree(t, locker, key)
-		})
-	}
-}
-
-// TestPutLockedStale: a newer holder writes while PutLocked's write is on
-// its way (an operator broke the lock after PutLocked took it): the
-// resource refuses PutLocked's write with ErrStaleToken.
-func TestPutLockedStale(t *testing.T) {
-	t.Parallel()
-	for _, rc := range resourceCases {
-		t.Run(rc.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := t.Context()
-			r := rc.open(t)
-			locker := memlock.New(nil)
-			key := lowerName("upload-")
-			var newer *fence.Handle
-			hooked := &hookResource{Resource: r, before: func() {
-				if err := locker.Break(ctx, key); err != nil {
-					t.Error(err)
-					return
-				}
-				newer = tryLock(t, newSession(t, locker, &fence.SessionOptions{TTL: time.Minute}), key)
-				if err := bind(t, r, newer, nil).Put(ctx, []byte("newer")); err != nil {
-					t.Error(err)
-				}
-			}}
-			err := fence.PutLocked(ctx, newSession(t, locker, &fence.SessionOptions{TTL: time.Minute}), hooked, key, []byte("stale"), nil)
-			if !errors.Is(err, fence.ErrStaleToken) {
-				t.Fatalf("PutLocked overtaken by a newer holder: %v; want ErrStaleToken", err)
-			}
-			if newer == nil {
-				t.Fatal("the newer holder did not write")
-			}
-			wantValue(t, r, key, "newer", newer.Token())
-		})
-	}
-}
-
-func TestPutLockedRefusesBadInput(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	locker := memlock.New(nil)
-	s := newSession(t, locker, &fence.SessionOptions{TTL: time.Minute})
-	r := memres.New(nil)
-	for _, tc := range []struct {
-		name string
-		s    *fence.Session
-		r    fence.Resource
-		key  string
-		opts *fence.LockedOptions
-	}{
-		{"nil session", nil, r, "k", nil},
-		{"nil resource", s, nil, "k", nil},
-		{"empty key", s, r, "", nil},
-		{"another key's name", s, r, "k", &fence.LockedOptions{Name: "other"}},
-		{"negative timeout", s, r, "k", &fence.LockedOptions{AcquireTimeout: -time.Second}},
-	} {
-		if err := fence.PutLocked(ctx, tc.s, tc.r, tc.key, []byte("x"), tc.opts); !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("%s: PutLocked = %v; want an error matching ErrInvalid", tc.name, err)
-		}
-	}
-	wantFree(t, locker, "k")
-	if h, err := r.Highest(ctx, "k"); err != nil || h != 0 {
-		t.Fatalf("Highest = %d, %v; want nothing written", h, err)
-	}
-}
-
-// wantFree checks that key is not held on locker.
-func wantFree(t *testing.T, locker fence.Locker, key string) {
-	t.Helper()
-	info, err := locker.Inspect(t.Context(), key)
-	if err != nil || info.Held {
-		t.Fatalf("Inspect(%q) = %+v, %v; want the key free", key, info, err)
-	}
 }

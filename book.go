@@ -1,10 +1,10 @@
 package fence
 
-// The lease book: for every lease a PortableLocker gave out, the latest
+// The lease book: for every lease a Locker gave out, the latest
 // ValidUntil it computed. A lease is identified by its key, owner and
 // token: any copy of it, the one Acquire returned or one returned by any
 // Renew since, names the same lease, and Renew and Release judge it by the
-// latest expiry the PortableLocker computed for it, never by the copy's own
+// latest expiry the Locker computed for it, never by the copy's own
 // ValidUntil alone.
 
 import (

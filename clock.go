@@ -34,8 +34,8 @@ type sysTimer struct{ t *time.Timer }
 func (s sysTimer) C() <-chan time.Time { return s.t.C }
 func (s sysTimer) Stop() bool          { return s.t.Stop() }
 
-// ClockOrSystem returns c, or SystemClock when c is nil.
-func ClockOrSystem(c Clock) Clock {
+// clockOr returns c, or SystemClock when c is nil.
+func clockOr(c Clock) Clock {
 	if c == nil {
 		return SystemClock{}
 	}

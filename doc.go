@@ -23,19 +23,25 @@
 // with ErrStaleToken, however late it arrives. Holding a Lease is therefore
 // not a safety guarantee; only the token, checked by the resource, is.
 //
-// # One lease core over drivers
+// # One Locker, one Resource, every backend
 //
-// Every locker is a PortableLocker over a LockerDriver: the driver does the
-// store's atomic operations, the PortableLocker the lease policy of the
-// contract, once for every backend (validation, owner ids, context checks,
-// ValidUntil from the send time on the local clock, the book of each
-// lease's latest renewal and the refusal of a lease that ran out locally,
-// errors in one style, OpError). Resources are PortableResources over
-// ResourceDrivers in the same way. Backends register URL openers when
-// imported, so OpenLocker and OpenResource open any of them from a URL;
-// package backends imports them all. See LockerDriver for what a new
-// backend implements, and lockers/lockertest and resources/resourcetest for
-// the suites that certify it.
+// Every locker backend returns the one concrete *Locker, and every
+// resource backend the one *Resource:
+//
+//	locker, err := postgres.New(pool, nil)                        // a *fence.Locker
+//	locker, err := fence.OpenLocker(ctx, os.Getenv("STORE"), nil) // the same, from a URL
+//
+// Under each is a small driver (package driver, for backend authors) that
+// does the store's atomic operations; the Locker does the lease policy of
+// the contract once for every backend (validation, owner ids, context
+// checks, ValidUntil from the send time on the local clock, the book of
+// each lease's latest renewal and the refusal of a lease that ran out
+// locally, errors in one style, OpError). What is particular to a backend
+// is a function of its package, or its SDK client through As. Backends
+// register URL openers when imported, so OpenLocker and OpenResource open
+// any of them from a URL; package backends imports them all. An Observer
+// set on a Locker or Resource sees every store call and session event
+// (package fenceotel makes one for OpenTelemetry).
 //
 // # Handles and sessions
 //
@@ -43,7 +49,7 @@
 //
 //	sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: 30 * time.Second})
 //	...
-//	h, err := sess.Lock(ctx, "nightly-report", nil) // or TryLock: try once
+//	h, err := sess.Lock(ctx, "nightly-report", &fence.LockOptions{Wait: time.Minute}) // nil: try once
 //	if err != nil {
 //		return err
 //	}
@@ -62,15 +68,21 @@
 // or a break (PostgreSQL's LISTEN/NOTIFY), or when the holder's lease ends
 // where the store says when; it polls at a bounded interval only for what
 // nothing else tells it (a crashed holder on a clock-free store). Callers
-// of Lock in one process queue in arrival order. Bind ties a Resource to a
-// handle, so that writes carry its token under its key (or a name under
-// it), and PutLocked stores one value under a lease in one call;
-// resources/sql's Fences.LockedPgx runs a fenced transaction under a lease
-// in one call.
+// of Lock in one process queue in arrival order.
+//
+// The session is the centre: everything that holds a lease takes the one
+// the application made, as etcd's concurrency package builds its Mutex and
+// Election on one Session. Session.Lock takes a lock; guard.Run runs a
+// function under one; election and schedule elect a leader and run a job
+// per window through it; Bind ties a Resource to a handle, so that writes
+// carry its token under its key (or a name under it); resources/sql's
+// Fences.Run runs a fenced transaction under a handle. Each waits for a
+// busy key as LockOptions says: not at all by default, up to Wait, or
+// until ctx ends (WaitForever).
 //
 // # What fence deliberately does not offer
 //
-//   - Reentrant locks. A second TryLock of a key by the same session, or
+//   - Reentrant locks. A second Lock of a key by the same session, or
 //     even the same goroutine, is refused with ErrHeld: each lease has its
 //     own owner id and its own token. A reentrant lock would hand one
 //     token to two pieces of work that the caller believes separate, and
@@ -88,12 +100,12 @@
 //
 //   - guard runs a function under a handle of a Session: acquire, keep
 //     alive, cancel the function's context when the lease is lost,
-//     release; election and schedule build on it.
+//     release; election and schedule build on the Session too.
 //   - lockers/... are the lock backends; lockers/lockertest is the
 //     conformance suite each passes.
 //   - resources/... store the highest token seen and reject stale writes;
 //     resources/resourcetest is their conformance suite.
-//   - clockfree decides expiry on stores without a server clock; backends
-//     registers every backend's URL schemes.
+//   - driver is what a backend implements; backends registers every
+//     backend's URL schemes.
 //   - clocktest is a fake Clock for tests.
 package fence

@@ -230,16 +230,6 @@ func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
 
 // ErrStoreMissing: the table, container or bucket a backend keeps its
 // records in does not exist (it was never created: see
-// PortableLocker.Create and `fence init`). Backends wrap their store's own
+// Locker.Create and `fence init`). Backends wrap their store's own
 // error so that it matches both.
 var ErrStoreMissing = errors.New("fence: store missing")
-
-// StoreMissing wraps err, the store's own error for a missing table,
-// container or bucket, so that it also matches ErrStoreMissing.
-func StoreMissing(err error) error { return &storeMissingError{err} }
-
-type storeMissingError struct{ err error }
-
-func (e *storeMissingError) Error() string        { return e.err.Error() }
-func (e *storeMissingError) Unwrap() error        { return e.err }
-func (e *storeMissingError) Is(target error) bool { return target == ErrStoreMissing }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fencekit/fence"
 	memlock "github.com/fencekit/fence/lockers/memory"
@@ -23,7 +24,7 @@ func ExampleBind() {
 	}
 	defer sess.Close(ctx)
 
-	h, err := sess.TryLock(ctx, "report/2026-12")
+	h, err := sess.Lock(ctx, "report/2026-12", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -35,7 +36,7 @@ func ExampleBind() {
 
 	// An operator breaks the lock; another replica takes it and writes.
 	_ = locker.Break(ctx, "report/2026-12")
-	other, _ := sess.TryLock(ctx, "report/2026-12")
+	other, _ := sess.Lock(ctx, "report/2026-12", nil)
 	otherReport, _ := fence.Bind(reports, other, nil)
 	_ = otherReport.Put(ctx, []byte("final"))
 
@@ -53,19 +54,36 @@ func ExampleBind() {
 	// invalid: true
 }
 
-// Upload under a lease in one call: lock, write with the token, release.
-func ExamplePutLocked() {
+// Take a lock through a session: try once, wait a while, or wait until
+// the context ends (fence.WaitForever).
+func ExampleSession_Lock() {
 	ctx := context.Background()
 	sess, err := fence.NewSession(memlock.New(nil), nil)
 	if err != nil {
 		panic(err)
 	}
-	reports := memres.New(nil)
-	err = fence.PutLocked(ctx, sess, reports, "report/2026-12", []byte("totals"), nil)
-	fmt.Println("upload:", err)
-	v, token, _ := reports.Get(ctx, "report/2026-12")
-	fmt.Printf("%s, written with token %d\n", v, token)
+	defer sess.Close(ctx)
+
+	h, err := sess.Lock(ctx, "nightly", nil) // try once
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("token:", h.Token())
+
+	_, err = sess.Lock(ctx, "nightly", nil)
+	fmt.Println("busy:", errors.Is(err, fence.ErrHeld))
+
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		_ = h.Release(ctx)
+	}()
+	next, err := sess.Lock(ctx, "nightly", &fence.LockOptions{Wait: time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("after the release:", next.Token())
 	// Output:
-	// upload: <nil>
-	// totals, written with token 1
+	// token: 1
+	// busy: true
+	// after the release: 2
 }

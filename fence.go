@@ -1,7 +1,6 @@
 package fence
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -97,52 +96,6 @@ type LockInfo struct {
 	ValidUntil time.Time
 }
 
-// Locker issues leases with fencing tokens. Each backend implements it and
-// passes the conformance suite in lockers/lockertest.
-//
-// When a method returns an error, its other results are zero values.
-//
-// All methods honour ctx: when ctx is done before the store answers, the
-// method returns an error wrapping ctx.Err(). Such an error is ambiguous:
-// the store may have applied the request. Callers reconcile with Inspect or
-// an idempotent retry; they never assume the request did not happen.
-type Locker interface {
-	// Acquire tries once to take key for ttl and never waits for the lock.
-	// When another owner holds an unexpired lease it returns an error that
-	// matches ErrHeld (a *HeldError with the holder and expiry where
-	// known); so does an Acquire by the owner that already holds the key.
-	// An empty or over-long key, or a ttl outside the backend's
-	// range, gets an error matching ErrInvalid. Acquire is one atomic
-	// conditional operation in the store, never a check followed by a
-	// write. opts may be nil.
-	Acquire(ctx context.Context, key string, ttl time.Duration, opts *AcquireOptions) (Lease, error)
-
-	// Renew extends lease by its TTL, keeping its token. It succeeds only
-	// if the caller still holds the lease: if the lease expired, was
-	// released, broken or taken over, Renew returns an error matching
-	// ErrNotHeld. Renewing the same lease twice is harmless, and so is
-	// renewing with an older copy of it (see Lease): the lease is expired
-	// only when its latest renewal has run out. A lease whose TTL is
-	// outside the backend's range gets an error matching ErrInvalid.
-	Renew(ctx context.Context, lease Lease) (Lease, error)
-
-	// Release frees lease if and only if the caller still holds it
-	// (compare-and-delete on owner and token, never a blind delete), with
-	// any copy of it (see Lease). It returns an error matching ErrNotHeld
-	// when the lease was no longer held; the new holder's lease is then
-	// left in place. The record and its counter stay in the store so the
-	// next token continues the sequence.
-	Release(ctx context.Context, lease Lease) error
-
-	// Break frees key whoever holds it: an operator action. The next
-	// successful Acquire returns a token greater than the broken holder's.
-	// Breaking a free or unknown key is not an error.
-	Break(ctx context.Context, key string) error
-
-	// Inspect describes key without taking it.
-	Inspect(ctx context.Context, key string) (LockInfo, error)
-}
-
 // AcquireOptions are the optional settings of Locker.Acquire.
 type AcquireOptions struct {
 	// Owner is the owner id recorded with the lease. Default: a fresh
@@ -152,9 +105,9 @@ type AcquireOptions struct {
 	Owner string
 }
 
-// OwnerOrNew returns o.Owner, or a fresh NewOwnerID when o is nil or its
-// Owner is empty. Backends call it in Acquire.
-func (o *AcquireOptions) OwnerOrNew() string {
+// ownerOrNew returns o.Owner, or a fresh NewOwnerID when o is nil or its
+// Owner is empty.
+func (o *AcquireOptions) ownerOrNew() string {
 	if o != nil && o.Owner != "" {
 		return o.Owner
 	}
@@ -177,59 +130,4 @@ func NewOwnerID() string {
 	hex.Encode(s[24:36], b[10:16])
 	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
 	return string(s[:])
-}
-
-// Resource is the resource side of fencing in its portable form: a store of
-// named values in which every write carries a token. Each resource backend
-// offers this form (besides its native API) and passes the conformance
-// suite in resources/resourcetest.
-//
-// A write carrying token t on name is applied only if t >= highest(name),
-// and in the same atomic step highest(name) becomes t. Equal tokens pass (one
-// holder writes many times). A lower token is refused with an error
-// matching ErrStaleToken (a *StaleTokenError carrying both tokens) and
-// changes nothing. The check and the write are one conditional operation or
-// one transaction. The high-water mark outlives the data: Delete leaves a
-// tombstone carrying its token.
-//
-// Names are checked with ValidateKey (non-empty, at most the backend's limit
-// in bytes, valid UTF-8, no NUL); a bad name, token 0 or a token above what
-// the backend can store gets an error matching ErrInvalid and changes
-// nothing. An empty value is a value, not an absence. All methods honour
-// ctx: when ctx is done before the store answers, the method returns an
-// error wrapping ctx.Err(); such an error is ambiguous (the write may have
-// been applied), and a retry with the same token and value is harmless.
-// A write whose answer was lost is reconciled by reading the resource back:
-// it succeeds if the write is found applied, and when that cannot be settled
-// (a higher token has replaced it since) the error matches
-// ErrUnknownOutcome, never ErrStaleToken.
-type Resource interface {
-	// Put stores value under name if token >= highest(name).
-	Put(ctx context.Context, name string, token Token, value []byte) error
-	// Get returns the value stored under name and the token of the write
-	// that stored it. A name never written or deleted (a tombstone) gets
-	// an error matching ErrNotFound.
-	Get(ctx context.Context, name string) (value []byte, token Token, err error)
-	// Delete removes the value under name if token >= highest(name),
-	// leaving a tombstone so that highest(name) stays at least token.
-	// Deleting an absent name is not an error but still records token.
-	Delete(ctx context.Context, name string, token Token) error
-	// Highest returns the highest token accepted for name, including by a
-	// Delete or a Claim; 0 if none was.
-	Highest(ctx context.Context, name string) (Token, error)
-	// Claim raises highest(name) to token without changing what name
-	// holds, if token >= highest(name): afterwards Highest returns at
-	// least token and every write with a lower token is refused. A value
-	// stays as it was, and Get then returns it with token, as if the
-	// claimer had written it back (Claim changes Get's token, not the
-	// value). A name never written or deleted stays so: Get still gets an
-	// error matching ErrNotFound (a claimed absent name may then read as
-	// a tombstone in NotFoundError). A lower token is refused like a
-	// stale Put, with an error matching ErrStaleToken, and changes
-	// nothing. Claiming again with the current highest token succeeds, so
-	// a retry after a lost answer is harmless. A read-modify-write that
-	// claims the name with its token before it reads cannot lose an
-	// acknowledged write to a stale holder: a write with a lower token
-	// that was not applied before the claim never will be.
-	Claim(ctx context.Context, name string, token Token) error
 }

@@ -156,11 +156,11 @@ func TestFormatForms(t *testing.T) {
 func TestHandleFormatHidesOwner(t *testing.T) {
 	t.Parallel()
 	s := newSession(t, memory.New(nil), nil)
-	h, err := s.TryLock(t.Context(), "jobs/h")
+	h, err := s.Lock(t.Context(), "jobs/h", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner := h.Owner()
+	owner := h.Lease().Owner
 	for _, v := range []any{h, struct{ H *fence.Handle }{h}, []*fence.Handle{h}} {
 		for _, f := range formats {
 			got := f.f(v)

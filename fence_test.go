@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/lockers/memory"
 )
 
 func TestParseToken(t *testing.T) {
@@ -117,30 +119,35 @@ func TestNewOwnerID(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if got := (&fence.AcquireOptions{Owner: "me"}).OwnerOrNew(); got != "me" {
-		t.Errorf("OwnerOrNew with Owner set = %q", got)
+	l := memory.New(nil)
+	if lease, err := l.Acquire(t.Context(), "set", time.Minute, &fence.AcquireOptions{Owner: "me"}); err != nil || lease.Owner != "me" {
+		t.Errorf("Acquire with Owner set = %v, %v; want owner me", lease, err)
 	}
-	var nilOpts *fence.AcquireOptions
-	if got := nilOpts.OwnerOrNew(); !uuid.MatchString(got) {
-		t.Errorf("OwnerOrNew on nil options = %q", got)
+	if lease, err := l.Acquire(t.Context(), "unset", time.Minute, nil); err != nil || !uuid.MatchString(lease.Owner) {
+		t.Errorf("Acquire with nil options = %q, %v; want a fresh owner id", lease.Owner, err)
 	}
 }
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
+	l := memory.New(nil)
+	renew := func(lease fence.Lease) error {
+		_, err := l.Renew(t.Context(), lease)
+		return err
+	}
 	invalid := []error{
-		fence.ValidateKey("key", "", 10),
-		fence.ValidateKey("key", "01234567890", 10),
-		fence.ValidateKey("key", "a\xffb", 10),
-		fence.ValidateKey("key", "a\x00b", 10),
-		fence.ValidateTTL(0, time.Millisecond, time.Hour),
-		fence.ValidateTTL(-time.Second, time.Millisecond, time.Hour),
-		fence.ValidateTTL(2*time.Hour, time.Millisecond, time.Hour),
-		fence.ValidateToken(0),
-		fence.ValidateLease(fence.Lease{Key: "k", Owner: "", Token: 1, TTL: time.Second}, 10),
-		fence.ValidateLease(fence.Lease{Key: "k", Owner: "o", Token: 0, TTL: time.Second}, 10),
-		fence.ValidateLease(fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: 0}, 10),
-		fence.ValidateLease(fence.Lease{Key: "", Owner: "o", Token: 1, TTL: time.Second}, 10),
+		driver.ValidateKey("key", "", 10),
+		driver.ValidateKey("key", "01234567890", 10),
+		driver.ValidateKey("key", "a\xffb", 10),
+		driver.ValidateKey("key", "a\x00b", 10),
+		driver.ValidateTTL(0, time.Millisecond, time.Hour),
+		driver.ValidateTTL(-time.Second, time.Millisecond, time.Hour),
+		driver.ValidateTTL(2*time.Hour, time.Millisecond, time.Hour),
+		driver.ValidateToken(0),
+		renew(fence.Lease{Key: "k", Owner: "", Token: 1, TTL: time.Second}),
+		renew(fence.Lease{Key: "k", Owner: "o", Token: 0, TTL: time.Second}),
+		renew(fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: 0}),
+		renew(fence.Lease{Key: "", Owner: "o", Token: 1, TTL: time.Second}),
 	}
 	for i, err := range invalid {
 		if !errors.Is(err, fence.ErrInvalid) {
@@ -148,12 +155,11 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	valid := []error{
-		fence.ValidateKey("key", "0123456789", 10),
-		fence.ValidateKey("key", "日本", 10),
-		fence.ValidateTTL(time.Millisecond, time.Millisecond, time.Hour),
-		fence.ValidateTTL(time.Hour, time.Millisecond, time.Hour),
-		fence.ValidateToken(1),
-		fence.ValidateLease(fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: time.Second}, 10),
+		driver.ValidateKey("key", "0123456789", 10),
+		driver.ValidateKey("key", "日本", 10),
+		driver.ValidateTTL(time.Millisecond, time.Millisecond, time.Hour),
+		driver.ValidateTTL(time.Hour, time.Millisecond, time.Hour),
+		driver.ValidateToken(1),
 	}
 	for i, err := range valid {
 		if err != nil {

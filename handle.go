@@ -10,7 +10,7 @@ import (
 
 // Handle is a lock held through a Session: a lease that the session's
 // keepalive renews and updates in place, so that every read of it is
-// current. Get one from Session.TryLock or Session.Lock.
+// current. Get one from Session.Lock.
 //
 // Holding a handle is NOT a safety guarantee, only its Token is: pass it
 // with every write to a fenced resource (see Resource and Bind). A process
@@ -42,22 +42,15 @@ func (h *Handle) Key() string { return h.key }
 // whole life.
 func (h *Handle) Token() Token { return h.token }
 
-// Owner returns the owner id under which the lease is held. On some stores
-// (Azure blob leases) it works as the lease id: do not log it.
-func (h *Handle) Owner() string { return h.owner }
-
-// Lease returns the lease as of its latest renewal.
+// Lease returns the lease as of its latest renewal: its ValidUntil is the
+// send time of that renewal, on the session's Clock, plus the TTL. The
+// handle is lost before then, at the safety deadline (see
+// SessionOptions.SafetyMargin), if no renewal succeeds meanwhile.
 func (h *Handle) Lease() Lease {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.lease
 }
-
-// ValidUntil returns the end of the lease as of its latest renewal: the
-// send time of that renewal, on the session's Clock, plus the TTL. The
-// handle is lost before then, at the safety deadline (see
-// SessionOptions.SafetyMargin), if no renewal succeeds meanwhile.
-func (h *Handle) ValidUntil() time.Time { return h.Lease().ValidUntil }
 
 // Done is closed when the handle stops holding its lease: when the lease
 // is lost (Err returns a *LeaseLostError) or released (Err returns
@@ -130,7 +123,7 @@ func (h *Handle) lose(reason error) {
 	h.err = lost
 	lease := h.lease
 	h.mu.Unlock()
-	h.s.s.obs.leaseLost(LeaseLostEvent{Lease: lease, Cause: lost})
+	h.s.obs().leaseLost(LeaseLostEvent{Lease: lease, Cause: lost})
 	h.closeDone()
 }
 
@@ -184,13 +177,11 @@ func (s *Session) release(ctx context.Context, h *Handle) error {
 	lease := h.Lease()
 	lostBefore := h.lost()
 	err := s.releaseLease(ctx, lease)
-	s.s.obs.released(ReleasedEvent{Lease: lease, Held: s.s.clock.Now().Sub(h.acquiredAt), Err: err})
+	s.obs().released(ReleasedEvent{Lease: lease, Held: s.s.clock.Now().Sub(h.acquiredAt), Err: err})
 	if lostBefore == nil && errors.Is(err, ErrNotHeld) {
 		h.lose(err)
 	}
 	h.end(ErrReleased)
-	if s.lineOK {
-		kickLine(s.locker, h.key)
-	}
+	s.locker.lines.kick(h.key)
 	return err
 }

@@ -215,9 +215,9 @@ func (s *Session) keepalive() {
 			var events []RenewedEvent
 			losses, events = s.settle(r, losses)
 			s.mu.Unlock()
-			if s.s.obs != nil {
+			if s.obs() != nil {
 				for _, e := range events {
-					s.s.obs.renewed(e)
+					s.obs().renewed(e)
 				}
 			}
 		case <-deadT.c():
@@ -272,7 +272,7 @@ func (s *Session) dueRound(now time.Time) *round {
 func (s *Session) renewRound(r *round, results chan<- *round) {
 	r.sent = s.s.clock.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), s.s.callTimeout)
-	r.renewed, r.errs = s.renew(ctx, r.leases)
+	r.renewed, r.errs = s.locker.renewMany(ctx, r.leases)
 	cancel()
 	r.infos, r.ierrs, r.read = make([]LockInfo, len(r.leases)), make([]error, len(r.leases)), make([]bool, len(r.leases))
 	for i, err := range r.errs {

@@ -1,7 +1,8 @@
 package fence
 
 // Waiting lines: the callers of Session.Lock in this process that wait for
-// the same key of the same Locker stand in one line, and only the first
+// the same key of the same Locker (through any of its sessions) stand in
+// one line, which the Locker keeps, and only the first
 // asks the store. A release by any handle of this process on that key
 // kicks the first in line, which asks at once. So waiters of one process
 // get the key in arrival order, whatever the store, and a releasing
@@ -15,36 +16,33 @@ import (
 	"time"
 )
 
-type lineKey struct {
-	locker Locker
-	key    string
-}
-
-var lines struct {
+// lines are the waiting lines of one Locker, by key.
+type lines struct {
 	mu sync.Mutex
-	m  map[lineKey][]*waiter
+	m  map[string][]*waiter
 }
 
 // waiter is one caller of Lock in a line.
 type waiter struct {
-	at   lineKey
+	in   *lines
+	key  string
 	turn chan struct{} // closed when the waiter is first in line
 	kick chan struct{} // a release of the key, for the first in line
 }
 
-// joinLine puts a new waiter at the back of the line for key on l.
-func joinLine(l Locker, key string) *waiter {
-	w := &waiter{at: lineKey{l, key}, turn: make(chan struct{}), kick: make(chan struct{}, 1)}
-	lines.mu.Lock()
-	defer lines.mu.Unlock()
-	if lines.m == nil {
-		lines.m = make(map[lineKey][]*waiter)
+// join puts a new waiter at the back of the line for key.
+func (ls *lines) join(key string) *waiter {
+	w := &waiter{in: ls, key: key, turn: make(chan struct{}), kick: make(chan struct{}, 1)}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.m == nil {
+		ls.m = make(map[string][]*waiter)
 	}
-	q := lines.m[w.at]
+	q := ls.m[key]
 	if len(q) == 0 {
 		close(w.turn)
 	}
-	lines.m[w.at] = append(q, w)
+	ls.m[key] = append(q, w)
 	return w
 }
 
@@ -68,15 +66,16 @@ func (w *waiter) await(ctx context.Context, clock Clock, giveUp time.Time) error
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	case <-expired:
-		return fmt.Errorf("gave up waiting in line behind other callers of this process: %w", &HeldError{Key: w.at.key})
+		return fmt.Errorf("gave up waiting in line behind other callers of this process: %w", &HeldError{Key: w.key})
 	}
 }
 
 // leave takes w out of its line; the next waiter, if any, is first now.
 func (w *waiter) leave() {
-	lines.mu.Lock()
-	defer lines.mu.Unlock()
-	q := lines.m[w.at]
+	ls := w.in
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	q := ls.m[w.key]
 	for i, x := range q {
 		if x != w {
 			continue
@@ -88,22 +87,18 @@ func (w *waiter) leave() {
 		break
 	}
 	if len(q) == 0 {
-		delete(lines.m, w.at)
+		delete(ls.m, w.key)
 	} else {
-		lines.m[w.at] = q
+		ls.m[w.key] = q
 	}
 }
 
-// kickLine tells the first waiter for key on l, if any, that a handle of
-// this process released the key.
-func kickLine(l Locker, key string) {
-	if l == nil {
-		return
-	}
-	k := lineKey{l, key}
-	lines.mu.Lock()
-	defer lines.mu.Unlock()
-	if q := lines.m[k]; len(q) > 0 {
+// kick tells the first waiter for key, if any, that a handle of this
+// process released the key.
+func (ls *lines) kick(key string) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if q := ls.m[key]; len(q) > 0 {
 		select {
 		case q[0].kick <- struct{}{}:
 		default:

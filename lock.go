@@ -4,24 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fencekit/fence/internal/backoff"
 )
 
-// LockOptions are the optional settings of Session.Lock.
+// WaitForever, as LockOptions.Wait, waits until ctx ends.
+const WaitForever time.Duration = math.MaxInt64
+
+// LockOptions say how long taking a lock waits for a busy key, the same
+// way everywhere a lock is taken: Session.Lock, guard.Run, election,
+// schedule and the SQL helpers. A nil *LockOptions is the zero value:
+// try once.
 type LockOptions struct {
-	// Timeout bounds the wait on the session's Clock: Lock gives up
-	// after it with the last attempt's error (matching ErrHeld when the
-	// key was still busy). Zero: only ctx bounds the wait. Negative
-	// values are invalid.
-	Timeout time.Duration
+	// Wait is how long to wait while another owner holds the key,
+	// measured on the session's Clock. Zero tries once and never waits:
+	// a busy key gets an error matching ErrHeld at once. A positive
+	// duration waits up to it, then gives up with the last attempt's
+	// error (matching ErrHeld when the key was still busy). WaitForever
+	// waits until ctx ends. A negative duration is invalid.
+	Wait time.Duration
 }
 
-// TryLock tries once to take key and never waits: when another owner
-// holds it, it returns an error matching ErrHeld (a *HeldError with the
-// holder's expiry where the store knows it). On success the returned
-// handle is renewed by the session's keepalive until Release.
+// Lock takes key and returns a handle that the session's keepalive renews
+// until Release, waiting as opts says while another owner holds the key:
+// not at all by default (opts nil or Wait zero), up to opts.Wait, or until
+// ctx ends (WaitForever). When it gives up on a busy key the error matches
+// ErrHeld (a *HeldError with the holder's expiry where the store knows
+// it).
+//
+// A waiting Lock does not poll on a backoff. It sleeps until one of: a
+// handle of this process on the same Locker releases the key; the store
+// notifies a release or a break (PostgreSQL: LISTEN/NOTIFY); the holder's
+// lease expires, where the store says when; or SessionOptions.PollInterval
+// passes (a crashed holder on a store that does not say when its lease
+// ends). The callers of Lock in one process queue per Locker and key, and
+// only the first in line asks the store, so they get the key in arrival
+// order; across processes, a woken waiter asks at once, which keeps the
+// order rough but starves no one. Store errors are retried with jittered
+// backoff (SessionOptions.BackoffMin to BackoffMax) while the wait lasts.
 //
 // An attempt whose outcome is unknown (a timeout or store error after the
 // request may have been sent) is reconciled by reading the record: every
@@ -29,48 +51,19 @@ type LockOptions struct {
 // whose answer was lost is recognised and used, or released when too
 // little of it is left. Invalid input (ErrInvalid) and corrupted records
 // (ErrCorrupt) are returned at once.
-func (s *Session) TryLock(ctx context.Context, key string) (*Handle, error) {
-	return s.acquire(ctx, key, false, 0)
-}
-
-// Lock takes key, waiting while another owner holds it, until ctx is
-// done or opts.Timeout has passed. opts may be nil.
-//
-// A blocked Lock does not poll on a backoff. It sleeps until one of:
-// a handle of this process on the same Locker releases the key; the
-// store notifies a release or a break (PostgreSQL: LISTEN/NOTIFY); the
-// holder's lease expires, where the store says when; or
-// SessionOptions.PollInterval passes (a crashed holder on a store that
-// does not say when its lease ends). The callers of Lock in one process
-// queue per Locker and key, and only the first in line asks the store, so
-// they get the key in arrival order; across processes, a woken waiter
-// asks at once, which keeps the order rough but starves no one. Store
-// errors are retried with jittered backoff (SessionOptions.BackoffMin to
-// BackoffMax); invalid input and corrupted records end the wait at once.
 func (s *Session) Lock(ctx context.Context, key string, opts *LockOptions) (*Handle, error) {
-	var timeout time.Duration
+	var wait time.Duration
 	if opts != nil {
-		timeout = opts.Timeout
+		wait = opts.Wait
 	}
-	if timeout < 0 {
-		return nil, sessionInvalid("Timeout", "%v is negative", timeout)
+	if wait < 0 {
+		return nil, sessionInvalid("Wait", "%v is negative (WaitForever waits until ctx ends)", wait)
 	}
-	return s.acquire(ctx, key, true, timeout)
-}
-
-// LockWithin takes key in the mode acquireTimeout selects, the mode of
-// guard.Options.AcquireTimeout and of the one-call helpers (PutLocked,
-// resources/sql's Fences.LockedPgx): zero tries once (TryLock); a positive
-// value waits up to it (Lock with that Timeout). A negative value gets an
-// error matching ErrInvalid.
-func (s *Session) LockWithin(ctx context.Context, key string, acquireTimeout time.Duration) (*Handle, error) {
-	switch {
-	case acquireTimeout < 0:
-		return nil, sessionInvalid("AcquireTimeout", "%v is negative", acquireTimeout)
-	case acquireTimeout == 0:
-		return s.TryLock(ctx, key)
+	timeout := wait
+	if wait == WaitForever {
+		timeout = 0
 	}
-	return s.Lock(ctx, key, &LockOptions{Timeout: acquireTimeout})
+	return s.acquire(ctx, key, wait > 0, timeout)
 }
 
 // releaseLease frees lease with a context bounded by ReleaseTimeout that
@@ -99,15 +92,13 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 	var w *waiter
 	var wake <-chan struct{}
 	if wait {
-		if s.lineOK {
-			w = joinLine(s.locker, key)
-			defer w.leave()
-			if err := w.await(ctx, clock, giveUp); err != nil {
-				return nil, s.acquireStopped(ctx, key, err, nil)
-			}
+		w = s.locker.lines.join(key)
+		defer w.leave()
+		if err := w.await(ctx, clock, giveUp); err != nil {
+			return nil, s.acquireStopped(ctx, key, err, nil)
 		}
-		if s.notify != nil {
-			if c, stop, err := s.notify(ctx, key); err == nil {
+		if s.locker.notify != nil {
+			if c, stop, err := s.locker.notifyRelease(ctx, key); err == nil {
 				wake = c
 				defer stop()
 			}
@@ -133,21 +124,21 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 		held, isHeld := errors.AsType[*HeldError](err)
 		switch {
 		case err == nil:
-			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Acquired})
+			s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Acquired})
 			return s.got(lease, sent, start, attempt), nil
 		case errors.Is(err, ErrInvalid) || errors.Is(err, ErrCorrupt):
-			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Failed, Err: err})
+			s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Failed, Err: err})
 			return nil, err
 		case isHeld && held.Owner != owner:
 			floor = sent
 			until = held.ValidUntil
 			failures = 0
-			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Busy, Err: err})
+			s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Busy, Err: err})
 		case errors.Is(err, ErrHeld) && !isHeld:
 			// Busy, and the backend does not say who holds it (perhaps
 			// us, on a store that names no holder): no floor.
 			failures = 0
-			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Busy, Err: err})
+			s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Busy, Err: err})
 		default:
 			// A timeout or store error after the request may have been
 			// sent, or our own owner id holding the key: an earlier
@@ -159,7 +150,7 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 			lease, found, readSent := s.reconcileAcquire(ctx, key, owner, later(since, floor))
 			switch {
 			case found == foundOurs && clock.Now().Before(lease.ValidUntil.Add(-s.s.safetyMargin)):
-				s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Acquired})
+				s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Acquired})
 				h := s.got(lease, lease.ValidUntil.Add(-s.s.ttl), start, attempt)
 				if ctx.Err() != nil {
 					_ = h.Release(ctx)
@@ -176,7 +167,7 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 			case found == foundOthers:
 				floor = readSent
 			}
-			s.s.obs.acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Failed, Err: err})
+			s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Failed, Err: err})
 			err = fmt.Errorf("fence: lock %q: %w", key, err)
 		}
 		lastErr = err
@@ -225,7 +216,7 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 func (s *Session) got(lease Lease, sent, start time.Time, attempts int) *Handle {
 	now := s.s.clock.Now()
 	h := &Handle{s: s, key: lease.Key, owner: lease.Owner, token: lease.Token, acquiredAt: now, lease: lease, done: make(chan struct{})}
-	s.s.obs.acquired(AcquiredEvent{Lease: lease, Attempts: attempts, Latency: now.Sub(start)})
+	s.obs().acquired(AcquiredEvent{Lease: lease, Attempts: attempts, Latency: now.Sub(start)})
 	s.track(h, sent, now)
 	return h
 }

@@ -13,7 +13,7 @@ var (
 	// ErrReleased is what Handle.Err returns after Release freed the
 	// lease (or after Session.Close did).
 	ErrReleased = errors.New("fence: lease released")
-	// ErrSessionClosed is what TryLock and Lock return on a Session that
+	// ErrSessionClosed is what Lock returns on a Session that
 	// was closed.
 	ErrSessionClosed = errors.New("fence: session closed")
 )

@@ -1,18 +1,32 @@
 package fence
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
-// Observer receives a Session's events, for metrics and logs. Set the
-// fields you need; nil fields are skipped, and a nil *Observer costs one
-// pointer comparison per event.
+// Observer receives the events of a Locker (Locker.SetObserver), of every
+// Session over it, and of a Resource (Resource.SetObserver), for metrics,
+// traces and logs; fenceotel builds one. Set the fields you need; nil
+// fields are skipped, and a nil *Observer costs one pointer comparison per
+// event.
 //
 // The session calls each function synchronously on its own goroutines, so
 // they must be cheap and must not block (count, record a histogram sample,
 // log). For one handle the calls never overlap and arrive in this order:
-// AcquireAttempt for each attempt of the TryLock or Lock that got it,
+// AcquireAttempt for each attempt of the Lock call that got it,
 // Acquired once the lease is held, Renewed for each renewal, LeaseLost at
 // most once, Released once. Calls for different handles may overlap.
 type Observer struct {
+	// Call is called as each call of a Locker or a Resource to its store
+	// starts (for a Resource, only Call is used). The context it returns
+	// is the one the call runs with (a tracer starts a span in it), and
+	// the function it returns is called when the call ends, with its
+	// error and a token: the lease's for acquire, renew and release, the
+	// last issued for inspect, the value's for get, the highest for
+	// highest, the write's for put, delete and claim. Either result may
+	// be nil.
+	Call func(ctx context.Context, c Call) (context.Context, func(Token, error))
 	// AcquireAttempt is called after each Locker.Acquire call with its
 	// outcome: Acquired, Busy (held by another owner) or Failed (any other
 	// error, carried in Err).
@@ -67,7 +81,7 @@ func (o Outcome) String() string {
 // AcquireAttemptEvent describes one Locker.Acquire call.
 type AcquireAttemptEvent struct {
 	Key string
-	// Attempt counts the attempts of this TryLock or Lock call, from 1.
+	// Attempt counts the attempts of this Lock call, from 1.
 	Attempt int
 	Outcome Outcome
 	// Err is the attempt's error; nil when Outcome is Acquired.
@@ -138,4 +152,36 @@ func (o *Observer) released(e ReleasedEvent) {
 	if o != nil && o.Released != nil {
 		o.Released(e)
 	}
+}
+
+// Call describes one call of a Locker or a Resource to its store.
+type Call struct {
+	// Backend is the store's name: "postgres", "s3", ...
+	Backend string
+	// Op is the operation: "acquire", "renew", "release", "break",
+	// "inspect"; or a resource's "put", "get", "delete", "highest",
+	// "claim".
+	Op string
+	// Key is the lock key or resource name.
+	Key string
+	// Token is the token the call carries: the lease's for renew and
+	// release, the write's for put, delete and claim; 0 otherwise.
+	Token Token
+}
+
+func noEnd(Token, error) {}
+
+// observeCall starts the observation of call c by o.
+func observeCall(ctx context.Context, o *Observer, c Call) (context.Context, func(Token, error)) {
+	if o == nil || o.Call == nil {
+		return ctx, noEnd
+	}
+	octx, end := o.Call(ctx, c)
+	if octx == nil {
+		octx = ctx
+	}
+	if end == nil {
+		end = noEnd
+	}
+	return octx, end
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"time"
 )
@@ -14,22 +13,22 @@ import (
 const (
 	// DefaultTTL is the lease duration when SessionOptions.TTL is zero.
 	DefaultTTL = 30 * time.Second
-	// DefaultReleaseTimeout bounds a release when
+	// defaultReleaseTimeout bounds a release when
 	// SessionOptions.ReleaseTimeout is zero.
-	DefaultReleaseTimeout = 5 * time.Second
+	defaultReleaseTimeout = 5 * time.Second
 	// DefaultMaxCallTimeout caps the default SessionOptions.CallTimeout,
 	// which is otherwise TTL/3.
 	DefaultMaxCallTimeout = 5 * time.Second
-	// DefaultBackoffMin is the first backoff step when
+	// defaultBackoffMin is the first backoff step when
 	// SessionOptions.BackoffMin is zero (lowered to BackoffMax if that is
 	// smaller).
-	DefaultBackoffMin = 100 * time.Millisecond
-	// DefaultBackoffMax is the largest backoff step when
+	defaultBackoffMin = 100 * time.Millisecond
+	// defaultBackoffMax is the largest backoff step when
 	// SessionOptions.BackoffMax is zero.
-	DefaultBackoffMax = 5 * time.Second
-	// DefaultMaxPoll caps the default SessionOptions.PollInterval, which
+	defaultBackoffMax = 5 * time.Second
+	// defaultMaxPoll caps the default SessionOptions.PollInterval, which
 	// is otherwise TTL/3.
-	DefaultMaxPoll = time.Second
+	defaultMaxPoll = time.Second
 )
 
 // SessionOptions configure a Session. A nil *SessionOptions, and every
@@ -67,8 +66,8 @@ type SessionOptions struct {
 	// failed with a store error (a busy key is not retried on a backoff:
 	// see PollInterval). Each step is drawn at random from [d/2, d],
 	// where d doubles from BackoffMin up to BackoffMax. Defaults:
-	// DefaultBackoffMin (100 ms, or BackoffMax if smaller) and
-	// DefaultBackoffMax (5 s). 0 < BackoffMin <= BackoffMax.
+	// 100 ms (or BackoffMax if smaller) and
+	// 5 s. 0 < BackoffMin <= BackoffMax.
 	BackoffMin, BackoffMax time.Duration
 
 	// PollInterval is the longest a blocked Lock sleeps on a busy key
@@ -76,7 +75,7 @@ type SessionOptions struct {
 	// handle of this process, a notification from a store that sends
 	// them (PostgreSQL), or the holder's expiry where the store tells it.
 	// Each sleep is drawn at random from [PollInterval/2, PollInterval];
-	// it never doubles. Default: TTL/3, at most DefaultMaxPoll (1 s).
+	// it never doubles. Default: TTL/3, at most 1 s.
 	PollInterval time.Duration
 
 	// CallTimeout bounds each Acquire, Renew and Inspect call: each gets
@@ -86,8 +85,7 @@ type SessionOptions struct {
 	// Default: TTL/3, at most DefaultMaxCallTimeout (5 s).
 	CallTimeout time.Duration
 
-	// ReleaseTimeout bounds each release. Default: DefaultReleaseTimeout
-	// (5 s).
+	// ReleaseTimeout bounds each release. Default: 5 s.
 	ReleaseTimeout time.Duration
 
 	// Clock times renewals, waits and safety deadlines. Default:
@@ -95,10 +93,6 @@ type SessionOptions struct {
 	// duration the session computes is immune to wall-clock steps.
 	// Tests inject a *clocktest.Fake.
 	Clock Clock
-
-	// Observer receives events for metrics and logs. Default: nil, which
-	// costs nothing.
-	Observer *Observer
 }
 
 // sessionSettings are validated SessionOptions with defaults filled in.
@@ -109,7 +103,6 @@ type sessionSettings struct {
 	poll                        time.Duration
 	callTimeout, releaseTimeout time.Duration
 	clock                       Clock
-	obs                         *Observer
 }
 
 func sessionInvalid(field, format string, args ...any) error {
@@ -126,7 +119,7 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 		ttl: in.TTL, renewInterval: in.RenewInterval, safetyMargin: in.SafetyMargin,
 		backoffMin: in.BackoffMin, backoffMax: in.BackoffMax, poll: in.PollInterval,
 		callTimeout: in.CallTimeout, releaseTimeout: in.ReleaseTimeout,
-		clock: ClockOrSystem(in.Clock), obs: in.Observer,
+		clock: clockOr(in.Clock),
 	}
 	if s.ttl == 0 {
 		s.ttl = DefaultTTL
@@ -135,10 +128,10 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 		return s, sessionInvalid("TTL", "%v is negative", s.ttl)
 	}
 	if s.backoffMax == 0 {
-		s.backoffMax = DefaultBackoffMax
+		s.backoffMax = defaultBackoffMax
 	}
 	if s.backoffMin == 0 {
-		s.backoffMin = min(DefaultBackoffMin, s.backoffMax)
+		s.backoffMin = min(defaultBackoffMin, s.backoffMax)
 	}
 	if s.backoffMin <= 0 || s.backoffMax <= 0 {
 		return s, sessionInvalid("BackoffMin", "backoff steps must be positive (min %v, max %v)", s.backoffMin, s.backoffMax)
@@ -165,7 +158,7 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 		return s, sessionInvalid("SafetyMargin", "the safety deadline (TTL %v - margin %v) comes before the first renewal at %v", s.ttl, s.safetyMargin, s.renewInterval)
 	}
 	if s.poll == 0 {
-		s.poll = min(s.ttl/3, DefaultMaxPoll)
+		s.poll = min(s.ttl/3, defaultMaxPoll)
 	}
 	if s.poll <= 0 {
 		return s, sessionInvalid("PollInterval", "%v is not positive", s.poll)
@@ -177,7 +170,7 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 		return s, sessionInvalid("CallTimeout", "%v is not positive", s.callTimeout)
 	}
 	if s.releaseTimeout == 0 {
-		s.releaseTimeout = DefaultReleaseTimeout
+		s.releaseTimeout = defaultReleaseTimeout
 	}
 	if s.releaseTimeout <= 0 {
 		return s, sessionInvalid("ReleaseTimeout", "%v is not positive", s.releaseTimeout)
@@ -188,7 +181,7 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 // Session takes locks from one Locker and keeps them: one keepalive
 // renews every lease the session holds, together, and a store that can
 // renew many leases in one call (PostgreSQL: one statement) is asked once
-// per renewal round. TryLock and Lock return a *Handle per lock; the
+// per renewal round. Lock returns a *Handle per lock; the
 // keepalive updates it in place, so a handle never goes stale.
 //
 // A session starts no goroutine until it holds a lease and stops its
@@ -201,14 +194,11 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 // two handles of one session on the same key exclude each other: fence
 // locks are not reentrant (see the package doc).
 type Session struct {
-	locker Locker
+	locker *Locker
 	s      sessionSettings
-	renew  func(ctx context.Context, leases []Lease) ([]Lease, []error)
-	notify func(ctx context.Context, key string) (<-chan struct{}, func(), error)
 
-	lineOK bool          // the locker can key the waiting lines
-	wake   chan struct{} // tells the keepalive of a handle due early
-	done   chan struct{} // closed by Close
+	wake chan struct{} // tells the keepalive of a handle due early
+	done chan struct{} // closed by Close
 
 	mu      sync.Mutex
 	running bool // the keepalive goroutine runs
@@ -219,8 +209,13 @@ type Session struct {
 
 // NewSession returns a Session over locker. opts may be nil. It returns
 // an error matching ErrInvalid when locker is nil or the options are
-// impossible (see SessionOptions).
-func NewSession(locker Locker, opts *SessionOptions) (*Session, error) {
+// impossible (see SessionOptions). The session reports its events to the
+// locker's Observer (Locker.SetObserver).
+//
+// An application needs one Session per Locker and TTL: guard.Run,
+// election, schedule, Bind and the SQL helpers all take it, and one
+// keepalive serves every lease they hold.
+func NewSession(locker *Locker, opts *SessionOptions) (*Session, error) {
 	if locker == nil {
 		return nil, sessionInvalid("locker", "nil")
 	}
@@ -228,20 +223,19 @@ func NewSession(locker Locker, opts *SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess := &Session{locker: locker, s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	sess.lineOK = reflect.TypeOf(locker).Comparable()
-	sess.renew = func(ctx context.Context, leases []Lease) ([]Lease, []error) { return RenewEach(ctx, locker, leases) }
-	if m, ok := locker.(ManyRenewer); ok {
-		sess.renew = m.RenewMany
-	}
-	if n, ok := locker.(ReleaseNotifier); ok {
-		sess.notify = n.NotifyRelease
-	}
-	return sess, nil
+	return &Session{locker: locker, s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
 }
 
 // Locker returns the Locker the session takes its locks from.
-func (s *Session) Locker() Locker { return s.locker }
+func (s *Session) Locker() *Locker { return s.locker }
+
+// obs returns the Observer of the session's Locker, or nil.
+func (s *Session) obs() *Observer { return s.locker.obs.Load() }
+
+// Clock returns the clock the session times its leases and waits on
+// (SessionOptions.Clock, or SystemClock): election and schedule time their
+// own waits on it too.
+func (s *Session) Clock() Clock { return s.s.clock }
 
 // TTL returns the lease duration of the session's handles.
 func (s *Session) TTL() time.Duration { return s.s.ttl }
@@ -250,7 +244,7 @@ func (s *Session) TTL() time.Duration { return s.s.ttl }
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Close releases every lease the session holds (each with its own
-// ReleaseTimeout) and makes later TryLock and Lock calls fail with
+// ReleaseTimeout) and makes later Lock calls fail with
 // ErrSessionClosed. It returns the errors of releases that failed for
 // another reason than the lease being no longer held, joined. Calling it
 // again does nothing.

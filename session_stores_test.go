@@ -20,23 +20,23 @@ func TestHandleOutlivesTTLOnStores(t *testing.T) {
 		lockers := b.Lockers(t, 2, nil)
 		s := newSession(t, lockers[0], &fence.SessionOptions{TTL: ttl})
 		other := newSession(t, lockers[1], &fence.SessionOptions{TTL: ttl})
-		h, err := s.TryLock(t.Context(), "long")
+		h, err := s.Lock(t.Context(), "long", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first := h.ValidUntil()
+		first := h.Lease().ValidUntil
 		for range 3 {
 			select {
 			case <-h.Done():
 				t.Fatalf("lost after %v: %v", time.Until(first), h.Err())
 			case <-time.After(ttl):
 			}
-			if _, err := other.TryLock(t.Context(), "long"); !errors.Is(err, fence.ErrHeld) {
+			if _, err := other.Lock(t.Context(), "long", nil); !errors.Is(err, fence.ErrHeld) {
 				t.Fatalf("another process's TryLock while the handle is held: %v; want ErrHeld", err)
 			}
 		}
-		if !h.ValidUntil().After(first.Add(ttl)) {
-			t.Errorf("ValidUntil %v after 3 TTLs, %v at acquisition: not renewed in place", h.ValidUntil(), first)
+		if !h.Lease().ValidUntil.After(first.Add(ttl)) {
+			t.Errorf("ValidUntil %v after 3 TTLs, %v at acquisition: not renewed in place", h.Lease().ValidUntil, first)
 		}
 		if err := h.Release(t.Context()); err != nil {
 			t.Fatalf("Release after 3 TTLs: %v", err)
@@ -44,7 +44,7 @@ func TestHandleOutlivesTTLOnStores(t *testing.T) {
 		if !errors.Is(h.Err(), fence.ErrReleased) {
 			t.Errorf("Err after Release: %v; want ErrReleased", h.Err())
 		}
-		next, err := other.TryLock(t.Context(), "long")
+		next, err := other.Lock(t.Context(), "long", nil)
 		if err != nil {
 			t.Fatalf("TryLock right after the release: %v", err)
 		}
@@ -68,7 +68,7 @@ func TestLockWaitsOnStores(t *testing.T) {
 		wait := func(key string) <-chan *fence.Handle {
 			got := make(chan *fence.Handle, 1)
 			go func() {
-				h, err := waiter.Lock(t.Context(), key, &fence.LockOptions{Timeout: 10 * ttl})
+				h, err := waiter.Lock(t.Context(), key, &fence.LockOptions{Wait: 10 * ttl})
 				if err != nil {
 					t.Errorf("Lock of %s: %v", key, err)
 				}
@@ -90,7 +90,7 @@ func TestLockWaitsOnStores(t *testing.T) {
 			}
 		}
 
-		h, err := holder.TryLock(t.Context(), "released")
+		h, err := holder.Lock(t.Context(), "released", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestLockWaitsOnStores(t *testing.T) {
 		}
 		check(got, h.Token(), "a release")
 
-		h, err = holder.TryLock(t.Context(), "broken")
+		h, err = holder.Lock(t.Context(), "broken", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestSessionHoldsManyOnStores(t *testing.T) {
 		keys := []string{"m1", "m2", "m3", "m4", "m5"}
 		var hs []*fence.Handle
 		for _, k := range keys {
-			h, err := s.TryLock(t.Context(), k)
+			h, err := s.Lock(t.Context(), k, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,26 +10,58 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/lockers/memory"
 )
 
-// counting counts the RenewMany rounds of a session's keepalive.
+// counting counts the renewal rounds of a session's keepalive: it is a
+// driver that renews in batches over one that does not, so that each
+// round is one RenewBatch call.
 type counting struct {
-	*memory.Locker
+	driver.Locker
 	rounds, leases atomic.Int64
 }
 
-func (c *counting) RenewMany(ctx context.Context, leases []fence.Lease) ([]fence.Lease, []error) {
-	c.rounds.Add(1)
-	c.leases.Add(int64(len(leases)))
-	return c.Locker.RenewMany(ctx, leases)
+// newCounting returns a Locker over l's driver that counts its rounds.
+func newCounting(t *testing.T, l *fence.Locker) (*fence.Locker, *counting) {
+	t.Helper()
+	var c *counting
+	out, err := driver.Wrap(l, func(d driver.Locker) driver.Locker {
+		c = &counting{Locker: d}
+		return c
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, c
 }
 
-// otherProcess is a locker on the same store under another identity, so
-// that sessions over it do not share the waiting lines of the original.
-type otherProcess struct{ *memory.Locker }
+func (c *counting) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
+	c.rounds.Add(1)
+	c.leases.Add(int64(len(leases)))
+	errs := make([]error, len(leases))
+	for i, lease := range leases {
+		errs[i] = c.Locker.Renew(ctx, lease)
+	}
+	return errs
+}
 
-func newSession(t *testing.T, l fence.Locker, opts *fence.SessionOptions) *fence.Session {
+func (c *counting) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return c.Locker.(driver.ReleaseNotifier).NotifyRelease(ctx, key)
+}
+
+// otherProcess returns a Locker on the same store as l, as another
+// process would have: sessions over it do not share l's waiting lines.
+func otherProcess(t *testing.T, l *fence.Locker) *fence.Locker {
+	t.Helper()
+	out, err := driver.Wrap(l, func(d driver.Locker) driver.Locker { return d })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func newSession(t *testing.T, l *fence.Locker, opts *fence.SessionOptions) *fence.Session {
 	t.Helper()
 	s, err := fence.NewSession(l, opts)
 	if err != nil {
@@ -63,19 +95,19 @@ func waitRounds(t *testing.T, clock *clocktest.Fake, c *counting, n int64, step 
 func TestKeepaliveRenewsHandlesTogether(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.New(time.Unix(1e9, 0))
-	c := &counting{Locker: memory.New(&memory.Options{Clock: clock})}
+	l, c := newCounting(t, memory.New(&memory.Options{Clock: clock}))
 	const ttl = 30 * time.Second
-	s := newSession(t, c, &fence.SessionOptions{TTL: ttl, Clock: clock})
+	s := newSession(t, l, &fence.SessionOptions{TTL: ttl, Clock: clock})
 	var hs []*fence.Handle
 	for i := range 10 {
-		h, err := s.TryLock(t.Context(), string(rune('a'+i)))
+		h, err := s.Lock(t.Context(), string(rune('a'+i)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		hs = append(hs, h)
 		clock.Advance(time.Second) // taken a second apart
 	}
-	first := hs[0].ValidUntil()
+	first := hs[0].Lease().ValidUntil
 	waitRounds(t, clock, c, 2, time.Second)
 	before := c.rounds.Load()
 	leases := c.leases.Load()
@@ -89,8 +121,8 @@ func TestKeepaliveRenewsHandlesTogether(t *testing.T) {
 			t.Fatalf("%s: %v", h.Key(), h.Err())
 		}
 	}
-	if !hs[0].ValidUntil().After(first) || !hs[0].Lease().ValidUntil.Equal(hs[0].ValidUntil()) {
-		t.Errorf("ValidUntil %v after renewals, %v at acquisition: the handle was not updated in place", hs[0].ValidUntil(), first)
+	if !hs[0].Lease().ValidUntil.After(first) || !hs[0].Lease().ValidUntil.Equal(hs[0].Lease().ValidUntil) {
+		t.Errorf("ValidUntil %v after renewals, %v at acquisition: the handle was not updated in place", hs[0].Lease().ValidUntil, first)
 	}
 }
 
@@ -102,13 +134,13 @@ func TestLockWakesOnLocalRelease(t *testing.T) {
 	clock := clocktest.New(time.Unix(1e9, 0))
 	l := memory.New(&memory.Options{Clock: clock})
 	s := newSession(t, l, &fence.SessionOptions{TTL: time.Hour, PollInterval: time.Hour, Clock: clock})
-	holder, err := s.TryLock(t.Context(), "k")
+	holder, err := s.Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan *fence.Handle, 1)
 	go func() {
-		h, err := s.Lock(t.Context(), "k", nil)
+		h, err := s.Lock(t.Context(), "k", &fence.LockOptions{Wait: fence.WaitForever})
 		if err != nil {
 			t.Error(err)
 		}
@@ -135,16 +167,16 @@ func TestLockWakesOnBreak(t *testing.T) {
 	clock := clocktest.New(time.Unix(1e9, 0))
 	l := memory.New(&memory.Options{Clock: clock})
 	a := newSession(t, l, &fence.SessionOptions{TTL: time.Hour, Clock: clock})
-	holder, err := a.TryLock(t.Context(), "k")
+	holder, err := a.Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A wrapper hides the locker's identity from the waiting line, as
 	// another process would be: only the notification can wake b.
-	b := newSession(t, &otherProcess{l}, &fence.SessionOptions{TTL: time.Hour, PollInterval: time.Hour, Clock: clock})
+	b := newSession(t, otherProcess(t, l), &fence.SessionOptions{TTL: time.Hour, PollInterval: time.Hour, Clock: clock})
 	got := make(chan error, 1)
 	go func() {
-		_, err := b.Lock(t.Context(), "k", nil)
+		_, err := b.Lock(t.Context(), "k", &fence.LockOptions{Wait: fence.WaitForever})
 		got <- err
 	}()
 	time.Sleep(20 * time.Millisecond)
@@ -170,7 +202,7 @@ func TestLockIsFair(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for total.Load() < cycles {
-				h, err := s.Lock(t.Context(), "hot", nil)
+				h, err := s.Lock(t.Context(), "hot", &fence.LockOptions{Wait: fence.WaitForever})
 				if err != nil {
 					t.Error(err)
 					return
@@ -203,7 +235,7 @@ func TestHandleLost(t *testing.T) {
 	clock := clocktest.New(time.Unix(1e9, 0))
 	l := memory.New(&memory.Options{Clock: clock})
 	s := newSession(t, l, &fence.SessionOptions{TTL: 30 * time.Second, Clock: clock})
-	h, err := s.TryLock(t.Context(), "k")
+	h, err := s.Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,16 +274,16 @@ func TestReleaseAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.TryLock(t.Context(), "a")
+	a, err := s.Lock(t.Context(), "a", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.TryLock(t.Context(), "b")
+	b, err := s.Lock(t.Context(), "b", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.TryLock(t.Context(), "a"); !errors.Is(err, fence.ErrHeld) {
-		t.Fatalf("second TryLock of a held key: %v; want ErrHeld (locks are not reentrant)", err)
+	if _, err := s.Lock(t.Context(), "a", nil); !errors.Is(err, fence.ErrHeld) {
+		t.Fatalf("second Lock of a held key: %v; want ErrHeld (locks are not reentrant)", err)
 	}
 	if err := a.Release(t.Context()); err != nil {
 		t.Fatal(err)
@@ -266,8 +298,8 @@ func TestReleaseAndClose(t *testing.T) {
 	if info, err := l.Inspect(t.Context(), "b"); err != nil || info.Held {
 		t.Fatalf("after Close: %+v, %v; want b free", info, err)
 	}
-	if _, err := s.TryLock(t.Context(), "c"); !errors.Is(err, fence.ErrSessionClosed) {
-		t.Fatalf("TryLock after Close: %v; want ErrSessionClosed", err)
+	if _, err := s.Lock(t.Context(), "c", nil); !errors.Is(err, fence.ErrSessionClosed) {
+		t.Fatalf("Lock after Close: %v; want ErrSessionClosed", err)
 	}
 }
 
@@ -286,7 +318,7 @@ func TestNewSessionRejects(t *testing.T) {
 		t.Errorf("nil locker: %v; want ErrInvalid", err)
 	}
 	s := newSession(t, l, nil)
-	if _, err := s.Lock(t.Context(), "k", &fence.LockOptions{Timeout: -1}); !errors.Is(err, fence.ErrInvalid) {
+	if _, err := s.Lock(t.Context(), "k", &fence.LockOptions{Wait: -1}); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("negative Timeout: %v; want ErrInvalid", err)
 	}
 }
@@ -296,10 +328,10 @@ func TestLockTimeout(t *testing.T) {
 	t.Parallel()
 	l := memory.New(nil)
 	s := newSession(t, l, &fence.SessionOptions{TTL: time.Minute, PollInterval: 10 * time.Millisecond})
-	if _, err := s.TryLock(t.Context(), "k"); err != nil {
+	if _, err := s.Lock(t.Context(), "k", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lock(t.Context(), "k", &fence.LockOptions{Timeout: 50 * time.Millisecond}); !errors.Is(err, fence.ErrHeld) {
+	if _, err := s.Lock(t.Context(), "k", &fence.LockOptions{Wait: 50 * time.Millisecond}); !errors.Is(err, fence.ErrHeld) {
 		t.Fatalf("Lock of a held key: %v; want ErrHeld after the timeout", err)
 	}
 }

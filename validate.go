@@ -7,11 +7,11 @@ import (
 	"unicode/utf8"
 )
 
-// ValidateKey checks a lock key or resource name: non-empty, at most maxLen
+// validateKey checks a lock key or resource name: non-empty, at most maxLen
 // bytes, valid UTF-8, and free of NUL bytes (which several stores cannot
 // hold). field names it in the error ("key", "name"). A violation returns a
-// *InvalidError. Backends call it first and add their own rules after.
-func ValidateKey(field, key string, maxLen int) error {
+// *InvalidError. driver.ValidateKey is this function, for backends.
+func validateKey(field, key string, maxLen int) error {
 	switch {
 	case key == "":
 		return &InvalidError{Field: field, Reason: "empty"}
@@ -25,32 +25,32 @@ func ValidateKey(field, key string, maxLen int) error {
 	return nil
 }
 
-// ValidateTTL checks that min <= ttl <= max and returns a *InvalidError
+// validateTTL checks that min <= ttl <= max and returns a *InvalidError
 // naming the range otherwise.
-func ValidateTTL(ttl, min, max time.Duration) error {
+func validateTTL(ttl, min, max time.Duration) error {
 	if ttl < min || ttl > max {
 		return &InvalidError{Field: "ttl", Reason: fmt.Sprintf("%v is outside the range %v to %v", ttl, min, max)}
 	}
 	return nil
 }
 
-// ValidateToken rejects the zero Token with a *InvalidError.
-func ValidateToken(t Token) error {
+// validateToken rejects the zero Token with a *InvalidError.
+func validateToken(t Token) error {
 	if t == 0 {
 		return &InvalidError{Field: "token", Reason: "token 0 is never valid"}
 	}
 	return nil
 }
 
-// ValidateLease checks the parts of a lease that Renew and Release rely on.
-func ValidateLease(l Lease, maxKeyLen int) error {
-	if err := ValidateKey("key", l.Key, maxKeyLen); err != nil {
+// validateLease checks the parts of a lease that Renew and Release rely on.
+func validateLease(l Lease, maxKeyLen int) error {
+	if err := validateKey("key", l.Key, maxKeyLen); err != nil {
 		return err
 	}
 	if l.Owner == "" {
 		return &InvalidError{Field: "owner", Reason: "empty"}
 	}
-	if err := ValidateToken(l.Token); err != nil {
+	if err := validateToken(l.Token); err != nil {
 		return err
 	}
 	if l.TTL <= 0 {

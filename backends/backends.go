@@ -3,7 +3,7 @@
 //
 //	import _ "github.com/fencekit/fence/backends"
 //
-//	locker, err := fence.OpenLocker(ctx, os.Getenv("FENCE_STORE"))
+//	locker, err := fence.OpenLocker(ctx, os.Getenv("FENCE_STORE"), nil)
 //
 // The fence command and the torture run import it; a program that uses one
 // backend imports that backend's package instead and links no other SDK.
@@ -14,39 +14,42 @@
 // gs (lockers/gcs), etcd and etcds (lockers/etcd), redis, rediss and
 // redis+sentinel (lockers/redis), redlock (lockers/redlock), mysql
 // (lockers/mysql), zk (lockers/zookeeper). Resource
-// schemes: mem (resources/memory), postgres, postgresql, sqlite and mysql
-// (resources/sql), dynamodb (resources/dynamo), s3 (resources/s3), gs
+// schemes: mem (resources/memory), postgres and postgresql
+// (resources/sql), sqlite (resources/sql/sqlite), mysql
+// (resources/sql/mysql), dynamodb (resources/dynamo), s3 (resources/s3), gs
 // (resources/gcs), etcd and etcds (resources/etcd), redis and rediss
-// (resources/redis). fence.LockerSchemes and
-// fence.ResourceSchemes list what is registered.
+// (resources/redis). driver.LockerSchemes and
+// driver.ResourceSchemes list what is registered.
 //
-// The clients the URL openers make write nothing on standard error and
-// end every call when its context ends; a backend's errors reach the
-// program through the calls that met them. The SDKs that log through a
-// logger of their own client (etcd, the AWS SDK, the MySQL driver,
-// ZooKeeper) are given one that discards everything; Azure's and Cloud
-// Storage's log nothing unless given a listener; go-redis logs through
-// one logger for the whole process, which importing a Redis backend sets
-// to discard everything (internal/redisclient; call goredis.SetLogger
-// after it to get go-redis's lines back).
+// The clients the URL openers make end every call when its context ends,
+// and a backend's errors reach the program through the calls that met
+// them. The SDKs that log through a logger of their own client (etcd,
+// the AWS SDK, the MySQL driver, ZooKeeper) are given one that discards
+// everything; Azure's and Cloud Storage's log nothing unless given a
+// listener. go-redis logs through one logger for the whole process, on
+// standard error unless the program sets another with goredis.SetLogger;
+// no fence package changes it (the fence command sets one that discards
+// everything).
 package backends
 
 import (
-	_ "github.com/fencekit/fence/lockers/azblob"    // azblob://
-	_ "github.com/fencekit/fence/lockers/dynamo"    // dynamodb://
-	_ "github.com/fencekit/fence/lockers/etcd"      // etcd://, etcds://
-	_ "github.com/fencekit/fence/lockers/gcs"       // gs://
-	_ "github.com/fencekit/fence/lockers/memory"    // mem://
-	_ "github.com/fencekit/fence/lockers/mysql"     // mysql://
-	_ "github.com/fencekit/fence/lockers/postgres"  // postgres://, postgresql://
-	_ "github.com/fencekit/fence/lockers/redis"     // redis://, rediss://, redis+sentinel://
-	_ "github.com/fencekit/fence/lockers/redlock"   // redlock://
-	_ "github.com/fencekit/fence/lockers/zookeeper" // zk://
-	_ "github.com/fencekit/fence/resources/dynamo"  // dynamodb://
-	_ "github.com/fencekit/fence/resources/etcd"    // etcd://, etcds://
-	_ "github.com/fencekit/fence/resources/gcs"     // gs://
-	_ "github.com/fencekit/fence/resources/memory"  // mem://
-	_ "github.com/fencekit/fence/resources/redis"   // redis://, rediss://
-	_ "github.com/fencekit/fence/resources/s3"      // s3://
-	_ "github.com/fencekit/fence/resources/sql"     // postgres://, postgresql://, sqlite://, mysql://
+	_ "github.com/fencekit/fence/lockers/azblob"       // azblob://
+	_ "github.com/fencekit/fence/lockers/dynamo"       // dynamodb://
+	_ "github.com/fencekit/fence/lockers/etcd"         // etcd://, etcds://
+	_ "github.com/fencekit/fence/lockers/gcs"          // gs://
+	_ "github.com/fencekit/fence/lockers/memory"       // mem://
+	_ "github.com/fencekit/fence/lockers/mysql"        // mysql://
+	_ "github.com/fencekit/fence/lockers/postgres"     // postgres://, postgresql://
+	_ "github.com/fencekit/fence/lockers/redis"        // redis://, rediss://, redis+sentinel://
+	_ "github.com/fencekit/fence/lockers/redlock"      // redlock://
+	_ "github.com/fencekit/fence/lockers/zookeeper"    // zk://
+	_ "github.com/fencekit/fence/resources/dynamo"     // dynamodb://
+	_ "github.com/fencekit/fence/resources/etcd"       // etcd://, etcds://
+	_ "github.com/fencekit/fence/resources/gcs"        // gs://
+	_ "github.com/fencekit/fence/resources/memory"     // mem://
+	_ "github.com/fencekit/fence/resources/redis"      // redis://, rediss://
+	_ "github.com/fencekit/fence/resources/s3"         // s3://
+	_ "github.com/fencekit/fence/resources/sql"        // postgres://, postgresql://
+	_ "github.com/fencekit/fence/resources/sql/mysql"  // mysql://
+	_ "github.com/fencekit/fence/resources/sql/sqlite" // sqlite://
 )

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
@@ -82,19 +83,19 @@ func forEveryScheme(t *testing.T, addrs func(t *testing.T) []string, check func(
 			if s.url == nil {
 				t.Skip(s.inProcess)
 			}
-			var l *fence.PortableLocker
+			var l *fence.Locker
 			var openErr error
 			ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 			defer cancel()
 			start := time.Now()
-			l, openErr = fence.OpenLocker(ctx, s.url(addrs(t)))
+			l, openErr = fence.OpenLocker(ctx, s.url(addrs(t)), nil)
 			if openErr != nil {
 				// The opener waited for the store (ZooKeeper's session).
 				judge(t, "open", time.Since(start), openErr)
 				return
 			}
 			t.Cleanup(func() { _ = l.Close() })
-			ttl := max(l.Info().MinTTL, 2*time.Second)
+			ttl := max(driver.InfoOf(l).MinTTL, 2*time.Second)
 			call(t, "Acquire", func(ctx context.Context) error { _, err := l.Acquire(ctx, "hung", ttl, nil); return err })
 			call(t, "Inspect", func(ctx context.Context) error { _, err := l.Inspect(ctx, "hung"); return err })
 			call(t, "Break", func(ctx context.Context) error { return l.Break(ctx, "hung") })
@@ -106,7 +107,7 @@ func forEveryScheme(t *testing.T, addrs func(t *testing.T) []string, check func(
 			if s.url == nil {
 				t.Skip(s.inProcess)
 			}
-			r, err := fence.OpenResource(t.Context(), s.url(addrs(t)))
+			r, err := fence.OpenResource(t.Context(), s.url(addrs(t)), nil)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
@@ -127,7 +128,7 @@ func TestAWSOutageKeepsTheStoreError(t *testing.T) {
 	dead := []string{netfault.Closed(t)}
 	open := map[string]func(ctx context.Context) (func(ctx context.Context) error, error){
 		"locker/dynamodb": func(ctx context.Context) (func(ctx context.Context) error, error) {
-			l, err := fence.OpenLocker(ctx, lockerURL(t, "dynamodb", dead))
+			l, err := fence.OpenLocker(ctx, lockerURL(t, "dynamodb", dead), nil)
 			if err != nil {
 				return nil, err
 			}
@@ -173,7 +174,7 @@ func TestAWSOutageKeepsTheStoreError(t *testing.T) {
 }
 
 func openGet(t *testing.T, ctx context.Context, u string) (func(ctx context.Context) error, error) {
-	r, err := fence.OpenResource(ctx, u)
+	r, err := fence.OpenResource(ctx, u, nil)
 	if err != nil {
 		return nil, err
 	}

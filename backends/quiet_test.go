@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
@@ -26,7 +27,8 @@ const childEnv = "FENCE_BACKENDS_QUIET_CHILD"
 // stopped server, at one that drops every connection and at a hung one,
 // and calls it until the calls fail,
 // writes nothing on its standard error: the clients fence makes log
-// nothing unless given a logger, without the program doing anything.
+// nothing unless given a logger; go-redis's process-wide logger, which is
+// the program's, is set to discard as the fence command sets it.
 // The child is this test binary run again, with an environment of its
 // own (deadEnv, and no AWS credentials: the AWS SDK looks for some at a
 // metadata service of the test's, on this machine, which answers 404 as
@@ -109,13 +111,13 @@ func quietChild() int {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
 				defer cancel()
-				l, err := fence.OpenLocker(ctx, s.url(at))
+				l, err := fence.OpenLocker(ctx, s.url(at), nil)
 				if err != nil {
 					count(err)
 					return
 				}
 				defer l.Close()
-				_, err = l.Acquire(ctx, "quiet", max(l.Info().MinTTL, 2*time.Second), nil)
+				_, err = l.Acquire(ctx, "quiet", max(driver.InfoOf(l).MinTTL, 2*time.Second), nil)
 				count(err)
 				ctx2, cancel2 := context.WithTimeout(context.Background(), wait/2)
 				defer cancel2()
@@ -130,7 +132,7 @@ func quietChild() int {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
 				defer cancel()
-				r, err := fence.OpenResource(ctx, s.url(at))
+				r, err := fence.OpenResource(ctx, s.url(at), nil)
 				if err != nil {
 					count(err)
 					return

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/fencekit/fence"
 )
 
 // scheme is one registered URL scheme of a locker or a resource, and the
@@ -86,10 +84,10 @@ func TestEverySchemeHasAURL(t *testing.T) {
 		slices.Sort(n)
 		return n
 	}
-	if got, want := names(lockerSchemes), fence.LockerSchemes(); !slices.Equal(got, want) {
+	if got, want := names(lockerSchemes), registeredLockers(); !slices.Equal(got, want) {
 		t.Errorf("lockerSchemes has %v; the registered locker schemes are %v", got, want)
 	}
-	if got, want := names(resourceSchemes), fence.ResourceSchemes(); !slices.Equal(got, want) {
+	if got, want := names(resourceSchemes), registeredResources(); !slices.Equal(got, want) {
 		t.Errorf("resourceSchemes has %v; the registered resource schemes are %v", got, want)
 	}
 }

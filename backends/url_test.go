@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	_ "github.com/fencekit/fence/backends"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
@@ -71,14 +72,14 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 			_ = closeIt()
 		}
 		if !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("open %s = %v; want an error matching fence.ErrInvalid", fence.RedactURL(raw), err)
+			t.Errorf("open %s = %v; want an error matching fence.ErrInvalid", redact.URL(raw), err)
 		}
 		if err != nil && strings.Contains(err.Error(), "secretpw") {
-			t.Errorf("open %s: the error shows the password: %v", fence.RedactURL(raw), err)
+			t.Errorf("open %s: the error shows the password: %v", redact.URL(raw), err)
 		}
 	}
 	t.Run("group", func(t *testing.T) {
-		for _, scheme := range fence.LockerSchemes() {
+		for _, scheme := range registeredLockers() {
 			raw, ok := lockers[scheme]
 			if !ok {
 				t.Errorf("locker scheme %q has no URL in this test; add one with a bad %%-escape", scheme)
@@ -86,7 +87,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 			}
 			t.Run("locker/"+scheme, func(t *testing.T) {
 				check(t, raw, func(ctx context.Context, raw string) (func() error, error) {
-					l, err := fence.OpenLocker(ctx, raw)
+					l, err := fence.OpenLocker(ctx, raw, nil)
 					if err != nil {
 						return nil, err
 					}
@@ -94,7 +95,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 				})
 			})
 		}
-		for _, scheme := range fence.ResourceSchemes() {
+		for _, scheme := range registeredResources() {
 			raw, ok := resources[scheme]
 			if !ok {
 				t.Errorf("resource scheme %q has no URL in this test; add one with a bad %%-escape", scheme)
@@ -102,7 +103,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 			}
 			t.Run("resource/"+scheme, func(t *testing.T) {
 				check(t, raw, func(ctx context.Context, raw string) (func() error, error) {
-					r, err := fence.OpenResource(ctx, raw)
+					r, err := fence.OpenResource(ctx, raw, nil)
 					if err != nil {
 						return nil, err
 					}
@@ -113,7 +114,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 	})
 	for _, m := range []map[string]string{lockers, resources} {
 		for scheme := range m {
-			if !slices.Contains(fence.LockerSchemes(), scheme) && !slices.Contains(fence.ResourceSchemes(), scheme) {
+			if !slices.Contains(registeredLockers(), scheme) && !slices.Contains(registeredResources(), scheme) {
 				t.Errorf("scheme %q of this test is not registered", scheme)
 			}
 		}

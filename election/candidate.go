@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/backoff"
 )
@@ -16,8 +17,8 @@ import (
 // Func is the work of a leader. ctx is cancelled when the term ends (see
 // the package documentation for the causes); term is the term's lock:
 // term.Token() is the fencing token that every write to a protected
-// resource must carry, the same for the whole term. The guard renews the
-// lease in the background and keeps term current (term.Lease() is the
+// resource must carry, the same for the whole term. The session renews
+// the lease in the background and keeps term current (term.Lease() is the
 // lease as last renewed), so it never goes stale. Func should lead until
 // ctx is done: when it returns earlier, the term ends and the candidate
 // holds off (Options.Holdoff) before campaigning again.
@@ -26,8 +27,8 @@ type Func func(ctx context.Context, term *fence.Handle) error
 // Candidate campaigns for leadership of one key. Create it with New. Its
 // methods are safe for concurrent use; Campaign runs once at a time.
 type Candidate struct {
+	sess        *fence.Session
 	key         string
-	g           *guard.Guard
 	s           settings
 	campaigning atomic.Bool
 
@@ -45,28 +46,29 @@ type term struct {
 	released chan struct{}
 }
 
-// New returns a Candidate for key on locker. It checks the options (see
-// Options) and returns an error matching fence.ErrInvalid for a nil
-// locker, an empty key or impossible settings; the locker checks the key's
+// New returns a Candidate for key that takes its terms through s: each
+// term is a lock of s, with its TTL and renewals. It checks the options
+// (see Options) and returns an error matching fence.ErrInvalid for a nil
+// s, an empty key or impossible settings; the locker checks the key's
 // length and the TTL's range on the first attempt.
-func New(locker fence.Locker, key string, opts *Options) (*Candidate, error) {
-	if err := fence.ValidateKey("key", key, math.MaxInt); err != nil {
+func New(s *fence.Session, key string, opts *Options) (*Candidate, error) {
+	if s == nil {
+		return nil, invalid("session", "nil")
+	}
+	if err := driver.ValidateKey("key", key, math.MaxInt); err != nil {
 		return nil, err
 	}
-	s, err := resolve(opts)
+	st, err := resolve(s.TTL(), opts)
 	if err != nil {
 		return nil, err
 	}
-	g, err := guard.New(locker, &s.guard)
-	if err != nil {
-		return nil, err
-	}
-	return &Candidate{key: key, g: g, s: s}, nil
+	st.clock = s.Clock()
+	return &Candidate{sess: s, key: key, s: st}, nil
 }
 
 // Run is New followed by Campaign.
-func Run(ctx context.Context, locker fence.Locker, key string, fn Func, opts *Options) error {
-	c, err := New(locker, key, opts)
+func Run(ctx context.Context, s *fence.Session, key string, fn Func, opts *Options) error {
+	c, err := New(s, key, opts)
 	if err != nil {
 		return err
 	}
@@ -76,11 +78,15 @@ func Run(ctx context.Context, locker fence.Locker, key string, fn Func, opts *Op
 // Campaign competes for leadership until ctx is done, and runs fn for each
 // term won. Between attempts it waits RetryInterval (jittered), or
 // Holdoff after a term ended by Resign or by fn returning. Store errors
-// while campaigning are reported to Observer.Failed and retried.
+// while campaigning are retried (the observer of the session's Locker
+// sees each failed attempt).
 //
 // Campaign returns context.Cause(ctx) once ctx is done and any running
 // term's lease has been released; an error matching fence.ErrInvalid when
-// the locker rejects the key or the TTL; ErrCampaigning when the
+// the locker rejects the key or the TTL; one matching
+// fence.ErrSessionClosed once the session is closed (closing it ends a
+// running term: the lease is released and the term's context cancelled
+// with a cause matching fence.ErrReleased); ErrCampaigning when the
 // candidate is already campaigning. A panic in fn ends the term, releases
 // the lease and continues.
 func (c *Candidate) Campaign(ctx context.Context, fn Func) error {
@@ -106,10 +112,8 @@ func (c *Candidate) Campaign(ctx context.Context, fn Func) error {
 				wait = c.s.holdoff
 			}
 		case errors.Is(err, fence.ErrHeld):
-		case errors.Is(err, fence.ErrInvalid):
+		case errors.Is(err, fence.ErrInvalid), errors.Is(err, fence.ErrSessionClosed):
 			return err
-		default:
-			c.s.obs.failed(FailedEvent{Err: err})
 		}
 		if !c.sleep(ctx, wait) {
 			return context.Cause(ctx)
@@ -118,8 +122,8 @@ func (c *Candidate) Campaign(ctx context.Context, fn Func) error {
 }
 
 // attempt tries once to take the key and, when it does, leads until the
-// term ends. It returns the term (nil if the key was not taken) and the
-// guard's result.
+// term ends. It returns the term (nil if the key was not taken) and
+// guard.Run's result.
 func (c *Candidate) attempt(ctx context.Context, fn Func) (t *term, err error) {
 	defer func() {
 		if t != nil {
@@ -129,7 +133,7 @@ func (c *Candidate) attempt(ctx context.Context, fn Func) (t *term, err error) {
 			close(t.released)
 		}
 	}()
-	err = c.g.Do(ctx, c.key, func(gctx context.Context, h *fence.Handle) error {
+	err = guard.Run(ctx, c.sess, c.key, func(gctx context.Context, h *fence.Handle) error {
 		tctx, cancel := context.WithCancelCause(gctx)
 		t = &term{h: h, cancel: cancel, leading: true, demoted: make(chan struct{}), released: make(chan struct{})}
 		c.mu.Lock()
@@ -139,7 +143,7 @@ func (c *Candidate) attempt(ctx context.Context, fn Func) (t *term, err error) {
 		context.AfterFunc(tctx, func() { c.demote(t, context.Cause(tctx)) })
 		returned := false
 		defer func() {
-			if !returned { // fn panicked: end the term before the guard releases
+			if !returned { // fn panicked: end the term before guard.Run releases
 				cancel(ErrReturned)
 				<-t.demoted
 			}
@@ -157,7 +161,7 @@ func (c *Candidate) attempt(ctx context.Context, fn Func) (t *term, err error) {
 			c.s.obs.failed(FailedEvent{Term: h, Err: fnErr})
 		}
 		return fnErr
-	})
+	}, nil)
 	return t, err
 }
 
@@ -211,7 +215,7 @@ func (c *Candidate) IsLeader() bool {
 
 // Leader returns the lock of the current term and true while the
 // candidate leads; nil and false otherwise. The handle is kept current by
-// the guard: its Lease is the lease as last renewed, and its Token, the
+// the session: its Lease is the lease as last renewed, and its Token, the
 // same all term long, is what fences the leader's writes. Like IsLeader,
 // it is not a safety guarantee.
 func (c *Candidate) Leader() (*fence.Handle, bool) {

@@ -10,7 +10,6 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/election"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/testing/faultlock"
 	"github.com/fencekit/fence/lockers/memory"
 )
@@ -27,17 +26,27 @@ const (
 	tick      = time.Second
 )
 
-func memoryRace(t *testing.T, n int, fn func(*race) election.Func) (*race, *memory.Locker) {
+func memoryRace(t *testing.T, n int, fn func(*race) election.Func) (*race, *fence.Locker) {
 	t.Helper()
 	clock := clocktest.New(epoch)
 	store := memory.New(&memory.Options{Clock: clock})
-	stores := make([]fence.Locker, n)
-	for i := range stores {
-		stores[i] = store // one store, as if each replica had its own client of it
+	lockers := make([]*fence.Locker, n)
+	for i := range lockers {
+		lockers[i] = store // one store, as if each replica had its own client of it
 	}
-	r := newRace(t, stores, clock, election.Options{TTL: testTTL, RetryInterval: testRetry}, fn)
+	r := newRace(t, lockers, clock, fence.SessionOptions{TTL: testTTL}, election.Options{RetryInterval: testRetry}, fn)
 	r.stepUntil(tick, 10, "a first leader", func() bool { return r.electedCount() > 0 })
 	return r, store
+}
+
+// newSession returns a session on l with opts.
+func newSession(t *testing.T, l *fence.Locker, opts *fence.SessionOptions) *fence.Session {
+	t.Helper()
+	s, err := fence.NewSession(l, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func TestOneLeaderAtATime(t *testing.T) {
@@ -140,7 +149,7 @@ func TestLeaderIsLastRenewal(t *testing.T) {
 	if !ok || h != first.h {
 		t.Fatalf("Leader: %p, %v; want the term's handle %p", h, ok, first.h)
 	}
-	if lease := h.Lease(); lease != last || !h.ValidUntil().After(r.clock.Now()) {
+	if lease := h.Lease(); lease != last || !lease.ValidUntil.After(r.clock.Now()) {
 		t.Fatalf("Leader's lease: %+v; want the last renewal %+v, valid after %v", lease, last, r.clock.Now())
 	}
 	if !first.lease.ValidUntil.Before(r.clock.Now()) {
@@ -205,15 +214,15 @@ func TestPartitionedLeaderStepsDownFirst(t *testing.T) {
 	r.checkSafe() // the old leader was demoted before the new one was elected
 
 	ds := r.demotionsOf(old.id)
-	if len(ds) != 1 || !errors.Is(ds[0].cause, fence.ErrLeaseLost) || !errors.Is(ds[0].cause, guard.ErrDeadlinePassed) {
+	if len(ds) != 1 || !errors.Is(ds[0].cause, fence.ErrLeaseLost) || !errors.Is(ds[0].cause, fence.ErrDeadlinePassed) {
 		t.Fatalf("demotions %+v, want one by the safety deadline", ds)
 	}
 	if next := r.lastTerm(); next.id == old.id || next.lease.Token <= old.lease.Token {
 		t.Fatalf("new term %+v, want another candidate with a token above %d", next, old.lease.Token)
 	}
 	r.run(testRetry) // the old leader campaigns while still cut off
-	if !anyFailure(r.failuresOf(old.id), faultlock.ErrPartitioned) {
-		t.Errorf("the partitioned candidate reported no failed attempt: %v", r.failuresOf(old.id))
+	if !anyFailure(r.attemptFailuresOf(old.id), faultlock.ErrPartitioned) {
+		t.Errorf("the partitioned candidate reported no failed attempt: %v", r.attemptFailuresOf(old.id))
 	}
 
 	r.cands[old.id].p.Set(faultlock.Healthy)
@@ -260,7 +269,7 @@ func TestLeaderReturning(t *testing.T) {
 func TestPanicReleases(t *testing.T) {
 	t.Parallel()
 	store := memory.New(nil)
-	c, err := election.New(store, "k", nil)
+	c, err := election.New(newSession(t, store, nil), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,17 +298,17 @@ func TestCampaignRejects(t *testing.T) {
 	tests := []struct {
 		name string
 		key  string
-		opts *election.Options
+		so   *fence.SessionOptions
 		fn   election.Func
 	}{
 		{"nil function", "k", nil, nil},
 		{"key too long for the locker", strings.Repeat("k", memory.MaxKeyLen+1), nil, lead},
-		{"TTL too long for the locker", "k", &election.Options{TTL: 2 * memory.MaxTTL}, lead},
+		{"TTL too long for the locker", "k", &fence.SessionOptions{TTL: 2 * memory.MaxTTL}, lead},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := election.New(store, tt.key, tt.opts)
+			c, err := election.New(newSession(t, store, tt.so), tt.key, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,9 +319,49 @@ func TestCampaignRejects(t *testing.T) {
 	}
 }
 
+// Closing the session ends the running term (its lease released, the
+// leader's context cancelled with fence.ErrReleased) and the campaign,
+// with an error matching fence.ErrSessionClosed.
+func TestSessionCloseEndsCampaign(t *testing.T) {
+	t.Parallel()
+	store := memory.New(nil)
+	sess := newSession(t, store, nil)
+	c, err := election.New(sess, "k", &election.Options{RetryInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	elected := make(chan struct{})
+	var cause error
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Campaign(t.Context(), func(ctx context.Context, _ *fence.Handle) error {
+			close(elected)
+			<-ctx.Done()
+			cause = context.Cause(ctx)
+			return cause
+		})
+	}()
+	<-elected
+	if err := sess.Close(t.Context()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := <-done; !errors.Is(err, fence.ErrSessionClosed) {
+		t.Fatalf("Campaign: %v, want ErrSessionClosed", err)
+	}
+	if !errors.Is(cause, fence.ErrReleased) {
+		t.Errorf("the leader's cause: %v, want ErrReleased", cause)
+	}
+	if info, err := store.Inspect(t.Context(), "k"); err != nil || info.Held {
+		t.Fatalf("after Close the key is %+v, %v; want it released", info, err)
+	}
+	if c.IsLeader() {
+		t.Fatal("still leader after Close")
+	}
+}
+
 func TestCampaignOnceAtATime(t *testing.T) {
 	t.Parallel()
-	c, err := election.New(memory.New(nil), "k", nil)
+	c, err := election.New(newSession(t, memory.New(nil), nil), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

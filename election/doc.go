@@ -1,23 +1,28 @@
-// Package election elects one leader among candidates that share a key on
-// a fence.Locker, and keeps electing one for as long as they campaign.
+// Package election elects one leader among candidates that share a key,
+// and keeps electing one for as long as they campaign. Each candidate
+// takes its terms through the application's fence.Session, with the
+// session's lease settings, the way etcd's concurrency.NewElection takes
+// a session.
 //
-// Each candidate campaigns in a loop: it tries to take the key under a
-// guard (package guard); the winner is the leader for as long as its lease
-// lives, and the others retry every RetryInterval (jittered) until the key
-// is free again. A term ends when the lease is lost (the guard cancels the
-// leader's context with a *fence.LeaseLostError), when the leader resigns
+// Each candidate campaigns in a loop: it tries once to take the key
+// (guard.Run); the winner is the leader for as long as its lease lives,
+// and the others retry every RetryInterval (jittered) until the key is
+// free again. A term ends when the lease is lost (the leader's context is
+// cancelled with a *fence.LeaseLostError), when the leader resigns
 // (Resign), when the leader's function returns, or when the campaign's
 // context ends; the lease is then released at once, so another candidate
 // takes over without waiting for it to expire.
 //
-//	err := election.Run(ctx, locker, "scheduler-leader", func(ctx context.Context, term *fence.Handle) error {
+//	sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: 10 * time.Second})
+//	...
+//	err = election.Run(ctx, sess, "scheduler-leader", func(ctx context.Context, term *fence.Handle) error {
 //		// Lead until ctx is done. Every write carries term.Token().
 //		return dispatch(ctx, term.Token())
-//	}, &election.Options{TTL: 10 * time.Second})
+//	}, nil)
 //
 // A term is a *fence.Handle: the leader's function gets it, Leader and the
-// Elected and Demoted events hand out the same one, and the guard keeps it
-// current while it renews the lease.
+// Elected and Demoted events hand out the same one, and the session keeps
+// it current while it renews the lease.
 //
 // # Leadership is not a safety guarantee
 //
@@ -39,11 +44,13 @@
 // ends; context.Cause tells why:
 //
 //   - a *fence.LeaseLostError (errors.Is fence.ErrLeaseLost): the lease was
-//     lost; its reason is the guard's (a renewal refused, a re-read showing
-//     the key taken, or the local safety deadline passing while the store
-//     could not be reached, a *fence.DeadlineError);
+//     lost; its reason is the session's (a renewal refused, a re-read
+//     showing the key taken, or the local safety deadline passing while
+//     the store could not be reached, a *fence.DeadlineError);
 //   - ErrResigned: Resign was called;
-//   - the cause of the campaign's context, when it ended.
+//   - the cause of the campaign's context, when it ended;
+//   - fence.ErrReleased: the session was closed (Campaign then returns an
+//     error matching fence.ErrSessionClosed).
 //
 // The candidate counts itself a follower (IsLeader false, Observer.Demoted
 // called) as soon as that context is cancelled, before the function

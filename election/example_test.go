@@ -15,8 +15,11 @@ import (
 // leader makes to a protected resource.
 func ExampleRun() {
 	ctx, cancel := context.WithCancel(context.Background())
-	locker := memory.New(nil)
-	err := election.Run(ctx, locker, "dispatcher", func(ctx context.Context, term *fence.Handle) error {
+	sess, err := fence.NewSession(memory.New(nil), nil) // one per application
+	if err != nil {
+		panic(err)
+	}
+	err = election.Run(ctx, sess, "dispatcher", func(ctx context.Context, term *fence.Handle) error {
 		fmt.Println("leading with token", term.Token())
 		cancel() // shutting down: the term ends and the lease is released
 		<-ctx.Done()
@@ -30,14 +33,18 @@ func ExampleRun() {
 
 // Two replicas campaign; the leader steps down and the other takes over
 // at once, with a higher token, without waiting for the lease to expire.
+// Each replica has its session (here over one in-memory store).
 func ExampleCandidate_Resign() {
 	ctx, cancel := context.WithCancel(context.Background())
 	locker := memory.New(nil)
 	var campaigns sync.WaitGroup
 	elected := make(chan string) // "name elected with token N", printed in order below
 	newCandidate := func(name string) *election.Candidate {
-		c, err := election.New(locker, "dispatcher", &election.Options{
-			TTL:           10 * time.Second,
+		sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: 10 * time.Second})
+		if err != nil {
+			panic(err)
+		}
+		c, err := election.New(sess, "dispatcher", &election.Options{
 			RetryInterval: 10 * time.Millisecond,
 			Holdoff:       time.Hour, // after resigning, leave the key to the others
 			Observer: &election.Observer{

@@ -2,13 +2,16 @@ package election
 
 import "github.com/fencekit/fence"
 
-// Observer receives a candidate's events, for metrics, logs and tests. Set
-// the fields you need; nil fields are skipped. The candidate calls them
+// Observer receives a candidate's events, for metrics, logs and tests:
+// what the lease events of its session's Locker do not tell. Set the
+// fields you need; nil fields are skipped. The candidate calls them
 // synchronously, so they must be cheap and must not block. For one
 // candidate they never overlap and come in order: Elected, then Demoted
-// for the same term before the next Elected; Failed may come at any time.
-// Lease-level events (each attempt, renewal, loss and release) come from
-// Options.Guard.Observer.
+// for the same term before the next Elected, and Failed, if the term's
+// function failed, after its Demoted.
+// The lease events (each attempt, including those that failed with a
+// store error, each renewal, the loss and the release) go to the
+// observer of the session's Locker (fence.Locker.SetObserver).
 type Observer struct {
 	// Elected is called when the candidate becomes leader, before its
 	// function starts, with the term's lock.
@@ -16,9 +19,8 @@ type Observer struct {
 	// Demoted is called when the candidate stops being leader: as soon as
 	// the leader's context is cancelled, or when its function returns.
 	Demoted func(DemotedEvent)
-	// Failed is called when an attempt to take the key fails for a reason
-	// other than a busy key (a store error; the candidate retries), and
-	// when a leader's function returns an error other than its context's.
+	// Failed is called when a leader's function returns an error other
+	// than its context's (Campaign goes on and does not return it).
 	Failed func(FailedEvent)
 }
 
@@ -40,10 +42,9 @@ type DemotedEvent struct {
 	Cause error
 }
 
-// FailedEvent reports an error that did not stop the campaign.
+// FailedEvent reports the error of a leader's function.
 type FailedEvent struct {
-	// Term is the lock of the term whose function failed; nil when an
-	// attempt to take the key failed.
+	// Term is the lock of the term whose function failed.
 	Term *fence.Handle
 	Err  error
 }

@@ -12,12 +12,12 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/election"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/testing/faultlock"
 )
 
-// race is a set of candidates for one key, each behind its own
-// faultlock.Locker on a shared store, and a record of what they report.
+// race is a set of candidates for one key, each with a session of its own
+// over its own faultlock.Locker on a shared store, and a record of what
+// they and their Lockers report.
 // It checks, as events arrive, that tokens grow from term to term and
 // whether two candidates ever led at once.
 type race struct {
@@ -33,14 +33,15 @@ type race struct {
 	leading  map[int]fence.Lease
 	terms    []term // every Elected, in order
 	demotes  []demotion
-	failures map[int][]error
-	busy     map[int]int           // guard attempts that found the key busy, per candidate
+	failures map[int][]error       // Failed events, per candidate
+	attErrs  map[int][]error       // attempts that failed, per candidate
+	busy     map[int]int           // attempts that found the key busy, per candidate
 	renewals map[int][]fence.Lease // successful renewals, per candidate
 	releases []release
-	losses   []demotion // the guard's LeaseLost events
+	losses   []demotion // the Lockers' LeaseLost events
 	overlaps []string   // Elected while another candidate still led
 	regress  []string   // a term whose token was not above every earlier one
-	holding  int        // leases held: guard Acquired minus Released
+	holding  int        // leases held: Acquired minus Released
 	parked   int        // leader functions waiting in lead for their term to end
 	active   int        // campaigns running
 }
@@ -52,7 +53,7 @@ type term struct {
 	at    time.Time   // when Elected was reported, in real time
 }
 
-// release is a guard's Released event.
+// release is a Released event of a candidate's Locker.
 type release struct {
 	id    int
 	lease fence.Lease
@@ -93,23 +94,28 @@ func (r *race) lead(ctx context.Context, _ *fence.Handle) error {
 	return context.Cause(ctx)
 }
 
-// newRace starts a candidate on each of stores, campaigning for one key with opts
+// newRace starts a candidate on each of lockers, campaigning for one key
+// through a session of its own with so (and clock, if not nil), with opts
 // (copied per candidate, with observers added). mkFn makes the leader
 // function, which must end every term in r.lead to let settle see it
 // parked; nil means r.lead itself. Campaigns stop when the test ends.
-func newRace(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, opts election.Options, mkFn func(*race) election.Func) *race {
+func newRace(t *testing.T, lockers []*fence.Locker, clock *clocktest.Fake, so fence.SessionOptions, opts election.Options, mkFn func(*race) election.Func) *race {
 	t.Helper()
 	r := &race{t: t, key: "leader-" + t.Name(), clock: clock, patience: 30 * time.Second,
-		leading: map[int]fence.Lease{}, failures: map[int][]error{}, busy: map[int]int{}, renewals: map[int][]fence.Lease{}}
+		leading: map[int]fence.Lease{}, failures: map[int][]error{}, attErrs: map[int][]error{}, busy: map[int]int{}, renewals: map[int][]fence.Lease{}}
 	if clock != nil {
-		opts.Clock = clock
+		so.Clock = clock
 	}
-	for id, store := range stores {
+	for id, l := range lockers {
 		o := opts
 		o.Observer = r.observer(id)
-		o.Guard.Observer = r.guardObserver(id)
-		p := faultlock.New(store)
-		c, err := election.New(p, r.key, &o)
+		p := faultlock.New(l)
+		p.Locker().SetObserver(r.lockerObserver(id))
+		s, err := fence.NewSession(p.Locker(), &so)
+		if err != nil {
+			t.Fatalf("NewSession: %v", err)
+		}
+		c, err := election.New(s, r.key, &o)
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
@@ -198,10 +204,7 @@ func (r *race) observer(id int) *election.Observer {
 			r.demotes = append(r.demotes, demotion{id: id, lease: lease, cause: e.Cause})
 		},
 		Failed: func(e election.FailedEvent) {
-			var tok fence.Token
-			if e.Term != nil {
-				tok = e.Term.Token()
-			}
+			tok := e.Term.Token()
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.note("%d failed (token %d): %v", id, tok, e.Err)
@@ -210,24 +213,29 @@ func (r *race) observer(id int) *election.Observer {
 	}
 }
 
-func (r *race) guardObserver(id int) *guard.Observer {
-	return &guard.Observer{
-		AcquireAttempt: func(e guard.AcquireAttemptEvent) {
+// lockerObserver records the lease events of candidate id's Locker.
+func (r *race) lockerObserver(id int) *fence.Observer {
+	return &fence.Observer{
+		AcquireAttempt: func(e fence.AcquireAttemptEvent) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if r.clock != nil {
 				r.note("%d attempt at %v: %v", id, r.clock.Now().Sub(epoch), e.Outcome)
 			}
-			if e.Outcome == guard.Busy {
+			switch e.Outcome {
+			case fence.Busy:
 				r.busy[id]++
+			case fence.Failed:
+				r.note("%d attempt failed: %v", id, e.Err)
+				r.attErrs[id] = append(r.attErrs[id], e.Err)
 			}
 		},
-		Acquired: func(guard.AcquiredEvent) {
+		Acquired: func(fence.AcquiredEvent) {
 			r.mu.Lock()
 			r.holding++
 			r.mu.Unlock()
 		},
-		Renewed: func(e guard.RenewedEvent) {
+		Renewed: func(e fence.RenewedEvent) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			if e.Err != nil {
@@ -236,13 +244,13 @@ func (r *race) guardObserver(id int) *guard.Observer {
 			}
 			r.renewals[id] = append(r.renewals[id], e.Lease)
 		},
-		LeaseLost: func(e guard.LeaseLostEvent) {
+		LeaseLost: func(e fence.LeaseLostEvent) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.note("%d lost its lease, token %d: %v", id, e.Lease.Token, e.Cause)
 			r.losses = append(r.losses, demotion{id: id, lease: e.Lease, cause: e.Cause})
 		},
-		Released: func(e guard.ReleasedEvent) {
+		Released: func(e fence.ReleasedEvent) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.holding--
@@ -307,9 +315,10 @@ func (r *race) checkSafe() {
 }
 
 // settle waits until every goroutine of the race is parked on the fake
-// clock: each running campaign waits on one timer, each held lease's
-// renewer on two (next renewal, safety deadline), and every held lease
-// has its leader function parked in r.lead (none is starting or ending).
+// clock: each running campaign waits on one timer, the keepalive of each
+// session holding a lease on two (next renewal, safety deadline), and
+// every held lease has its leader function parked in r.lead (none is
+// starting or ending).
 func (r *race) settle() {
 	r.t.Helper()
 	giveUp := time.Now().Add(20 * time.Second)
@@ -403,7 +412,7 @@ func (r *race) renewalsOf(id int, tok fence.Token) []fence.Lease {
 	return out
 }
 
-// releasesOf returns the guard's releases of candidate id.
+// releasesOf returns the releases of candidate id's leases.
 func (r *race) releasesOf(id int) []release {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -416,7 +425,7 @@ func (r *race) releasesOf(id int) []release {
 	return out
 }
 
-// lossesOf returns the leases candidate id's guard reported lost.
+// lossesOf returns the leases of candidate id reported lost.
 func (r *race) lossesOf(id int) []demotion {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -436,7 +445,15 @@ func (r *race) failuresOf(id int) []error {
 	return append([]error(nil), r.failures[id]...)
 }
 
-// anyFailure reports whether some error of candidate id matches target.
+// attemptFailuresOf returns the errors of candidate id's attempts that
+// failed, as its Locker reported them.
+func (r *race) attemptFailuresOf(id int) []error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]error(nil), r.attErrs[id]...)
+}
+
+// anyFailure reports whether some error of errs matches target.
 func anyFailure(errs []error, target error) bool {
 	for _, err := range errs {
 		if errors.Is(err, target) {

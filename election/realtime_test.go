@@ -8,7 +8,6 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/election"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/testing/faultlock"
 	"github.com/fencekit/fence/internal/testing/testlockers"
 )
@@ -27,8 +26,9 @@ func TestPartitionedLeaderOnStores(t *testing.T) {
 	})
 }
 
-func testPartitionedLeader(t *testing.T, lockers []fence.Locker, ttl time.Duration) {
-	r := newRace(t, lockers, nil, realTimeOptions(ttl), nil)
+func testPartitionedLeader(t *testing.T, lockers []*fence.Locker, ttl time.Duration) {
+	so, opts := realTimeOptions(ttl)
+	r := newRace(t, lockers, nil, so, opts, nil)
 	r.patience = patience(ttl)
 	r.waitFor("a first leader", func() bool { return r.electedCount() > 0 })
 	old := r.lastTerm()
@@ -37,7 +37,7 @@ func testPartitionedLeader(t *testing.T, lockers []fence.Locker, ttl time.Durati
 	r.waitFor("a second term", func() bool { return r.electedCount() > 1 })
 	r.checkSafe() // the old leader was demoted before the new one was elected
 	ds := r.demotionsOf(old.id)
-	if len(ds) != 1 || !errors.Is(ds[0].cause, fence.ErrLeaseLost) || !errors.Is(ds[0].cause, guard.ErrDeadlinePassed) {
+	if len(ds) != 1 || !errors.Is(ds[0].cause, fence.ErrLeaseLost) || !errors.Is(ds[0].cause, fence.ErrDeadlinePassed) {
 		t.Fatalf("demotions of the old leader %+v, want one by the safety deadline\n%s", ds, r.history())
 	}
 	second := r.lastTerm()
@@ -87,10 +87,10 @@ func TestResignHandsOverOnStores(t *testing.T) {
 	})
 }
 
-func testResignHandsOver(t *testing.T, lockers []fence.Locker, ttl time.Duration) {
-	opts := realTimeOptions(ttl)
-	opts.Guard.SafetyMargin = ttl / 4 // no partition here: leave renewals room
-	r := newRace(t, lockers, nil, opts, nil)
+func testResignHandsOver(t *testing.T, lockers []*fence.Locker, ttl time.Duration) {
+	so, opts := realTimeOptions(ttl)
+	so.SafetyMargin = ttl / 4 // no partition here: leave renewals room
+	r := newRace(t, lockers, nil, so, opts, nil)
 	r.patience = patience(ttl)
 	r.waitFor("a first leader", func() bool { return r.electedCount() > 0 })
 	first := r.lastTerm()

@@ -4,21 +4,22 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/fenceotel"
-	"github.com/fencekit/fence/guard"
-	"github.com/fencekit/fence/lockers/memory"
-	memres "github.com/fencekit/fence/resources/memory"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/fenceotel"
+	"github.com/fencekit/fence/lockers/memory"
+	memres "github.com/fencekit/fence/resources/memory"
 )
 
-// BenchmarkGuardedWrite measures one guard.Do with one fenced Put on the
-// in-memory backends: plain, instrumented with no-op providers, and
-// instrumented with the SDK (a manual metric reader, every span recorded).
-// The difference is the cost of the instrumentation per guarded write.
-func BenchmarkGuardedWrite(b *testing.B) {
+// BenchmarkLockedWrite measures one lock of a session, one fenced Put and
+// the release, on the in-memory backends: plain, observed with no-op
+// providers, and observed with the SDK (a manual metric reader, every
+// span recorded). The difference is the cost of the instrumentation per
+// locked write.
+func BenchmarkLockedWrite(b *testing.B) {
 	sdk := func(b *testing.B) *fenceotel.Options {
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
@@ -35,28 +36,31 @@ func BenchmarkGuardedWrite(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			var locker fence.Locker = memory.New(nil)
-			var res fence.Resource = memres.New(nil)
-			var obs *guard.Observer
+			locker := memory.New(nil)
+			res := memres.New(nil)
 			if c.opts != nil {
 				tel, err := fenceotel.New(c.opts(b))
 				if err != nil {
 					b.Fatal(err)
 				}
-				locker, _ = tel.WrapLocker(locker)
-				res, _ = tel.WrapResource(res, "bench")
-				obs = tel.Observer()
+				locker.SetObserver(tel.Observer())
+				res.SetObserver(tel.Observer())
 			}
-			g, err := guard.New(locker, &guard.Options{Observer: obs})
+			sess, err := fence.NewSession(locker, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			value := []byte("v")
 			ctx := b.Context()
 			for b.Loop() {
-				if err := g.Do(ctx, "k", func(ctx context.Context, h *fence.Handle) error {
-					return res.Put(ctx, "n", h.Token(), value)
-				}); err != nil {
+				h, err := sess.Lock(ctx, "k", nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := res.Put(ctx, "n", h.Token(), value); err != nil {
+					b.Fatal(err)
+				}
+				if err := h.Release(ctx); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -6,21 +6,21 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
-	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/fenceotel"
-	"github.com/fencekit/fence/guard"
-	"github.com/fencekit/fence/lockers/memory"
-	memres "github.com/fencekit/fence/resources/memory"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/fenceotel"
+	"github.com/fencekit/fence/lockers/memory"
+	memres "github.com/fencekit/fence/resources/memory"
 )
 
-// Record the guard's metrics. A real program passes the MeterProvider of
-// its exporter (Prometheus, OTLP) or sets the global one.
+// Record the metrics of the sessions over a locker. A real program passes
+// the MeterProvider of its exporter (Prometheus, OTLP) or sets the global
+// one.
 func ExampleTelemetry_Observer() {
 	ctx := context.Background()
 	reader := sdkmetric.NewManualReader()
@@ -31,17 +31,22 @@ func ExampleTelemetry_Observer() {
 		fmt.Println(err)
 		return
 	}
-	g, err := guard.New(memory.New(nil), &guard.Options{Observer: tel.Observer()})
+	locker := memory.New(nil)
+	locker.SetObserver(tel.Observer())
+	sess, err := fence.NewSession(locker, nil) // reports to the locker's observer
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	_ = g.Do(ctx, "nightly-report", func(ctx context.Context, h *fence.Handle) error {
-		// A second replica finds the job running and skips its turn.
-		err := g.Do(ctx, "nightly-report", func(context.Context, *fence.Handle) error { return nil })
-		fmt.Println("second replica busy:", errors.Is(err, fence.ErrHeld))
-		return nil
-	})
+	h, err := sess.Lock(ctx, "nightly-report", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// A second replica finds the job running and skips its turn.
+	_, err = sess.Lock(ctx, "nightly-report", nil)
+	fmt.Println("second replica busy:", errors.Is(err, fence.ErrHeld))
+	_ = h.Release(ctx)
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(ctx, &rm); err != nil {
@@ -53,8 +58,8 @@ func ExampleTelemetry_Observer() {
 			continue
 		}
 		for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-			outcome, _ := p.Attributes.Value(fenceotel.AttrOutcome)
-			fmt.Printf("%s{%s=%s} %d\n", m.Name, fenceotel.AttrOutcome, outcome.AsString(), p.Value)
+			outcome, _ := p.Attributes.Value("fence.outcome")
+			fmt.Printf("%s{fence.outcome=%s} %d\n", m.Name, outcome.AsString(), p.Value)
 		}
 	}
 	// Unordered output:
@@ -63,9 +68,9 @@ func ExampleTelemetry_Observer() {
 	// fence.lock.acquire.attempts{fence.outcome=busy} 1
 }
 
-// Log the writes a resource refuses: the record names the resource, the
-// name and both tokens, never an owner id.
-func ExampleTelemetry_WrapResource() {
+// Log the writes a resource refuses: the record names the backend, the
+// key and both tokens, never an owner id.
+func ExampleTelemetry_Observer_resource() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -80,23 +85,20 @@ func ExampleTelemetry_WrapResource() {
 		fmt.Println(err)
 		return
 	}
-	ledger, err := tel.WrapResource(memres.New(nil), "ledger")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	ledger := memres.New(nil)
+	ledger.SetObserver(tel.Observer())
 	_ = ledger.Put(ctx, "account/42", 7, []byte("balance=100"))
 	err = ledger.Put(ctx, "account/42", 6, []byte("balance=90")) // a paused holder wakes up
 	fmt.Println("stale:", errors.Is(err, fence.ErrStaleToken))
 	// Output:
-	// level=WARN msg="fence: stale write refused" resource=ledger name=account/42 token=6 operation=put highest=7
+	// level=WARN msg="fence: stale write refused" backend=memory name=account/42 token=6 operation=put highest=7
 	// stale: true
 }
 
-// Trace the locker calls: each gets a span with the key, the token and
-// the outcome. A real program passes its TracerProvider or sets the
-// global one.
-func ExampleTelemetry_WrapLocker() {
+// Trace the store calls of a locker: each gets a span with the key, the
+// token and the outcome, a child of the span in the caller's context. A
+// real program passes its TracerProvider or sets the global one.
+func ExampleTelemetry_Observer_spans() {
 	ctx := context.Background()
 	spans := tracetest.NewSpanRecorder()
 	tel, err := fenceotel.New(&fenceotel.Options{
@@ -106,22 +108,24 @@ func ExampleTelemetry_WrapLocker() {
 		fmt.Println(err)
 		return
 	}
-	locker, err := tel.WrapLocker(memory.New(nil))
+	locker := memory.New(nil)
+	locker.SetObserver(tel.Observer())
+	sess, err := fence.NewSession(locker, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	lease, _ := locker.Acquire(ctx, "migrations", time.Minute, nil)
-	_, _ = locker.Acquire(ctx, "migrations", time.Minute, nil) // busy
-	_ = locker.Release(ctx, lease)
+	h, _ := sess.Lock(ctx, "migrations", nil)
+	_, _ = sess.Lock(ctx, "migrations", nil) // busy
+	_ = h.Release(ctx)
 
 	for _, s := range spans.Ended() {
 		var key, outcome string
 		for _, kv := range s.Attributes() {
 			switch kv.Key {
-			case fenceotel.AttrKey:
+			case "fence.key":
 				key = kv.Value.AsString()
-			case fenceotel.AttrOutcome:
+			case "fence.outcome":
 				outcome = kv.Value.AsString()
 			}
 		}

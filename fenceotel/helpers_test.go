@@ -3,22 +3,24 @@ package fenceotel_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clocktest"
-	"github.com/fencekit/fence/fenceotel"
-	"github.com/fencekit/fence/guard"
-	"github.com/fencekit/fence/lockers/memory"
-	memres "github.com/fencekit/fence/resources/memory"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/fenceotel"
+	"github.com/fencekit/fence/lockers/memory"
+	memres "github.com/fencekit/fence/resources/memory"
 )
 
 // TTL 30 s: renewals every 10 s, safety deadline 27 s after the send time
@@ -31,16 +33,18 @@ const (
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// env is the real guard, memory locker and memory resource on a fake
-// clock, instrumented with in-memory metric and span readers and a logger
-// writing to a buffer.
+// scopeName is the documented instrumentation scope.
+const scopeName = "github.com/fencekit/fence/fenceotel"
+
+// env is a memory locker and a memory resource on a fake clock,
+// instrumented with in-memory metric and span readers and a logger writing
+// to a buffer.
 type env struct {
 	clk    *clocktest.Fake
-	mem    *memory.Locker
-	faults *faultyLocker // between the instrumented locker and mem
-	locker fence.Locker  // instrumented: what the guard calls
-	store  *memres.Resource
-	res    fence.Resource // instrumented store, named "ledger"
+	mem    *fence.Locker // not instrumented
+	faults *faultyDriver // between the instrumented locker and mem's store
+	locker *fence.Locker // instrumented, over mem's store: what sessions use
+	res    *fence.Resource
 	tel    *fenceotel.Telemetry
 	reader *sdkmetric.ManualReader
 	spans  *tracetest.SpanRecorder
@@ -51,8 +55,15 @@ func newEnv(t *testing.T, opts fenceotel.Options) *env {
 	t.Helper()
 	e := &env{clk: clocktest.New(epoch), reader: sdkmetric.NewManualReader(), spans: tracetest.NewSpanRecorder(), logs: &syncBuffer{}}
 	e.mem = memory.New(&memory.Options{Clock: e.clk})
-	e.faults = &faultyLocker{Locker: e.mem}
-	e.store = memres.New(nil)
+	var err error
+	e.locker, err = driver.Wrap(e.mem, func(d driver.Locker) driver.Locker {
+		e.faults = &faultyDriver{Locker: d}
+		return e.faults
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.res = memres.New(nil)
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(e.reader))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(e.spans))
 	t.Cleanup(func() {
@@ -66,24 +77,21 @@ func newEnv(t *testing.T, opts fenceotel.Options) *env {
 		t.Fatalf("New: %v", err)
 	}
 	e.tel = tel
-	if e.locker, err = tel.WrapLocker(e.faults); err != nil {
-		t.Fatal(err)
-	}
-	if e.res, err = tel.WrapResource(e.store, "ledger"); err != nil {
-		t.Fatal(err)
-	}
+	e.locker.SetObserver(tel.Observer())
+	e.res.SetObserver(tel.Observer())
 	return e
 }
 
-// guard returns a guard over the instrumented locker with the
-// Telemetry's observer, TTL 30 s, on the fake clock.
-func (e *env) guard(t *testing.T) *guard.Guard {
+// session returns a session over the instrumented locker, TTL 30 s, on
+// the fake clock.
+func (e *env) session(t *testing.T) *fence.Session {
 	t.Helper()
-	g, err := guard.New(e.locker, &guard.Options{TTL: ttl, Clock: e.clk, Observer: e.tel.Observer()})
+	s, err := fence.NewSession(e.locker, &fence.SessionOptions{TTL: ttl, Clock: e.clk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	return s
 }
 
 // collect reads the metrics recorded so far.
@@ -102,8 +110,8 @@ func find(t *testing.T, rm metricdata.ResourceMetrics, name string) metricdata.M
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			if m.Name == name {
-				if sm.Scope.Name != fenceotel.ScopeName {
-					t.Errorf("%s in scope %q, want %q", name, sm.Scope.Name, fenceotel.ScopeName)
+				if sm.Scope.Name != scopeName {
+					t.Errorf("%s in scope %q, want %q", name, sm.Scope.Name, scopeName)
 				}
 				return m
 			}
@@ -180,42 +188,38 @@ func attr(s sdktrace.ReadOnlySpan, key string) (attribute.Value, bool) {
 
 func str(k, v string) attribute.KeyValue { return attribute.String(k, v) }
 
-// job is a Do call on its own goroutine whose fn waits to be told to
-// return.
+// job is work under a lease of a session: the lease is taken by
+// startJob, and end runs the work and releases it, as guard.Run does.
 type job struct {
-	ctx    context.Context
+	ctx    context.Context // cancelled when the lease is lost
+	cancel context.CancelFunc
 	h      *fence.Handle
-	start  chan struct{}
-	finish chan func(ctx context.Context, h *fence.Handle) error
-	done   chan error
 }
 
-// startJob runs g.Do(key) and waits until fn runs.
-func startJob(t *testing.T, g *guard.Guard, key string) *job {
+// startJob takes key through s, trying once.
+func startJob(t *testing.T, s *fence.Session, key string) *job {
 	t.Helper()
-	j := &job{start: make(chan struct{}), finish: make(chan func(context.Context, *fence.Handle) error, 1), done: make(chan error, 1)}
-	go func() {
-		j.done <- g.Do(t.Context(), key, func(ctx context.Context, h *fence.Handle) error {
-			j.ctx, j.h = ctx, h
-			close(j.start)
-			return (<-j.finish)(ctx, h)
-		})
-	}()
-	select {
-	case <-j.start:
-	case err := <-j.done:
-		t.Fatalf("Do returned before fn ran: %v", err)
+	h, err := s.Lock(t.Context(), key, nil)
+	if err != nil {
+		t.Fatalf("Lock %s: %v", key, err)
 	}
-	return j
+	ctx, cancel := h.Context(t.Context())
+	return &job{ctx: ctx, cancel: cancel, h: h}
 }
 
-// end makes fn return f(ctx, h) and returns Do's error.
+// end runs f as the work, releases the lease and returns f's error,
+// joined with the *fence.LeaseLostError if the lease was lost.
 func (j *job) end(f func(ctx context.Context, h *fence.Handle) error) error {
-	j.finish <- f
-	return <-j.done
+	err := f(j.ctx, j.h)
+	j.cancel()
+	_ = j.h.Release(context.Background())
+	if lost, ok := errors.AsType[*fence.LeaseLostError](j.h.Err()); ok && !errors.Is(err, fence.ErrLeaseLost) {
+		err = errors.Join(err, lost)
+	}
+	return err
 }
 
-// waitIdle waits until the renewer armed its two timers (safety deadline
+// waitIdle waits until the session's keepalive armed its two timers (safety deadline
 // and next renewal).
 func (e *env) waitIdle(t *testing.T) {
 	t.Helper()
@@ -224,7 +228,7 @@ func (e *env) waitIdle(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the guard's goroutines.
+// syncBuffer is a bytes.Buffer safe for the sessions' goroutines.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -242,38 +246,38 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// faultyLocker passes calls to a real Locker, except Renew when a renew
-// hook is set.
-type faultyLocker struct {
-	fence.Locker
+// faultyDriver passes calls to a real store, except Acquire and Renew
+// when a hook is set.
+type faultyDriver struct {
+	driver.Locker
 	mu      sync.Mutex
-	renew   func(ctx context.Context, lease fence.Lease) (fence.Lease, error)
+	renew   func(ctx context.Context, lease fence.Lease) error
 	acquire func(ctx context.Context, key string) (fence.Lease, error)
 }
 
-func (f *faultyLocker) setAcquire(a func(ctx context.Context, key string) (fence.Lease, error)) {
+func (f *faultyDriver) setAcquire(a func(ctx context.Context, key string) (fence.Lease, error)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.acquire = a
 }
 
-func (f *faultyLocker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
+func (f *faultyDriver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	f.mu.Lock()
 	a := f.acquire
 	f.mu.Unlock()
 	if a != nil {
 		return a(ctx, key)
 	}
-	return f.Locker.Acquire(ctx, key, ttl, opts)
+	return f.Locker.Acquire(ctx, key, owner, ttl)
 }
 
-func (f *faultyLocker) setRenew(r func(ctx context.Context, lease fence.Lease) (fence.Lease, error)) {
+func (f *faultyDriver) setRenew(r func(ctx context.Context, lease fence.Lease) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.renew = r
 }
 
-func (f *faultyLocker) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
+func (f *faultyDriver) Renew(ctx context.Context, lease fence.Lease) error {
 	f.mu.Lock()
 	r := f.renew
 	f.mu.Unlock()

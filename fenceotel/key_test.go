@@ -4,10 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/fenceotel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/fenceotel"
 )
 
 // Lock keys appear on metrics only when asked for; spans carry them
@@ -18,7 +19,7 @@ func TestKeyAttributeOptIn(t *testing.T) {
 		t.Run(map[bool]string{false: "off", true: "on"}[withKey], func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, fenceotel.Options{KeyAttribute: withKey})
-			if err := e.guard(t).Do(t.Context(), "acct-9", func(context.Context, *fence.Handle) error { return nil }); err != nil {
+			if err := startJob(t, e.session(t), "acct-9").end(func(context.Context, *fence.Handle) error { return nil }); err != nil {
 				t.Fatal(err)
 			}
 			rm := e.collect(t)
@@ -26,14 +27,14 @@ func TestKeyAttributeOptIn(t *testing.T) {
 				fenceotel.MetricHoldDuration, fenceotel.MetricHeld, fenceotel.MetricLockOperationDuration}
 			for _, name := range lockMetrics {
 				for _, set := range pointSets(find(t, rm, name).Data) {
-					v, ok := set.Value(fenceotel.AttrKey)
+					v, ok := set.Value("fence.key")
 					if ok != withKey || (ok && v.AsString() != "acct-9") {
 						t.Errorf("%s point %v: key %v (%v), want key attribute %v", name, set.Encoded(attribute.DefaultEncoder()), v.Emit(), ok, withKey)
 					}
 				}
 			}
 			for _, s := range e.spans.Ended() {
-				if v, _ := attr(s, fenceotel.AttrKey); v.AsString() != "acct-9" {
+				if v, _ := attr(s, "fence.key"); v.AsString() != "acct-9" {
 					t.Errorf("span %s key %q, want acct-9", s.Name(), v.AsString())
 				}
 			}

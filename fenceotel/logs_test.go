@@ -10,7 +10,6 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/fenceotel"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/lockers/memory"
 	memres "github.com/fencekit/fence/resources/memory"
 )
@@ -22,16 +21,15 @@ func TestLogsNeverCarryOwnerIDs(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fenceotel.Options{})
 	ctx := t.Context()
-	g := e.guard(t)
-	noop := func(context.Context, *fence.Handle) error { return nil }
+	s := e.session(t)
 
 	// A busy key whose holder has a chosen owner id.
 	holder, err := e.mem.Acquire(ctx, "job", time.Minute, &fence.AcquireOptions{Owner: "worker-secret-owner"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Do(ctx, "job", noop); !errors.Is(err, fence.ErrHeld) {
-		t.Fatalf("Do on a busy key: %v", err)
+	if _, err := s.Lock(ctx, "job", nil); !errors.Is(err, fence.ErrHeld) {
+		t.Fatalf("Lock on a busy key: %v", err)
 	}
 	if err := e.mem.Release(ctx, holder); err != nil {
 		t.Fatal(err)
@@ -41,22 +39,22 @@ func TestLogsNeverCarryOwnerIDs(t *testing.T) {
 	e.faults.setAcquire(func(context.Context, string) (fence.Lease, error) {
 		return fence.Lease{}, fmt.Errorf("dial postgres://fence:hunter2@db:5432/locks (password=hunter2): %w", errTransient)
 	})
-	if err := g.Do(ctx, "job", noop); !errors.Is(err, errTransient) {
-		t.Fatalf("Do with a failing store: %v", err)
+	if _, err := s.Lock(ctx, "job", nil); !errors.Is(err, errTransient) {
+		t.Fatalf("Lock with a failing store: %v", err)
 	}
 	e.faults.setAcquire(nil)
 
 	// A renewal refused with an error quoting the owner id, and the
 	// release after it.
-	e.faults.setRenew(func(_ context.Context, l fence.Lease) (fence.Lease, error) {
-		return fence.Lease{}, fmt.Errorf("lease of owner %s: %w", l.Owner, fence.ErrNotHeld)
+	e.faults.setRenew(func(_ context.Context, l fence.Lease) error {
+		return fmt.Errorf("lease of owner %s: %w", l.Owner, fence.ErrNotHeld)
 	})
-	j := startJob(t, g, "job")
+	j := startJob(t, s, "job")
 	e.waitIdle(t)
 	e.clk.Advance(interval)
 	<-j.ctx.Done()
-	if err := j.end(noop); !errors.Is(err, fence.ErrLeaseLost) {
-		t.Fatalf("Do: %v, want lease lost", err)
+	if err := j.end(func(context.Context, *fence.Handle) error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
+		t.Fatalf("work: %v, want lease lost", err)
 	}
 
 	logs := e.logs.String()
@@ -65,7 +63,7 @@ func TestLogsNeverCarryOwnerIDs(t *testing.T) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
 		}
 	}
-	secrets := []string{holder.Owner, j.h.Owner(), "hunter2"}
+	secrets := []string{holder.Owner, j.h.Lease().Owner, "hunter2"}
 	for _, secret := range secrets {
 		if strings.Contains(logs, secret) {
 			t.Errorf("logs carry %q:\n%s", secret, logs)
@@ -89,25 +87,19 @@ func TestLogsNeverCarryOwnerIDs(t *testing.T) {
 	}
 }
 
-// With no providers the global (no-op) ones are used, and the wrappers
-// return the wrapped results and errors unchanged.
+// With no providers the global (no-op) ones are used, and an observed
+// locker and resource return their results and errors unchanged.
 func TestDefaultsPassThrough(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	mem := memory.New(nil)
-	store := memres.New(nil)
-	locker, err := fenceotel.WrapLocker(mem, nil)
+	tel, err := fenceotel.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := fenceotel.WrapResource(store, "ledger", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obs, err := fenceotel.Observer(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	locker := memory.New(nil)
+	locker.SetObserver(tel.Observer())
+	res := memres.New(nil)
+	res.SetObserver(tel.Observer())
 	first, err := locker.Acquire(ctx, "k", time.Minute, &fence.AcquireOptions{Owner: "w1"})
 	if err != nil || first.Token != 1 || first.Owner != "w1" {
 		t.Fatalf("Acquire = %+v, %v", first, err)
@@ -125,12 +117,19 @@ func TestDefaultsPassThrough(t *testing.T) {
 	if _, err := locker.Renew(ctx, first); !errors.Is(err, fence.ErrNotHeld) {
 		t.Fatalf("Renew after Break: %v, want ErrNotHeld", err)
 	}
-	var ran fence.Token
-	if err := guard.Run(ctx, locker, "k", func(_ context.Context, h *fence.Handle) error {
-		ran = h.Token()
-		return res.Put(ctx, "n", h.Token(), []byte("v"))
-	}, &guard.Options{Observer: obs}); err != nil || ran != 2 {
-		t.Fatalf("guard.Run: %v, token %d, want 2", err, ran)
+	sess, err := fence.NewSession(locker, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := sess.Lock(ctx, "k", nil)
+	if err != nil || h.Token() != 2 {
+		t.Fatalf("Lock: %v, token %d, want 2", err, h.Token())
+	}
+	if err := res.Put(ctx, "n", h.Token(), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Release(ctx); err != nil {
+		t.Fatal(err)
 	}
 	err = res.Put(ctx, "n", 1, []byte("old"))
 	if stale, ok := errors.AsType[*fence.StaleTokenError](err); !ok || stale.Token != 1 || stale.Highest != 2 {

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/fenceotel"
-	"go.opentelemetry.io/otel/codes"
 )
 
 // An operator breaks the lock while work runs; a new holder writes; the
@@ -19,7 +20,7 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fenceotel.Options{})
 	ctx := t.Context()
-	j := startJob(t, e.guard(t), "acct")
+	j := startJob(t, e.session(t), "acct")
 	if err := e.res.Put(ctx, "acct", j.h.Token(), []byte("a1")); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 		return e.res.Put(context.WithoutCancel(ctx), "acct", h.Token(), []byte("a2"))
 	})
 	if !errors.Is(err, fence.ErrLeaseLost) || !errors.Is(err, fence.ErrStaleToken) {
-		t.Fatalf("Do: %v, want lease lost and a stale write", err)
+		t.Fatalf("work: %v, want lease lost and a stale write", err)
 	}
 
 	rm := e.collect(t)
@@ -52,35 +53,35 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 		got  int64
 		want int64
 	}{
-		{"lost{not_held}", count(t, rm, fenceotel.MetricLost, str(fenceotel.AttrReason, "not_held")), 1},
+		{"lost{not_held}", count(t, rm, fenceotel.MetricLost, str("fence.reason", "not_held")), 1},
 		{"lost", count(t, rm, fenceotel.MetricLost), 1},
-		{"renewals{not_held}", count(t, rm, fenceotel.MetricRenewals, str(fenceotel.AttrOutcome, "not_held")), 1},
-		{"renewals{renewed}", count(t, rm, fenceotel.MetricRenewals, str(fenceotel.AttrOutcome, "renewed")), 0},
+		{"renewals{not_held}", count(t, rm, fenceotel.MetricRenewals, str("fence.outcome", "not_held")), 1},
+		{"renewals{renewed}", count(t, rm, fenceotel.MetricRenewals, str("fence.outcome", "renewed")), 0},
 		{"held", count(t, rm, fenceotel.MetricHeld), 0},
-		{"writes{ledger,put,accepted}", count(t, rm, fenceotel.MetricResourceWrites,
-			str(fenceotel.AttrResource, "ledger"), str(fenceotel.AttrOperation, "put"), str(fenceotel.AttrOutcome, "accepted")), 2},
-		{"writes{ledger,put,stale}", count(t, rm, fenceotel.MetricResourceWrites,
-			str(fenceotel.AttrResource, "ledger"), str(fenceotel.AttrOperation, "put"), str(fenceotel.AttrOutcome, "stale")), 1},
-		{"writes{error}", count(t, rm, fenceotel.MetricResourceWrites, str(fenceotel.AttrOutcome, "error")), 0},
+		{"writes{memory,put,accepted}", count(t, rm, fenceotel.MetricResourceWrites,
+			str("fence.backend", "memory"), str("fence.operation", "put"), str("fence.outcome", "accepted")), 2},
+		{"writes{memory,put,stale}", count(t, rm, fenceotel.MetricResourceWrites,
+			str("fence.backend", "memory"), str("fence.operation", "put"), str("fence.outcome", "stale")), 1},
+		{"writes{error}", count(t, rm, fenceotel.MetricResourceWrites, str("fence.outcome", "error")), 0},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
 			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
 		}
 	}
-	if n, sum := histogram(t, rm, fenceotel.MetricHoldDuration, str(fenceotel.AttrOutcome, "not_held")); n != 1 || sum != interval.Seconds() {
+	if n, sum := histogram(t, rm, fenceotel.MetricHoldDuration, str("fence.outcome", "not_held")); n != 1 || sum != interval.Seconds() {
 		t.Errorf("hold duration{not_held}: %d samples summing %vs, want 1 of %vs", n, sum, interval.Seconds())
 	}
 
 	// Spans.
-	puts := e.spansNamed(fenceotel.SpanPut)
+	puts := e.spansNamed("fence.resource.put")
 	if len(puts) != 3 {
 		t.Fatalf("%d put spans, want 3", len(puts))
 	}
 	stale := puts[2]
 	wantAttrs := map[string]string{
-		fenceotel.AttrResource: "ledger", fenceotel.AttrResourceKey: "acct", fenceotel.AttrOutcome: "stale",
-		fenceotel.AttrToken: j.h.Token().String(), fenceotel.AttrHighestToken: next.Token.String(),
+		"fence.backend": "memory", "fence.resource.key": "acct", "fence.outcome": "stale",
+		"fence.token": j.h.Token().String(), "fence.token.highest": next.Token.String(),
 	}
 	for k, want := range wantAttrs {
 		if v, ok := attr(stale, k); !ok || v.Emit() != want {
@@ -97,9 +98,9 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 		t.Errorf("accepted put span status %+v, want unset", st)
 	}
 	spanOutcomes := []struct{ span, outcome string }{
-		{fenceotel.SpanBreak, "broken"},
-		{fenceotel.SpanRenew, "not_held"},
-		{fenceotel.SpanRelease, "not_held"},
+		{"fence.lock.break", "broken"},
+		{"fence.lock.renew", "not_held"},
+		{"fence.lock.release", "not_held"},
 	}
 	for _, c := range spanOutcomes {
 		s := e.spansNamed(c.span)
@@ -107,10 +108,10 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 			t.Errorf("%d %s spans, want 1", len(s), c.span)
 			continue
 		}
-		if v, _ := attr(s[0], fenceotel.AttrOutcome); v.AsString() != c.outcome {
+		if v, _ := attr(s[0], "fence.outcome"); v.AsString() != c.outcome {
 			t.Errorf("%s outcome %q, want %q", c.span, v.AsString(), c.outcome)
 		}
-		if v, _ := attr(s[0], fenceotel.AttrKey); v.AsString() != "acct" {
+		if v, _ := attr(s[0], "fence.key"); v.AsString() != "acct" {
 			t.Errorf("%s key %q, want acct", c.span, v.AsString())
 		}
 	}
@@ -121,13 +122,13 @@ func TestBreakWhileWorkRuns(t *testing.T) {
 		`level=INFO msg="fence: lock broken" key=acct`,
 		`level=WARN msg="fence: renew failed" key=acct token=1`,
 		`level=ERROR msg="fence: lease lost" key=acct token=1 reason=not_held`,
-		`level=WARN msg="fence: stale write refused" resource=ledger name=acct token=1 operation=put highest=2`,
+		`level=WARN msg="fence: stale write refused" backend=memory name=acct token=1 operation=put highest=2`,
 	} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("logs lack %q:\n%s", want, logs)
 		}
 	}
-	for _, owner := range []string{j.h.Owner(), next.Owner} {
+	for _, owner := range []string{j.h.Lease().Owner, next.Owner} {
 		if strings.Contains(logs, owner) {
 			t.Errorf("logs carry owner id %q:\n%s", owner, logs)
 		}
@@ -155,13 +156,13 @@ func TestLossReasons(t *testing.T) {
 		}},
 		{name: "renewal hangs past the deadline", reason: "deadline", lose: func(t *testing.T, e *env, j *job) {
 			entered, unblock := make(chan struct{}), make(chan struct{})
-			e.faults.setRenew(func(ctx context.Context, _ fence.Lease) (fence.Lease, error) {
+			e.faults.setRenew(func(ctx context.Context, _ fence.Lease) error {
 				close(entered)
 				select {
 				case <-unblock:
 				case <-ctx.Done():
 				}
-				return fence.Lease{}, errTransient
+				return errTransient
 			})
 			e.clk.Advance(interval)
 			<-entered
@@ -170,16 +171,16 @@ func TestLossReasons(t *testing.T) {
 			close(unblock)
 		}},
 		{name: "ambiguous renewal, then another holder", reason: "reconcile", renewOutcome: "error", lose: func(t *testing.T, e *env, j *job) {
-			e.faults.setRenew(func(ctx context.Context, l fence.Lease) (fence.Lease, error) {
+			e.faults.setRenew(func(ctx context.Context, l fence.Lease) error {
 				// The answer is lost while an operator breaks the
 				// lock and another owner takes it.
 				if err := e.mem.Break(ctx, l.Key); err != nil {
-					return fence.Lease{}, err
+					return err
 				}
 				if _, err := e.mem.Acquire(ctx, l.Key, time.Minute, &fence.AcquireOptions{Owner: "other-owner-7f3a"}); err != nil {
-					return fence.Lease{}, err
+					return err
 				}
-				return fence.Lease{}, errTransient
+				return errTransient
 			})
 			e.clk.Advance(interval)
 		}},
@@ -188,12 +189,12 @@ func TestLossReasons(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, fenceotel.Options{})
-			j := startJob(t, e.guard(t), "job")
+			j := startJob(t, e.session(t), "job")
 			e.waitIdle(t)
 			tc.lose(t, e, j)
 			<-j.ctx.Done()
 			if err := j.end(func(context.Context, *fence.Handle) error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
-				t.Fatalf("Do: %v, want lease lost", err)
+				t.Fatalf("work: %v, want lease lost", err)
 			}
 			rm := e.collect(t)
 			for _, reason := range []string{"not_held", "deadline", "reconcile", "error"} {
@@ -201,14 +202,14 @@ func TestLossReasons(t *testing.T) {
 				if reason == tc.reason {
 					want = 1
 				}
-				if got := count(t, rm, fenceotel.MetricLost, str(fenceotel.AttrReason, reason)); got != want {
+				if got := count(t, rm, fenceotel.MetricLost, str("fence.reason", reason)); got != want {
 					t.Errorf("lost{reason=%s} = %d, want %d", reason, got, want)
 				}
 			}
 			var renewals int64
 			if tc.renewOutcome != "" {
 				renewals = 1
-				if got := count(t, rm, fenceotel.MetricRenewals, str(fenceotel.AttrOutcome, tc.renewOutcome)); got != 1 {
+				if got := count(t, rm, fenceotel.MetricRenewals, str("fence.outcome", tc.renewOutcome)); got != 1 {
 					t.Errorf("renewals{%s} = %d, want 1", tc.renewOutcome, got)
 				}
 			}
@@ -224,7 +225,7 @@ func TestLossReasons(t *testing.T) {
 			if want := `msg="fence: lease lost" key=job token=1 reason=` + tc.reason; !strings.Contains(logs, want) {
 				t.Errorf("logs lack %q:\n%s", want, logs)
 			}
-			for _, owner := range []string{j.h.Owner(), "other-owner-7f3a"} {
+			for _, owner := range []string{j.h.Lease().Owner, "other-owner-7f3a"} {
 				if strings.Contains(logs, owner) {
 					t.Errorf("logs carry owner id %q:\n%s", owner, logs)
 				}

@@ -1,11 +1,12 @@
 package fenceotel
 
-// Metric names. Units follow OpenTelemetry conventions: "s" for durations,
-// a {curly} annotation for counts.
+// Metric names, for the views of an OpenTelemetry SDK (other histogram
+// buckets, a metric dropped or renamed). Units follow OpenTelemetry
+// conventions: "s" for durations, a {curly} annotation for counts. The
+// package doc lists their attributes.
 const (
-	// MetricAcquireAttempts counts Locker.Acquire calls made by a session
-	// (a guard's, or one used directly), by fence.outcome: acquired, busy
-	// or error. Unit {attempt}.
+	// MetricAcquireAttempts counts the Locker.Acquire calls of sessions,
+	// by fence.outcome: acquired, busy or error. Unit {attempt}.
 	MetricAcquireAttempts = "fence.lock.acquire.attempts"
 	// MetricAcquireDuration is the time from the start of a lock call's
 	// first attempt to the lease, for acquisitions that succeeded. Unit s.
@@ -14,8 +15,8 @@ const (
 	// the end of its release call, by fence.outcome of the release:
 	// released, not_held or error. Unit s.
 	MetricHoldDuration = "fence.lock.hold.duration"
-	// MetricRenewals counts renewal calls, by fence.outcome: renewed,
-	// not_held or error. Unit {renewal}.
+	// MetricRenewals counts the renewal calls of sessions, by
+	// fence.outcome: renewed, not_held or error. Unit {renewal}.
 	MetricRenewals = "fence.lock.renewals"
 	// MetricLost counts leases lost while work ran, by fence.reason:
 	// not_held, deadline, reconcile or error. Unit {lease}.
@@ -23,16 +24,17 @@ const (
 	// MetricHeld is the number of leases the sessions hold now, from
 	// acquisition to the end of the release call. Unit {lease}.
 	MetricHeld = "fence.lock.held"
-	// MetricLockOperationDuration is the duration of each call through a
-	// wrapped Locker, by fence.operation and fence.outcome. Unit s.
+	// MetricLockOperationDuration is the duration of each store call of
+	// a Locker, by fence.backend, fence.operation and fence.outcome.
+	// Unit s.
 	MetricLockOperationDuration = "fence.lock.operation.duration"
-	// MetricResourceWrites counts Put and Delete calls through a wrapped
-	// Resource, by fence.resource, fence.operation and fence.outcome:
+	// MetricResourceWrites counts the Put, Delete and Claim calls of a
+	// Resource, by fence.backend, fence.operation and fence.outcome:
 	// accepted, stale or error. Unit {write}.
 	MetricResourceWrites = "fence.resource.writes"
-	// MetricResourceOperationDuration is the duration of each call through
-	// a wrapped Resource, by fence.resource, fence.operation and
-	// fence.outcome. Unit s.
+	// MetricResourceOperationDuration is the duration of each store call
+	// of a Resource, by fence.backend, fence.operation and fence.outcome.
+	// Unit s.
 	MetricResourceOperationDuration = "fence.resource.operation.duration"
 	// MetricDuplicatesRefused counts duplicate attempts that a constraint
 	// of the protected store refused (see Telemetry.DuplicateRefused), by
@@ -40,74 +42,51 @@ const (
 	MetricDuplicatesRefused = "fence.resource.duplicates.refused"
 )
 
+// scopeName is the instrumentation scope of the meter and the tracer.
+const scopeName = "github.com/fencekit/fence/fenceotel"
+
 // Attribute keys.
 const (
-	// AttrKey is the lock key. Always on spans; on metrics only when
-	// Options.KeyAttribute is set, because keys can be unbounded.
-	AttrKey = "fence.key"
-	// AttrToken is the fencing token (an int64; a string for tokens above
+	// attrKey is the lock key: always on spans; on metrics only with
+	// Options.KeyAttribute, because keys can be unbounded.
+	attrKey = "fence.key"
+	// attrBackend is the store's name (fence.Call.Backend): "postgres".
+	attrBackend = "fence.backend"
+	// attrToken is the fencing token (an int64; a string for tokens above
 	// the int64 range). On spans only.
-	AttrToken = "fence.token"
-	// AttrHighestToken is the highest token a resource had accepted, on
+	attrToken = "fence.token"
+	// attrHighestToken is the highest token a resource had accepted, on
 	// the span of a write refused as stale, where the resource said it.
-	AttrHighestToken = "fence.token.highest"
-	// AttrHolderToken is the token of the current holder, on the span of
-	// an Acquire that found the key busy, where the locker said it.
-	AttrHolderToken = "fence.holder.token"
-	// AttrHeld is whether Inspect found the key held, on its span.
-	AttrHeld = "fence.held"
-	// AttrOutcome is the outcome of an operation (values per metric).
-	AttrOutcome = "fence.outcome"
-	// AttrReason is why a lease was lost.
-	AttrReason = "fence.reason"
-	// AttrOperation names the call: acquire, renew, release, break,
-	// inspect; put, get, delete, highest.
-	AttrOperation = "fence.operation"
-	// AttrResource is the name given to WrapResource (or DuplicateRefused)
-	// for the protected store: a small, fixed set chosen by the program.
-	AttrResource = "fence.resource"
-	// AttrResourceKey is the name written within a resource (the name
-	// argument of Put, Get, Delete, Highest). On spans only.
-	AttrResourceKey = "fence.resource.key"
+	attrHighestToken = "fence.token.highest"
+	// attrHolderToken is the token of the current holder, on the span of
+	// an acquire that found the key busy, where the store said it.
+	attrHolderToken = "fence.holder.token"
+	attrOutcome     = "fence.outcome"
+	attrReason      = "fence.reason"
+	attrOperation   = "fence.operation"
+	// attrResource names the protected store given to DuplicateRefused.
+	attrResource = "fence.resource"
+	// attrResourceKey is the key written within a resource. On spans only.
+	attrResourceKey = "fence.resource.key"
 )
 
-// Values of AttrOutcome and AttrReason.
+// Values of attrOutcome and attrReason.
 const (
-	OutcomeAcquired = "acquired"
-	OutcomeBusy     = "busy"
-	OutcomeError    = "error"
-	OutcomeRenewed  = "renewed"
-	OutcomeNotHeld  = "not_held"
-	OutcomeReleased = "released"
-	OutcomeBroken   = "broken"
-	OutcomeHeld     = "held"
-	OutcomeFree     = "free"
-	OutcomeAccepted = "accepted"
-	OutcomeStale    = "stale"
-	OutcomeFound    = "found"
-	OutcomeNotFound = "not_found"
-	OutcomeOK       = "ok"
+	outcomeAcquired = "acquired"
+	outcomeBusy     = "busy"
+	outcomeError    = "error"
+	outcomeRenewed  = "renewed"
+	outcomeNotHeld  = "not_held"
+	outcomeReleased = "released"
+	outcomeBroken   = "broken"
+	outcomeAccepted = "accepted"
+	outcomeStale    = "stale"
+	outcomeFound    = "found"
+	outcomeNotFound = "not_found"
+	outcomeOK       = "ok"
 
-	ReasonNotHeld   = "not_held"
-	ReasonDeadline  = "deadline"
-	ReasonReconcile = "reconcile"
-	ReasonError     = "error"
+	reasonNotHeld   = "not_held"
+	reasonDeadline  = "deadline"
+	reasonReconcile = "reconcile"
+	reasonError     = "error"
 )
-
-// Span names: fence.lock.<operation> for a wrapped Locker,
-// fence.resource.<operation> for a wrapped Resource.
-const (
-	SpanAcquire = "fence.lock.acquire"
-	SpanRenew   = "fence.lock.renew"
-	SpanRelease = "fence.lock.release"
-	SpanBreak   = "fence.lock.break"
-	SpanInspect = "fence.lock.inspect"
-	SpanPut     = "fence.resource.put"
-	SpanGet     = "fence.resource.get"
-	SpanDelete  = "fence.resource.delete"
-	SpanHighest = "fence.resource.highest"
-	SpanClaim   = "fence.resource.claim"
-)
-
-// ScopeName is the instrumentation scope of the meter and tracer.
-const ScopeName = "github.com/fencekit/fence/fenceotel"

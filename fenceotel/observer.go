@@ -6,24 +6,30 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/fencekit/fence"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/fencekit/fence"
 )
 
-// Observer returns a fence.Observer that records the metrics of a
-// session's leases (fence.lock.acquire.attempts,
-// fence.lock.acquire.duration, fence.lock.hold.duration,
-// fence.lock.renewals, fence.lock.lost, fence.lock.held) and logs their
-// events. Set it as guard.Options.Observer (guard.Observer is the same
-// type) or fence.SessionOptions.Observer. One Observer may serve many
-// guards and sessions.
+// Observer returns a new fence.Observer that records everything this
+// package does: the spans and per-call metrics of the store calls
+// (Observer.Call) and the metrics and logs of the sessions' leases (its
+// other fields). Attach it to each Locker and Resource to instrument:
+//
+//	locker.SetObserver(tel.Observer()) // its calls and every Session over it
+//	ledger.SetObserver(tel.Observer()) // a Resource uses Call only
+//
+// Each call returns a new Observer, whose fields a program may wrap or
+// replace before attaching it. One Telemetry may serve many lockers and
+// resources.
 //
 // Log levels: Debug for busy attempts, renewals and releases; Info for
-// acquisitions; Warn for failed attempts, renewals and releases; Error for
-// lost leases.
+// acquisitions and breaks; Warn for failed attempts, renewals, releases,
+// breaks and writes, and for stale writes refused; Error for lost leases.
 func (t *Telemetry) Observer() *fence.Observer {
 	return &fence.Observer{
+		Call:           t.call,
 		AcquireAttempt: t.acquireAttempt,
 		Acquired:       t.acquired,
 		Renewed:        t.renewed,
@@ -32,26 +38,19 @@ func (t *Telemetry) Observer() *fence.Observer {
 	}
 }
 
-// Observer is New followed by Telemetry.Observer, for a program that only
-// needs the metrics and logs of its guards or sessions.
-func Observer(opts *Options) (*fence.Observer, error) {
-	t, err := New(opts)
-	return t.Observer(), err
-}
-
 // The session's events carry no context: metrics are recorded with a
 // background one.
 var bg = context.Background()
 
 func (t *Telemetry) acquireAttempt(e fence.AcquireAttemptEvent) {
-	outcome := OutcomeError
+	outcome := outcomeError
 	switch e.Outcome {
 	case fence.Acquired:
-		outcome = OutcomeAcquired
+		outcome = outcomeAcquired
 	case fence.Busy:
-		outcome = OutcomeBusy
+		outcome = outcomeBusy
 	}
-	t.acquireAttempts.Add(bg, 1, metric.WithAttributes(t.metricKey(e.Key, attribute.String(AttrOutcome, outcome))...))
+	t.acquireAttempts.Add(bg, 1, metric.WithAttributes(t.metricKey(e.Key, attribute.String(attrOutcome, outcome))...))
 	if t.log == nil {
 		return
 	}
@@ -75,15 +74,8 @@ func (t *Telemetry) acquired(e fence.AcquiredEvent) {
 }
 
 func (t *Telemetry) renewed(e fence.RenewedEvent) {
-	outcome := OutcomeRenewed
-	switch {
-	case e.Err == nil:
-	case errors.Is(e.Err, fence.ErrNotHeld):
-		outcome = OutcomeNotHeld
-	default:
-		outcome = OutcomeError
-	}
-	t.renewals.Add(bg, 1, metric.WithAttributes(t.metricKey(e.Lease.Key, attribute.String(AttrOutcome, outcome))...))
+	outcome := heldOutcome(e.Err, outcomeRenewed)
+	t.renewals.Add(bg, 1, metric.WithAttributes(t.metricKey(e.Lease.Key, attribute.String(attrOutcome, outcome))...))
 	if t.log == nil {
 		return
 	}
@@ -99,19 +91,19 @@ func (t *Telemetry) renewed(e fence.RenewedEvent) {
 func lostReason(cause error) string {
 	switch {
 	case errors.Is(cause, fence.ErrDeadlinePassed):
-		return ReasonDeadline
+		return reasonDeadline
 	case errors.As(cause, new(*fence.ReconcileError)):
-		return ReasonReconcile
+		return reasonReconcile
 	case errors.Is(cause, fence.ErrNotHeld):
-		return ReasonNotHeld
+		return reasonNotHeld
 	default:
-		return ReasonError
+		return reasonError
 	}
 }
 
 func (t *Telemetry) leaseLost(e fence.LeaseLostEvent) {
 	reason := lostReason(e.Cause)
-	t.lost.Add(bg, 1, metric.WithAttributes(t.metricKey(e.Lease.Key, attribute.String(AttrReason, reason))...))
+	t.lost.Add(bg, 1, metric.WithAttributes(t.metricKey(e.Lease.Key, attribute.String(attrReason, reason))...))
 	if t.log != nil {
 		t.log.LogAttrs(bg, slog.LevelError, "fence: lease lost", append(leaseAttrs(e.Lease),
 			slog.String("reason", reason), slog.String("error", safeError(e.Cause, e.Lease.Owner)))...)
@@ -119,15 +111,8 @@ func (t *Telemetry) leaseLost(e fence.LeaseLostEvent) {
 }
 
 func (t *Telemetry) released(e fence.ReleasedEvent) {
-	outcome := OutcomeReleased
-	switch {
-	case e.Err == nil:
-	case errors.Is(e.Err, fence.ErrNotHeld):
-		outcome = OutcomeNotHeld
-	default:
-		outcome = OutcomeError
-	}
-	t.holdDuration.Record(bg, e.Held.Seconds(), metric.WithAttributes(t.metricKey(e.Lease.Key, attribute.String(AttrOutcome, outcome))...))
+	outcome := heldOutcome(e.Err, outcomeReleased)
+	t.holdDuration.Record(bg, e.Held.Seconds(), metric.WithAttributes(t.metricKey(e.Lease.Key, attribute.String(attrOutcome, outcome))...))
 	t.held.Add(bg, -1, metric.WithAttributes(t.metricKey(e.Lease.Key)...))
 	if t.log == nil {
 		return

@@ -6,22 +6,23 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/fenceotel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // A lease taken, renewed twice and released, with a busy attempt by a
 // second caller meanwhile.
-func TestGuardMetrics(t *testing.T) {
+func TestSessionMetrics(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fenceotel.Options{})
-	g := e.guard(t)
-	j := startJob(t, g, "acct-1")
-	ran := false
-	if err := g.Do(t.Context(), "acct-1", func(context.Context, *fence.Handle) error { ran = true; return nil }); !errors.Is(err, fence.ErrHeld) || ran {
-		t.Fatalf("second Do: %v (ran %v), want ErrHeld without running", err, ran)
+	s := e.session(t)
+	j := startJob(t, s, "acct-1")
+	if _, err := s.Lock(t.Context(), "acct-1", nil); !errors.Is(err, fence.ErrHeld) {
+		t.Fatalf("second Lock: %v, want ErrHeld", err)
 	}
 	if n := count(t, e.collect(t), fenceotel.MetricHeld); n != 1 {
 		t.Errorf("%s = %d while the work runs, want 1", fenceotel.MetricHeld, n)
@@ -41,10 +42,10 @@ func TestGuardMetrics(t *testing.T) {
 		attr []attribute.KeyValue
 		want int64
 	}{
-		{fenceotel.MetricAcquireAttempts, []attribute.KeyValue{str(fenceotel.AttrOutcome, "acquired")}, 1},
-		{fenceotel.MetricAcquireAttempts, []attribute.KeyValue{str(fenceotel.AttrOutcome, "busy")}, 1},
-		{fenceotel.MetricAcquireAttempts, []attribute.KeyValue{str(fenceotel.AttrOutcome, "error")}, 0},
-		{fenceotel.MetricRenewals, []attribute.KeyValue{str(fenceotel.AttrOutcome, "renewed")}, 2},
+		{fenceotel.MetricAcquireAttempts, []attribute.KeyValue{str("fence.outcome", "acquired")}, 1},
+		{fenceotel.MetricAcquireAttempts, []attribute.KeyValue{str("fence.outcome", "busy")}, 1},
+		{fenceotel.MetricAcquireAttempts, []attribute.KeyValue{str("fence.outcome", "error")}, 0},
+		{fenceotel.MetricRenewals, []attribute.KeyValue{str("fence.outcome", "renewed")}, 2},
 		{fenceotel.MetricRenewals, nil, 2},
 		{fenceotel.MetricHeld, nil, 0},
 	}
@@ -56,12 +57,12 @@ func TestGuardMetrics(t *testing.T) {
 	if n, sum := histogram(t, rm, fenceotel.MetricAcquireDuration); n != 1 || sum != 0 {
 		t.Errorf("%s: %d samples summing %vs, want 1 of 0s (no wait on the fake clock)", fenceotel.MetricAcquireDuration, n, sum)
 	}
-	if n, sum := histogram(t, rm, fenceotel.MetricHoldDuration, str(fenceotel.AttrOutcome, "released")); n != 1 || sum != (2*interval).Seconds() {
+	if n, sum := histogram(t, rm, fenceotel.MetricHoldDuration, str("fence.outcome", "released")); n != 1 || sum != (2*interval).Seconds() {
 		t.Errorf("%s{released}: %d samples summing %vs, want 1 of %vs", fenceotel.MetricHoldDuration, n, sum, (2 * interval).Seconds())
 	}
 	ops := map[string]uint64{"acquire": 2, "renew": 2, "release": 1}
 	for op, want := range ops {
-		if n, _ := histogram(t, rm, fenceotel.MetricLockOperationDuration, str(fenceotel.AttrOperation, op)); n != want {
+		if n, _ := histogram(t, rm, fenceotel.MetricLockOperationDuration, str("fence.backend", "memory"), str("fence.operation", op)); n != want {
 			t.Errorf("%s{operation=%s}: %d samples, want %d", fenceotel.MetricLockOperationDuration, op, n, want)
 		}
 	}
@@ -74,29 +75,32 @@ func TestGuardMetrics(t *testing.T) {
 	}
 
 	// Spans: the busy attempt is an outcome, not an error.
-	acq := e.spansNamed(fenceotel.SpanAcquire)
+	acq := e.spansNamed("fence.lock.acquire")
 	if len(acq) != 2 {
 		t.Fatalf("%d acquire spans, want 2", len(acq))
 	}
-	if v, _ := attr(acq[0], fenceotel.AttrOutcome); v.AsString() != "acquired" {
+	if v, _ := attr(acq[0], "fence.outcome"); v.AsString() != "acquired" {
 		t.Errorf("first acquire outcome %q", v.AsString())
 	}
-	if v, _ := attr(acq[0], fenceotel.AttrToken); v.AsInt64() != int64(j.h.Token()) {
+	if v, _ := attr(acq[0], "fence.token"); v.AsInt64() != int64(j.h.Token()) {
 		t.Errorf("first acquire token %v, want %d", v.Emit(), j.h.Token())
 	}
-	if v, _ := attr(acq[1], fenceotel.AttrOutcome); v.AsString() != "busy" {
+	if v, _ := attr(acq[1], "fence.outcome"); v.AsString() != "busy" {
 		t.Errorf("second acquire outcome %q, want busy", v.AsString())
 	}
-	if v, _ := attr(acq[1], fenceotel.AttrHolderToken); v.AsInt64() != int64(j.h.Token()) {
+	if v, _ := attr(acq[1], "fence.holder.token"); v.AsInt64() != int64(j.h.Token()) {
 		t.Errorf("busy acquire holder token %v, want %d", v.Emit(), j.h.Token())
 	}
 	if st := acq[1].Status(); st.Code.String() != "Unset" {
 		t.Errorf("busy acquire status %v, want unset", st)
 	}
-	for _, name := range []string{fenceotel.SpanAcquire, fenceotel.SpanRenew, fenceotel.SpanRelease} {
+	for _, name := range []string{"fence.lock.acquire", "fence.lock.renew", "fence.lock.release"} {
 		for _, s := range e.spansNamed(name) {
-			if v, _ := attr(s, fenceotel.AttrKey); v.AsString() != "acct-1" {
+			if v, _ := attr(s, "fence.key"); v.AsString() != "acct-1" {
 				t.Errorf("%s span key %q, want acct-1", name, v.AsString())
+			}
+			if v, _ := attr(s, "fence.backend"); v.AsString() != "memory" {
+				t.Errorf("%s span backend %q, want memory", name, v.AsString())
 			}
 		}
 	}
@@ -113,8 +117,7 @@ func TestGuardMetrics(t *testing.T) {
 func TestUnits(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, fenceotel.Options{})
-	g := e.guard(t)
-	j := startJob(t, g, "k")
+	j := startJob(t, e.session(t), "k")
 	_ = e.res.Put(t.Context(), "n", j.h.Token(), []byte("v"))
 	e.waitIdle(t)
 	if err := e.mem.Break(t.Context(), "k"); err != nil {
@@ -154,6 +157,111 @@ func TestUnits(t *testing.T) {
 		}
 		if kind != tc.kind {
 			t.Errorf("%s is a %s, want a %s", tc.name, kind, tc.kind)
+		}
+	}
+}
+
+// Each call of an observed locker makes one span with its outcome and
+// tokens, and one duration sample.
+func TestLockCalls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fenceotel.Options{})
+	ctx := t.Context()
+	var lease fence.Lease
+	tests := []struct {
+		name    string
+		call    func() error
+		span    string
+		outcome string
+		failed  bool
+		attrs   map[string]string
+	}{
+		{name: "inspect never taken", span: "fence.lock.inspect", outcome: "ok", attrs: map[string]string{"fence.token": "0"},
+			call: func() error { _, err := e.locker.Inspect(ctx, "k"); return err }},
+		{name: "acquire", span: "fence.lock.acquire", outcome: "acquired", attrs: map[string]string{"fence.token": "1"},
+			call: func() error { var err error; lease, err = e.locker.Acquire(ctx, "k", ttl, nil); return err }},
+		{name: "acquire busy", span: "fence.lock.acquire", outcome: "busy", attrs: map[string]string{"fence.holder.token": "1"},
+			call: func() error { _, err := e.locker.Acquire(ctx, "k", ttl, nil); return err }},
+		{name: "renew", span: "fence.lock.renew", outcome: "renewed", attrs: map[string]string{"fence.token": "1"},
+			call: func() error { _, err := e.locker.Renew(ctx, lease); return err }},
+		{name: "inspect held", span: "fence.lock.inspect", outcome: "ok", attrs: map[string]string{"fence.token": "1"},
+			call: func() error { _, err := e.locker.Inspect(ctx, "k"); return err }},
+		{name: "break", span: "fence.lock.break", outcome: "broken",
+			call: func() error { return e.locker.Break(ctx, "k") }},
+		{name: "inspect broken", span: "fence.lock.inspect", outcome: "ok", attrs: map[string]string{"fence.token": "1"},
+			call: func() error { _, err := e.locker.Inspect(ctx, "k"); return err }},
+		{name: "release after break", span: "fence.lock.release", outcome: "not_held", failed: true, attrs: map[string]string{"fence.token": "1"},
+			call: func() error { return e.locker.Release(ctx, lease) }},
+		{name: "invalid key", span: "fence.lock.inspect", outcome: "error", failed: true,
+			call: func() error { _, err := e.locker.Inspect(ctx, ""); return err }},
+	}
+	for i, tc := range tests {
+		err := tc.call()
+		if (err != nil) != (tc.outcome == "busy" || tc.outcome == "not_held" || tc.outcome == "error") {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		spans := e.spans.Ended()
+		if len(spans) != i+1 {
+			t.Fatalf("%s: %d spans after %d calls", tc.name, len(spans), i+1)
+		}
+		s := spans[i]
+		if s.Name() != tc.span {
+			t.Errorf("%s: span %q, want %q", tc.name, s.Name(), tc.span)
+		}
+		key := "k"
+		if tc.name == "invalid key" {
+			key = ""
+		}
+		want := map[string]string{"fence.backend": "memory", "fence.key": key, "fence.outcome": tc.outcome}
+		for k, v := range tc.attrs {
+			want[k] = v
+		}
+		for k, v := range want {
+			if got, ok := attr(s, k); !ok || got.Emit() != v {
+				t.Errorf("%s: %s = %q, want %q", tc.name, k, got.Emit(), v)
+			}
+		}
+		if failed := s.Status().Code == codes.Error; failed != tc.failed {
+			t.Errorf("%s: status %+v, want error %v", tc.name, s.Status(), tc.failed)
+		}
+	}
+	rm := e.collect(t)
+	for op, want := range map[string]uint64{"acquire": 2, "renew": 1, "release": 1, "break": 1, "inspect": 4} {
+		if n, _ := histogram(t, rm, fenceotel.MetricLockOperationDuration, str("fence.backend", "memory"), str("fence.operation", op)); n != want {
+			t.Errorf("%s{operation=%s}: %d samples, want %d", fenceotel.MetricLockOperationDuration, op, n, want)
+		}
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, `level=INFO msg="fence: lock broken" key=k backend=memory`) {
+		t.Errorf("logs lack the break:\n%s", logs)
+	}
+}
+
+// A call this package does not know (a Locker's Create, should the root
+// report it) gets a span, with no metric.
+func TestOtherCallsGetASpan(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fenceotel.Options{})
+	ctx, end := e.tel.Observer().Call(t.Context(), fence.Call{Backend: "memory", Op: "create"})
+	if ctx == nil || end == nil {
+		t.Fatal("Call returned a nil context or end")
+	}
+	end(0, errors.New("no table"))
+	s := e.spansNamed("fence.create")
+	if len(s) != 1 {
+		t.Fatalf("%d fence.create spans, want 1", len(s))
+	}
+	for k, want := range map[string]string{"fence.backend": "memory", "fence.outcome": "error"} {
+		if v, _ := attr(s[0], k); v.Emit() != want {
+			t.Errorf("%s = %q, want %q", k, v.Emit(), want)
+		}
+	}
+	if st := s[0].Status(); st.Code != codes.Error || st.Description != "no table" {
+		t.Errorf("status %+v, want the error", st)
+	}
+	rm := e.collect(t)
+	for _, name := range []string{fenceotel.MetricLockOperationDuration, fenceotel.MetricResourceOperationDuration, fenceotel.MetricResourceWrites} {
+		if hasMetric(rm, name) {
+			t.Errorf("%s recorded for a create", name)
 		}
 	}
 }

@@ -6,8 +6,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/fencekit/fence"
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/fencekit/fence"
 )
 
 const redacted = "[redacted]"

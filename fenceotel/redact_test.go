@@ -84,11 +84,11 @@ func TestLostReason(t *testing.T) {
 		cause error
 		want  string
 	}{
-		{lost(fence.ErrNotHeld), ReasonNotHeld},
-		{lost(&fence.DeadlineError{Err: errors.New("timeout")}), ReasonDeadline},
-		{lost(&fence.ReconcileError{RenewErr: errors.New("timeout")}), ReasonReconcile},
-		{lost(&fence.CorruptError{Key: "k", Reason: "bad"}), ReasonError},
-		{lost(&fence.InvalidError{Field: "ttl", Reason: "bad"}), ReasonError},
+		{lost(fence.ErrNotHeld), reasonNotHeld},
+		{lost(&fence.DeadlineError{Err: errors.New("timeout")}), reasonDeadline},
+		{lost(&fence.ReconcileError{RenewErr: errors.New("timeout")}), reasonReconcile},
+		{lost(&fence.CorruptError{Key: "k", Reason: "bad"}), reasonError},
+		{lost(&fence.InvalidError{Field: "ttl", Reason: "bad"}), reasonError},
 	}
 	for _, tc := range tests {
 		if got := lostReason(tc.cause); got != tc.want {

@@ -1,15 +1,14 @@
 package fenceotel_test
 
 import (
-	"errors"
 	"testing"
 
-	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/fenceotel"
 	"go.opentelemetry.io/otel/codes"
+
+	"github.com/fencekit/fence/fenceotel"
 )
 
-// Each call through a wrapped resource makes one span with its outcome and
+// Each call of an observed resource makes one span with its outcome and
 // tokens; writes are counted by outcome.
 func TestResourceCalls(t *testing.T) {
 	t.Parallel()
@@ -23,29 +22,29 @@ func TestResourceCalls(t *testing.T) {
 		failed  bool
 		attrs   map[string]string
 	}{
-		{name: "get never written", span: fenceotel.SpanGet, outcome: "not_found",
+		{name: "get never written", span: "fence.resource.get", outcome: "not_found",
 			call: func() error { _, _, err := e.res.Get(ctx, "a"); return err }},
-		{name: "put", span: fenceotel.SpanPut, outcome: "accepted", attrs: map[string]string{fenceotel.AttrToken: "5"},
+		{name: "put", span: "fence.resource.put", outcome: "accepted", attrs: map[string]string{"fence.token": "5"},
 			call: func() error { return e.res.Put(ctx, "a", 5, []byte("x")) }},
-		{name: "put equal token", span: fenceotel.SpanPut, outcome: "accepted",
+		{name: "put equal token", span: "fence.resource.put", outcome: "accepted",
 			call: func() error { return e.res.Put(ctx, "a", 5, []byte("y")) }},
-		{name: "get", span: fenceotel.SpanGet, outcome: "found", attrs: map[string]string{fenceotel.AttrToken: "5"},
+		{name: "get", span: "fence.resource.get", outcome: "found", attrs: map[string]string{"fence.token": "5"},
 			call: func() error { _, _, err := e.res.Get(ctx, "a"); return err }},
-		{name: "stale delete", span: fenceotel.SpanDelete, outcome: "stale", failed: true,
-			attrs: map[string]string{fenceotel.AttrToken: "4", fenceotel.AttrHighestToken: "5"},
+		{name: "stale delete", span: "fence.resource.delete", outcome: "stale", failed: true,
+			attrs: map[string]string{"fence.token": "4", "fence.token.highest": "5"},
 			call:  func() error { return e.res.Delete(ctx, "a", 4) }},
-		{name: "token 0", span: fenceotel.SpanPut, outcome: "error", failed: true,
+		{name: "token 0", span: "fence.resource.put", outcome: "error", failed: true,
 			call: func() error { return e.res.Put(ctx, "a", 0, nil) }},
-		{name: "delete", span: fenceotel.SpanDelete, outcome: "accepted",
+		{name: "delete", span: "fence.resource.delete", outcome: "accepted",
 			call: func() error { return e.res.Delete(ctx, "a", 6) }},
-		{name: "highest", span: fenceotel.SpanHighest, outcome: "ok", attrs: map[string]string{fenceotel.AttrToken: "6"},
+		{name: "highest", span: "fence.resource.highest", outcome: "ok", attrs: map[string]string{"fence.token": "6"},
 			call: func() error { _, err := e.res.Highest(ctx, "a"); return err }},
-		{name: "stale claim", span: fenceotel.SpanClaim, outcome: "stale", failed: true,
-			attrs: map[string]string{fenceotel.AttrToken: "5", fenceotel.AttrHighestToken: "6"},
+		{name: "stale claim", span: "fence.resource.claim", outcome: "stale", failed: true,
+			attrs: map[string]string{"fence.token": "5", "fence.token.highest": "6"},
 			call:  func() error { return e.res.Claim(ctx, "a", 5) }},
-		{name: "claim", span: fenceotel.SpanClaim, outcome: "accepted", attrs: map[string]string{fenceotel.AttrToken: "7"},
+		{name: "claim", span: "fence.resource.claim", outcome: "accepted", attrs: map[string]string{"fence.token": "7"},
 			call: func() error { return e.res.Claim(ctx, "a", 7) }},
-		{name: "highest after claim", span: fenceotel.SpanHighest, outcome: "ok", attrs: map[string]string{fenceotel.AttrToken: "7"},
+		{name: "highest after claim", span: "fence.resource.highest", outcome: "ok", attrs: map[string]string{"fence.token": "7"},
 			call: func() error { _, err := e.res.Highest(ctx, "a"); return err }},
 	}
 	// The calls depend on each other: run them in order.
@@ -62,7 +61,7 @@ func TestResourceCalls(t *testing.T) {
 		if s.Name() != tc.span {
 			t.Errorf("%s: span %q, want %q", tc.name, s.Name(), tc.span)
 		}
-		want := map[string]string{fenceotel.AttrResource: "ledger", fenceotel.AttrResourceKey: "a", fenceotel.AttrOutcome: tc.outcome}
+		want := map[string]string{"fence.backend": "memory", "fence.resource.key": "a", "fence.outcome": tc.outcome}
 		for k, v := range tc.attrs {
 			want[k] = v
 		}
@@ -85,14 +84,14 @@ func TestResourceCalls(t *testing.T) {
 		{"claim", "accepted", 1}, {"claim", "stale", 1},
 	}
 	for _, w := range writes {
-		if got := count(t, rm, fenceotel.MetricResourceWrites, str(fenceotel.AttrOperation, w.op), str(fenceotel.AttrOutcome, w.outcome)); got != w.want {
+		if got := count(t, rm, fenceotel.MetricResourceWrites, str("fence.operation", w.op), str("fence.outcome", w.outcome)); got != w.want {
 			t.Errorf("writes{%s,%s} = %d, want %d", w.op, w.outcome, got, w.want)
 		}
 	}
-	if got := count(t, rm, fenceotel.MetricResourceWrites); got != 7 {
+	if got := count(t, rm, fenceotel.MetricResourceWrites, str("fence.backend", "memory")); got != 7 {
 		t.Errorf("writes = %d, want 7 (gets and highest are not writes; claims are)", got)
 	}
-	if n, _ := histogram(t, rm, fenceotel.MetricResourceOperationDuration, str(fenceotel.AttrResource, "ledger")); n != uint64(len(tests)) {
+	if n, _ := histogram(t, rm, fenceotel.MetricResourceOperationDuration, str("fence.backend", "memory")); n != uint64(len(tests)) {
 		t.Errorf("operation duration: %d samples, want %d", n, len(tests))
 	}
 }
@@ -106,32 +105,8 @@ func TestDuplicateRefused(t *testing.T) {
 	e.tel.DuplicateRefused(t.Context(), "reports")
 	rm := e.collect(t)
 	for res, want := range map[string]int64{"ledger": 3, "reports": 1} {
-		if got := count(t, rm, fenceotel.MetricDuplicatesRefused, str(fenceotel.AttrResource, res)); got != want {
+		if got := count(t, rm, fenceotel.MetricDuplicatesRefused, str("fence.resource", res)); got != want {
 			t.Errorf("duplicates refused{%s} = %d, want %d", res, got, want)
-		}
-	}
-}
-
-func TestWrapRefusesBadInput(t *testing.T) {
-	t.Parallel()
-	tel, err := fenceotel.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, fenceotel.Options{})
-	tests := []struct {
-		name string
-		call func() error
-	}{
-		{"nil locker", func() error { _, err := tel.WrapLocker(nil); return err }},
-		{"nil locker, package function", func() error { _, err := fenceotel.WrapLocker(nil, nil); return err }},
-		{"nil resource", func() error { _, err := tel.WrapResource(nil, "ledger"); return err }},
-		{"empty resource name", func() error { _, err := tel.WrapResource(e.store, ""); return err }},
-		{"nil resource, package function", func() error { _, err := fenceotel.WrapResource(nil, "x", nil); return err }},
-	}
-	for _, tc := range tests {
-		if err := tc.call(); !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("%s: %v, want ErrInvalid", tc.name, err)
 		}
 	}
 }

@@ -18,25 +18,26 @@ type Options struct {
 	// otel.GetMeterProvider(), which records nothing until the program
 	// sets a global provider.
 	MeterProvider metric.MeterProvider
-	// TracerProvider creates the spans of wrapped lockers and resources.
-	// Default: otel.GetTracerProvider(), a no-op until the program sets a
-	// global provider.
+	// TracerProvider creates the spans of the store calls. Default:
+	// otel.GetTracerProvider(), a no-op until the program sets a global
+	// provider.
 	TracerProvider trace.TracerProvider
 	// Logger receives log records of acquisitions, renew failures, losses,
 	// breaks and stale writes. Default: nil, which logs nothing. Records
 	// carry the key and token, never owner ids (which some stores use as
 	// lease ids) and never credentials: error texts are redacted.
 	Logger *slog.Logger
-	// KeyAttribute adds the lock key (fence.key) to the guard's and the
-	// wrapped locker's metrics. Off by default: every distinct key makes
-	// a new time series, so turn it on only for a small, fixed set of
-	// keys. Spans always carry the key.
+	// KeyAttribute adds the lock key (fence.key) to the lock metrics.
+	// Off by default: every distinct key makes a new time series, so turn
+	// it on only for a small, fixed set of keys. Spans always carry the
+	// key.
 	KeyAttribute bool
 }
 
 // Telemetry records fence's metrics, spans and logs for one set of
-// Options. Create it with New; it is safe for concurrent use, and one
-// Telemetry may serve many guards, lockers and resources.
+// Options. Create it with New and attach its Observer to lockers and
+// resources; it is safe for concurrent use, and one Telemetry may serve
+// many of them.
 type Telemetry struct {
 	tracer  trace.Tracer
 	log     *slog.Logger
@@ -78,8 +79,8 @@ func New(opts *Options) (*Telemetry, error) {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	m := mp.Meter(ScopeName)
-	t := &Telemetry{tracer: tp.Tracer(ScopeName), log: o.Logger, withKey: o.KeyAttribute}
+	m := mp.Meter(scopeName)
+	t := &Telemetry{tracer: tp.Tracer(scopeName), log: o.Logger, withKey: o.KeyAttribute}
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64Counter {
 		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -100,9 +101,9 @@ func New(opts *Options) (*Telemetry, error) {
 	held, err := m.Int64UpDownCounter(MetricHeld, metric.WithUnit("{lease}"), metric.WithDescription("Leases held now."))
 	errs = append(errs, err)
 	t.held = held
-	t.lockOpDuration = histogram(MetricLockOperationDuration, "Duration of locker calls by operation and outcome.", callBuckets)
-	t.writes = counter(MetricResourceWrites, "{write}", "Fenced writes by resource, operation and outcome (accepted, stale, error).")
-	t.resOpDuration = histogram(MetricResourceOperationDuration, "Duration of resource calls by operation and outcome.", callBuckets)
+	t.lockOpDuration = histogram(MetricLockOperationDuration, "Duration of locker calls by backend, operation and outcome.", callBuckets)
+	t.writes = counter(MetricResourceWrites, "{write}", "Fenced writes by backend, operation and outcome (accepted, stale, error).")
+	t.resOpDuration = histogram(MetricResourceOperationDuration, "Duration of resource calls by backend, operation and outcome.", callBuckets)
 	t.duplicates = counter(MetricDuplicatesRefused, "{attempt}", "Duplicate attempts refused by a constraint of the protected store.")
 	return t, errors.Join(errs...)
 }
@@ -113,7 +114,7 @@ func New(opts *Options) (*Telemetry, error) {
 // fence.resource.duplicates.refused with fence.resource = resource, and
 // logs it at Info. resource names the store, from a small fixed set.
 func (t *Telemetry) DuplicateRefused(ctx context.Context, resource string) {
-	t.duplicates.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrResource, resource)))
+	t.duplicates.Add(ctx, 1, metric.WithAttributes(attribute.String(attrResource, resource)))
 	if t.log != nil {
 		t.log.LogAttrs(ctx, slog.LevelInfo, "fence: duplicate refused by a constraint", slog.String("resource", resource))
 	}
@@ -122,7 +123,7 @@ func (t *Telemetry) DuplicateRefused(ctx context.Context, resource string) {
 // metricKey returns the key attribute when Options.KeyAttribute is set.
 func (t *Telemetry) metricKey(key string, attrs ...attribute.KeyValue) []attribute.KeyValue {
 	if t.withKey {
-		attrs = append(attrs, attribute.String(AttrKey, key))
+		attrs = append(attrs, attribute.String(attrKey, key))
 	}
 	return attrs
 }

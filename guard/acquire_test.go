@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 )
 
 func TestTryOnceBusy(t *testing.T) {
@@ -19,11 +18,11 @@ func TestTryOnceBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := e.guard(t, guard.Options{})
+	g := e.guard(t, fence.SessionOptions{}, 0)
 	ran := false
-	err = g.Do(t.Context(), "job", func(context.Context, *fence.Handle) error { ran = true; return nil })
+	err = g.Run(t.Context(), "job", func(context.Context, *fence.Handle) error { ran = true; return nil })
 	if !errors.Is(err, fence.ErrHeld) {
-		t.Fatalf("Do on a busy key: %v, want ErrHeld", err)
+		t.Fatalf("Run on a busy key: %v, want ErrHeld", err)
 	}
 	var held *fence.HeldError
 	if !errors.As(err, &held) || held.Owner != holder.Owner || held.Token != holder.Token {
@@ -47,11 +46,11 @@ func TestWaitAcquiresAfterRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := e.guard(t, guard.Options{AcquireTimeout: time.Minute, BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second})
+	g := e.guard(t, fence.SessionOptions{BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second}, time.Minute)
 	done := make(chan error, 1)
 	var got fence.Lease
 	go func() {
-		done <- g.Do(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
+		done <- g.Run(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
 	}()
 	// Let a few attempts find the key busy.
 	for range 3 {
@@ -68,7 +67,7 @@ func TestWaitAcquiresAfterRelease(t *testing.T) {
 	}
 	e.clk.Advance(time.Second)
 	if err := <-done; err != nil {
-		t.Fatalf("Do after the holder released: %v", err)
+		t.Fatalf("Run after the holder released: %v", err)
 	}
 	if got.Token != holder.Token+1 {
 		t.Errorf("token %d, want %d", got.Token, holder.Token+1)
@@ -88,10 +87,10 @@ func TestWaitTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	const timeout, step = 10 * time.Second, time.Second
-	g := e.guard(t, guard.Options{AcquireTimeout: timeout, BackoffMax: step})
+	g := e.guard(t, fence.SessionOptions{BackoffMax: step}, timeout)
 	done := make(chan error, 1)
 	go func() {
-		done <- g.Do(t.Context(), "job", func(context.Context, *fence.Handle) error {
+		done <- g.Run(t.Context(), "job", func(context.Context, *fence.Handle) error {
 			t.Error("fn ran although the key stayed busy")
 			return nil
 		})
@@ -115,7 +114,7 @@ func TestWaitTimesOut(t *testing.T) {
 	}
 	err := <-done
 	if !errors.Is(err, fence.ErrHeld) {
-		t.Fatalf("Do after the timeout: %v, want ErrHeld", err)
+		t.Fatalf("Run after the timeout: %v, want ErrHeld", err)
 	}
 	if el := e.elapsed(); el < timeout || el >= timeout+step {
 		t.Errorf("gave up after %v of clock time, want [%v, %v)", el, timeout, timeout+step)
@@ -143,17 +142,17 @@ func TestAcquireErrors(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			for range tc.faults {
-				e.locker.queueAcquire(func(context.Context, string, time.Duration, *fence.AcquireOptions, func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
+				e.fault.queueAcquire(func(context.Context, string, string, time.Duration, func(context.Context, string, string, time.Duration) (fence.Lease, error)) (fence.Lease, error) {
 					return fence.Lease{}, errTransient
 				})
 			}
-			opts := guard.Options{}
+			var wait time.Duration
 			if tc.wait {
-				opts.AcquireTimeout = time.Minute
+				wait = time.Minute
 			}
-			g := e.guard(t, opts)
+			g := e.guard(t, fence.SessionOptions{}, wait)
 			done := make(chan error, 1)
-			go func() { done <- g.Do(t.Context(), tc.key, func(context.Context, *fence.Handle) error { return nil }) }()
+			go func() { done <- g.Run(t.Context(), tc.key, func(context.Context, *fence.Handle) error { return nil }) }()
 			for range tc.faults {
 				if !tc.wait {
 					break
@@ -161,11 +160,11 @@ func TestAcquireErrors(t *testing.T) {
 				if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
 					t.Fatal(err)
 				}
-				e.clk.Advance(guard.DefaultBackoffMax)
+				e.clk.Advance(5 * time.Second) // the longest backoff step by default
 			}
 			err := <-done
 			if tc.wantErr == nil && err != nil || !errors.Is(err, tc.wantErr) {
-				t.Fatalf("Do: %v, want %v", err, tc.wantErr)
+				t.Fatalf("Run: %v, want %v", err, tc.wantErr)
 			}
 			var attempts []string
 			for _, ev := range e.obs.list() {
@@ -189,28 +188,28 @@ func TestAmbiguousAcquireReconciled(t *testing.T) {
 		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			e.locker.queueAcquire(func(ctx context.Context, key string, ttl time.Duration, o *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
-				if _, err := real(ctx, key, ttl, o); err != nil {
+			e.fault.queueAcquire(func(ctx context.Context, key, owner string, ttl time.Duration, real func(context.Context, string, string, time.Duration) (fence.Lease, error)) (fence.Lease, error) {
+				if _, err := real(ctx, key, owner, ttl); err != nil {
 					return fence.Lease{}, err
 				}
 				return fence.Lease{}, fmt.Errorf("acquire: %w", context.DeadlineExceeded)
 			})
-			opts := guard.Options{}
+			var timeout time.Duration
 			if wait {
-				opts.AcquireTimeout = time.Minute
+				timeout = time.Minute
 			}
-			g := e.guard(t, opts)
+			g := e.guard(t, fence.SessionOptions{}, timeout)
 			var got fence.Lease
-			err := g.Do(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
+			err := g.Run(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); got = l; return nil })
 			if err != nil {
-				t.Fatalf("Do: %v", err)
+				t.Fatalf("Run: %v", err)
 			}
 			if got.Token != 1 {
 				t.Errorf("fn got token %d, want the token of the ambiguous acquire, 1", got.Token)
 			}
 			info, err := e.mem.Inspect(t.Context(), "job")
 			if err != nil || info.Held {
-				t.Errorf("after Do: %+v, %v; want the key released", info, err)
+				t.Errorf("after Run: %+v, %v; want the key released", info, err)
 			}
 		})
 	}
@@ -222,17 +221,17 @@ func TestCancelWhileWaiting(t *testing.T) {
 	if _, err := e.mem.Acquire(t.Context(), "job", time.Hour, nil); err != nil {
 		t.Fatal(err)
 	}
-	g := e.guard(t, guard.Options{AcquireTimeout: time.Hour})
+	g := e.guard(t, fence.SessionOptions{}, time.Hour)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- g.Do(ctx, "job", func(context.Context, *fence.Handle) error { return nil }) }()
+	go func() { done <- g.Run(ctx, "job", func(context.Context, *fence.Handle) error { return nil }) }()
 	if err := e.clk.WaitTimers(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
 	err := <-done
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Do: %v, want context.Canceled", err)
+		t.Fatalf("Run: %v, want context.Canceled", err)
 	}
 	if n := e.clk.Timers(); n != 0 {
 		t.Errorf("%d timers left armed", n)
@@ -245,23 +244,23 @@ func TestAmbiguousAcquireAfterCancel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	e.locker.queueAcquire(func(_ context.Context, key string, ttl time.Duration, o *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
-		if _, err := real(context.WithoutCancel(ctx), key, ttl, o); err != nil {
+	e.fault.queueAcquire(func(_ context.Context, key, owner string, ttl time.Duration, real func(context.Context, string, string, time.Duration) (fence.Lease, error)) (fence.Lease, error) {
+		if _, err := real(context.WithoutCancel(ctx), key, owner, ttl); err != nil {
 			return fence.Lease{}, err
 		}
 		cancel()
 		return fence.Lease{}, ctx.Err()
 	})
-	err := e.guard(t, guard.Options{}).Do(ctx, "job", func(context.Context, *fence.Handle) error {
+	err := e.guard(t, fence.SessionOptions{}, 0).Run(ctx, "job", func(context.Context, *fence.Handle) error {
 		t.Error("fn ran after the caller cancelled")
 		return nil
 	})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Do: %v, want context.Canceled", err)
+		t.Fatalf("Run: %v, want context.Canceled", err)
 	}
 	info, err := e.mem.Inspect(t.Context(), "job")
 	if err != nil || info.Held || info.Token != 1 {
-		t.Errorf("after Do: %+v, %v; want the lease the guard won released", info, err)
+		t.Errorf("after Run: %+v, %v; want the lease the guard won released", info, err)
 	}
 }
 
@@ -277,14 +276,14 @@ func TestLateAmbiguousWinKeepsItsDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lost := func(ctx context.Context, key string, ttl time.Duration, o *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error) {
-		if _, err := real(ctx, key, ttl, o); err != nil && !errors.Is(err, fence.ErrHeld) {
+	lost := func(ctx context.Context, key, owner string, ttl time.Duration, real func(context.Context, string, string, time.Duration) (fence.Lease, error)) (fence.Lease, error) {
+		if _, err := real(ctx, key, owner, ttl); err != nil && !errors.Is(err, fence.ErrHeld) {
 			return fence.Lease{}, err
 		}
 		return fence.Lease{}, fmt.Errorf("acquire: %w", context.DeadlineExceeded)
 	}
-	e.locker.queueAcquire(lost) // attempt 1: busy in fact, answer lost
-	g := e.guard(t, guard.Options{TTL: leaseTTL, AcquireTimeout: time.Hour, BackoffMin: time.Second, BackoffMax: 2 * time.Second})
+	e.fault.queueAcquire(lost) // attempt 1: busy in fact, answer lost
+	g := e.guard(t, fence.SessionOptions{TTL: leaseTTL, BackoffMin: time.Second, BackoffMax: 2 * time.Second}, time.Hour)
 	j := goJob(t.Context(), g, "job")
 	// Busy attempts for three TTLs.
 	for e.elapsed() < 3*leaseTTL {
@@ -299,13 +298,13 @@ func TestLateAmbiguousWinKeepsItsDeadline(t *testing.T) {
 	if err := e.mem.Release(t.Context(), holder); err != nil {
 		t.Fatal(err)
 	}
-	e.locker.queueAcquire(lost) // the winning attempt loses its answer
+	e.fault.queueAcquire(lost) // the winning attempt loses its answer
 	won := e.elapsed()
 	e.clk.Advance(2 * time.Second)
 	select {
 	case <-j.start:
 	case <-j.done:
-		t.Fatalf("Do returned before running fn: %v", j.err)
+		t.Fatalf("Run returned before running fn: %v", j.err)
 	}
 	if err := j.ctx.Err(); err != nil {
 		t.Fatalf("fn's context is done as fn starts (%v, cause %v); the lease was won at %v", err, context.Cause(j.ctx), won)
@@ -317,6 +316,6 @@ func TestLateAmbiguousWinKeepsItsDeadline(t *testing.T) {
 		t.Fatalf("lease lost at %v: %v", e.elapsed(), context.Cause(j.ctx))
 	}
 	if err := j.end(t, func() error { return nil }); err != nil {
-		t.Fatalf("Do: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 }

@@ -13,21 +13,25 @@ import (
 
 // A guarded job that runs for three TTLs renews its lease all along,
 // returns nil, and leaves the key free at once: another replica takes it
-// right after Do returns, with a higher token. On every locker.
+// right after Run returns, with a higher token. On every locker.
 func TestLongJobOnBackends(t *testing.T) {
 	t.Parallel()
 	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
 		lockers := b.Lockers(t, 2, nil)
 		var job fence.Lease
 		renewals := 0
-		opts := &guard.Options{TTL: ttl, Observer: &guard.Observer{
-			Renewed: func(e guard.RenewedEvent) {
+		lockers[0].SetObserver(&fence.Observer{
+			Renewed: func(e fence.RenewedEvent) {
 				if e.Err == nil {
 					renewals++
 				}
 			},
-		}}
-		err := guard.Run(t.Context(), lockers[0], "long-job", func(ctx context.Context, h *fence.Handle) error {
+		})
+		sess, err := fence.NewSession(lockers[0], &fence.SessionOptions{TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = guard.Run(t.Context(), sess, "long-job", func(ctx context.Context, h *fence.Handle) error {
 			lease := h.Lease()
 			job = lease
 			select {
@@ -36,9 +40,9 @@ func TestLongJobOnBackends(t *testing.T) {
 			case <-ctx.Done():
 				return context.Cause(ctx)
 			}
-		}, opts)
+		}, nil)
 		if err != nil {
-			t.Fatalf("Do of a job of 3 TTLs (%v): %v", 3*ttl, err)
+			t.Fatalf("Run of a job of 3 TTLs (%v): %v", 3*ttl, err)
 		}
 		if renewals < 3 {
 			t.Errorf("%d renewals in 3 TTLs; want at least 3", renewals)
@@ -55,7 +59,7 @@ func TestLongJobOnBackends(t *testing.T) {
 
 // A takeover while the job runs (an operator breaks the key and another
 // replica takes it) cancels the job's context with a cause matching
-// fence.ErrLeaseLost by the next renewal, and Do reports the loss; the new
+// fence.ErrLeaseLost by the next renewal, and Run reports the loss; the new
 // holder keeps the key. On every locker.
 func TestTakeoverCancelsJobOnBackends(t *testing.T) {
 	t.Parallel()
@@ -63,9 +67,13 @@ func TestTakeoverCancelsJobOnBackends(t *testing.T) {
 		lockers := b.Lockers(t, 2, nil)
 		started := make(chan fence.Lease, 1)
 		var cause error
+		sess, err := fence.NewSession(lockers[0], &fence.SessionOptions{TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
 		done := make(chan error, 1)
 		go func() {
-			done <- guard.Run(t.Context(), lockers[0], "taken", func(ctx context.Context, h *fence.Handle) error {
+			done <- guard.Run(t.Context(), sess, "taken", func(ctx context.Context, h *fence.Handle) error {
 				lease := h.Lease()
 				started <- lease
 				select {
@@ -75,13 +83,13 @@ func TestTakeoverCancelsJobOnBackends(t *testing.T) {
 				case <-time.After(10 * ttl):
 					return errors.New("the job ran on after a takeover")
 				}
-			}, &guard.Options{TTL: ttl})
+			}, nil)
 		}()
 		var job fence.Lease
 		select {
 		case job = <-started:
 		case err := <-done:
-			t.Fatalf("Do returned before the job started: %v", err)
+			t.Fatalf("Run returned before the job started: %v", err)
 		}
 		other := lockers[1]
 		if err := other.Break(t.Context(), "taken"); err != nil {
@@ -93,7 +101,7 @@ func TestTakeoverCancelsJobOnBackends(t *testing.T) {
 		}
 		err = <-done
 		if !errors.Is(err, fence.ErrLeaseLost) || !errors.Is(cause, fence.ErrLeaseLost) {
-			t.Fatalf("Do = %v, job's cause %v; want both matching fence.ErrLeaseLost", err, cause)
+			t.Fatalf("Run = %v, job's cause %v; want both matching fence.ErrLeaseLost", err, cause)
 		}
 		if taker.Token <= job.Token {
 			t.Errorf("taker's token %d; want more than the job's %d", taker.Token, job.Token)

@@ -9,22 +9,24 @@ import (
 	"github.com/fencekit/fence/lockers/memory"
 )
 
-// BenchmarkDo measures the guard's own cost per job on the memory locker:
-// acquire, start and stop the renewer, release.
-func BenchmarkDo(b *testing.B) {
+// BenchmarkRun measures the guard's own cost per job on the memory
+// locker: acquire, track and stop tracking the lease, release.
+func BenchmarkRun(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		obs  *guard.Observer
+		obs  *fence.Observer
 	}{
 		{"nil observer", nil},
-		{"observer", &guard.Observer{
-			AcquireAttempt: func(guard.AcquireAttemptEvent) {},
-			Acquired:       func(guard.AcquiredEvent) {},
-			Released:       func(guard.ReleasedEvent) {},
+		{"observer", &fence.Observer{
+			AcquireAttempt: func(fence.AcquireAttemptEvent) {},
+			Acquired:       func(fence.AcquiredEvent) {},
+			Released:       func(fence.ReleasedEvent) {},
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			g, err := guard.New(memory.New(nil), &guard.Options{Observer: bc.obs})
+			locker := memory.New(nil)
+			locker.SetObserver(bc.obs)
+			sess, err := fence.NewSession(locker, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -32,7 +34,7 @@ func BenchmarkDo(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := g.Do(ctx, "job", fn); err != nil {
+				if err := guard.Run(ctx, sess, "job", fn, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -16,8 +16,11 @@ import (
 // protected resource.
 func ExampleRun() {
 	ctx := context.Background()
-	locker := memory.New(nil)
-	err := guard.Run(ctx, locker, "nightly-report", func(ctx context.Context, h *fence.Handle) error {
+	sess, err := fence.NewSession(memory.New(nil), nil) // one per application
+	if err != nil {
+		panic(err)
+	}
+	err = guard.Run(ctx, sess, "nightly-report", func(ctx context.Context, h *fence.Handle) error {
 		fmt.Printf("writing the report with token %d\n", h.Token())
 		return nil
 	}, nil)
@@ -28,49 +31,66 @@ func ExampleRun() {
 }
 
 // A second replica finds the job running and skips its turn.
-func ExampleGuard_Do_skipWhenBusy() {
+func ExampleRun_skipWhenBusy() {
 	ctx := context.Background()
-	locker := memory.New(nil)
-	g, err := guard.New(locker, &guard.Options{TTL: time.Minute})
+	sess, err := fence.NewSession(memory.New(nil), &fence.SessionOptions{TTL: time.Minute})
 	if err != nil {
 		panic(err)
 	}
-	_ = g.Do(ctx, "nightly-report", func(ctx context.Context, h *fence.Handle) error {
+	_ = guard.Run(ctx, sess, "nightly-report", func(ctx context.Context, h *fence.Handle) error {
 		// Meanwhile another replica tries the same job.
-		err := g.Do(ctx, "nightly-report", func(context.Context, *fence.Handle) error {
+		err := guard.Run(ctx, sess, "nightly-report", func(context.Context, *fence.Handle) error {
 			fmt.Println("never printed")
 			return nil
-		})
+		}, nil)
 		if errors.Is(err, fence.ErrHeld) {
 			fmt.Println("second replica: already running, skipped")
 		}
 		fmt.Println("first replica: done")
 		return nil
-	})
+	}, nil)
 	// Output:
 	// second replica: already running, skipped
 	// first replica: done
 }
 
-// The work notices the loss of its lease through its context's cause. Here
-// an operator breaks the lock; the next renewal finds the lease gone. A
-// fake clock stands in for the wait until that renewal.
-func ExampleGuard_Do_leaseLost() {
+// A replica waits up to a minute for the job's lock instead of skipping
+// its turn.
+func ExampleRun_wait() {
 	ctx := context.Background()
-	clock := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	locker := memory.New(&memory.Options{Clock: clock})
-	g, err := guard.New(locker, &guard.Options{TTL: 30 * time.Second, Clock: clock})
+	sess, err := fence.NewSession(memory.New(nil), nil)
 	if err != nil {
 		panic(err)
 	}
-	err = g.Do(ctx, "ledger", func(ctx context.Context, h *fence.Handle) error {
+	err = guard.Run(ctx, sess, "ledger", func(ctx context.Context, h *fence.Handle) error {
+		fmt.Println("posting with token", h.Token())
+		return nil
+	}, &fence.LockOptions{Wait: time.Minute})
+	fmt.Println("err:", err)
+	// Output:
+	// posting with token 1
+	// err: <nil>
+}
+
+// The work notices the loss of its lease through its context's cause. Here
+// an operator breaks the lock; the next renewal finds the lease gone. A
+// fake clock stands in for the wait until that renewal.
+func ExampleRun_leaseLost() {
+	ctx := context.Background()
+	clock := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	locker := memory.New(&memory.Options{Clock: clock})
+	sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: 30 * time.Second, Clock: clock})
+	if err != nil {
+		panic(err)
+	}
+	err = guard.Run(ctx, sess, "ledger", func(ctx context.Context, h *fence.Handle) error {
 		_ = locker.Break(ctx, "ledger") // an operator frees the lock
-		_ = clock.WaitTimers(ctx, 2)    // the renewer is waiting
+		_ = clock.WaitTimers(ctx, 2)    // the keepalive is waiting
 		clock.Advance(10 * time.Second) // the next renewal is due
 		<-ctx.Done()
 		fmt.Println("work stopped:", context.Cause(ctx))
 		return context.Cause(ctx)
-	})
+	}, nil)
 	fmt.Println("lost:", errors.Is(err, fence.ErrLeaseLost))
 	// Output:
 	// work stopped: fence: lease on "ledger" (token 1) lost: fence/memory: renew "ledger": lease not held: released or broken

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/lockers/memory"
 )
@@ -18,16 +19,19 @@ import (
 // as a dropped connection.
 var errTransient = errors.New("injected: connection reset")
 
-// renewFunc replaces one Renew call; real is the memory locker's Renew.
-type renewFunc func(ctx context.Context, lease fence.Lease, real func(context.Context, fence.Lease) (fence.Lease, error)) (fence.Lease, error)
+// renewFunc replaces one Renew call of the driver; real is the memory
+// driver's Renew.
+type renewFunc func(ctx context.Context, lease fence.Lease, real func(context.Context, fence.Lease) error) error
 
-// acquireFunc replaces one Acquire call; real is the memory locker's.
-type acquireFunc func(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions, real func(context.Context, string, time.Duration, *fence.AcquireOptions) (fence.Lease, error)) (fence.Lease, error)
+// acquireFunc replaces one Acquire call of the driver; real is the memory
+// driver's.
+type acquireFunc func(ctx context.Context, key, owner string, ttl time.Duration, real func(context.Context, string, string, time.Duration) (fence.Lease, error)) (fence.Lease, error)
 
-// faultyLocker wraps a real memory locker and injects failures, hangs and
+// faultyDriver wraps the memory driver and injects failures, hangs and
 // ambiguous outcomes into the calls a test chooses. It logs every call.
-type faultyLocker struct {
-	*memory.Locker
+// It passes release notifications on, and renews one lease per call.
+type faultyDriver struct {
+	d       driver.Locker
 	mu      sync.Mutex
 	renews  []renewFunc   // used in turn by the next Renew calls; then pass-through
 	renewF  renewFunc     // used when renews is empty; nil = pass-through
@@ -36,42 +40,44 @@ type faultyLocker struct {
 	inspect int
 }
 
-var _ fence.Locker = (*faultyLocker)(nil)
+var _ driver.ReleaseNotifier = (*faultyDriver)(nil)
 
-func (f *faultyLocker) record(s string) {
+func (f *faultyDriver) record(s string) {
 	f.mu.Lock()
 	f.log = append(f.log, s)
 	f.mu.Unlock()
 }
 
-func (f *faultyLocker) calls() []string {
+func (f *faultyDriver) calls() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.log...)
 }
 
 // setRenew makes every following Renew call use r (nil: pass-through).
-func (f *faultyLocker) setRenew(r renewFunc) {
+func (f *faultyDriver) setRenew(r renewFunc) {
 	f.mu.Lock()
 	f.renewF = r
 	f.mu.Unlock()
 }
 
 // queueRenew makes the next Renew calls use rs, one each.
-func (f *faultyLocker) queueRenew(rs ...renewFunc) {
+func (f *faultyDriver) queueRenew(rs ...renewFunc) {
 	f.mu.Lock()
 	f.renews = append(f.renews, rs...)
 	f.mu.Unlock()
 }
 
 // queueAcquire makes the next Acquire calls use as, one each.
-func (f *faultyLocker) queueAcquire(as ...acquireFunc) {
+func (f *faultyDriver) queueAcquire(as ...acquireFunc) {
 	f.mu.Lock()
 	f.acqs = append(f.acqs, as...)
 	f.mu.Unlock()
 }
 
-func (f *faultyLocker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
+func (f *faultyDriver) Info() driver.Info { return f.d.Info() }
+
+func (f *faultyDriver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	f.mu.Lock()
 	var a acquireFunc
 	if len(f.acqs) > 0 {
@@ -81,40 +87,41 @@ func (f *faultyLocker) Acquire(ctx context.Context, key string, ttl time.Duratio
 	var l fence.Lease
 	var err error
 	if a != nil {
-		l, err = a(ctx, key, ttl, opts, f.Locker.Acquire)
+		l, err = a(ctx, key, owner, ttl, f.d.Acquire)
 	} else {
-		l, err = f.Locker.Acquire(ctx, key, ttl, opts)
+		l, err = f.d.Acquire(ctx, key, owner, ttl)
 	}
 	f.record(fmt.Sprintf("acquire err=%v", err))
 	return l, err
 }
 
-func (f *faultyLocker) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
+func (f *faultyDriver) Renew(ctx context.Context, lease fence.Lease) error {
 	f.mu.Lock()
 	r := f.renewF
 	if len(f.renews) > 0 {
 		r, f.renews = f.renews[0], f.renews[1:]
 	}
 	f.mu.Unlock()
-	var l fence.Lease
 	var err error
 	if r != nil {
-		l, err = r(ctx, lease, f.Locker.Renew)
+		err = r(ctx, lease, f.d.Renew)
 	} else {
-		l, err = f.Locker.Renew(ctx, lease)
+		err = f.d.Renew(ctx, lease)
 	}
 	f.record(fmt.Sprintf("renew err=%v", err))
-	return l, err
+	return err
 }
 
-func (f *faultyLocker) Release(ctx context.Context, lease fence.Lease) error {
-	err := f.Locker.Release(ctx, lease)
+func (f *faultyDriver) Release(ctx context.Context, lease fence.Lease) error {
+	err := f.d.Release(ctx, lease)
 	f.record(fmt.Sprintf("release err=%v", err))
 	return err
 }
 
-func (f *faultyLocker) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
-	info, err := f.Locker.Inspect(ctx, key)
+func (f *faultyDriver) Break(ctx context.Context, key string) error { return f.d.Break(ctx, key) }
+
+func (f *faultyDriver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	info, err := f.d.Inspect(ctx, key)
 	f.mu.Lock()
 	f.inspect++
 	f.mu.Unlock()
@@ -122,42 +129,50 @@ func (f *faultyLocker) Inspect(ctx context.Context, key string) (fence.LockInfo,
 	return info, err
 }
 
+// NotifyRelease passes on the memory driver's notifications, so that a
+// waiting Lock wakes as it would on the memory locker itself.
+func (f *faultyDriver) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	return f.d.(driver.ReleaseNotifier).NotifyRelease(ctx, key)
+}
+
 // failRenew fails without reaching the store.
 func failRenew(err error) renewFunc {
-	return func(context.Context, fence.Lease, func(context.Context, fence.Lease) (fence.Lease, error)) (fence.Lease, error) {
-		return fence.Lease{}, err
+	return func(context.Context, fence.Lease, func(context.Context, fence.Lease) error) error {
+		return err
 	}
 }
 
 // appliedRenew reaches the store, which renews the lease, then reports a
 // timeout as if the answer had been lost.
-func appliedRenew(ctx context.Context, l fence.Lease, real func(context.Context, fence.Lease) (fence.Lease, error)) (fence.Lease, error) {
-	if _, err := real(ctx, l); err != nil {
-		return fence.Lease{}, err
+func appliedRenew(ctx context.Context, l fence.Lease, real func(context.Context, fence.Lease) error) error {
+	if err := real(ctx, l); err != nil {
+		return err
 	}
-	return fence.Lease{}, fmt.Errorf("renew: %w", context.DeadlineExceeded)
+	return fmt.Errorf("renew: %w", context.DeadlineExceeded)
 }
 
 // hangRenew signals on entered, then blocks until unblock is closed or the
 // call's context is done.
 func hangRenew(entered chan<- struct{}, unblock <-chan struct{}) renewFunc {
-	return func(ctx context.Context, _ fence.Lease, _ func(context.Context, fence.Lease) (fence.Lease, error)) (fence.Lease, error) {
+	return func(ctx context.Context, _ fence.Lease, _ func(context.Context, fence.Lease) error) error {
 		entered <- struct{}{}
 		select {
 		case <-unblock:
-			return fence.Lease{}, errTransient
+			return errTransient
 		case <-ctx.Done():
-			return fence.Lease{}, ctx.Err()
+			return ctx.Err()
 		}
 	}
 }
 
-// env is one test's world: a fake clock, a memory locker on it, and the
-// fault-injecting wrapper the guard talks to.
+// env is one test's world: a fake clock, a memory locker on it, and a
+// Locker over the fault-injecting driver, which the sessions of the test
+// use, with a recording observer.
 type env struct {
 	clk    *clocktest.Fake
-	mem    *memory.Locker
-	locker *faultyLocker
+	mem    *fence.Locker // the memory locker, for the test's own calls
+	fault  *faultyDriver // the memory driver, with faults
+	locker *fence.Locker // over fault
 	obs    *recorder
 }
 
@@ -167,29 +182,51 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	clk := clocktest.New(epoch)
 	mem := memory.New(&memory.Options{Clock: clk})
-	return &env{clk: clk, mem: mem, locker: &faultyLocker{Locker: mem}, obs: &recorder{clk: clk}}
+	e := &env{clk: clk, mem: mem, obs: &recorder{clk: clk}}
+	l, err := driver.Wrap(mem, func(d driver.Locker) driver.Locker {
+		e.fault = &faultyDriver{d: d}
+		return e.fault
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetObserver(e.obs.observer())
+	e.locker = l
+	return e
 }
 
-// guard returns a Guard on e's locker with opts (TTL 30 s unless set), the
-// fake clock and a recording observer.
-func (e *env) guard(t *testing.T, opts guard.Options) *guard.Guard {
+// runner runs functions under leases through one session, with one
+// LockOptions.
+type runner struct {
+	s    *fence.Session
+	opts *fence.LockOptions
+}
+
+// Run is guard.Run through r's session.
+func (r runner) Run(ctx context.Context, key string, fn guard.Func) error {
+	return guard.Run(ctx, r.s, key, fn, r.opts)
+}
+
+// guard returns a runner over a session on e's locker with opts (TTL
+// 30 s unless set, and the fake clock), that waits up to wait (0: tries
+// once).
+func (e *env) guard(t *testing.T, opts fence.SessionOptions, wait time.Duration) runner {
 	t.Helper()
 	if opts.TTL == 0 {
 		opts.TTL = 30 * time.Second
 	}
 	opts.Clock = e.clk
-	opts.Observer = e.obs.observer()
-	g, err := guard.New(e.locker, &opts)
+	s, err := fence.NewSession(e.locker, &opts)
 	if err != nil {
-		t.Fatalf("guard.New: %v", err)
+		t.Fatalf("fence.NewSession: %v", err)
 	}
-	return g
+	return runner{s: s, opts: &fence.LockOptions{Wait: wait}}
 }
 
 // elapsed is the fake time since the start of the test.
 func (e *env) elapsed() time.Duration { return e.clk.Now().Sub(epoch) }
 
-// job is a Do call running on its own goroutine. Its fn hands over its
+// job is a guard.Run call running on its own goroutine. Its fn hands over its
 // context and lease, then waits for finish.
 type job struct {
 	ctx    context.Context // fn's context, once started is closed
@@ -200,27 +237,27 @@ type job struct {
 	err    error
 }
 
-// startJob runs g.Do(ctx, key, ...) and waits until fn runs.
-func startJob(t *testing.T, ctx context.Context, g *guard.Guard, key string) *job {
+// startJob runs g.Run(ctx, key, ...) and waits until fn runs.
+func startJob(t *testing.T, ctx context.Context, g runner, key string) *job {
 	t.Helper()
 	j := goJob(ctx, g, key)
 	select {
 	case <-j.start:
 	case <-j.done:
-		t.Fatalf("Do returned before running fn: %v", j.err)
+		t.Fatalf("Run returned before running fn: %v", j.err)
 	case <-t.Context().Done():
 		t.Fatal("fn never started")
 	}
 	return j
 }
 
-// goJob runs g.Do(ctx, key, ...) without waiting for fn: j.start closes
+// goJob runs g.Run(ctx, key, ...) without waiting for fn: j.start closes
 // when it runs.
-func goJob(ctx context.Context, g *guard.Guard, key string) *job {
+func goJob(ctx context.Context, g runner, key string) *job {
 	j := &job{start: make(chan struct{}), finish: make(chan func() error, 1), done: make(chan struct{})}
 	go func() {
 		defer close(j.done)
-		j.err = g.Do(ctx, key, func(ctx context.Context, h *fence.Handle) error {
+		j.err = g.Run(ctx, key, func(ctx context.Context, h *fence.Handle) error {
 			lease := h.Lease()
 			j.ctx, j.lease = ctx, lease
 			close(j.start)
@@ -230,7 +267,7 @@ func goJob(ctx context.Context, g *guard.Guard, key string) *job {
 	return j
 }
 
-// end makes fn return f() and waits for Do to return its error.
+// end makes fn return f() and waits for Run to return its error.
 func (j *job) end(t *testing.T, f func() error) error {
 	t.Helper()
 	j.finish <- f
@@ -238,14 +275,14 @@ func (j *job) end(t *testing.T, f func() error) error {
 	case <-j.done:
 		return j.err
 	case <-t.Context().Done():
-		t.Fatal("Do did not return")
+		t.Fatal("Run did not return")
 		return nil
 	}
 }
 
-// waitIdle waits until the renewer has armed both its timers (the safety
-// deadline and the next renewal), failing the test if the lease is lost
-// meanwhile.
+// waitIdle waits until the session's keepalive has armed both its timers
+// (the safety deadline and the next renewal), failing the test if the
+// lease is lost meanwhile.
 func (e *env) waitIdle(t *testing.T, j *job) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -253,12 +290,12 @@ func (e *env) waitIdle(t *testing.T, j *job) {
 	stop := context.AfterFunc(j.ctx, cancel)
 	defer stop()
 	if err := e.clk.WaitTimers(ctx, 2); err != nil {
-		t.Fatalf("renewer not idle: work context: %v, cause %v", j.ctx.Err(), context.Cause(j.ctx))
+		t.Fatalf("keepalive not idle: work context: %v, cause %v", j.ctx.Err(), context.Cause(j.ctx))
 	}
 }
 
 // advanceTo moves the clock to epoch+at in steps of at most step, letting
-// the renewer react to each step.
+// the keepalive react to each step.
 func (e *env) advanceTo(t *testing.T, j *job, at, step time.Duration) {
 	t.Helper()
 	for {
@@ -281,10 +318,4 @@ func waitLost(t *testing.T, j *job) error {
 		t.Fatal("work context not cancelled")
 		return nil
 	}
-}
-
-// RenewMany renews through f.Renew, so that the session's keepalive meets
-// the faults (the embedded locker's RenewMany would bypass them).
-func (f *faultyLocker) RenewMany(ctx context.Context, leases []fence.Lease) ([]fence.Lease, []error) {
-	return fence.RenewEach(ctx, f, leases)
 }

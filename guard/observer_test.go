@@ -16,7 +16,7 @@ func TestEventsInOrder(t *testing.T) {
 	t.Run("held, renewed, released", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
+		j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl}, 0), "job")
 		e.advanceTo(t, j, 2*interval, interval)
 		if err := j.end(t, func() error { return nil }); err != nil {
 			t.Fatal(err)
@@ -30,8 +30,8 @@ func TestEventsInOrder(t *testing.T) {
 	t.Run("transient failure, loss, release", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		e.locker.queueRenew(failRenew(errTransient))
-		j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl, BackoffMin: time.Second, BackoffMax: time.Second}), "job")
+		e.fault.queueRenew(failRenew(errTransient))
+		j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl, BackoffMin: time.Second, BackoffMax: time.Second}, 0), "job")
 		e.advanceTo(t, j, interval+time.Second, interval)
 		if err := e.mem.Break(t.Context(), "job"); err != nil {
 			t.Fatal(err)
@@ -51,22 +51,23 @@ func TestEventsInOrder(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		var got []any
-		g, err := guard.New(e.locker, &guard.Options{Clock: e.clk, Observer: &guard.Observer{
-			AcquireAttempt: func(ev guard.AcquireAttemptEvent) { got = append(got, ev) },
-			Acquired:       func(ev guard.AcquiredEvent) { got = append(got, ev) },
-			Released:       func(ev guard.ReleasedEvent) { got = append(got, ev) },
-		}})
+		e.locker.SetObserver(&fence.Observer{
+			AcquireAttempt: func(ev fence.AcquireAttemptEvent) { got = append(got, ev) },
+			Acquired:       func(ev fence.AcquiredEvent) { got = append(got, ev) },
+			Released:       func(ev fence.ReleasedEvent) { got = append(got, ev) },
+		})
+		sess, err := fence.NewSession(e.locker, &fence.SessionOptions{Clock: e.clk})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var lease fence.Lease
-		if err := g.Do(t.Context(), "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); lease = l; return nil }); err != nil {
+		if err := guard.Run(t.Context(), sess, "job", func(_ context.Context, h *fence.Handle) error { l := h.Lease(); lease = l; return nil }, nil); err != nil {
 			t.Fatal(err)
 		}
 		want := []any{
-			guard.AcquireAttemptEvent{Key: "job", Attempt: 1, Outcome: guard.Acquired},
-			guard.AcquiredEvent{Lease: lease, Attempts: 1},
-			guard.ReleasedEvent{Lease: lease},
+			fence.AcquireAttemptEvent{Key: "job", Attempt: 1, Outcome: fence.Acquired},
+			fence.AcquiredEvent{Lease: lease, Attempts: 1},
+			fence.ReleasedEvent{Lease: lease},
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("events\n%+v\nwant\n%+v", got, want)
@@ -76,7 +77,7 @@ func TestEventsInOrder(t *testing.T) {
 
 func TestOutcomeString(t *testing.T) {
 	t.Parallel()
-	for o, want := range map[guard.Outcome]string{guard.Acquired: "acquired", guard.Busy: "busy", guard.Failed: "failed", 0: "unknown"} {
+	for o, want := range map[fence.Outcome]string{fence.Acquired: "acquired", fence.Busy: "busy", fence.Failed: "failed", 0: "unknown"} {
 		if got := o.String(); got != want {
 			t.Errorf("Outcome(%d).String() = %q, want %q", int(o), got, want)
 		}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
-	"github.com/fencekit/fence/guard"
 )
 
 // recorder keeps the guard's events as short strings, in order.
@@ -25,15 +25,15 @@ func (r *recorder) add(s string, ev any) {
 	r.last = ev
 }
 
-func (r *recorder) observer() *guard.Observer {
-	return &guard.Observer{
-		AcquireAttempt: func(e guard.AcquireAttemptEvent) {
+func (r *recorder) observer() *fence.Observer {
+	return &fence.Observer{
+		AcquireAttempt: func(e fence.AcquireAttemptEvent) {
 			r.add(fmt.Sprintf("attempt %d %v", e.Attempt, e.Outcome), e)
 		},
-		Acquired: func(e guard.AcquiredEvent) {
+		Acquired: func(e fence.AcquiredEvent) {
 			r.add(fmt.Sprintf("acquired token=%d attempts=%d latency=%v", e.Lease.Token, e.Attempts, e.Latency), e)
 		},
-		Renewed: func(e guard.RenewedEvent) {
+		Renewed: func(e fence.RenewedEvent) {
 			r.mu.Lock()
 			if e.Err == nil {
 				r.renews++
@@ -47,10 +47,10 @@ func (r *recorder) observer() *guard.Observer {
 				r.add("renew failed", e)
 			}
 		},
-		LeaseLost: func(e guard.LeaseLostEvent) {
+		LeaseLost: func(e fence.LeaseLostEvent) {
 			r.add("lost", e)
 		},
-		Released: func(e guard.ReleasedEvent) {
+		Released: func(e fence.ReleasedEvent) {
 			r.add(fmt.Sprintf("released held=%v err=%v", e.Held, e.Err), e)
 		},
 	}

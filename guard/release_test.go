@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 )
 
 func TestReleases(t *testing.T) {
@@ -15,7 +14,7 @@ func TestReleases(t *testing.T) {
 	tests := []struct {
 		name    string
 		fn      func(ctx context.Context, cancel context.CancelFunc) error
-		wantErr error // nil: Do returns nil
+		wantErr error // nil: Run returns nil
 		panics  bool
 	}{
 		{name: "on return", fn: func(context.Context, context.CancelFunc) error { return nil }},
@@ -31,14 +30,14 @@ func TestReleases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			g := e.guard(t, guard.Options{})
+			g := e.guard(t, fence.SessionOptions{}, 0)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			var lease fence.Lease
 			var recovered any
 			err := func() (err error) {
 				defer func() { recovered = recover() }()
-				return g.Do(ctx, "job", func(ctx context.Context, h *fence.Handle) error {
+				return g.Run(ctx, "job", func(ctx context.Context, h *fence.Handle) error {
 					l := h.Lease()
 					lease = l
 					return tc.fn(ctx, cancel)
@@ -53,15 +52,15 @@ func TestReleases(t *testing.T) {
 			}
 			switch {
 			case tc.wantErr == nil && err != nil:
-				t.Fatalf("Do: %v, want nil", err)
+				t.Fatalf("Run: %v, want nil", err)
 			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
-				t.Fatalf("Do: %v, want %v", err, tc.wantErr)
+				t.Fatalf("Run: %v, want %v", err, tc.wantErr)
 			case errors.Is(err, fence.ErrLeaseLost):
-				t.Fatalf("Do: %v reports a lost lease", err)
+				t.Fatalf("Run: %v reports a lost lease", err)
 			}
 			info, ierr := e.mem.Inspect(t.Context(), "job")
 			if ierr != nil || info.Held || info.Token != lease.Token {
-				t.Errorf("after Do: %+v, %v; want lease token %d released", info, ierr, lease.Token)
+				t.Errorf("after Run: %+v, %v; want lease token %d released", info, ierr, lease.Token)
 			}
 			ev := e.obs.list()
 			if last := ev[len(ev)-1]; last != "released held=0s err=<nil>" {
@@ -76,7 +75,7 @@ func TestReleases(t *testing.T) {
 func TestLostAndFnError(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
+	j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl}, 0), "job")
 	e.waitIdle(t, j)
 	if err := e.mem.Break(t.Context(), "job"); err != nil {
 		t.Fatal(err)
@@ -86,7 +85,7 @@ func TestLostAndFnError(t *testing.T) {
 	errJob := errors.New("job failed")
 	err := j.end(t, func() error { return errJob })
 	if !errors.Is(err, errJob) || !errors.Is(err, fence.ErrLeaseLost) {
-		t.Fatalf("Do: %v, want both fn's error and ErrLeaseLost", err)
+		t.Fatalf("Run: %v, want both fn's error and ErrLeaseLost", err)
 	}
 }
 
@@ -95,33 +94,33 @@ func TestLostAndFnError(t *testing.T) {
 func TestReleaseRevealsLoss(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	g := e.guard(t, guard.Options{})
-	err := g.Do(t.Context(), "job", func(ctx context.Context, _ *fence.Handle) error {
+	g := e.guard(t, fence.SessionOptions{}, 0)
+	err := g.Run(t.Context(), "job", func(ctx context.Context, _ *fence.Handle) error {
 		return e.mem.Break(ctx, "job")
 	})
 	if !errors.Is(err, fence.ErrLeaseLost) || !errors.Is(err, fence.ErrNotHeld) {
-		t.Fatalf("Do: %v, want ErrLeaseLost wrapping ErrNotHeld", err)
+		t.Fatalf("Run: %v, want ErrLeaseLost wrapping ErrNotHeld", err)
 	}
 }
 
-func TestDoRejectsNilFn(t *testing.T) {
+func TestRunRejectsNilFn(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if err := e.guard(t, guard.Options{}).Do(t.Context(), "job", nil); !errors.Is(err, fence.ErrInvalid) {
-		t.Fatalf("Do(nil fn): %v, want ErrInvalid", err)
+	if err := e.guard(t, fence.SessionOptions{}, 0).Run(t.Context(), "job", nil); !errors.Is(err, fence.ErrInvalid) {
+		t.Fatalf("Run(nil fn): %v, want ErrInvalid", err)
 	}
 }
 
-func TestDoWithDoneContext(t *testing.T) {
+func TestRunWithDoneContext(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := e.guard(t, guard.Options{AcquireTimeout: 1}).Do(ctx, "job", func(context.Context, *fence.Handle) error {
+	err := e.guard(t, fence.SessionOptions{}, 1).Run(ctx, "job", func(context.Context, *fence.Handle) error {
 		t.Error("fn ran with a done context")
 		return nil
 	})
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Do: %v, want context.Canceled", err)
+		t.Fatalf("Run: %v, want context.Canceled", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 )
 
 // TTL 30 s: renewals every 10 s, safety deadline 27 s after the send time
@@ -24,7 +23,7 @@ const (
 func TestRenewsEveryThirdOfTTL(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
+	j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl}, 0), "job")
 	for i := 1; i <= 6; i++ {
 		e.waitIdle(t, j)
 		e.clk.Advance(interval - time.Millisecond)
@@ -47,14 +46,14 @@ func TestRenewsEveryThirdOfTTL(t *testing.T) {
 		t.Fatalf("work context cancelled: %v", context.Cause(j.ctx))
 	}
 	if err := j.end(t, func() error { return nil }); err != nil {
-		t.Fatalf("Do: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 }
 
 func TestBrokenLockCancelsWork(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
+	j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl}, 0), "job")
 	e.waitIdle(t, j)
 	if err := e.mem.Break(t.Context(), "job"); err != nil {
 		t.Fatal(err)
@@ -70,7 +69,7 @@ func TestBrokenLockCancelsWork(t *testing.T) {
 	}
 	err := j.end(t, func() error { return context.Cause(j.ctx) })
 	if !errors.Is(err, fence.ErrLeaseLost) {
-		t.Fatalf("Do: %v, want ErrLeaseLost", err)
+		t.Fatalf("Run: %v, want ErrLeaseLost", err)
 	}
 }
 
@@ -84,16 +83,16 @@ func TestTransientFailuresCancelAtDeadline(t *testing.T) {
 		// last is the send time of the last successful call.
 		last time.Duration
 	}{
-		{name: "from acquisition", last: 0, setup: func(e *env) { e.locker.setRenew(failRenew(errTransient)) }},
+		{name: "from acquisition", last: 0, setup: func(e *env) { e.fault.setRenew(failRenew(errTransient)) }},
 		{name: "from last renewal", last: 2 * interval, setup: func(e *env) {
-			e.locker.queueRenew(nil, nil) // two good renewals
-			e.locker.setRenew(failRenew(errTransient))
+			e.fault.queueRenew(nil, nil) // two good renewals
+			e.fault.setRenew(failRenew(errTransient))
 		}},
 		// A renewal that the store applied but whose answer was lost
 		// does not move the deadline: only a success does.
 		{name: "ambiguous renewal does not count", last: 0, setup: func(e *env) {
-			e.locker.queueRenew(appliedRenew)
-			e.locker.setRenew(failRenew(errTransient))
+			e.fault.queueRenew(appliedRenew)
+			e.fault.setRenew(failRenew(errTransient))
 		}},
 	}
 	for _, tc := range tests {
@@ -101,7 +100,7 @@ func TestTransientFailuresCancelAtDeadline(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			tc.setup(e)
-			j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
+			j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl}, 0), "job")
 			e.advanceTo(t, j, tc.last+deadline-time.Millisecond, time.Second)
 			if j.ctx.Err() != nil {
 				t.Fatalf("cancelled before the deadline: %v", context.Cause(j.ctx))
@@ -111,14 +110,14 @@ func TestTransientFailuresCancelAtDeadline(t *testing.T) {
 			}
 			e.clk.Advance(2 * time.Millisecond)
 			cause := waitLost(t, j)
-			if !errors.Is(cause, fence.ErrLeaseLost) || !errors.Is(cause, guard.ErrDeadlinePassed) {
+			if !errors.Is(cause, fence.ErrLeaseLost) || !errors.Is(cause, fence.ErrDeadlinePassed) {
 				t.Fatalf("cause %v, want lease lost at the deadline", cause)
 			}
 			if tc.name != "ambiguous renewal does not count" && !errors.Is(cause, errTransient) {
 				t.Errorf("cause %v does not carry the last renewal error", cause)
 			}
 			if err := j.end(t, func() error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
-				t.Fatalf("Do: %v, want ErrLeaseLost", err)
+				t.Fatalf("Run: %v, want ErrLeaseLost", err)
 			}
 		})
 	}
@@ -128,11 +127,11 @@ func TestTransientFailuresCancelAtDeadline(t *testing.T) {
 // waits for the hung call to return.
 func TestHungRenewalCancelsAtDeadline(t *testing.T) {
 	// Not parallel: waitForFrame looks at every goroutine, and parallel
-	// tests would have their own Do calls waiting in the same frame.
+	// tests would have their own Run calls waiting in the same frame.
 	e := newEnv(t)
 	entered, unblock := make(chan struct{}, 1), make(chan struct{})
-	e.locker.setRenew(hangRenew(entered, unblock))
-	j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl, CallTimeout: time.Hour}), "job")
+	e.fault.setRenew(hangRenew(entered, unblock))
+	j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl, CallTimeout: time.Hour}, 0), "job")
 	e.waitIdle(t, j)
 	e.clk.Advance(interval)
 	<-entered
@@ -142,21 +141,21 @@ func TestHungRenewalCancelsAtDeadline(t *testing.T) {
 	}
 	e.clk.Advance(2 * time.Millisecond)
 	cause := waitLost(t, j)
-	if !errors.Is(cause, guard.ErrDeadlinePassed) {
+	if !errors.Is(cause, fence.ErrDeadlinePassed) {
 		t.Fatalf("cause %v, want the deadline", cause)
 	}
 	done := make(chan error, 1)
 	go func() { done <- j.end(t, func() error { return nil }) }()
-	// Do must wait for the renewal in flight before it releases.
+	// Run must wait for the renewal in flight before it releases.
 	waitForFrame(t, "fence.(*Session).letGo")
-	if slices.ContainsFunc(e.locker.calls(), func(s string) bool { return strings.HasPrefix(s, "release") }) {
+	if slices.ContainsFunc(e.fault.calls(), func(s string) bool { return strings.HasPrefix(s, "release") }) {
 		t.Fatal("released while a renewal was in flight")
 	}
 	close(unblock)
 	if err := <-done; !errors.Is(err, fence.ErrLeaseLost) {
-		t.Fatalf("Do: %v, want ErrLeaseLost", err)
+		t.Fatalf("Run: %v, want ErrLeaseLost", err)
 	}
-	calls := e.locker.calls()
+	calls := e.fault.calls()
 	if i, r := slices.Index(calls, "renew err="+errTransient.Error()), slices.IndexFunc(calls, func(s string) bool { return strings.HasPrefix(s, "release") }); i < 0 || r < i {
 		t.Errorf("calls %q: want the hung renewal to return before the release", calls)
 	}
@@ -165,12 +164,12 @@ func TestHungRenewalCancelsAtDeadline(t *testing.T) {
 func TestAmbiguousRenewal(t *testing.T) {
 	t.Parallel()
 	// The store applied the renewal: Inspect shows the lease still ours,
-	// so the guard retries and carries on.
+	// so the session retries and carries on.
 	t.Run("applied", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		e.locker.queueRenew(appliedRenew)
-		j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
+		e.fault.queueRenew(appliedRenew)
+		j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl}, 0), "job")
 		e.advanceTo(t, j, 3*interval+time.Second, time.Second)
 		if j.ctx.Err() != nil {
 			t.Fatalf("work cancelled: %v", context.Cause(j.ctx))
@@ -179,11 +178,11 @@ func TestAmbiguousRenewal(t *testing.T) {
 		if failed != 1 || ok < 3 {
 			t.Errorf("%d renewals ok, %d failed; want the ambiguous one retried", ok, failed)
 		}
-		if !slices.Contains(e.locker.calls(), "inspect held=true err=<nil>") {
-			t.Errorf("calls %q: want an Inspect after the ambiguous renewal", e.locker.calls())
+		if !slices.Contains(e.fault.calls(), "inspect held=true err=<nil>") {
+			t.Errorf("calls %q: want an Inspect after the ambiguous renewal", e.fault.calls())
 		}
 		if err := j.end(t, func() error { return nil }); err != nil {
-			t.Fatalf("Do: %v", err)
+			t.Fatalf("Run: %v", err)
 		}
 	})
 	// The answer was lost and meanwhile another owner took the key:
@@ -192,21 +191,21 @@ func TestAmbiguousRenewal(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		var other fence.Lease
-		e.locker.queueRenew(func(ctx context.Context, _ fence.Lease, _ func(context.Context, fence.Lease) (fence.Lease, error)) (fence.Lease, error) {
+		e.fault.queueRenew(func(ctx context.Context, _ fence.Lease, _ func(context.Context, fence.Lease) error) error {
 			if err := e.mem.Break(ctx, "job"); err != nil {
-				return fence.Lease{}, err
+				return err
 			}
 			var err error
 			if other, err = e.mem.Acquire(ctx, "job", time.Hour, nil); err != nil {
-				return fence.Lease{}, err
+				return err
 			}
-			return fence.Lease{}, context.DeadlineExceeded
+			return context.DeadlineExceeded
 		})
-		j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
+		j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl}, 0), "job")
 		e.waitIdle(t, j)
 		e.clk.Advance(interval)
 		cause := waitLost(t, j)
-		var rec *guard.ReconcileError
+		var rec *fence.ReconcileError
 		if !errors.Is(cause, fence.ErrLeaseLost) || !errors.Is(cause, fence.ErrNotHeld) || !errors.As(cause, &rec) {
 			t.Fatalf("cause %v, want a ReconcileError", cause)
 		}
@@ -214,11 +213,11 @@ func TestAmbiguousRenewal(t *testing.T) {
 			t.Errorf("ReconcileError found %+v, want the new holder %+v", rec.Found, other)
 		}
 		if err := j.end(t, func() error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
-			t.Fatalf("Do: %v, want ErrLeaseLost", err)
+			t.Fatalf("Run: %v, want ErrLeaseLost", err)
 		}
 		info, err := e.mem.Inspect(t.Context(), "job")
 		if err != nil || !info.Held || info.Owner != other.Owner {
-			t.Errorf("after Do: %+v, %v; want the new holder's lease left in place", info, err)
+			t.Errorf("after Run: %+v, %v; want the new holder's lease left in place", info, err)
 		}
 	})
 }
@@ -242,15 +241,15 @@ func waitForFrame(t *testing.T, frame string) {
 	}
 }
 
-// When fn returns while a renewal hangs, Do waits for the renewal to
+// When fn returns while a renewal hangs, Run waits for the renewal to
 // return, then releases; the hang is not a loss.
 func TestReturnDuringHungRenewal(t *testing.T) {
 	// Not parallel: waitForFrame looks at every goroutine, and parallel
-	// tests would have their own Do calls waiting in the same frame.
+	// tests would have their own Run calls waiting in the same frame.
 	e := newEnv(t)
 	entered, unblock := make(chan struct{}, 1), make(chan struct{})
-	e.locker.queueRenew(hangRenew(entered, unblock))
-	j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl, CallTimeout: time.Hour}), "job")
+	e.fault.queueRenew(hangRenew(entered, unblock))
+	j := startJob(t, t.Context(), e.guard(t, fence.SessionOptions{TTL: ttl, CallTimeout: time.Hour}, 0), "job")
 	e.waitIdle(t, j)
 	e.clk.Advance(interval)
 	<-entered
@@ -259,9 +258,9 @@ func TestReturnDuringHungRenewal(t *testing.T) {
 	waitForFrame(t, "fence.(*Session).letGo")
 	close(unblock)
 	if err := <-done; err != nil {
-		t.Fatalf("Do: %v, want nil", err)
+		t.Fatalf("Run: %v, want nil", err)
 	}
-	if got := e.locker.calls(); !slices.Equal(got, []string{"acquire err=<nil>", "renew err=" + errTransient.Error(), "release err=<nil>"}) {
+	if got := e.fault.calls(); !slices.Equal(got, []string{"acquire err=<nil>", "renew err=" + errTransient.Error(), "release err=<nil>"}) {
 		t.Errorf("calls %q", got)
 	}
 }
@@ -273,38 +272,17 @@ func TestErrorMessages(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&guard.DeadlineError{Err: errTransient}, "fence: lease safety deadline passed after renewal failed: " + errTransient.Error()},
-		{&guard.DeadlineError{InFlight: true}, "fence: lease safety deadline passed while a renewal was in flight"},
-		{&guard.DeadlineError{}, "fence: lease safety deadline passed before a renewal was sent"},
-		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Held: true, Owner: "you", Token: 8}, RenewErr: context.DeadlineExceeded},
+		{&fence.DeadlineError{Err: errTransient}, "fence: lease safety deadline passed after renewal failed: " + errTransient.Error()},
+		{&fence.DeadlineError{InFlight: true}, "fence: lease safety deadline passed while a renewal was in flight"},
+		{&fence.DeadlineError{}, "fence: lease safety deadline passed before a renewal was sent"},
+		{&fence.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Held: true, Owner: "you", Token: 8}, RenewErr: context.DeadlineExceeded},
 			`fence: after an ambiguous renewal (context deadline exceeded) the lock "job" is held by another owner with token 8, not ours (token 7)`},
-		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Token: 7}, RenewErr: errTransient},
+		{&fence.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "job", Token: 7}, RenewErr: errTransient},
 			`fence: after an ambiguous renewal (` + errTransient.Error() + `) the lock "job" is free, not ours (token 7)`},
 	}
 	for _, tc := range tests {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("Error() = %q, want %q", got, tc.want)
 		}
-	}
-}
-
-// A renewal that answers with another token breaks the contract: the guard
-// trusts neither and stops the work.
-func TestRenewalChangingTokenIsCorrupt(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	e.locker.queueRenew(func(ctx context.Context, l fence.Lease, real func(context.Context, fence.Lease) (fence.Lease, error)) (fence.Lease, error) {
-		nl, err := real(ctx, l)
-		nl.Token++
-		return nl, err
-	})
-	j := startJob(t, t.Context(), e.guard(t, guard.Options{TTL: ttl}), "job")
-	e.waitIdle(t, j)
-	e.clk.Advance(interval)
-	if cause := waitLost(t, j); !errors.Is(cause, fence.ErrCorrupt) || !errors.Is(cause, fence.ErrLeaseLost) {
-		t.Fatalf("cause %v, want ErrCorrupt", cause)
-	}
-	if err := j.end(t, func() error { return nil }); !errors.Is(err, fence.ErrLeaseLost) {
-		t.Fatalf("Do: %v, want ErrLeaseLost", err)
 	}
 }

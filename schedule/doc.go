@@ -1,7 +1,9 @@
 // Package schedule runs a named job at most once per schedule window
 // across replicas, with the semantics of ShedLock's lockAtMostFor and
 // lockAtLeastFor, on any fence.Locker, and hands the job the fencing token
-// of its run.
+// of its run. A Job takes its lock through the application's
+// fence.Session, which renews it with every other lease the application
+// holds.
 //
 // Every replica runs the same Job: at the start of each window (a fixed
 // interval aligned to the Unix epoch, plus an optional offset) it tries
@@ -10,10 +12,12 @@
 // job and keeps the lock for at least LockAtLeastFor; the others find the
 // lock busy or the window started, and skip it.
 //
-//	job, err := schedule.New(locker, "nightly-report", 24*time.Hour,
+//	sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: time.Minute}) // lockAtMostFor
+//	...
+//	job, err := schedule.New(sess, "nightly-report", 24*time.Hour,
 //		func(ctx context.Context, window time.Time, h *fence.Handle) error {
 //			return reports.Put(ctx, "report-"+window.Format(time.DateOnly), h.Token(), build(window))
-//		}, &schedule.Options{LockAtMostFor: time.Minute, LockAtLeastFor: 10 * time.Minute})
+//		}, &schedule.Options{LockAtLeastFor: 10 * time.Minute})
 //	go job.Run(ctx)
 //
 // # The lock and the window marks
@@ -33,8 +37,8 @@
 // clock lags or it started late, sees the mark and skips. The check and
 // the mark happen under the job's lock, so two replicas cannot both see
 // the window unmarked unless one of them lost its lock meanwhile (a pause
-// longer than the lease; the guard then cancels its work before the job
-// starts if it notices, and the token fences its writes if not).
+// longer than the lease; the session then cancels its work before the
+// job starts if it notices, and the token fences its writes if not).
 //
 // The marks accumulate: one record per window in the lock store. Records
 // of past windows are never read again by a replica whose clock is
@@ -42,14 +46,14 @@
 // than a few intervals (on lockers/postgres, rows whose key starts with
 // the job's name and a colon).
 //
-// # LockAtMostFor and LockAtLeastFor
+// # lockAtMostFor and LockAtLeastFor
 //
-// LockAtMostFor is the lease TTL: the longest the lock stays taken after
-// its holder dies. While the holder lives, the guard renews the lease, so
-// a job may run longer than LockAtMostFor. A holder that dies mid-job
-// leaves its window marked: that window does not run again; the next
-// window runs on another replica, provided LockAtMostFor is shorter than
-// the interval.
+// ShedLock's lockAtMostFor is the session's TTL
+// (fence.SessionOptions.TTL): the longest the lock stays taken after its
+// holder dies. While the holder lives, the session renews the lease, so a
+// job may run longer than the TTL. A holder that dies mid-job leaves its
+// window marked: that window does not run again; the next window runs on
+// another replica, provided the TTL is shorter than the interval.
 //
 // LockAtLeastFor keeps the lock held, by renewing it, until that long
 // after the run started, even when the job finished sooner; then it is

@@ -15,13 +15,18 @@ import (
 // Here the job stops the replica after its first run.
 func ExampleJob_Run() {
 	ctx, cancel := context.WithCancel(context.Background())
-	locker := memory.New(nil)
-	job, err := schedule.New(locker, "nightly-report", 24*time.Hour,
+	// The session's TTL is how long the lock stays taken after its
+	// holder dies (ShedLock's lockAtMostFor).
+	sess, err := fence.NewSession(memory.New(nil), &fence.SessionOptions{TTL: time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	job, err := schedule.New(sess, "nightly-report", 24*time.Hour,
 		func(ctx context.Context, window time.Time, h *fence.Handle) error {
 			fmt.Println("writing the report with token", h.Token())
 			cancel()
 			return nil
-		}, &schedule.Options{LockAtMostFor: time.Minute})
+		}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -41,9 +46,12 @@ func ExampleJob_Attempt() {
 		fmt.Printf("report for the window of %s, token %d\n", window.Format(time.RFC3339), h.Token())
 		return nil
 	}
-	opts := &schedule.Options{Offset: 2 * time.Hour, LockAtMostFor: time.Minute, Clock: clock}
 	for _, replica := range []string{"a", "b"} {
-		job, err := schedule.New(locker, "nightly-report", 24*time.Hour, report, opts)
+		sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: time.Minute, Clock: clock})
+		if err != nil {
+			panic(err)
+		}
+		job, err := schedule.New(sess, "nightly-report", 24*time.Hour, report, &schedule.Options{Offset: 2 * time.Hour})
 		if err != nil {
 			panic(err)
 		}

@@ -10,13 +10,13 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/testing/faultlock"
 	"github.com/fencekit/fence/schedule"
 )
 
-// farm is a set of replicas running one Job, each behind its own
-// faultlock.Locker on a shared store, and a record of the runs.
+// farm is a set of replicas running one Job, each with a session of its
+// own over its own faultlock.Locker on a shared store, and a record of
+// the runs.
 type farm struct {
 	t     *testing.T
 	name  string
@@ -29,7 +29,7 @@ type farm struct {
 	runs     map[time.Time][]run // by window start
 	events   []event
 	log      []string
-	holding  int         // job locks held: guard Acquired minus Released
+	holding  int         // job locks held: Acquired minus Released
 	renewals map[int]int // successful renewals of the job lock, per replica
 	releases []released
 	losses   []lost
@@ -43,16 +43,16 @@ type run struct {
 	lease  fence.Lease // the job lock's lease when the run started
 }
 
-// released is a guard's Released event on a replica.
+// released is a Released event of a replica's Locker.
 type released struct {
 	id int
-	guard.ReleasedEvent
+	fence.ReleasedEvent
 }
 
-// lost is a guard's LeaseLost event on a replica.
+// lost is a LeaseLost event of a replica's Locker.
 type lost struct {
 	id int
-	guard.LeaseLostEvent
+	fence.LeaseLostEvent
 }
 
 type event struct {
@@ -78,20 +78,21 @@ type lagClock struct {
 
 func (c lagClock) Now() time.Time { return c.Fake.Now().Add(-c.lag) }
 
-// newFarm makes a replica on each of stores, for one Job named after the
-// test. lags[i], if given, is how far replica i's clock lags behind
-// clock. job is the job's work after it is recorded (nil: none). The
-// replicas do not run until start.
-func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []time.Duration, interval time.Duration, opts schedule.Options, job func(f *farm, r *replica, ctx context.Context, h *fence.Handle) error) *farm {
+// newFarm makes a replica on each of lockers, for one Job named after the
+// test, each with a session of its own with so. lags[i], if given, is how
+// far replica i's clock (its session's) lags behind clock. job is the
+// job's work after it is recorded (nil: none). The replicas do not run
+// until start.
+func newFarm(t *testing.T, lockers []*fence.Locker, clock *clocktest.Fake, lags []time.Duration, interval time.Duration, so fence.SessionOptions, opts schedule.Options, job func(f *farm, r *replica, ctx context.Context, h *fence.Handle) error) *farm {
 	t.Helper()
 	f := &farm{t: t, name: "job-" + t.Name(), clock: clock, patience: 30 * time.Second, runs: map[time.Time][]run{}, renewals: map[int]int{}}
-	for id, store := range stores {
-		r := &replica{id: id, p: faultlock.New(store)}
-		o := opts
+	for id, l := range lockers {
+		r := &replica{id: id, p: faultlock.New(l)}
+		o, so := opts, so
 		if clock != nil {
-			o.Clock = clock
+			so.Clock = clock
 			if id < len(lags) {
-				o.Clock = lagClock{clock, lags[id]}
+				so.Clock = lagClock{clock, lags[id]}
 			}
 		}
 		o.Observer = &schedule.Observer{Attempted: func(e schedule.AttemptEvent) {
@@ -100,9 +101,9 @@ func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []
 			f.events = append(f.events, event{id, e})
 			f.note("%d %v %s: %v (token %d) %v", id, f.now(), e.Window.Format(time.TimeOnly), e.Outcome, e.Lease.Token, e.Err)
 		}}
-		o.Guard.Observer = &guard.Observer{
-			Acquired: func(guard.AcquiredEvent) { f.mu.Lock(); f.holding++; f.mu.Unlock() },
-			Renewed: func(e guard.RenewedEvent) {
+		r.p.Locker().SetObserver(&fence.Observer{
+			Acquired: func(fence.AcquiredEvent) { f.mu.Lock(); f.holding++; f.mu.Unlock() },
+			Renewed: func(e fence.RenewedEvent) {
 				f.mu.Lock()
 				defer f.mu.Unlock()
 				if e.Err != nil {
@@ -111,19 +112,23 @@ func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []
 				}
 				f.renewals[id]++
 			},
-			LeaseLost: func(e guard.LeaseLostEvent) {
+			LeaseLost: func(e fence.LeaseLostEvent) {
 				f.mu.Lock()
 				defer f.mu.Unlock()
 				f.note("%d %v lost token %d: %v", id, f.now(), e.Lease.Token, e.Cause)
 				f.losses = append(f.losses, lost{id, e})
 			},
-			Released: func(e guard.ReleasedEvent) {
+			Released: func(e fence.ReleasedEvent) {
 				f.mu.Lock()
 				defer f.mu.Unlock()
 				f.holding--
 				f.note("%d %v released token %d after %v: %v", id, f.now(), e.Lease.Token, e.Held, e.Err)
 				f.releases = append(f.releases, released{id, e})
 			},
+		})
+		sess, err := fence.NewSession(r.p.Locker(), &so)
+		if err != nil {
+			t.Fatalf("NewSession: %v", err)
 		}
 		fn := func(ctx context.Context, window time.Time, h *fence.Handle) error {
 			f.mu.Lock()
@@ -134,7 +139,7 @@ func newFarm(t *testing.T, stores []fence.Locker, clock *clocktest.Fake, lags []
 			}
 			return job(f, r, ctx, h)
 		}
-		j, err := schedule.New(r.p, f.name, interval, fn, &o)
+		j, err := schedule.New(sess, f.name, interval, fn, &o)
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
@@ -250,10 +255,10 @@ func (f *farm) attemptsOf(id int, window time.Time) []schedule.AttemptEvent {
 }
 
 // releasesOf returns replica id's releases of the job lock.
-func (f *farm) releasesOf(id int) []guard.ReleasedEvent {
+func (f *farm) releasesOf(id int) []fence.ReleasedEvent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []guard.ReleasedEvent
+	var out []fence.ReleasedEvent
 	for _, r := range f.releases {
 		if r.id == id {
 			out = append(out, r.ReleasedEvent)
@@ -262,8 +267,7 @@ func (f *farm) releasesOf(id int) []guard.ReleasedEvent {
 	return out
 }
 
-// allLosses returns the job leases the guards reported lost, on any
-// replica.
+// allLosses returns the job leases reported lost, on any replica.
 func (f *farm) allLosses() []lost {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -309,8 +313,8 @@ func (f *farm) checkAtMostOnce() {
 
 // settle waits until every Run loop is parked on the fake clock: an idle
 // loop waits on one timer; a replica holding the job lock waits on three
-// (the hold, and its renewer's next renewal and safety deadline), or on
-// two while its job waits in block.
+// (the hold, and its session keepalive's next renewal and safety
+// deadline), or on two while its job waits in block.
 func (f *farm) settle() {
 	f.t.Helper()
 	giveUp := time.Now().Add(20 * time.Second)

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/guard"
 )
 
 // Func is the work of one run. window is the start of the window being
 // run, in UTC; h is the job's lock: h.Token() is the fencing token that
-// every write to a protected resource must carry. The guard renews the
+// every write to a protected resource must carry. The session renews the
 // lease and keeps h current, so it never goes stale, however long the
 // run. ctx is cancelled when the lease is lost (cause: a
 // *fence.LeaseLostError) or when the ctx given to Run or Attempt ends.
@@ -22,33 +23,34 @@ type Func func(ctx context.Context, window time.Time, h *fence.Handle) error
 // run the same Job (same name, interval and offset) on the same lock
 // store. Create it with New; it is safe for concurrent use.
 type Job struct {
-	name   string
-	fn     Func
-	locker fence.Locker
-	g      *guard.Guard
-	s      settings
+	sess *fence.Session
+	name string
+	fn   Func
+	s    settings
 }
 
-// New returns a Job named name that runs fn once per interval. It returns
-// an error matching fence.ErrInvalid for a nil locker or fn, an empty
-// name or impossible options (see Options); the locker checks the key's
-// length and the TTL's range on the first attempt.
-func New(locker fence.Locker, name string, interval time.Duration, fn Func, opts *Options) (*Job, error) {
-	if err := fence.ValidateKey("name", name, math.MaxInt); err != nil {
+// New returns a Job named name that runs fn once per interval, taking
+// its lock through s: the lock's lease has the session's TTL (ShedLock's
+// lockAtMostFor) and renewals. It returns an error matching
+// fence.ErrInvalid for a nil s or fn, an empty name or impossible options
+// (see Options); the locker checks the key's length and the TTL's range
+// on the first attempt.
+func New(s *fence.Session, name string, interval time.Duration, fn Func, opts *Options) (*Job, error) {
+	if s == nil {
+		return nil, invalid("session", "nil")
+	}
+	if err := driver.ValidateKey("name", name, math.MaxInt); err != nil {
 		return nil, err
 	}
 	if fn == nil {
 		return nil, invalid("fn", "nil")
 	}
-	s, err := resolve(interval, opts)
+	st, err := resolve(interval, opts)
 	if err != nil {
 		return nil, err
 	}
-	g, err := guard.New(locker, &s.guard)
-	if err != nil {
-		return nil, err
-	}
-	return &Job{name: name, fn: fn, locker: locker, g: g, s: s}, nil
+	st.clock = s.Clock()
+	return &Job{sess: s, name: name, fn: fn, s: st}, nil
 }
 
 // Window returns the start of the window that holds t, in UTC.
@@ -59,9 +61,10 @@ func (j *Job) Window(t time.Time) time.Time {
 // Run attempts each window once, at its start (and the current window at
 // once), until ctx is done. Outcomes and errors go to Options.Observer;
 // none stops Run, except an error matching fence.ErrInvalid before the
-// job ran (the locker rejects the name or LockAtMostFor), which Run
-// returns. Otherwise Run returns context.Cause(ctx) once ctx is done and
-// any run has ended and released its lock.
+// job ran (the locker rejects the name or the session's TTL) or
+// fence.ErrSessionClosed (the session was closed), which Run returns.
+// Otherwise Run returns context.Cause(ctx) once ctx is done and any run
+// has ended and released its lock.
 func (j *Job) Run(ctx context.Context) error {
 	var last time.Time
 	for {
@@ -72,7 +75,7 @@ func (j *Job) Run(ctx context.Context) error {
 		if !w.Equal(last) {
 			last = w
 			out, err := j.attempt(ctx, w)
-			if out == Failed && errors.Is(err, fence.ErrInvalid) {
+			if out == Failed && (errors.Is(err, fence.ErrInvalid) || errors.Is(err, fence.ErrSessionClosed)) {
 				return err
 			}
 			continue // the attempt may have lasted into another window
@@ -103,7 +106,7 @@ func (j *Job) attempt(ctx context.Context, window time.Time) (Outcome, error) {
 		got *fence.Handle // the job lock, once taken
 		ran bool          // fn was called
 	)
-	err := j.g.Do(ctx, j.name, func(ctx context.Context, h *fence.Handle) error {
+	err := guard.Run(ctx, j.sess, j.name, func(ctx context.Context, h *fence.Handle) error {
 		got = h
 		start := j.s.clock.Now()
 		fresh, err := j.mark(ctx, window)
@@ -114,7 +117,7 @@ func (j *Job) attempt(ctx context.Context, window time.Time) (Outcome, error) {
 		err = j.fn(ctx, window, h)
 		j.hold(ctx, start.Add(j.s.atLeast))
 		return err
-	})
+	}, nil)
 	took := got != nil
 	var lease fence.Lease
 	if took {
@@ -143,14 +146,15 @@ func (j *Job) attempt(ctx context.Context, window time.Time) (Outcome, error) {
 // once).
 func (j *Job) mark(ctx context.Context, window time.Time) (bool, error) {
 	key := markKey(j.name, window)
-	info, err := j.locker.Inspect(ctx, key)
+	locker := j.sess.Locker()
+	info, err := locker.Inspect(ctx, key)
 	if err != nil {
 		return false, err
 	}
 	if info.Token.Valid() {
 		return false, nil
 	}
-	lease, err := j.locker.Acquire(ctx, key, j.s.guard.TTL, nil)
+	lease, err := locker.Acquire(ctx, key, j.sess.TTL(), nil)
 	if errors.Is(err, fence.ErrHeld) {
 		return false, nil
 	}
@@ -159,12 +163,12 @@ func (j *Job) mark(ctx context.Context, window time.Time) (bool, error) {
 	}
 	// The mark is the token the key now shows; freeing it at once is
 	// only tidy, so a failure here changes nothing.
-	_ = j.locker.Release(ctx, lease)
+	_ = locker.Release(ctx, lease)
 	return true, nil
 }
 
 // hold waits until the clock reaches until, or ctx ends (the lease was
-// lost or the caller stopped). The guard keeps renewing the lease
+// lost or the caller stopped). The session keeps renewing the lease
 // meanwhile.
 func (j *Job) hold(ctx context.Context, until time.Time) {
 	d := until.Sub(j.s.clock.Now())

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/testing/faultlock"
 	"github.com/fencekit/fence/lockers/memory"
 	"github.com/fencekit/fence/schedule"
@@ -30,8 +29,8 @@ var (
 	window = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC) // the window holding start
 )
 
-func sameStore(store fence.Locker, n int) []fence.Locker {
-	stores := make([]fence.Locker, n)
+func sameStore(store *fence.Locker, n int) []*fence.Locker {
+	stores := make([]*fence.Locker, n)
 	for i := range stores {
 		stores[i] = store // one store, as if each replica had its own client of it
 	}
@@ -44,9 +43,9 @@ func sameStore(store fence.Locker, n int) []fence.Locker {
 // held for LockAtLeastFor (busy), the one lagging 20 s after it was
 // released, and finds the window marked (done). TestEachWindowOnce runs
 // it on every store.
-func testEachWindowOnce(t *testing.T, clock *clocktest.Fake, stores []fence.Locker) {
+func testEachWindowOnce(t *testing.T, clock *clocktest.Fake, stores []*fence.Locker) {
 	f := newFarm(t, stores, clock, []time.Duration{0, step, 4 * step}, interval,
-		schedule.Options{LockAtMostFor: atMost, LockAtLeastFor: atLeast}, nil)
+		fence.SessionOptions{TTL: atMost}, schedule.Options{LockAtLeastFor: atLeast}, nil)
 	f.start()
 	f.advance(6*interval, step)
 	f.checkAtMostOnce()
@@ -75,7 +74,7 @@ func TestLockAtLeastFor(t *testing.T) {
 	clock := clocktest.New(start)
 	store := memory.New(&memory.Options{Clock: clock})
 	f := newFarm(t, sameStore(store, 2), clock, nil, interval,
-		schedule.Options{LockAtMostFor: atMost, LockAtLeastFor: atLeast}, nil)
+		fence.SessionOptions{TTL: atMost}, schedule.Options{LockAtLeastFor: atLeast}, nil)
 	a, b := f.reps[0].job, f.reps[1].job
 	type result struct {
 		out schedule.Outcome
@@ -88,7 +87,7 @@ func TestLockAtLeastFor(t *testing.T) {
 	}()
 	wait, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if err := clock.WaitTimers(wait, 3); err != nil { // the hold and the renewer's two
+	if err := clock.WaitTimers(wait, 3); err != nil { // the hold and the keepalive's two
 		t.Fatalf("the run does not hold the lock: %v", err)
 	}
 	if len(f.runsOf(window)) != 1 {
@@ -132,7 +131,7 @@ func TestDeadReplicaNextWindowElsewhere(t *testing.T) {
 	clock := clocktest.New(start)
 	store := memory.New(&memory.Options{Clock: clock})
 	dead := -1
-	f := newFarm(t, sameStore(store, 3), clock, nil, interval, schedule.Options{LockAtMostFor: atMost},
+	f := newFarm(t, sameStore(store, 3), clock, nil, interval, fence.SessionOptions{TTL: atMost}, schedule.Options{},
 		func(f *farm, r *replica, ctx context.Context, _ *fence.Handle) error {
 			if dead >= 0 { // runs never overlap here, so dead needs no lock
 				return nil
@@ -149,7 +148,7 @@ func TestDeadReplicaNextWindowElsewhere(t *testing.T) {
 		t.Fatalf("first window runs %+v, want one by the replica that died", first)
 	}
 	es := f.attemptsOf(dead, window)
-	if len(es) != 1 || es[0].Outcome != schedule.Ran || !errors.Is(es[0].Err, fence.ErrLeaseLost) || !errors.Is(es[0].Err, guard.ErrDeadlinePassed) {
+	if len(es) != 1 || es[0].Outcome != schedule.Ran || !errors.Is(es[0].Err, fence.ErrLeaseLost) || !errors.Is(es[0].Err, fence.ErrDeadlinePassed) {
 		t.Fatalf("the dead replica's attempts %+v, want a run that lost its lease by the safety deadline", es)
 	}
 	next := f.runsOf(window.Add(interval))
@@ -169,7 +168,7 @@ func TestJobErrorReported(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")
 	clock := clocktest.New(start)
-	f := newFarm(t, sameStore(memory.New(&memory.Options{Clock: clock}), 1), clock, nil, interval, schedule.Options{},
+	f := newFarm(t, sameStore(memory.New(&memory.Options{Clock: clock}), 1), clock, nil, interval, fence.SessionOptions{}, schedule.Options{},
 		func(*farm, *replica, context.Context, *fence.Handle) error { return boom })
 	out, err := f.reps[0].job.Attempt(t.Context())
 	if out != schedule.Ran || !errors.Is(err, boom) {
@@ -184,7 +183,7 @@ func TestJobErrorReported(t *testing.T) {
 func TestRunReturnsOnInvalidKey(t *testing.T) {
 	t.Parallel()
 	name := strings.Repeat("n", memory.MaxKeyLen+1)
-	job, err := schedule.New(memory.New(nil), name, time.Hour, func(context.Context, time.Time, *fence.Handle) error { return nil }, nil)
+	job, err := schedule.New(newSession(t, memory.New(nil), nil), name, time.Hour, nop, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,9 +192,26 @@ func TestRunReturnsOnInvalidKey(t *testing.T) {
 	}
 }
 
+// Run returns once its session is closed, instead of failing every
+// window from then on.
+func TestRunReturnsOnClosedSession(t *testing.T) {
+	t.Parallel()
+	sess := newSession(t, memory.New(nil), nil)
+	if err := sess.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	job, err := schedule.New(sess, "j", time.Hour, nop, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := job.Run(t.Context()); !errors.Is(err, fence.ErrSessionClosed) {
+		t.Fatalf("Run: %v, want ErrSessionClosed", err)
+	}
+}
+
 func TestRunStops(t *testing.T) {
 	t.Parallel()
-	job, err := schedule.New(memory.New(nil), "j", time.Hour, func(context.Context, time.Time, *fence.Handle) error { return nil }, nil)
+	job, err := schedule.New(newSession(t, memory.New(nil), nil), "j", time.Hour, nop, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,4 +221,14 @@ func TestRunStops(t *testing.T) {
 	if err := job.Run(ctx); !errors.Is(err, stop) {
 		t.Fatalf("Run: %v, want the context's cause", err)
 	}
+}
+
+// newSession returns a session on l with opts.
+func newSession(t *testing.T, l *fence.Locker, opts *fence.SessionOptions) *fence.Session {
+	t.Helper()
+	s, err := fence.NewSession(l, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

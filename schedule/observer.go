@@ -20,8 +20,8 @@ const (
 	// nothing was done.
 	Done
 	// Failed: the attempt failed before the job could run: a store
-	// error, a lost lease, or an invalid key or TTL. The window is not
-	// run by this replica; another may run it.
+	// error, a lost lease, an invalid key or TTL, or a closed session.
+	// The window is not run by this replica; another may run it.
 	Failed
 )
 
@@ -41,9 +41,11 @@ func (o Outcome) String() string {
 }
 
 // Observer receives the outcome of each attempt, for metrics, logs and
-// alerts. A nil Observer or nil field is skipped. Calls are synchronous
-// and must not block. Lease-level events come from
-// Options.Guard.Observer.
+// alerts: what the lease events of the session's Locker do not tell (the
+// window, and whether it ran or was found done). A nil Observer or nil
+// field is skipped. Calls are synchronous and must not block. The lease
+// events of the job's lock (each attempt, renewal, loss and release) go
+// to the observer of the session's Locker (fence.Locker.SetObserver).
 type Observer struct {
 	// Attempted is called after each attempt at a window.
 	Attempted func(AttemptEvent)

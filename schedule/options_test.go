@@ -8,7 +8,6 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/lockers/memory"
 	"github.com/fencekit/fence/schedule"
 )
@@ -17,36 +16,30 @@ func nop(context.Context, time.Time, *fence.Handle) error { return nil }
 
 func TestNewRejects(t *testing.T) {
 	t.Parallel()
-	store := memory.New(nil)
+	sess := newSession(t, memory.New(nil), nil)
 	tests := []struct {
 		name     string
-		locker   fence.Locker
+		s        *fence.Session
 		job      string
 		interval time.Duration
 		fn       schedule.Func
 		opts     *schedule.Options
 		field    string
 	}{
-		{"nil locker", nil, "j", time.Hour, nop, nil, "locker"},
-		{"empty name", store, "", time.Hour, nop, nil, "name"},
-		{"nil function", store, "j", time.Hour, nil, nil, "fn"},
-		{"zero interval", store, "j", 0, nop, nil, "interval"},
-		{"negative interval", store, "j", -time.Hour, nop, nil, "interval"},
-		{"interval too short for a default lease", store, "j", 1, nop, nil, "LockAtMostFor"},
-		{"negative LockAtMostFor", store, "j", time.Hour, nop, &schedule.Options{LockAtMostFor: -1}, "LockAtMostFor"},
-		{"negative LockAtLeastFor", store, "j", time.Hour, nop, &schedule.Options{LockAtLeastFor: -1}, "LockAtLeastFor"},
-		{"LockAtLeastFor of a whole interval", store, "j", time.Hour, nop, &schedule.Options{LockAtLeastFor: time.Hour}, "LockAtLeastFor"},
-		{"negative offset", store, "j", time.Hour, nop, &schedule.Options{Offset: -1}, "Offset"},
-		{"offset of a whole interval", store, "j", time.Hour, nop, &schedule.Options{Offset: time.Hour}, "Offset"},
-		{"guard TTL", store, "j", time.Hour, nop, &schedule.Options{Guard: guard.Options{TTL: time.Second}}, "Guard.TTL"},
-		{"guard clock", store, "j", time.Hour, nop, &schedule.Options{Guard: guard.Options{Clock: clocktest.New(start)}}, "Guard.Clock"},
-		{"guard acquire timeout", store, "j", time.Hour, nop, &schedule.Options{Guard: guard.Options{AcquireTimeout: time.Second}}, "Guard.AcquireTimeout"},
-		{"guard renew interval over TTL/2", store, "j", time.Hour, nop, &schedule.Options{LockAtMostFor: time.Second, Guard: guard.Options{RenewInterval: time.Second}}, "RenewInterval"},
+		{"nil session", nil, "j", time.Hour, nop, nil, "session"},
+		{"empty name", sess, "", time.Hour, nop, nil, "name"},
+		{"nil function", sess, "j", time.Hour, nil, nil, "fn"},
+		{"zero interval", sess, "j", 0, nop, nil, "interval"},
+		{"negative interval", sess, "j", -time.Hour, nop, nil, "interval"},
+		{"negative LockAtLeastFor", sess, "j", time.Hour, nop, &schedule.Options{LockAtLeastFor: -1}, "LockAtLeastFor"},
+		{"LockAtLeastFor of a whole interval", sess, "j", time.Hour, nop, &schedule.Options{LockAtLeastFor: time.Hour}, "LockAtLeastFor"},
+		{"negative offset", sess, "j", time.Hour, nop, &schedule.Options{Offset: -1}, "Offset"},
+		{"offset of a whole interval", sess, "j", time.Hour, nop, &schedule.Options{Offset: time.Hour}, "Offset"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			job, err := schedule.New(tt.locker, tt.job, tt.interval, tt.fn, tt.opts)
+			job, err := schedule.New(tt.s, tt.job, tt.interval, tt.fn, tt.opts)
 			var inv *fence.InvalidError
 			if !errors.As(err, &inv) || inv.Field != tt.field || job != nil {
 				t.Fatalf("New: %v, %v; want an InvalidError on %s", job, err, tt.field)
@@ -79,7 +72,7 @@ func TestWindow(t *testing.T) {
 		{250 * time.Millisecond, 0, "2025-03-01T09:00:00.3Z", "2025-03-01T09:00:00.25Z"},
 	}
 	for _, tt := range tests {
-		job, err := schedule.New(memory.New(nil), "j", tt.interval, nop, &schedule.Options{Offset: tt.offset})
+		job, err := schedule.New(newSession(t, memory.New(nil), nil), "j", tt.interval, nop, &schedule.Options{Offset: tt.offset})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,10 +90,11 @@ func TestSubsecondWindowsMarkedApart(t *testing.T) {
 	clock := clocktest.New(time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
 	store := memory.New(&memory.Options{Clock: clock})
 	runs := 0
-	job, err := schedule.New(store, "j", 250*time.Millisecond, func(context.Context, time.Time, *fence.Handle) error {
+	sess := newSession(t, store, &fence.SessionOptions{TTL: 100 * time.Millisecond, Clock: clock})
+	job, err := schedule.New(sess, "j", 250*time.Millisecond, func(context.Context, time.Time, *fence.Handle) error {
 		runs++
 		return nil
-	}, &schedule.Options{Clock: clock, LockAtMostFor: 100 * time.Millisecond})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/testing/faultlock"
 	"github.com/fencekit/fence/internal/testing/testlockers"
 	"github.com/fencekit/fence/schedule"
@@ -40,18 +39,17 @@ func TestDeadReplicaOnStores(t *testing.T) {
 	})
 }
 
-func testDeadReplica(t *testing.T, lockers []fence.Locker, lease time.Duration) {
+func testDeadReplica(t *testing.T, lockers []*fence.Locker, lease time.Duration) {
 	var died = make(chan int, 1)
 	interval := lease * 5 / 2
-	f := newFarm(t, lockers, nil, nil, interval, schedule.Options{
-		LockAtMostFor: lease,
-		Offset:        offsetNow(interval),
-		Guard: guard.Options{
-			RenewInterval:  lease / 3, // Cloud Storage's MinRenewInterval at its MinTTL
-			SafetyMargin:   lease / 4,
-			CallTimeout:    lease / 4,
-			ReleaseTimeout: lease / 2,
-		},
+	f := newFarm(t, lockers, nil, nil, interval, fence.SessionOptions{
+		TTL:            lease,
+		RenewInterval:  lease / 3, // Cloud Storage's MinRenewInterval at its MinTTL
+		SafetyMargin:   lease / 4,
+		CallTimeout:    lease / 4,
+		ReleaseTimeout: lease / 2,
+	}, schedule.Options{
+		Offset: offsetNow(interval),
 	}, func(f *farm, r *replica, ctx context.Context, _ *fence.Handle) error {
 		select {
 		case died <- r.id:
@@ -110,12 +108,11 @@ func TestLockAtLeastForOverTTLOnStores(t *testing.T) {
 	})
 }
 
-func testLockAtLeastForOverTTL(t *testing.T, lockers []fence.Locker, lease time.Duration) {
+func testLockAtLeastForOverTTL(t *testing.T, lockers []*fence.Locker, lease time.Duration) {
 	atLeast := lease * 5 / 2
 	interval := 4 * lease // the hold ends well within the window
 	started := make(chan time.Time, 1)
-	f := newFarm(t, lockers, nil, nil, interval, schedule.Options{
-		LockAtMostFor:  lease,
+	f := newFarm(t, lockers, nil, nil, interval, fence.SessionOptions{TTL: lease}, schedule.Options{
 		LockAtLeastFor: atLeast,
 		Offset:         offsetNow(interval),
 	}, func(*farm, *replica, context.Context, *fence.Handle) error {
@@ -158,7 +155,7 @@ func testLockAtLeastForOverTTL(t *testing.T, lockers []fence.Locker, lease time.
 
 	// During the hold: the lock is held under the run's token and busy.
 	for time.Since(runStart) < atLeast-lease/2 {
-		info, err := other.p.Inspect(t.Context(), f.name)
+		info, err := other.p.Locker().Inspect(t.Context(), f.name)
 		if err != nil || !info.Held || info.Token != runner.lease.Token {
 			t.Fatalf("%v into the hold the lock is %+v, %v; want it held with token %d\n%s", time.Since(runStart), info, err, runner.lease.Token, f.history())
 		}
@@ -180,7 +177,7 @@ func testLockAtLeastForOverTTL(t *testing.T, lockers []fence.Locker, lease time.
 	if held := r.at.Sub(launched); held < atLeast {
 		t.Fatalf("the run's attempt returned %v after it began, before LockAtLeastFor (%v)", held, atLeast)
 	}
-	if info, err := other.p.Inspect(t.Context(), f.name); err != nil || info.Held {
+	if info, err := other.p.Locker().Inspect(t.Context(), f.name); err != nil || info.Held {
 		t.Fatalf("after the hold the lock is %+v, %v; want it released", info, err)
 	}
 	rels := f.releasesOf(runner.id)

@@ -103,7 +103,7 @@ func (c *cli) call(ctx context.Context, fn func(ctx context.Context) error) erro
 
 // closeLocker closes l, waiting at most the command's --timeout: the
 // command exits afterwards, whatever a client left open.
-func (c *cli) closeLocker(l *fence.PortableLocker) {
+func (c *cli) closeLocker(l *fence.Locker) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

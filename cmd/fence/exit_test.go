@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 )
 
 func TestStatusOf(t *testing.T) {
@@ -42,10 +41,10 @@ func TestLostMessage(t *testing.T) {
 		reason error
 		want   string
 	}{
-		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "k", Held: true, Owner: other, Token: 5}, RenewErr: errors.New("timeout")}, "held by another owner with token 5"},
-		{&guard.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "k", Owner: other, Token: 4}, RenewErr: errors.New("timeout")}, "free"},
+		{&fence.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "k", Held: true, Owner: other, Token: 5}, RenewErr: errors.New("timeout")}, "held by another owner with token 5"},
+		{&fence.ReconcileError{Lease: lease, Found: fence.LockInfo{Key: "k", Owner: other, Token: 4}, RenewErr: errors.New("timeout")}, "free"},
 		{fmt.Errorf("renew: %w", fence.ErrNotHeld), "no longer ours"},
-		{&guard.DeadlineError{Err: errors.New("connection refused")}, "connection refused"},
+		{&fence.DeadlineError{Err: errors.New("connection refused")}, "connection refused"},
 	}
 	for _, tt := range tests {
 		msg := lostMessage(&fence.LeaseLostError{Key: "k", Token: 4, Err: tt.reason})

@@ -14,7 +14,7 @@ import (
 	"unicode"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
+	"github.com/fencekit/fence/driver"
 )
 
 // EnvStore is the environment variable holding the default store URL, a
@@ -150,7 +150,7 @@ var errHelp = errors.New("help shown")
 // runCommand is the flag set of fence run, filling f.
 func runCommand(f *runFlags) *command {
 	cmd := newCommand("run")
-	cmd.duration(&f.ttl, "ttl", guard.DefaultTTL, "lease duration")
+	cmd.duration(&f.ttl, "ttl", fence.DefaultTTL, "lease duration")
 	cmd.duration(&f.wait, "wait", 0, "wait up to this long for the lock")
 	cmd.fs.BoolVar(&f.noWait, "no-wait", false, "fail at once when the lock is held (the default)")
 	cmd.duration(&f.grace, "grace", DefaultGrace, "time between SIGTERM and SIGKILL after a lost lease")
@@ -183,10 +183,10 @@ func initCommand() *command { return newCommand("init") }
 // its scheme names. It remembers the URL's passwords so that nothing
 // printed afterwards contains them, and warns when one was given on the
 // command line.
-func (cmd *command) open(ctx context.Context, c *cli) (*fence.PortableLocker, error) {
+func (cmd *command) open(ctx context.Context, c *cli) (*fence.Locker, error) {
 	raw := *cmd.store
 	if raw == "" {
-		return nil, &usageError{msg: "no store: give --store URL or set " + EnvStore, forms: strings.Join(fence.LockerURLForms(), ", ")}
+		return nil, &usageError{msg: "no store: give --store URL or set " + EnvStore, forms: strings.Join(lockerForms(), ", ")}
 	}
 	pws, err := passwords(raw)
 	if err != nil {
@@ -197,16 +197,16 @@ func (cmd *command) open(ctx context.Context, c *cli) (*fence.PortableLocker, er
 		c.errorf("warning: the store URL on the command line carries a password, which other users can read in ps; put the URL in $%s, or the password where the store's SDK reads it from the environment", EnvStore)
 	}
 	c.store, c.timeout = c.scrub(raw), cmd.timeout
-	var l *fence.PortableLocker
+	var l *fence.Locker
 	err = c.call(ctx, func(ctx context.Context) error {
 		var err error
-		l, err = fence.OpenLocker(ctx, raw)
+		l, err = fence.OpenLocker(ctx, raw, nil)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if l.Info().InProcess {
+	if driver.InfoOf(l).InProcess {
 		_ = l.Close()
 		return nil, usagef("the store %s lives inside one process: another fence command could not see its leases", c.store)
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] --store URL KEY -- COMMAND [ARGS...]
@@ -217,8 +217,14 @@ once, to see that it answers.
 // line, indented for the manual.
 func storeForms() string {
 	var b strings.Builder
-	for _, form := range fence.LockerURLForms() {
+	for _, form := range lockerForms() {
 		b.WriteString("    " + form + "\n")
 	}
 	return b.String()
+}
+
+// lockerForms returns the URL form of every registered locker scheme.
+func lockerForms() []string {
+	_, forms := driver.LockerSchemes()
+	return forms
 }

@@ -7,14 +7,13 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 )
 
 // observer reports the guard's events on stderr: always a release that
 // failed, and with verbose everything else. Owner ids are never printed.
-func (c *cli) observer(verbose bool) *guard.Observer {
-	o := &guard.Observer{
-		Released: func(e guard.ReleasedEvent) {
+func (c *cli) observer(verbose bool) *fence.Observer {
+	o := &fence.Observer{
+		Released: func(e fence.ReleasedEvent) {
 			switch {
 			case e.Err == nil && verbose:
 				c.errorf("released %q (token %d) after %v", e.Lease.Key, e.Lease.Token, e.Held.Round(time.Millisecond))
@@ -26,20 +25,20 @@ func (c *cli) observer(verbose bool) *guard.Observer {
 	if !verbose {
 		return o
 	}
-	o.AcquireAttempt = func(e guard.AcquireAttemptEvent) {
+	o.AcquireAttempt = func(e fence.AcquireAttemptEvent) {
 		switch e.Outcome {
-		case guard.Busy:
+		case fence.Busy:
 			c.errorf("%q is busy (attempt %d)", e.Key, e.Attempt)
-		case guard.Failed:
+		case fence.Failed:
 			c.errorf("attempt %d on %q failed: %v", e.Attempt, e.Key, e.Err)
 		}
 	}
-	o.Acquired = func(e guard.AcquiredEvent) {
+	o.Acquired = func(e fence.AcquiredEvent) {
 		c.errorf("acquired %q: token %d, ttl %v, after %d attempt(s) in %v",
 			e.Lease.Key, e.Lease.Token, e.Lease.TTL, e.Attempts, e.Latency.Round(time.Millisecond))
 	}
 	var r renewals
-	o.Renewed = func(e guard.RenewedEvent) { r.report(c, e) }
+	o.Renewed = func(e fence.RenewedEvent) { r.report(c, e) }
 	return o
 }
 
@@ -53,7 +52,7 @@ type renewals struct {
 	repeats int    // failures with that error since it was printed
 }
 
-func (r *renewals) report(c *cli, e guard.RenewedEvent) {
+func (r *renewals) report(c *cli, e fence.RenewedEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	what := fmt.Sprintf("renewal of %q (token %d)", e.Lease.Key, e.Lease.Token)

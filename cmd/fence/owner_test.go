@@ -116,7 +116,7 @@ var bearerOwner = map[string]bool{
 // bearerOwner.
 func forgedRenewals(t *testing.T, b backend, store, key, owner string, token fence.Token, outputs []result) {
 	t.Helper()
-	l, err := fence.OpenLocker(t.Context(), store)
+	l, err := fence.OpenLocker(t.Context(), store, nil)
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/guard"
 )
 
@@ -22,7 +23,7 @@ type runFlags struct {
 	// callTimeout bounds each store call under the lease.
 	callTimeout time.Duration
 	// clockFree: the store's leases run out by observation
-	// (fence.DriverInfo.ClockFree).
+	// (driver.Info.ClockFree).
 	clockFree bool
 }
 
@@ -39,7 +40,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	defer c.closeLocker(locker)
-	f.clockFree = locker.Info().ClockFree
+	f.clockFree = driver.InfoOf(locker).ClockFree
 
 	sup := newSupervisor(c, argv, f.grace)
 	stop := sup.watchSignals()
@@ -51,15 +52,15 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	// Each acquisition attempt, renewal and re-read is bounded by the
 	// guard's call timeout (TTL/3, at most 5 s), and by --timeout when
 	// shorter; the release by --timeout.
-	f.callTimeout = min(c.timeout, f.ttl/3, guard.DefaultMaxCallTimeout)
-	g, err := guard.New(locker, &guard.Options{
-		TTL: f.ttl, AcquireTimeout: f.wait, Observer: c.observer(f.verbose),
-		CallTimeout: f.callTimeout, ReleaseTimeout: c.timeout,
+	f.callTimeout = min(c.timeout, f.ttl/3, fence.DefaultMaxCallTimeout)
+	locker.SetObserver(c.observer(f.verbose))
+	sess, err := fence.NewSession(locker, &fence.SessionOptions{
+		TTL: f.ttl, CallTimeout: f.callTimeout, ReleaseTimeout: c.timeout,
 	})
 	if err != nil {
 		return c.fail(err)
 	}
-	err = g.Do(acquireCtx, key, sup.run)
+	err = guard.Run(acquireCtx, sess, key, sup.run, &fence.LockOptions{Wait: f.wait})
 	return c.runResult(key, f, sup, err)
 }
 
@@ -147,7 +148,7 @@ func lostMessage(err error) string {
 		return err.Error()
 	}
 	msg := fmt.Sprintf("lease on %q (token %d) lost", lost.Key, lost.Token)
-	var rec *guard.ReconcileError
+	var rec *fence.ReconcileError
 	switch {
 	case errors.As(lost.Err, &rec) && rec.Found.Held:
 		msg += fmt.Sprintf(": the key is now held by another owner with token %d", rec.Found.Token)
@@ -155,7 +156,7 @@ func lostMessage(err error) string {
 		msg += ": the key is free (released or broken)"
 	case errors.Is(lost.Err, fence.ErrNotHeld):
 		msg += ": the store says it is no longer ours (expired, broken or taken over)"
-	case errors.Is(lost.Err, guard.ErrDeadlinePassed):
+	case errors.Is(lost.Err, fence.ErrDeadlinePassed):
 		msg += ": no renewal succeeded before the lease ran out: " + lost.Err.Error()
 	case lost.Err != nil:
 		msg += ": " + lost.Err.Error()

@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redact"
 )
 
 // passwords returns the passwords the store URL raw carries, in its user
@@ -23,9 +24,9 @@ func passwords(raw string) ([]string, error) {
 		}
 		return nil, &fence.InvalidError{Field: "store URL", Reason: fmt.Sprintf("it cannot be parsed: %v", err)}
 	}
-	return fence.URLPasswords(u), nil
+	return redact.Passwords(u), nil
 }
 
 // scrub returns text without the secrets of c, as given and in the forms
 // URLs escape them, and without anything else shaped like a URL password.
-func (c *cli) scrub(text string) string { return fence.Scrub(text, c.secrets...) }
+func (c *cli) scrub(text string) string { return redact.Scrub(text, c.secrets...) }

@@ -125,7 +125,7 @@ func (s *supervisor) run(ctx context.Context, h *fence.Handle) error {
 	}
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Env = append(os.Environ(),
-		EnvToken+"="+h.Token().String(), EnvKey+"="+h.Key(), EnvOwner+"="+h.Owner())
+		EnvToken+"="+h.Token().String(), EnvKey+"="+h.Key(), EnvOwner+"="+h.Lease().Owner)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = sysProcAttr()
 	waited := make(chan error, 1)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/internal/testing/testlockers"
 )
@@ -25,7 +24,7 @@ func TestUsage(t *testing.T) {
 		{"unknown subcommand", []string{"lock"}, `unknown subcommand "lock"`},
 		{"unknown flag", []string{"run", "--frobnicate", "--store", pg, "k", "--", "true"}, "frobnicate"},
 		{"no store", []string{"inspect", "k"}, "no store"},
-		{"no store lists the forms", []string{"inspect", "k"}, "forms: " + strings.Join(fence.LockerURLForms(), ", ")},
+		{"no store lists the forms", []string{"inspect", "k"}, "forms: " + strings.Join(lockerForms(), ", ")},
 		{"unparsable", []string{"inspect", "--store", "postgres://nobody@127.0.0.1:port/none", "k"}, "cannot be parsed"},
 		{"in-process store", []string{"inspect", "--store", "mem://x", "k"}, "lives inside one process"},
 		{"no key", []string{"inspect", "--store", pg}, "needs a KEY"},
@@ -101,9 +100,9 @@ func TestHelp(t *testing.T) {
 	t.Parallel()
 	r := fenceRun(t, nil, "help")
 	wantCode(t, r, 0)
-	forms := fence.LockerURLForms()
+	forms := lockerForms()
 	if len(forms) < 2 {
-		t.Fatalf("fence.LockerURLForms() = %q; the backends import registers more", forms)
+		t.Fatalf("the locker URL forms = %q; the backends import registers more", forms)
 	}
 	for _, want := range append([]string{
 		"FENCE_TOKEN", "FENCE_KEY", "FENCE_OWNER", "FENCE_STORE", "in ps",

@@ -20,7 +20,7 @@ import (
 // env is where the demo keeps its locks and its ledger.
 type env struct {
 	name    string
-	locker  fence.Locker
+	locker  *fence.Locker
 	db      *sql.DB
 	dialect fencesql.Dialect
 	close   func()
@@ -43,7 +43,7 @@ func openEnv(ctx context.Context, url string) (*env, error) {
 	}
 	locker, err := postgres.New(pool, &postgres.Options{Table: lockTable})
 	if err == nil {
-		err = locker.CreateTable(ctx)
+		err = locker.Create(ctx)
 	}
 	if err != nil {
 		pool.Close()

@@ -24,7 +24,7 @@ var errDuplicate = errors.New("duplicate adjustment refused by the unique constr
 // applied adjustments, fenced per account by a fence row.
 type ledger struct {
 	db       *sql.DB
-	fences   *fencesql.Fences
+	fences   *fencesql.Fences[*sql.Tx]
 	unfenced bool // control runs only: skip the token check
 }
 
@@ -48,17 +48,17 @@ func setUp(ctx context.Context, e *env, balances map[string]int64) (*ledger, err
 			return nil, fmt.Errorf("set up the ledger: %w", err)
 		}
 	}
-	if err := fencesql.CreateTables(ctx, e.db, e.dialect, fencesql.Tables{Fence: fenceTable}); err != nil {
+	f, err := fencesql.New(e.db, e.dialect, &fencesql.Options{FenceTable: fenceTable})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Create(ctx); err != nil {
 		return nil, err
 	}
 	for acct, bal := range balances {
 		if _, err := e.db.ExecContext(ctx, "INSERT INTO ledger_accounts (id, balance) VALUES ($1, $2)", acct, bal); err != nil {
 			return nil, err
 		}
-	}
-	f, err := fencesql.NewFences(fenceTable)
-	if err != nil {
-		return nil, err
 	}
 	return &ledger{db: e.db, fences: f}, nil
 }
@@ -73,10 +73,11 @@ func (l *ledger) balance(ctx context.Context, q interface {
 
 // apply records adj and sets the account's balance to newBalance(current)
 // in one transaction, under token. The fence check comes first, in the same
-// transaction: a stale token rolls everything back.
+// transaction: a stale token rolls everything back. (Under a handle,
+// Fences.Run does the same; the paused worker holds a bare lease.)
 func (l *ledger) apply(ctx context.Context, adj adjustment, token fence.Token, worker string,
 	newBalance func(current int64) int64) error {
-	return fencesql.RunTx(ctx, l.db, nil, func(ctx context.Context, tx *sql.Tx) error {
+	return l.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if !l.unfenced {
 			if err := l.fences.Check(ctx, tx, resourceName(adj.account), token); err != nil {
 				return err
@@ -99,4 +100,28 @@ func (l *ledger) apply(ctx context.Context, adj adjustment, token fence.Token, w
 		_, err = tx.ExecContext(ctx, "UPDATE ledger_accounts SET balance = $1 WHERE id = $2", newBalance(cur), adj.account)
 		return err
 	})
+}
+
+// inTx runs fn in a transaction and commits it, running it again while
+// the database reports a conflict that a new attempt can pass
+// (fencesql.Retryable: a serialization failure, a deadlock, SQLITE_BUSY).
+func (l *ledger) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := l.tryTx(ctx, fn)
+		if err == nil || !fencesql.Retryable(err) || attempt == 20 || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (l *ledger) tryTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }

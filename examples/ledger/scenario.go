@@ -72,13 +72,15 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	}
 	var wg sync.WaitGroup
 	for i := 1; i <= cfg.workers; i++ {
-		g, err := guard.New(e.locker, &guard.Options{TTL: cfg.ttl, AcquireTimeout: time.Minute,
+		// Each worker stands for a replica: a session of its own.
+		sess, err := fence.NewSession(e.locker, &fence.SessionOptions{TTL: cfg.ttl,
 			BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond})
 		if err != nil {
 			return nil, err
 		}
+		defer sess.Close(context.WithoutCancel(ctx))
 		name := fmt.Sprintf("worker-%d", i)
-		wg.Go(func() { worker(ctx, name, g, led, rep, lg, queue) })
+		wg.Go(func() { worker(ctx, name, sess, led, rep, lg, queue) })
 	}
 	pauserDone.Wait()
 	close(queue)
@@ -88,15 +90,15 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 
 // worker applies adjustments from queue, each under a guarded lease on its
 // account, passing the lease's token to the ledger.
-func worker(ctx context.Context, name string, g *guard.Guard, led *ledger, rep *report, lg *logger, queue <-chan adjustment) {
+func worker(ctx context.Context, name string, sess *fence.Session, led *ledger, rep *report, lg *logger, queue <-chan adjustment) {
 	for adj := range queue {
 		key := resourceName(adj.account)
 		var token fence.Token // stays 0 if no lease was taken
-		err := g.Do(ctx, key, func(ctx context.Context, h *fence.Handle) error {
+		err := guard.Run(ctx, sess, key, func(ctx context.Context, h *fence.Handle) error {
 			token = h.Token()
 			rep.issued(key, h.Token())
 			return led.apply(ctx, adj, h.Token(), name, func(cur int64) int64 { return cur + adj.amount })
-		})
+		}, &fence.LockOptions{Wait: time.Minute})
 		rep.outcome(lg, name, adj, token, err)
 	}
 }
@@ -105,7 +107,7 @@ func worker(ctx context.Context, name string, g *guard.Guard, led *ledger, rep *
 // as a process does in a long garbage-collection pause: no renewals, no
 // checks. Other workers take the lease meanwhile. When it wakes it writes the
 // balance it computed before the pause.
-func pauser(ctx context.Context, cfg config, locker fence.Locker, led *ledger, rep *report, lg *logger,
+func pauser(ctx context.Context, cfg config, locker *fence.Locker, led *ledger, rep *report, lg *logger,
 	queue chan<- adjustment, pausedRead chan<- struct{}) {
 	const name = "paused-worker"
 	key := resourceName(paused.account)

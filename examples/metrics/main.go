@@ -1,9 +1,10 @@
 // Command metrics serves fence's OpenTelemetry metrics on a Prometheus
 // endpoint while a small ledger-like workload runs: workers adjust account
-// balances under guarded leases from an in-memory locker, writing to an
-// in-memory fenced store; redelivered adjustments are refused as
-// duplicates; and now and then an operator breaks a lock under a worker,
-// whose late write the store refuses as stale.
+// balances under leases (guard.Run over one session of an in-memory
+// locker), writing to an in-memory fenced store; redelivered adjustments
+// are refused as duplicates; and now and then an operator breaks a lock
+// under a worker, whose late write the store refuses as stale. The
+// locker and the store each have fenceotel's observer.
 //
 //	go run ./examples/metrics                     # http://127.0.0.1:9464/metrics
 //	go run ./examples/metrics -addr :0 -duration 1m

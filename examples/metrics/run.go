@@ -9,11 +9,12 @@ import (
 	"os"
 	"time"
 
-	"github.com/fencekit/fence/fenceotel"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/fencekit/fence/fenceotel"
 )
 
 // run serves the metrics on cfg.addr and runs the workload until ctx is

@@ -102,10 +102,10 @@ func TestServesFenceMetrics(t *testing.T) {
 	renewed := sample{"fence_lock_renewals_total", map[string]string{"fence_outcome": "renewed"}}
 	lost := sample{"fence_lock_lost_total", map[string]string{"fence_reason": "not_held"}}
 	held := sample{"fence_lock_held", nil}
-	accepted := sample{"fence_resource_writes_total", map[string]string{"fence_resource": "ledger", "fence_outcome": "accepted"}}
-	stale := sample{"fence_resource_writes_total", map[string]string{"fence_resource": "ledger", "fence_outcome": "stale"}}
+	accepted := sample{"fence_resource_writes_total", map[string]string{"fence_backend": "memory", "fence_outcome": "accepted"}}
+	stale := sample{"fence_resource_writes_total", map[string]string{"fence_backend": "memory", "fence_outcome": "stale"}}
 	duplicates := sample{"fence_resource_duplicates_refused_total", map[string]string{"fence_resource": "ledger"}}
-	lockCalls := sample{"fence_lock_operation_duration_seconds", map[string]string{"fence_operation": "break", "fence_outcome": "broken"}}
+	lockCalls := sample{"fence_lock_operation_duration_seconds", map[string]string{"fence_backend": "memory", "fence_operation": "break", "fence_outcome": "broken"}}
 
 	// Every kind of event happens within a second or so; scrape until
 	// all have been seen. The bound is generous: it only keeps a broken

@@ -26,7 +26,7 @@ var errDuplicate = errors.New("ledger: adjustment already applied")
 // ledger keeps balances in a fenced resource and refuses an adjustment id
 // seen before, as a unique constraint would.
 type ledger struct {
-	res fence.Resource
+	res *fence.Resource
 	tel *fenceotel.Telemetry
 
 	mu      sync.Mutex
@@ -78,62 +78,62 @@ func (l *ledger) apply(ctx context.Context, token fence.Token, account, id strin
 
 // workload runs the workers and the operator until ctx is done.
 func workload(ctx context.Context, tel *fenceotel.Telemetry, workers int) error {
-	locker, err := tel.WrapLocker(memory.New(nil))
-	if err != nil {
-		return err
-	}
-	res, err := tel.WrapResource(memres.New(nil), "ledger")
-	if err != nil {
-		return err
-	}
+	// The locker reports its store calls and the sessions over it, the
+	// resource its store calls.
+	locker := memory.New(nil)
+	locker.SetObserver(tel.Observer())
+	res := memres.New(nil)
+	res.SetObserver(tel.Observer())
 	l := &ledger{res: res, tel: tel, applied: make(map[string]bool)}
-	g, err := guard.New(locker, &guard.Options{
-		TTL: time.Second, AcquireTimeout: 500 * time.Millisecond,
-		BackoffMin: 2 * time.Millisecond, BackoffMax: 20 * time.Millisecond,
-		Observer: tel.Observer(),
+	sess, err := fence.NewSession(locker, &fence.SessionOptions{
+		TTL: time.Second, BackoffMin: 2 * time.Millisecond, BackoffMax: 20 * time.Millisecond,
 	})
 	if err != nil {
 		return err
 	}
+	defer func() { _ = sess.Close(context.WithoutCancel(ctx)) }()
 	// The operator's victim renews often, so it learns of the break soon.
-	victim, err := guard.New(locker, &guard.Options{TTL: 300 * time.Millisecond, Observer: tel.Observer()})
+	victim, err := fence.NewSession(locker, &fence.SessionOptions{TTL: 300 * time.Millisecond})
 	if err != nil {
 		return err
 	}
+	defer func() { _ = victim.Close(context.WithoutCancel(ctx)) }()
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() { worker(ctx, g, l, w) })
+		wg.Go(func() { worker(ctx, sess, l, w) })
 	}
 	wg.Go(func() { operator(ctx, victim, locker, l) })
 	wg.Wait()
 	return nil
 }
 
-// worker applies adjustments round the accounts; every fifth delivery
-// repeats the previous one, as an at-least-once queue does.
-func worker(ctx context.Context, g *guard.Guard, l *ledger, w int) {
+// worker applies adjustments round the accounts, waiting up to half a
+// second for each account's lock; every fifth delivery repeats the
+// previous one, as an at-least-once queue does.
+func worker(ctx context.Context, sess *fence.Session, l *ledger, w int) {
 	var account, id string
+	wait := &fence.LockOptions{Wait: 500 * time.Millisecond}
 	for n := 0; ctx.Err() == nil; n++ {
 		if n%5 != 4 {
 			account, id = accounts[(w+n)%len(accounts)], fmt.Sprintf("w%d-%d", w, n)
 		}
-		_ = g.Do(ctx, account, func(ctx context.Context, h *fence.Handle) error {
+		_ = guard.Run(ctx, sess, account, func(ctx context.Context, h *fence.Handle) error {
 			if !pause(ctx, time.Duration(1+rand.IntN(4))*time.Millisecond) { // the work takes a moment
 				return context.Cause(ctx)
 			}
 			return l.apply(ctx, h.Token(), account, id, 1)
-		})
+		}, wait)
 	}
 }
 
 // operator breaks a lock under a long job every half second or so.
 // The job, standing for a process paused past its lease, does not
 // look at its context; it writes after another worker has, and the
-// ledger refuses its stale token. Its guard counts the lease as lost.
-func operator(ctx context.Context, g *guard.Guard, locker fence.Locker, l *ledger) {
+// ledger refuses its stale token. Its session counts the lease as lost.
+func operator(ctx context.Context, victim *fence.Session, locker *fence.Locker, l *ledger) {
 	for n := 0; pause(ctx, 300*time.Millisecond); n++ {
 		account := accounts[0]
-		_ = g.Do(ctx, account, func(_ context.Context, h *fence.Handle) error {
+		_ = guard.Run(ctx, victim, account, func(_ context.Context, h *fence.Handle) error {
 			// A long job: its lease is renewed every 100 ms.
 			if !pause(ctx, 250*time.Millisecond) {
 				return ctx.Err()
@@ -152,7 +152,7 @@ func operator(ctx context.Context, g *guard.Guard, locker fence.Locker, l *ledge
 				}
 			}
 			return l.apply(ctx, h.Token(), account, fmt.Sprintf("late-%d", n), 1)
-		})
+		}, nil)
 	}
 }
 

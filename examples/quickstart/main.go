@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/lockers/postgres"
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
@@ -41,7 +42,11 @@ func run(ctx context.Context, url string) error {
 	if err != nil {
 		return err
 	}
-	if err := createTables(ctx, pool, locker); err != nil {
+	fences, err := fencesql.NewPgx(pool, nil) // tokens in the table fence_tokens
+	if err != nil {
+		return err
+	}
+	if err := createTables(ctx, pool, locker, fences); err != nil {
 		return err
 	}
 	sess, err := fence.NewSession(locker, &fence.SessionOptions{TTL: 10 * time.Second})
@@ -49,16 +54,14 @@ func run(ctx context.Context, url string) error {
 		return err
 	}
 	defer sess.Close(ctx)
-	fences, err := fencesql.NewFences("") // tokens in the table fence_tokens
-	if err != nil {
-		return err
-	}
 
 	// Lock, begin, check the lease's token first, write, commit, release.
-	err = fences.LockedPgx(ctx, sess, pool, "account:alice", func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE accounts SET balance = balance + 25 WHERE id = 'alice'")
-		return err
-	}, nil)
+	err = guard.Run(ctx, sess, "account:alice", func(ctx context.Context, h *fence.Handle) error {
+		return fences.Run(ctx, h, func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "UPDATE accounts SET balance = balance + 25 WHERE id = 'alice'")
+			return err
+		}, nil)
+	}, nil) // nil: try once; &fence.LockOptions{Wait: d} waits
 	switch {
 	case errors.Is(err, fence.ErrHeld):
 		fmt.Println("another replica holds account:alice: skipped")
@@ -76,11 +79,11 @@ func run(ctx context.Context, url string) error {
 
 // createTables creates the lease table, the fence table and the accounts,
 // unless they exist. Replicas may run it at once.
-func createTables(ctx context.Context, pool *pgxpool.Pool, locker *postgres.Locker) error {
-	if err := locker.CreateTable(ctx); err != nil { // or postgres.SchemaSQL in a migration
+func createTables(ctx context.Context, pool *pgxpool.Pool, locker *fence.Locker, fences *fencesql.Fences[pgx.Tx]) error {
+	if err := locker.Create(ctx); err != nil { // or postgres.SchemaSQL in a migration
 		return err
 	}
-	if err := fencesql.CreateTablesPgx(ctx, pool, fencesql.Tables{}); err != nil { // or fencesql.SchemaSQL
+	if err := fences.Create(ctx); err != nil { // or fences.SchemaSQL()
 		return err
 	}
 	// One implicit transaction, under an advisory lock: replicas starting

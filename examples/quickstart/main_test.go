@@ -132,7 +132,7 @@ func TestProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close(context.Background())
-	holder, err := sess.TryLock(t.Context(), "account:alice")
+	holder, err := sess.Lock(t.Context(), "account:alice", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 // env is where the demo keeps its locks and its reports.
 type env struct {
 	lockName, storeName string
-	locker              fence.Locker
+	locker              *fence.Locker
 	store               objectStore
 	// expire returns once lease has expired on the locker's clock: the
 	// in-memory locker's fake clock is moved past it, a real store is
@@ -79,7 +79,7 @@ func openLocker(ctx context.Context, cfg config, e *env) error {
 		e.closers = append(e.closers, pool.Close)
 		l, err := postgres.New(pool, &postgres.Options{Table: cfg.postgresTable})
 		if err == nil {
-			err = l.CreateTable(ctx)
+			err = l.Create(ctx)
 		}
 		if err != nil {
 			return err

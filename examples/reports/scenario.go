@@ -98,14 +98,16 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 	for i := 1; i <= cfg.workers; i++ {
 		// The normal path: a 60 s lease, tried once. A duplicate whose
 		// key is busy skips its turn: the holder renders that report.
-		g, err := guard.New(e.locker, &guard.Options{TTL: cfg.ttl})
+		// Each worker stands for a replica: a session of its own.
+		sess, err := fence.NewSession(e.locker, &fence.SessionOptions{TTL: cfg.ttl})
 		if err != nil {
 			return nil, err
 		}
+		defer sess.Close(context.WithoutCancel(ctx))
 		name := fmt.Sprintf("worker-%d", i)
 		wg.Go(func() {
 			for j := range queue {
-				s.handle(ctx, name, g, j)
+				s.handle(ctx, name, sess, j)
 				if !j.redelivered {
 					initial.Done()
 				}
@@ -120,11 +122,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 
 // handle renders and uploads the report of j under a lease on its key,
 // unless the key is busy or the report is in the store already.
-func (s *scenario) handle(ctx context.Context, worker string, g *guard.Guard, j job) {
+func (s *scenario) handle(ctx context.Context, worker string, sess *fence.Session, j job) {
 	name := j.objectName(s.prefix)
 	var token fence.Token
 	var csv []byte
-	err := g.Do(ctx, j.lockKey(), func(ctx context.Context, h *fence.Handle) error {
+	err := guard.Run(ctx, sess, j.lockKey(), func(ctx context.Context, h *fence.Handle) error {
 		token = h.Token()
 		s.rep.issued(j.lockKey(), h.Token())
 		// A duplicate that comes after the first finished finds the report
@@ -141,7 +143,7 @@ func (s *scenario) handle(ctx context.Context, worker string, g *guard.Guard, j 
 			return err
 		}
 		return s.env.store.upload(ctx, name, h.Token(), csv)
-	})
+	}, nil) // tried once: a duplicate whose key is busy skips its turn
 	s.rep.outcome(s.lg, worker, j, name, token, csv, err)
 }
 

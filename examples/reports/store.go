@@ -32,7 +32,7 @@ type objectStore interface {
 }
 
 // memoryStore is the in-process fenced store of resources/memory.
-type memoryStore struct{ res *memres.Resource }
+type memoryStore struct{ res *fence.Resource }
 
 func newMemoryStore(unfenced bool) *memoryStore {
 	return &memoryStore{res: memres.New(&memres.Options{Unfenced: unfenced})}
@@ -50,7 +50,8 @@ func (m *memoryStore) read(ctx context.Context, name string) ([]byte, fence.Toke
 // metadata, the write one conditional PUT.
 type s3Store struct {
 	client   *s3.Client
-	bucket   *fences3.Resource
+	name     string // the bucket's
+	bucket   *fence.Resource
 	unfenced bool
 }
 
@@ -65,7 +66,7 @@ func newS3Store(ctx context.Context, client *s3.Client, bucket string, unfenced 
 	if err != nil {
 		return nil, err
 	}
-	return &s3Store{client: client, bucket: b, unfenced: unfenced}, nil
+	return &s3Store{client: client, name: bucket, bucket: b, unfenced: unfenced}, nil
 }
 
 func (s *s3Store) upload(ctx context.Context, name string, token fence.Token, csv []byte) error {
@@ -73,7 +74,7 @@ func (s *s3Store) upload(ctx context.Context, name string, token fence.Token, cs
 		// Control run: a plain PUT that records the token the way the
 		// fenced writer does, but checks nothing.
 		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
-			Bucket: aws.String(s.bucket.BucketName()), Key: aws.String(name), Body: bytes.NewReader(csv),
+			Bucket: aws.String(s.name), Key: aws.String(name), Body: bytes.NewReader(csv),
 			ContentType: aws.String("text/csv"),
 			Metadata:    map[string]string{fences3.MetaToken: token.String(), fences3.MetaWriteID: randomID()},
 		})
@@ -81,12 +82,12 @@ func (s *s3Store) upload(ctx context.Context, name string, token fence.Token, cs
 	}
 	// A bytes.Reader is seekable, so the package streams it and seeks
 	// back for a retry instead of buffering it.
-	_, err := s.bucket.PutObject(ctx, name, token, bytes.NewReader(csv), &fences3.PutOptions{ContentType: "text/csv"})
+	_, err := fences3.PutObject(ctx, s.bucket, name, token, bytes.NewReader(csv), &fences3.PutOptions{ContentType: "text/csv"})
 	return err
 }
 
 func (s *s3Store) read(ctx context.Context, name string) ([]byte, fence.Token, error) {
-	obj, err := s.bucket.GetObject(ctx, name)
+	obj, err := fences3.GetObject(ctx, s.bucket, name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -99,7 +100,7 @@ func (s *s3Store) read(ctx context.Context, name string) ([]byte, fence.Token, e
 // metadata, the write conditional on the generation whose token was checked.
 type gcsStore struct {
 	bucket   *storage.BucketHandle
-	res      *fencegcs.Resource
+	res      *fence.Resource
 	unfenced bool
 }
 
@@ -133,12 +134,12 @@ func (g *gcsStore) upload(ctx context.Context, name string, token fence.Token, c
 		}
 		return w.Close()
 	}
-	_, err := g.res.Upload(ctx, name, token, bytes.NewReader(csv), &fencegcs.UploadOptions{ContentType: "text/csv"})
+	_, err := fencegcs.Upload(ctx, g.res, name, token, bytes.NewReader(csv), &fencegcs.UploadOptions{ContentType: "text/csv"})
 	return err
 }
 
 func (g *gcsStore) read(ctx context.Context, name string) ([]byte, fence.Token, error) {
-	r, err := g.res.Open(ctx, name)
+	r, err := fencegcs.NewReader(ctx, g.res, name)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -20,6 +20,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redact"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 // DefaultPort is the port of an endpoint named without one.
@@ -36,7 +38,7 @@ const DefaultDialTimeout = 5 * time.Second
 // lockers/etcd package doc. It records the first problem in p, whose Done the caller
 // calls after reading its own parameters; its errors never show the
 // password. The Config has a logger that discards everything.
-func FromURL(u *url.URL, p *fence.URLParams) (cfg clientv3.Config, prefix string) {
+func FromURL(u *url.URL, p *urlparam.Params) (cfg clientv3.Config, prefix string) {
 	if u.Opaque != "" || u.Host == "" {
 		p.Fail("want %s://HOST[:PORT][,HOST[:PORT]...][/PREFIX/]", u.Scheme)
 		return cfg, ""
@@ -97,7 +99,7 @@ func FromURL(u *url.URL, p *fence.URLParams) (cfg clientv3.Config, prefix string
 func New(backend string, cfg clientv3.Config) (*clientv3.Client, error) {
 	c, err := clientv3.New(cfg)
 	if err != nil {
-		return nil, &fence.OpError{Backend: backend, Op: "open", Err: &scrubbedError{msg: fence.Scrub(err.Error(), cfg.Password), err: err}}
+		return nil, &fence.OpError{Backend: backend, Op: "open", Err: &scrubbedError{msg: redact.Scrub(err.Error(), cfg.Password), err: err}}
 	}
 	return c, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redact"
 )
 
 // Form is the URL form both openers quote in their URLForm.
@@ -43,14 +44,14 @@ type Parsed struct {
 	// gives; none of them reaches the driver.
 	Own map[string]string
 	// Passwords are the URL's passwords, to keep out of every error
-	// (fence.URLPasswords).
+	// (redact.Passwords).
 	Passwords []string
 
 	where string
 }
 
-// Scrub returns text without the URL's passwords (fence.Scrub).
-func (p *Parsed) Scrub(text string) string { return fence.Scrub(text, p.Passwords...) }
+// Scrub returns text without the URL's passwords (redact.Scrub).
+func (p *Parsed) Scrub(text string) string { return redact.Scrub(text, p.Passwords...) }
 
 // Invalid returns the *fence.InvalidError for field "url" that refuses the
 // URL for reason, named as Parse names it, without its passwords. Callers
@@ -64,7 +65,7 @@ func (p *Parsed) Invalid(reason string) error {
 func Parse(u *url.URL, own ...string) (*Parsed, error) {
 	p := &Parsed{
 		Own:       map[string]string{},
-		Passwords: fence.URLPasswords(u),
+		Passwords: redact.Passwords(u),
 		// The URL is named without its user information and query,
 		// either of which may carry a password.
 		where: u.Scheme + "://" + u.Host + u.EscapedPath(),

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
-	_ "github.com/fencekit/fence/lockers/mysql" // the mysql:// locker opener
-	_ "github.com/fencekit/fence/resources/sql" // the mysql:// resource opener
+	_ "github.com/fencekit/fence/lockers/mysql"       // the mysql:// locker opener
+	_ "github.com/fencekit/fence/resources/sql/mysql" // the mysql:// resource opener
 )
 
 // TestOpenersAgree checks that fence.OpenLocker and fence.OpenResource
@@ -21,8 +21,8 @@ func TestOpenersAgree(t *testing.T) {
 		"mysql://a%3Ab:secretpw@db/app", "mysql://app:secretpw@db", "mysql://app:secretpw@db/a/b",
 		"mysql://app:secretpw@db/a%60b", "mysql://app:secretpw@db/app?tls=bogus", "mysql://app:secretpw@db/app?timeout=soon",
 	} {
-		l, lerr := fence.OpenLocker(t.Context(), raw)
-		r, rerr := fence.OpenResource(t.Context(), raw)
+		l, lerr := fence.OpenLocker(t.Context(), raw, nil)
+		r, rerr := fence.OpenResource(t.Context(), raw, nil)
 		if lerr == nil || rerr == nil || lerr.Error() != rerr.Error() {
 			t.Errorf("%q: OpenLocker = %v, OpenResource = %v; want the same error", raw, lerr, rerr)
 		}
@@ -34,12 +34,12 @@ func TestOpenersAgree(t *testing.T) {
 		}
 	}
 	const good = "mysql://app:secretpw@db:3307/app?timeout=2s&tls=skip-verify"
-	l, err := fence.OpenLocker(t.Context(), good)
+	l, err := fence.OpenLocker(t.Context(), good, nil)
 	if err != nil {
 		t.Fatalf("OpenLocker(%q): %v", good, err)
 	}
 	l.Close()
-	r, err := fence.OpenResource(t.Context(), good)
+	r, err := fence.OpenResource(t.Context(), good, nil)
 	if err != nil {
 		t.Fatalf("OpenResource(%q): %v", good, err)
 	}

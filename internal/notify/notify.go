@@ -1,5 +1,5 @@
 // Package notify is the fan-out behind the lockers' release
-// notifications (fence.ReleaseNotifier): waiters subscribe to a key, and
+// notifications (driver.ReleaseNotifier): waiters subscribe to a key, and
 // whatever learns of a release (the in-memory store itself, PostgreSQL's
 // LISTEN connection) signals the key's subscribers.
 package notify

@@ -17,7 +17,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 // connParams are the connection parameters accepted in a URL: those of
@@ -57,7 +57,7 @@ func IsConnParam(name string) bool { return connParams[name] }
 // read as given once (pgx checks its value), and any other is a problem
 // naming it, so that a misspelt parameter fails at open rather than at
 // the server.
-func ReadConnParams(p *fence.URLParams, u *url.URL, own ...string) {
+func ReadConnParams(p *urlparam.Params, u *url.URL, own ...string) {
 	for _, k := range slices.Sorted(maps.Keys(u.Query())) {
 		switch {
 		case slices.Contains(own, k):

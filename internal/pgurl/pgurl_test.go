@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 // startup are the connection parameters that pgx sends to the server at
@@ -84,7 +85,7 @@ func TestReadConnParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := fence.NewURLParams(u)
+		p := urlparam.New(u)
 		p.String("table")
 		ReadConnParams(p, u, "table")
 		err = p.Done()

@@ -65,7 +65,7 @@ func runChild(raw string, out io.Writer, in io.Reader) error {
 	ctx := context.Background()
 	kind := LockerKind{TTL: spec.TTL, MaxSkew: spec.MaxSkew}
 	clock := clockAt(kind, spec.Offset)
-	l, err := forRun(stage, fence.OpenLockerWith)(ctx, spec.LockerURL, &fence.OpenOptions{Clock: clock, HTTPClient: stage.HTTPClient()})
+	l, err := forRun(stage, fence.OpenLocker)(ctx, spec.LockerURL, &fence.OpenOptions{Clock: clock, HTTPClient: stage.HTTPClient()})
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func runChild(raw string, out io.Writer, in io.Reader) error {
 
 // openChildResource opens the worker's resource through the stage's
 // faults and without, as ResourceKind.open does for a run in one process.
-func openChildResource(ctx context.Context, s *Stage, spec childSpec) (work, clean fence.Resource, err error) {
+func openChildResource(ctx context.Context, s *Stage, spec childSpec) (work, clean resource, err error) {
 	if spec.Config.Control {
 		for _, p := range Pairs() {
 			if p.Name() == spec.Pair && p.Resource.Unfenced != nil {
@@ -106,7 +106,7 @@ func openChildResource(ctx context.Context, s *Stage, spec childSpec) (work, cle
 			}
 		}
 	}
-	open := forRun(s, fence.OpenResourceWith)
+	open := forRun(s, fence.OpenResource)
 	w, err := open(ctx, spec.ResourceURL, &fence.OpenOptions{HTTPClient: s.HTTPClient()})
 	if err != nil {
 		return nil, nil, err

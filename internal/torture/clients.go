@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence/lockers/azblob"
-	resgcs "github.com/fencekit/fence/resources/gcs"
 )
 
 // Environment variables of the emulators, as scripts/emulators.sh
@@ -35,7 +34,7 @@ var (
 	dynamoEnv      = []string{EnvNode, EnvDynaliteJS, envAWSCredentials}
 	s3Env          = []string{EnvMinIOBin, envAWSCredentials, envAWSSecret}
 	gcsEnv         = []string{EnvFakeGCSBin}
-	gcsResourceEnv = []string{EnvFakeGCSBin, resgcs.EnvEmulatorHost}
+	gcsResourceEnv = []string{EnvFakeGCSBin, "STORAGE_EMULATOR_HOST"}
 	azblobEnv      = []string{EnvAzuriteBin, azblob.EnvConnectionString}
 )
 

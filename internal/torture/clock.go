@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -22,17 +23,20 @@ func (c SkewedClock) Now() time.Time { return time.Now().Add(c.Offset) }
 // NewTimer returns a system timer.
 func (SkewedClock) NewTimer(d time.Duration) fence.Timer { return fence.SystemClock{}.NewTimer(d) }
 
-// pausable is a fence.Locker whose renewals stop while its worker is
-// paused, as every thread of a process stops in a long garbage collection:
-// a Renew called during a pause waits for it to end (or for its ctx). It
-// embeds the Locker interface, so a session renews through its Renew
-// (the wrapped locker's RenewMany is not promoted); NotifyRelease is
-// passed on, so that waiting workers wake on releases where the store
-// announces them.
+// pausable stops the renewals of one worker's Locker while the worker is
+// paused, as every thread of a process stops in a long garbage
+// collection: a renewal called during a pause waits for it to end (or for
+// its ctx). It sits under the worker's *fence.Locker as a wrapped driver
+// (see driver.Wrap) that renews one lease per call, so that each renewal
+// of a session waits; release notices, Create and As are passed on.
 type pausable struct {
-	fence.Locker
 	mu    sync.Mutex
 	until time.Time
+}
+
+// wrap returns l over a driver whose renewals wait for p's pauses.
+func (p *pausable) wrap(l *fence.Locker) (*fence.Locker, error) {
+	return driver.Wrap(l, func(d driver.Locker) driver.Locker { return &pausing{Locker: d, p: p} })
 }
 
 // pause stops renewals until the given time.
@@ -42,28 +46,51 @@ func (p *pausable) pause(until time.Time) {
 	p.mu.Unlock()
 }
 
-// Renew waits for a pause to end, then renews.
-func (p *pausable) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
+// wait returns once no pause is on, or with ctx's error.
+func (p *pausable) wait(ctx context.Context) error {
 	for {
 		// The pause may be extended while this call waits: look again.
 		p.mu.Lock()
 		wait := time.Until(p.until)
 		p.mu.Unlock()
 		if wait <= 0 {
-			return p.Locker.Renew(ctx, lease)
+			return nil
 		}
 		if err := backoff.Sleep(ctx, wait); err != nil {
-			return fence.Lease{}, err
+			return err
 		}
 	}
 }
 
-// NotifyRelease passes the wrapped Locker's NotifyRelease on, or returns an
-// error matching errors.ErrUnsupported when it has none.
-func (p *pausable) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	n, ok := p.Locker.(fence.ReleaseNotifier)
+// pausing is the driver under a paused worker's Locker.
+type pausing struct {
+	driver.Locker
+	p *pausable
+}
+
+// Renew waits for a pause to end, then renews.
+func (d *pausing) Renew(ctx context.Context, lease fence.Lease) error {
+	if err := d.p.wait(ctx); err != nil {
+		return err
+	}
+	return d.Locker.Renew(ctx, lease)
+}
+
+// NotifyRelease passes the wrapped driver's NotifyRelease on, or returns
+// an error matching errors.ErrUnsupported when it has none.
+func (d *pausing) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	n, ok := d.Locker.(driver.ReleaseNotifier)
 	if !ok {
 		return nil, nil, fmt.Errorf("torture: notify %q: %w", key, errors.ErrUnsupported)
 	}
 	return n.NotifyRelease(ctx, key)
+}
+
+// Create passes the wrapped driver's Create on.
+func (d *pausing) Create(ctx context.Context) error {
+	c, ok := d.Locker.(driver.Creator)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	return c.Create(ctx)
 }

@@ -71,7 +71,7 @@ func TestPrivateEmulatorsKeepData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := create(t.Context(), s, clean, AzblobLocker.Remove, fence.OpenLockerWith)
+		l, err := create(t.Context(), s, clean, AzblobLocker.Remove, fence.OpenLocker)
 		if err != nil {
 			t.Fatalf("create: %v", err)
 		}

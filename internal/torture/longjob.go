@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -178,20 +177,20 @@ func (l *leaseWatch) update(f func(*leaseState)) {
 }
 
 // observer is the guard's Observer that feeds l.
-func (l *leaseWatch) observer() *guard.Observer {
-	return &guard.Observer{
-		Acquired: func(e guard.AcquiredEvent) {
+func (l *leaseWatch) observer() *fence.Observer {
+	return &fence.Observer{
+		Acquired: func(e fence.AcquiredEvent) {
 			l.update(func(s *leaseState) { s.acquired, s.token = true, e.Lease.Token })
 		},
-		Renewed: func(e guard.RenewedEvent) {
+		Renewed: func(e fence.RenewedEvent) {
 			if e.Err == nil {
 				l.update(func(s *leaseState) { s.renewals++ })
 			}
 		},
-		LeaseLost: func(guard.LeaseLostEvent) {
+		LeaseLost: func(fence.LeaseLostEvent) {
 			l.update(func(s *leaseState) { s.lostBefore = s.lostBefore || !s.released })
 		},
-		Released: func(e guard.ReleasedEvent) {
+		Released: func(e fence.ReleasedEvent) {
 			inTime := l.clock.Now().Before(e.Lease.ValidUntil)
 			l.update(func(s *leaseState) { s.released, s.releaseErr, s.answeredInTime = true, e.Err, inTime })
 		},

@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/lockers/memory"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/torture"
+	"github.com/fencekit/fence/lockers/memory"
 )
 
 // refusing is the driver of a memory locker that refuses
@@ -18,13 +19,13 @@ import (
 // locker does when handed the lease as it was acquired once that copy ran
 // out.
 type refusing struct {
-	fence.LockerDriver
+	driver.Locker
 	mu      sync.Mutex
 	renewed map[fence.Token]bool
 }
 
 func (d *refusing) Renew(ctx context.Context, lease fence.Lease) error {
-	err := d.LockerDriver.Renew(ctx, lease)
+	err := d.Locker.Renew(ctx, lease)
 	if err == nil {
 		d.mu.Lock()
 		d.renewed[lease.Token] = true
@@ -40,35 +41,37 @@ func (d *refusing) Release(ctx context.Context, lease fence.Lease) error {
 	if refuse {
 		return fence.ErrNotHeld
 	}
-	return d.LockerDriver.Release(ctx, lease)
+	return d.Locker.Release(ctx, lease)
 }
 
 // refusingOpener opens refusing://NAME: like mem://NAME, one locker per
 // name, shared by all who open it.
 type refusingOpener struct {
 	mu    sync.Mutex
-	named map[string]*fence.PortableLocker
+	named map[string]*fence.Locker
 }
 
 func (o *refusingOpener) URLForm() string { return "refusing://NAME" }
 
-func (o *refusingOpener) OpenLockerURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
+func (o *refusingOpener) OpenLockerURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (*fence.Locker, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	l, ok := o.named[u.Host]
 	if !ok {
 		var err error
-		d := &refusing{LockerDriver: memory.New(nil).Driver(), renewed: map[fence.Token]bool{}}
-		if l, err = fence.NewLocker(d, nil); err != nil {
-			return fence.Opened[*fence.PortableLocker]{}, err
+		l, err = driver.Wrap(memory.New(nil), func(d driver.Locker) driver.Locker {
+			return &refusing{Locker: d, renewed: map[fence.Token]bool{}}
+		})
+		if err != nil {
+			return nil, err
 		}
 		o.named[u.Host] = l
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l}, nil
+	return l, nil
 }
 
 func init() {
-	fence.RegisterLocker("refusing", &refusingOpener{named: map[string]*fence.PortableLocker{}})
+	driver.RegisterLocker("refusing", &refusingOpener{named: map[string]*fence.Locker{}})
 }
 
 // TestRefusedReleaseFailsRun: a run whose guaranteed long job cannot be

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"time"
-
-	"github.com/fencekit/fence"
 )
 
 // ErrUnavailable: a backend's server is not configured (its environment
@@ -53,9 +51,9 @@ type URLs func(ctx context.Context, s *Stage) (faulty, clean string, err error)
 type Remover func(ctx context.Context, s *Stage, clean string) error
 
 // LockerKind is a locker backend in one configuration. The run opens its
-// lockers from URL with fence.OpenLockerWith, through the backend's
+// lockers from URL with fence.OpenLocker, through the backend's
 // registered URL opener (package backends registers them all): once
-// without faults to create the store (PortableLocker.Create, skipped where
+// without faults to create the store (fence.Locker.Create, skipped where
 // there is nothing to create), then once per worker, with the worker's
 // clock and the stage's faulty HTTP client, so that each worker has a
 // Locker and clients of its own, like separate processes (memory's named
@@ -125,8 +123,8 @@ type Expected struct {
 }
 
 // ResourceKind is a resource backend. The run opens it from URL with
-// fence.OpenResourceWith: once without faults, to create the store
-// (PortableResource.Create, skipped where there is nothing to create), to
+// fence.OpenResource: once without faults, to create the store
+// (fence.Resource.Create, skipped where there is nothing to create), to
 // read it back after the run and for the guaranteed stale write; and once
 // with the stage's faulty HTTP client, for the workers, who share it.
 type ResourceKind struct {
@@ -143,7 +141,7 @@ type ResourceKind struct {
 	// the store at the URLs (created): work through the stage's faults,
 	// check without. When nil, a control run wraps the resources opened
 	// from the URLs in Unfenced.
-	Unfenced func(ctx context.Context, s *Stage, faulty, clean string) (work, check fence.Resource, err error)
+	Unfenced func(ctx context.Context, s *Stage, faulty, clean string) (work, check resource, err error)
 }
 
 // Pair is a locker and a resource run together.

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"path/filepath"
 
-	"github.com/fencekit/fence"
 	resmemory "github.com/fencekit/fence/resources/memory"
 	ress3 "github.com/fencekit/fence/resources/s3"
 )
@@ -19,7 +18,7 @@ var (
 	MemoryResource = ResourceKind{
 		Name: "memory",
 		URL:  named("mem", "values"),
-		Unfenced: func(context.Context, *Stage, string, string) (fence.Resource, fence.Resource, error) {
+		Unfenced: func(context.Context, *Stage, string, string) (resource, resource, error) {
 			r := resmemory.New(&resmemory.Options{Unfenced: true})
 			return r, r, nil
 		},
@@ -70,13 +69,13 @@ func sqlTables(s *Stage) []string {
 
 // openS3Unfenced opens the bucket of clean (an s3URL) with
 // resources/s3's Unfenced option, through the stage's faults and without.
-func openS3Unfenced(ctx context.Context, s *Stage, _, clean string) (work, check fence.Resource, err error) {
+func openS3Unfenced(ctx context.Context, s *Stage, _, clean string) (work, check resource, err error) {
 	bucket, q, err := parseStoreURL(clean)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts := &ress3.Options{MaxKeySegmentLen: minioKeySegment, Unfenced: true}
-	var rs [2]fence.Resource
+	var rs [2]resource
 	for i, hc := range [2]*http.Client{s.HTTPClient(), s.CleanHTTPClient()} {
 		c, err := s3Client(ctx, q, hc)
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -265,7 +264,7 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-func newWorker(id int, cfg *Config, kind LockerKind, newLocker newLocker, s *Stage, keys []string, res, clean fence.Resource, rec *Recorder) (*worker, error) {
+func newWorker(id int, cfg *Config, kind LockerKind, newLocker newLocker, s *Stage, keys []string, res, clean resource, rec *Recorder) (*worker, error) {
 	off := skewFor(kind, s)
 	clock := clockAt(kind, off)
 	l, err := newLocker(id, clock)
@@ -294,31 +293,34 @@ func clockAt(kind LockerKind, off time.Duration) fence.Clock {
 }
 
 // buildWorker returns worker id on locker l, reading time from clock.
-func buildWorker(id int, cfg *Config, ttl time.Duration, clock fence.Clock, l fence.Locker, s *Stage, keys []string, res, clean fence.Resource, rec recorder) (*worker, error) {
-	p := &pausable{Locker: l}
+func buildWorker(id int, cfg *Config, ttl time.Duration, clock fence.Clock, l *fence.Locker, s *Stage, keys []string, res, clean resource, rec recorder) (*worker, error) {
+	p := &pausable{}
+	pl, err := p.wrap(l)
+	if err != nil {
+		return nil, err
+	}
 	watch := &leaseWatch{clock: clock}
-	g, err := guard.New(p, &guard.Options{
+	pl.SetObserver(watch.observer())
+	sess, err := fence.NewSession(pl, &fence.SessionOptions{
 		TTL: ttl,
 		// At least 10 s: on a loaded machine one attempt through the
 		// run's proxies can take longer than two short TTLs, and a
 		// timeout that cancels every attempt midway (dropping its
 		// connection, so the next one dials again) left whole pairs
-		// without a lease.
-		AcquireTimeout: max(2*ttl, 10*time.Second),
-		BackoffMin:     ttl / 50,
-		BackoffMax:     ttl / 5,
+		// without a lease (wait, below).
+		BackoffMin: ttl / 50,
+		BackoffMax: ttl / 5,
 		// A waiting worker tries a busy key at least every TTL/5 (the
 		// longest step of the backoff it used to retry on), besides
 		// waking on releases and at the holder's expiry.
 		PollInterval: ttl / 5,
 		Clock:        clock,
-		Observer:     watch.observer(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &worker{
-		id: id, cfg: cfg, keys: keys, guard: g, locker: p,
+		id: id, cfg: cfg, keys: keys, sess: sess, wait: max(2*ttl, 10*time.Second), locker: p,
 		res: res, clean: clean, stage: s, rec: rec, calmly: s.calmly, ttl: ttl, watch: watch, epoch: map[string]int{},
 	}, nil
 }
@@ -353,7 +355,7 @@ func disrupt(ctx context.Context, s *Stage, every time.Duration, logf func(strin
 
 // readBack reads the list of every name written, through the clean
 // resource.
-func readBack(ctx context.Context, clean fence.Resource, attempts []Attempt) (map[string][]Entry, error) {
+func readBack(ctx context.Context, clean resource, attempts []Attempt) (map[string][]Entry, error) {
 	stored := map[string][]Entry{}
 	for _, a := range attempts {
 		if _, ok := stored[a.Name]; ok {

@@ -8,10 +8,11 @@ import (
 
 	"github.com/fencekit/fence"
 	_ "github.com/fencekit/fence/backends" // the URL schemes of every backend
+	"github.com/fencekit/fence/internal/redact"
 )
 
 // newLocker returns the locker worker uses, reading time from clock.
-type newLocker func(worker int, clock fence.Clock) (fence.Locker, error)
+type newLocker func(worker int, clock fence.Clock) (*fence.Locker, error)
 
 // open creates k's store on s and returns how to open the workers'
 // lockers.
@@ -23,11 +24,11 @@ func (k LockerKind) open(ctx context.Context, s *Stage) (newLocker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := create(ctx, s, clean, k.Remove, fence.OpenLockerWith); err != nil {
+	if _, err := create(ctx, s, clean, k.Remove, fence.OpenLocker); err != nil {
 		return nil, err
 	}
-	return func(_ int, clock fence.Clock) (fence.Locker, error) {
-		l, err := forRun(s, fence.OpenLockerWith)(ctx, faulty, &fence.OpenOptions{Clock: clock, HTTPClient: s.HTTPClient()})
+	return func(_ int, clock fence.Clock) (*fence.Locker, error) {
+		l, err := forRun(s, fence.OpenLocker)(ctx, faulty, &fence.OpenOptions{Clock: clock, HTTPClient: s.HTTPClient()})
 		if err != nil {
 			return nil, err
 		}
@@ -38,7 +39,7 @@ func (k LockerKind) open(ctx context.Context, s *Stage) (newLocker, error) {
 // open creates k's store on s and returns the resource the workers write
 // through the stage's faults, and the same without faults. When fenced is
 // false their token check is off (a control run): k.Unfenced, or Unfenced.
-func (k ResourceKind) open(ctx context.Context, s *Stage, fenced bool) (work, clean fence.Resource, err error) {
+func (k ResourceKind) open(ctx context.Context, s *Stage, fenced bool) (work, clean resource, err error) {
 	if _, err := need(k.Env...); err != nil {
 		return nil, nil, err
 	}
@@ -46,14 +47,14 @@ func (k ResourceKind) open(ctx context.Context, s *Stage, fenced bool) (work, cl
 	if err != nil {
 		return nil, nil, err
 	}
-	check, err := create(ctx, s, cleanURL, k.Remove, fence.OpenResourceWith)
+	check, err := create(ctx, s, cleanURL, k.Remove, fence.OpenResource)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !fenced && k.Unfenced != nil {
 		return k.Unfenced(ctx, s, faultyURL, cleanURL)
 	}
-	w, err := forRun(s, fence.OpenResourceWith)(ctx, faultyURL, &fence.OpenOptions{HTTPClient: s.HTTPClient()})
+	w, err := forRun(s, fence.OpenResource)(ctx, faultyURL, &fence.OpenOptions{HTTPClient: s.HTTPClient()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,21 +62,21 @@ func (k ResourceKind) open(ctx context.Context, s *Stage, fenced bool) (work, cl
 }
 
 // control returns r, or r without its token check for a control run.
-func control(r fence.Resource, fenced bool) fence.Resource {
+func control(r resource, fenced bool) resource {
 	if fenced {
 		return r
 	}
 	return Unfenced{r}
 }
 
-// store is what the run needs of a PortableLocker or PortableResource
+// store is what the run needs of a *fence.Locker or *fence.Resource
 // beyond its contract.
 type store interface {
 	Create(ctx context.Context) error
 	Close() error
 }
 
-// opener is fence.OpenLockerWith or fence.OpenResourceWith.
+// opener is fence.OpenLocker or fence.OpenResource.
 type opener[T store] func(ctx context.Context, rawURL string, opts *fence.OpenOptions) (T, error)
 
 // forRun returns open, whose lockers or resources are closed when the run
@@ -85,7 +86,7 @@ func forRun[T store](s *Stage, open opener[T]) opener[T] {
 		v, err := open(ctx, rawURL, opts)
 		if err != nil {
 			var zero T
-			return zero, fmt.Errorf("torture: open %s: %w", fence.RedactURL(rawURL), err)
+			return zero, fmt.Errorf("torture: open %s: %w", redact.URL(rawURL), err)
 		}
 		s.Defer(func() { _ = v.Close() })
 		return v, nil
@@ -103,14 +104,14 @@ func create[T store](ctx context.Context, s *Stage, clean string, remove Remover
 	}
 	if err := v.Create(ctx); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		var zero T
-		return zero, fmt.Errorf("torture: create %s: %w", fence.RedactURL(clean), err)
+		return zero, fmt.Errorf("torture: create %s: %w", redact.URL(clean), err)
 	}
 	if remove != nil {
 		s.Defer(func() {
 			ctx, cancel := cleanupContext()
 			defer cancel()
 			if err := remove(ctx, s, clean); err != nil {
-				s.logf("torture: remove %s: %v", fence.RedactURL(clean), err)
+				s.logf("torture: remove %s: %v", redact.URL(clean), err)
 			}
 		})
 	}

@@ -7,6 +7,16 @@ import (
 	"github.com/fencekit/fence"
 )
 
+// resource is what the run writes to: a *fence.Resource, or one wrapped
+// for a control run (Unfenced).
+type resource interface {
+	Put(ctx context.Context, name string, token fence.Token, value []byte) error
+	Get(ctx context.Context, name string) ([]byte, fence.Token, error)
+	Delete(ctx context.Context, name string, token fence.Token) error
+	Highest(ctx context.Context, name string) (fence.Token, error)
+	Claim(ctx context.Context, name string, token fence.Token) error
+}
+
 // maxUnfencedTries bounds the retries of an unfenced write that keeps
 // losing races against other writers' tokens.
 const maxUnfencedTries = 20
@@ -21,7 +31,7 @@ const maxUnfencedTries = 20
 // read without raising the high-water mark, as on a store without
 // fencing. Use it only for resources without an unfenced mode of their
 // own.
-type Unfenced struct{ fence.Resource }
+type Unfenced struct{ resource }
 
 // Claim does nothing: an unfenced store has no high-water mark to raise.
 func (u Unfenced) Claim(context.Context, string, fence.Token) error { return nil }
@@ -34,7 +44,7 @@ func (u Unfenced) Put(ctx context.Context, name string, token fence.Token, value
 		if h, err = u.Highest(ctx, name); err != nil {
 			return err
 		}
-		if err = u.Resource.Put(ctx, name, max(h, token), value); !errors.Is(err, fence.ErrStaleToken) {
+		if err = u.resource.Put(ctx, name, max(h, token), value); !errors.Is(err, fence.ErrStaleToken) {
 			return err
 		}
 	}

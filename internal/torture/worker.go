@@ -19,11 +19,12 @@ type worker struct {
 	id     int
 	cfg    *Config
 	keys   []string
-	guard  *guard.Guard
+	sess   *fence.Session
+	wait   time.Duration // how long an acquisition waits
 	locker *pausable
-	res    fence.Resource
-	clean  fence.Resource // res without faults, for the guaranteed stale write
-	stage  *Stage         // its ID prefixes resource names; its Counts count pauses
+	res    resource
+	clean  resource // res without faults, for the guaranteed stale write
+	stage  *Stage   // its ID prefixes resource names; its Counts count pauses
 	rec    recorder
 	// calmly runs f while no disruption runs (Stage.calmly, or a request
 	// to the run's process).
@@ -61,7 +62,7 @@ func (w *worker) loop(ctx context.Context) {
 			dctx = WithoutFaults(ctx) // acquisition, renewals, writes and release
 		}
 		w.watch.reset()
-		err := w.guard.Do(dctx, p.key, func(wctx context.Context, h *fence.Handle) error {
+		err := guard.Run(dctx, w.sess, p.key, func(wctx context.Context, h *fence.Handle) error {
 			w.rec.leaseTaken(taken(w.id, h))
 			w.proc.holding(p.key)
 			defer w.proc.holding("")
@@ -74,7 +75,7 @@ func (w *worker) loop(ctx context.Context) {
 				w.readModifyWrite(wctx, h, i == 0 && w.shouldPause())
 			}
 			return nil
-		})
+		}, &fence.LockOptions{Wait: w.wait})
 		w.settle(p, err)
 		if err != nil && !errors.Is(err, fence.ErrHeld) && !errors.Is(err, fence.ErrLeaseLost) {
 			_ = backoff.Sleep(ctx, 50*time.Millisecond) // a store error: do not spin
@@ -143,7 +144,7 @@ func (w *worker) name(key string) string {
 // reading it, and records the claim, so that no write with a lower token lands between the read
 // and the write that follows it; a refused claim (a newer holder claimed
 // or wrote the name) ends the read-modify-write as a failed read does.
-func (w *worker) read(ctx context.Context, res fence.Resource, key string, token fence.Token) (string, []Entry, error) {
+func (w *worker) read(ctx context.Context, res resource, key string, token fence.Token) (string, []Entry, error) {
 	for {
 		name := w.name(key)
 		start := time.Now()

@@ -23,7 +23,7 @@ var (
 	errLeased  = errors.New("another lease is active")
 )
 
-// Acquire implements fence.LockerDriver. It reads the key's blob
+// Acquire implements driver.Locker. It reads the key's blob
 // (creating it the first time), takes a lease with If-Match on the ETag
 // read, and writes the next token under that lease (see the package doc).
 // A key whose current lease is verifiably its last owner's loses at once,
@@ -32,7 +32,7 @@ var (
 // loses to the service's LeaseAlreadyPresent, and the HeldError names
 // nobody. Keys, owners and TTLs that Azure cannot hold as given are
 // refused with a *fence.InvalidError before anything is sent.
-func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	if err := checkInput(key, owner, ttl); err != nil {
 		return fence.Lease{}, err
 	}
@@ -68,7 +68,7 @@ func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 // try takes the lease that issues the token after r's to owner for ttl,
 // and writes that token. It fails with errChanged when the blob changed
 // since r was read, and with errLeased when another lease is active.
-func (d *driver) try(ctx context.Context, key, owner string, ttl time.Duration, r record) (fence.Lease, error) {
+func (d *store) try(ctx context.Context, key, owner string, ttl time.Duration, r record) (fence.Lease, error) {
 	token, meta, err := r.next(key, owner, ttl)
 	if err != nil {
 		return fence.Lease{}, err
@@ -118,7 +118,7 @@ func (d *driver) try(ctx context.Context, key, owner string, ttl time.Duration, 
 // answer, it reads the blob under the lease: the token and owner show
 // whether the write landed, and a changed ETag with the token unchanged is
 // written again. A lease lost before the write gives a *fence.HeldError.
-func (d *driver) bump(ctx context.Context, key, owner, id string, etag azcore.ETag, prev, token fence.Token, meta map[string]*string) error {
+func (d *store) bump(ctx context.Context, key, owner, id string, etag azcore.ETag, prev, token fence.Token, meta map[string]*string) error {
 	what := fmt.Sprintf("write token %d", token)
 	lost := func(err error) error {
 		return fmt.Errorf("%s: the lease ended before the token was written: %w", what, errors.Join(&fence.HeldError{Key: key}, err))
@@ -154,7 +154,7 @@ func (d *driver) bump(ctx context.Context, key, owner, id string, etag azcore.ET
 // r's acquisition succeeds with r's token and owner: that lease is then
 // the active one. Otherwise the holder is unknown (another acquirer is
 // between its lease and its token write, or the lease just ended).
-func (d *driver) held(ctx context.Context, key string, r record) (*fence.HeldError, error) {
+func (d *store) held(ctx context.Context, key string, r record) (*fence.HeldError, error) {
 	he := &fence.HeldError{Key: key}
 	if r.token == 0 {
 		return he, nil
@@ -170,7 +170,7 @@ func (d *driver) held(ctx context.Context, key string, r record) (*fence.HeldErr
 }
 
 // readOrCreate reads key's blob, creating it with token 0 the first time.
-func (d *driver) readOrCreate(ctx context.Context, key string) (record, error) {
+func (d *store) readOrCreate(ctx context.Context, key string) (record, error) {
 	r, err := d.read(ctx, key, "")
 	if err == nil {
 		return r, nil
@@ -197,7 +197,7 @@ func (d *driver) readOrCreate(ctx context.Context, key string) (record, error) {
 // when ctx is done, for at most the cleanup timeout, and its outcome does
 // not matter: a lease it fails to release runs out after its TTL, and no
 // token was handed out under it.
-func (d *driver) undo(ctx context.Context, key, id string) {
+func (d *store) undo(ctx context.Context, key, id string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cleanup)
 	defer cancel()
 	_ = d.releaseLease(ctx, key, id)

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the Azure blob locker.
@@ -17,9 +18,6 @@ const (
 	// MaxKeyLen is the longest key accepted, in bytes of UTF-8. Azure
 	// allows blob names of 1,024 characters; 1,024 bytes are never more.
 	MaxKeyLen = 1024
-	// MaxSegments is the largest number of '/'-separated segments in a
-	// key, Azure's limit for blob names.
-	MaxSegments = 254
 	// MaxOwnerLen is the longest owner id accepted, in bytes. Owner ids
 	// are stored as metadata values: printable ASCII only.
 	MaxOwnerLen = 256
@@ -30,13 +28,16 @@ const (
 	// DefaultCleanupTimeout is how long Acquire may spend releasing a
 	// lease it could not finish taking when ctx is already done.
 	DefaultCleanupTimeout = 5 * time.Second
+	// maxSegments is the largest number of '/'-separated segments in a
+	// key, Azure's limit for blob names.
+	maxSegments = 254
 )
 
-// Options configure a Locker. A nil *Options means all defaults.
+// Options configure the Locker of New. A nil *Options means all defaults.
 type Options struct {
 	// Clock supplies the send times from which Lease.ValidUntil is
 	// computed, and tells Renew and Release when a lease has run out
-	// locally (fence.LockerOptions.Clock). Expiry itself is measured by
+	// locally (driver.LockerOptions.Clock). Expiry itself is measured by
 	// the service. Default: fence.SystemClock.
 	Clock fence.Clock
 	// CleanupTimeout bounds the release of a lease that Acquire took but
@@ -45,27 +46,22 @@ type Options struct {
 	CleanupTimeout time.Duration
 }
 
-// Locker is a fence.Locker on the blobs of one Azure Storage container:
-// the portable locker over this package's driver. Create it with New; it
-// is safe for concurrent use. Create (of fence.PortableLocker) creates
-// the container.
-type Locker struct {
-	*fence.PortableLocker
-	d *driver
-}
-
-var _ fence.Locker = (*Locker)(nil)
-
-// driver is the fence.LockerDriver on Azure blob leases: the store calls
-// of the methods of fence.Locker, on input the PortableLocker checked.
-type driver struct {
+// store is the driver.Locker on Azure blob leases: the store calls
+// of the methods of fence.Locker, on input the portable Locker checked.
+type store struct {
 	c       *container.Client
 	cleanup time.Duration
+	clock   fence.Clock // for driver.LockerOptions; nil for the system's
 }
 
-var _ fence.LockerDriver = (*driver)(nil)
+var (
+	_ driver.Locker  = (*store)(nil)
+	_ driver.Creator = (*store)(nil)
+	_ driver.Aser    = (*store)(nil)
+)
 
-// New returns a Locker that keeps its leases in the container of c.
+// New returns a *fence.Locker that keeps its leases in the container of
+// c.
 //
 // It takes the SDK's *container.Client rather than an interface of the
 // calls it makes: the SDK builds a blob client and a lease client per
@@ -75,8 +71,18 @@ var _ fence.LockerDriver = (*driver)(nil)
 // azcore.ClientOptions.Transport (as this package's tests do).
 //
 // New checks the options but does not touch the service; create the
-// container with the Locker's Create or with your own tools.
-func New(c *container.Client, opts *Options) (*Locker, error) {
+// container with the Locker's Create or with your own tools. The Locker's
+// As gives c (see the package doc).
+func New(c *container.Client, opts *Options) (*fence.Locker, error) {
+	d, err := newStore(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+}
+
+// newStore checks the arguments of New and returns the store they make.
+func newStore(c *container.Client, opts *Options) (*store, error) {
 	if c == nil {
 		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
 	}
@@ -90,23 +96,27 @@ func New(c *container.Client, opts *Options) (*Locker, error) {
 	case o.CleanupTimeout == 0:
 		o.CleanupTimeout = DefaultCleanupTimeout
 	}
-	d := &driver{c: c, cleanup: o.CleanupTimeout}
-	p, err := fence.NewLocker(d, &fence.LockerOptions{Clock: o.Clock})
-	if err != nil {
-		return nil, err
+	return &store{c: c, cleanup: o.CleanupTimeout, clock: o.Clock}, nil
+}
+
+// As implements driver.Aser: it gives the client given to New (or made
+// by the URL opener) to a **container.Client.
+func (d *store) As(target any) bool {
+	if p, ok := target.(**container.Client); ok {
+		*p = d.c
+		return true
 	}
-	return &Locker{PortableLocker: p, d: d}, nil
+	return false
 }
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "azblob", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "azblob", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
 }
 
-// Create creates the container if it does not exist yet. It is
-// idempotent and safe to run concurrently. The PortableLocker's Create
-// calls it.
-func (d *driver) Create(ctx context.Context) error {
+// Create implements driver.Creator: it creates the container if it does
+// not exist yet. It is idempotent and safe to run concurrently.
+func (d *store) Create(ctx context.Context) error {
 	_, err := d.c.Create(ctx, nil)
 	if err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
 		// The URL without its query, which may be a SAS token.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
 
@@ -57,21 +58,21 @@ func (s *shortLeases) expire(t *testing.T) {
 	}
 }
 
-// noting is the Locker under test with the calls that can start or extend
-// a short lease noted; every call goes to the Locker as is.
+// noting is the store under test with the calls that can start or
+// extend a short lease noted; every call goes to the store as is.
 type noting struct {
-	*Locker
+	*store
 	s *shortLeases
 }
 
-func (n noting) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (lease fence.Lease, err error) {
-	n.s.call(ctx, ttl, func() error { lease, err = n.Locker.Acquire(ctx, key, ttl, opts); return err })
+func (n noting) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, err error) {
+	n.s.call(ctx, ttl, func() error { lease, err = n.store.Acquire(ctx, key, owner, ttl); return err })
 	return lease, err
 }
 
-func (n noting) Renew(ctx context.Context, old fence.Lease) (lease fence.Lease, err error) {
-	n.s.call(ctx, old.TTL, func() error { lease, err = n.Locker.Renew(ctx, old); return err })
-	return lease, err
+func (n noting) Renew(ctx context.Context, lease fence.Lease) (err error) {
+	n.s.call(ctx, lease.TTL, func() error { err = n.store.Renew(ctx, lease); return err })
+	return err
 }
 
 // TestConformance runs the locker suite on Azurite, with real 15 s leases
@@ -83,8 +84,12 @@ func TestConformance(t *testing.T) {
 	start := time.Now()
 	t.Cleanup(func() { t.Logf("the suite took %v", time.Since(start).Round(time.Millisecond)) })
 	lockertest.Run(t, lockertest.Harness{
-		New: func(t *testing.T) fence.Locker {
-			return noting{newLocker(t, c, nil), s}
+		New: func(t *testing.T) *fence.Locker {
+			l, err := driver.NewLocker(noting{newLocker(t, c, nil).d, s}, nil)
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			return l
 		},
 		TTL:      MaxTTL,
 		ShortTTL: shortTTL,

@@ -21,7 +21,7 @@ import (
 // read returns the record of key's blob. With a non-empty leaseID the
 // read succeeds only while that lease is active on the blob. A missing
 // blob is an error with code BlobNotFound.
-func (d *driver) read(ctx context.Context, key, leaseID string) (record, error) {
+func (d *store) read(ctx context.Context, key, leaseID string) (record, error) {
 	var opts *blob.GetPropertiesOptions
 	if leaseID != "" {
 		opts = &blob.GetPropertiesOptions{AccessConditions: &blob.AccessConditions{
@@ -46,8 +46,8 @@ func (d *driver) read(ctx context.Context, key, leaseID string) (record, error) 
 // create creates key's blob, empty, with token 0, if it does not exist
 // (If-None-Match: *). A blob that exists already is an error with code
 // BlobAlreadyExists or ConditionNotMet.
-func (d *driver) create(ctx context.Context, key string) (record, error) {
-	meta := map[string]*string{MetaToken: ptr("0")}
+func (d *store) create(ctx context.Context, key string) (record, error) {
+	meta := map[string]*string{metaToken: ptr("0")}
 	any := azcore.ETagAny
 	resp, err := d.c.NewBlockBlobClient(key).Upload(ctx, streaming.NopCloser(bytes.NewReader(nil)), &blockblob.UploadOptions{
 		Metadata: meta,
@@ -66,14 +66,14 @@ func (d *driver) create(ctx context.Context, key string) (record, error) {
 }
 
 // leaseClient returns the SDK's lease client for key's blob and leaseID.
-func (d *driver) leaseClient(key, leaseID string) (*lease.BlobClient, error) {
+func (d *store) leaseClient(key, leaseID string) (*lease.BlobClient, error) {
 	return lease.NewBlobClient(d.c.NewBlobClient(key), &lease.BlobClientOptions{LeaseID: &leaseID})
 }
 
 // acquireLease takes a lease of ttl with id leaseID on key's blob if its
 // ETag is still etag (unconditionally when etag is empty). It returns the blob's ETag after the lease (the
 // same, as lease operations do not change it, where the service says so).
-func (d *driver) acquireLease(ctx context.Context, key, leaseID string, ttl time.Duration, etag azcore.ETag) (azcore.ETag, error) {
+func (d *store) acquireLease(ctx context.Context, key, leaseID string, ttl time.Duration, etag azcore.ETag) (azcore.ETag, error) {
 	lc, err := d.leaseClient(key, leaseID)
 	if err != nil {
 		return "", err
@@ -94,7 +94,7 @@ func (d *driver) acquireLease(ctx context.Context, key, leaseID string, ttl time
 
 // setMeta replaces the metadata of key's blob with meta under the lease
 // leaseID, if the blob's ETag is still etag.
-func (d *driver) setMeta(ctx context.Context, key, leaseID string, etag azcore.ETag, meta map[string]*string) error {
+func (d *store) setMeta(ctx context.Context, key, leaseID string, etag azcore.ETag, meta map[string]*string) error {
 	_, err := d.c.NewBlobClient(key).SetMetadata(ctx, meta, &blob.SetMetadataOptions{AccessConditions: &blob.AccessConditions{
 		LeaseAccessConditions:    &blob.LeaseAccessConditions{LeaseID: &leaseID},
 		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag},
@@ -103,7 +103,7 @@ func (d *driver) setMeta(ctx context.Context, key, leaseID string, etag azcore.E
 }
 
 // renewLease renews the lease leaseID on key's blob for its duration.
-func (d *driver) renewLease(ctx context.Context, key, leaseID string) error {
+func (d *store) renewLease(ctx context.Context, key, leaseID string) error {
 	lc, err := d.leaseClient(key, leaseID)
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (d *driver) renewLease(ctx context.Context, key, leaseID string) error {
 }
 
 // releaseLease releases the lease leaseID on key's blob.
-func (d *driver) releaseLease(ctx context.Context, key, leaseID string) error {
+func (d *store) releaseLease(ctx context.Context, key, leaseID string) error {
 	lc, err := d.leaseClient(key, leaseID)
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func (d *driver) releaseLease(ctx context.Context, key, leaseID string) error {
 }
 
 // breakLease breaks any lease on key's blob at once (break period 0).
-func (d *driver) breakLease(ctx context.Context, key string) error {
+func (d *store) breakLease(ctx context.Context, key string) error {
 	lc, err := d.leaseClient(key, fence.NewOwnerID())
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Break implements fence.LockerDriver. It breaks the blob's lease with a
+// Break implements driver.Locker. It breaks the blob's lease with a
 // break period of 0, then takes and releases the blob under a fresh random
 // lease id, so that the broken lease's id is no longer the blob's last
 // one: Azure would otherwise let the broken holder release the broken
@@ -16,7 +16,7 @@ import (
 // is enough too. A missing blob or a blob without a lease is not an error.
 // The token counter is not touched: the next Acquire increments it past
 // the broken holder's token.
-func (d *driver) Break(ctx context.Context, key string) error {
+func (d *store) Break(ctx context.Context, key string) error {
 	if err := blobName(key); err != nil {
 		return err
 	}

@@ -19,12 +19,12 @@ func TestCorruptMetadata(t *testing.T) {
 		name string
 		meta map[string]*string
 	}{
-		{"token not a number", metaOf(MetaToken, "seven", MetaOwner, owner, MetaTTL, "15")},
-		{"negative token", metaOf(MetaToken, "-3", MetaOwner, owner, MetaTTL, "15")},
-		{"no token", metaOf(MetaOwner, owner, MetaTTL, "15")},
+		{"token not a number", metaOf(metaToken, "seven", metaOwner, owner, metaTTL, "15")},
+		{"negative token", metaOf(metaToken, "-3", metaOwner, owner, metaTTL, "15")},
+		{"no token", metaOf(metaOwner, owner, metaTTL, "15")},
 		{"no metadata", metaOf()},
-		{"token without an owner", metaOf(MetaToken, "3", MetaTTL, "15")},
-		{"TTL out of range", metaOf(MetaToken, "3", MetaOwner, owner, MetaTTL, "600")},
+		{"token without an owner", metaOf(metaToken, "3", metaTTL, "15")},
+		{"TTL out of range", metaOf(metaToken, "3", metaOwner, owner, metaTTL, "600")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

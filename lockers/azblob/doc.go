@@ -1,8 +1,11 @@
-// Package azblob is a fence.Locker on Azure Blob Storage leases, driven
-// through the Azure SDK for Go (github.com/Azure/azure-sdk-for-go/sdk/storage/azblob).
+// Package azblob keeps the leases of a *fence.Locker in Azure Blob Storage
+// leases, driven through the Azure SDK for Go
+// (github.com/Azure/azure-sdk-for-go/sdk/storage/azblob). New returns the
+// Locker over a container client of the caller's; fence.OpenLocker opens
+// one from a URL (below).
 //
 // Each key is one empty block blob in a container, named by the key
-// verbatim (see ValidateKey for the names refused). The blob's metadata
+// verbatim (see "Keys" for the names refused). The blob's metadata
 // holds the fencing token (a counter that only grows), the owner of the
 // last lease and that lease's duration. Blobs are never deleted: releasing
 // or breaking a lease leaves the blob and its counter, so the next token
@@ -12,17 +15,39 @@
 //
 // # Layering
 //
-// A Locker is a fence.PortableLocker over this package's driver (a
-// fence.LockerDriver). The portable layer checks keys, owners, TTLs and
+// The Locker is the *fence.Locker over this package's store (a
+// driver.Locker). The portable layer checks keys, owners, TTLs and
 // leases against the driver's limits, generates owner ids, sets
 // Lease.ValidUntil, refuses Renew and Release of a lease that ran out on
 // its Clock, and wraps every error as "fence/azblob: <op> "<key>":
-// <cause>". The driver adds Azure's own rules on input (blob names, owner
+// <cause>". The store adds Azure's own rules on input (blob names, owner
 // ids Azure metadata holds, whole seconds) and does the store's part: the
 // blob and lease requests below, the derivation of lease ids, the mapping
 // of Azure's error codes, and settling requests whose answers were lost.
 // A missing container gives an error matching fence.ErrStoreMissing (and
-// bloberror.ContainerNotFound); the Locker's Create creates it.
+// bloberror.ContainerNotFound); the Locker's Create creates it. The
+// Locker's As gives the container client, to a **container.Client: the
+// one given to New, or the one the URL opener made.
+//
+// # Keys
+//
+// Keys are used verbatim as blob names (readable in Azure's tools), so
+// names that the service or HTTP would change, and two keys would then
+// share one blob, are refused with an error matching fence.ErrInvalid
+// instead, before any request:
+//
+//   - empty, more than MaxKeyLen bytes, invalid UTF-8, NUL (as on every
+//     backend);
+//   - control characters (U+0001–U+001F, U+007F–U+009F) and the
+//     non-characters U+FFFE and U+FFFF, which Azure advises against;
+//   - a backslash, which Azure treats as a '/';
+//   - an empty path segment (a leading or trailing '/', or "//"), a
+//     segment "." or "..", or a segment ending in '.', which URL handling
+//     removes or folds (Azure: "no path segments should end with a dot");
+//   - more than 254 '/'-separated segments, Azure's limit.
+//
+// Everything else, including '%', spaces, '?' and '#', is escaped on the
+// wire by the SDK and names a blob of its own.
 //
 // # Opening from a URL
 //
@@ -31,8 +56,22 @@
 //
 //	azblob://CONTAINER[?account=A&endpoint=URL]
 //
-// with credentials from the environment (EnvConnectionString, or the
-// account with EnvAccountKey or EnvSASToken); see URLOpener.
+// CONTAINER is the container of the lock blobs (an Azure container name:
+// 3 to 63 lower-case letters, digits and single hyphens), account the
+// storage account (3 to 24 lower-case letters and digits), and endpoint
+// the blob service URL, for Azurite or a private endpoint (default:
+// https://ACCOUNT.blob.core.windows.net). The container's URL is the
+// endpoint, "/", CONTAINER.
+//
+// Credentials come from the environment: EnvConnectionString when the URL
+// has neither account nor endpoint; otherwise the account (from the URL,
+// or EnvAccount) with EnvAccountKey, or else EnvSASToken. A URL with an
+// endpoint but no account, where EnvAccount is unset, takes the account
+// and its key (or SAS token) from EnvConnectionString, setting aside the
+// string's endpoints: one connection string serves several Azurite
+// instances of the same account. The opened locker's Create creates the
+// container. fence.OpenOptions.HTTPClient, when set, carries the SDK's
+// requests; fence.OpenOptions.Clock is Options.Clock.
 //
 // # How a lease is taken
 //
@@ -97,7 +136,7 @@
 // leases are not offered, since a holder that dies would keep the key
 // until an operator breaks it. Azure lets the holder renew or release its
 // own lease after expiry as long as nobody took it since; the contract
-// does not, and the PortableLocker refuses Renew and Release of a lease
+// does not, and the portable Locker refuses Renew and Release of a lease
 // whose latest ValidUntil (send time + TTL on the locker's Clock) has
 // passed with fence.ErrNotHeld, without asking the service. Azure does not
 // report when a lease ends, so HeldError.ValidUntil and
@@ -126,7 +165,7 @@
 // an answer it re-reads the token and owner; what it cannot settle while
 // ctx lasts it undoes by releasing the lease with its id (harmless if the
 // lease is not ours). When ctx ends, the method returns an error that the
-// PortableLocker makes wrap ctx.Err(), and the caller reconciles with
+// portable Locker makes wrap ctx.Err(), and the caller reconciles with
 // Inspect, as the contract says.
 // The SDK's own retries are safe: a repeated lease request with the same
 // proposed id succeeds on our own lease, a repeated increment fails its
@@ -142,12 +181,12 @@
 // metadata (names are case-insensitive; Azure returns them capitalised,
 // as Fencetoken):
 //
-//   - fencetoken (MetaToken): the last token issued, in decimal; "0" from
-//     the blob's creation until its first Acquire. Only Acquire raises it.
-//   - fenceowner (MetaOwner): the owner id of the last lease; absent while
-//     the token is 0.
-//   - fencettl (MetaTTL): that lease's duration in whole seconds, 15 to
-//     60; absent while the token is 0.
+//   - fencetoken: the last token issued, in decimal; "0" from the blob's
+//     creation until its first Acquire. Only Acquire raises it.
+//   - fenceowner: the owner id of the last lease; absent while the token
+//     is 0.
+//   - fencettl: that lease's duration in whole seconds, 15 to 60; absent
+//     while the token is 0.
 //
 // Other metadata on the blob is kept on every rewrite. Whether the key is
 // held is the blob's own lease state (leased or breaking: held), timed by
@@ -161,13 +200,10 @@
 // Metadata reported corrupt is repaired by setting the three names above
 // consistently, with a token no lower than the last one issued.
 //
-// # Running on the emulator
+// # Running on an emulator
 //
-// The tests run on Azurite's blob service, which scripts/emulators.sh
-// starts on a free loopback port (with --skipApiVersionCheck,
-// --disableTelemetry and --inMemoryPersistence) and whose connection
-// string it exports as FENCE_AZURITE_CONNECTION_STRING. With Azurite's
-// published development account it reads:
+// Azurite's blob service serves this package (its tests run on it). With
+// Azurite's published development account its connection string reads:
 //
 //	DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:PORT/devstoreaccount1;
 //

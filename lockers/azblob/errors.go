@@ -9,7 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // notHeldCodes are the service's answers to a lease operation (or a write
@@ -72,12 +72,12 @@ func oneLine(err error) error {
 		return err
 	}
 	if bloberror.HasCode(re, bloberror.ContainerNotFound) {
-		return fence.StoreMissing(fmt.Errorf("%w (create the container with Create)", &serviceError{err: re}))
+		return driver.StoreMissing(fmt.Errorf("%w (create the container with Create)", &serviceError{err: re}))
 	}
 	return &serviceError{err: re}
 }
 
-// wrap adds what the driver was doing to an error, with an SDK answer
+// wrap adds what the store was doing to an error, with an SDK answer
 // told in one line (see serviceError).
 func wrap(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, oneLine(err))

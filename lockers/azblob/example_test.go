@@ -56,7 +56,7 @@ func Example() {
 // needs a storage account (or Azurite), so it only compiles.
 func Example_openLocker() {
 	ctx := context.Background()
-	locker, err := fence.OpenLocker(ctx, "azblob://locks")
+	locker, err := fence.OpenLocker(ctx, "azblob://locks", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -73,17 +73,25 @@ func Example_openLocker() {
 }
 
 // Keys are blob names used as given; names that Azure or URL handling
-// would change are refused.
-func ExampleValidateKey() {
-	for _, key := range []string{"reports/nightly", "reports/", "reports/./nightly", `reports\nightly`, "v1."} {
-		fmt.Printf("%-20q %v\n", key, azblob.ValidateKey(key))
+// would change are refused before any request.
+func Example_keys() {
+	c, err := container.NewClientWithNoCredential("https://account.blob.core.windows.net/locks", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	locker, err := azblob.New(c, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, key := range []string{"reports/", "reports/./nightly", `reports\nightly`, "v1."} {
+		_, err := locker.Acquire(context.Background(), key, azblob.MinTTL, nil)
+		fmt.Println(errors.Is(err, fence.ErrInvalid), err)
 	}
 	// Output:
-	// "reports/nightly"    <nil>
-	// "reports/"           fence: invalid key: has an empty path segment (a leading or trailing '/', or "//"), which Azure folds
-	// "reports/./nightly"  fence: invalid key: has the path segment ".", which URL handling removes
-	// "reports\\nightly"   fence: invalid key: contains a backslash, which Azure reads as '/'
-	// "v1."                fence: invalid key: has a path segment ending in '.', which Azure may strip
+	// true fence/azblob: acquire "reports/": invalid key: has an empty path segment (a leading or trailing '/', or "//"), which Azure folds
+	// true fence/azblob: acquire "reports/./nightly": invalid key: has the path segment ".", which URL handling removes
+	// true fence/azblob: acquire "reports\\nightly": invalid key: contains a backslash, which Azure reads as '/'
+	// true fence/azblob: acquire "v1.": invalid key: has a path segment ending in '.', which Azure may strip
 }
 
 // The lease id of an acquisition is a function of the key, the owner, the

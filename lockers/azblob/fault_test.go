@@ -304,9 +304,9 @@ func TestTokenWriteFindsTheBlobChanged(t *testing.T) {
 			other := plainLocker(t, l)
 			k := key(t)
 			f.before = func(req *http.Request) {
-				meta := metaOf(MetaToken, tt.token)
+				meta := metaOf(metaToken, tt.token)
 				if tt.token != "0" {
-					meta = metaOf(MetaToken, tt.token, MetaOwner, "someone", MetaTTL, "15")
+					meta = metaOf(metaToken, tt.token, metaOwner, "someone", metaTTL, "15")
 				}
 				if err := other.d.setMeta(req.Context(), k, header(req, "x-ms-lease-id"), azcore.ETagAny, meta); err != nil {
 					t.Errorf("SetMetadata under the lease: %v", err)

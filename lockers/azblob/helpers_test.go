@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -63,26 +64,37 @@ func containerClient(t testing.TB, name string, transport policy.Transporter, re
 	return c
 }
 
-// newLocker returns a Locker on c, failing t on error.
-func newLocker(t testing.TB, c *container.Client, opts *Options) *Locker {
+// testLocker is a Locker with the store under it, for the tests that
+// call the store or its client directly.
+type testLocker struct {
+	*fence.Locker
+	d *store
+}
+
+// newLocker returns a Locker on c, as New makes it, failing t on error.
+func newLocker(t testing.TB, c *container.Client, opts *Options) *testLocker {
 	t.Helper()
-	l, err := New(c, opts)
+	d, err := newStore(c, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	return l
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return &testLocker{Locker: l, d: d}
 }
 
 // plainLocker returns a Locker on l's container through a client of its
 // own, without faults or retries.
-func plainLocker(t testing.TB, l *Locker) *Locker {
+func plainLocker(t testing.TB, l *testLocker) *testLocker {
 	t.Helper()
 	return newLocker(t, containerClient(t, path.Base(l.d.c.URL()), nil, false), nil)
 }
 
 // wantHeld fails t unless lease holds its key: Inspect through l shows
 // it, and an Acquire by another owner loses to it.
-func wantHeld(t testing.TB, l *Locker, lease fence.Lease) {
+func wantHeld(t testing.TB, l *testLocker, lease fence.Lease) {
 	t.Helper()
 	info, err := l.Inspect(context.Background(), lease.Key)
 	if err != nil {
@@ -97,7 +109,7 @@ func wantHeld(t testing.TB, l *Locker, lease fence.Lease) {
 }
 
 // wantFree fails t unless key is free with last token and owner kept.
-func wantFree(t testing.TB, l *Locker, key, owner string, token fence.Token) {
+func wantFree(t testing.TB, l *testLocker, key, owner string, token fence.Token) {
 	t.Helper()
 	info, err := l.Inspect(context.Background(), key)
 	if err != nil {
@@ -121,8 +133,15 @@ func key(t testing.TB) string {
 	return "k-" + strings.ToLower(rand.Text()[:12])
 }
 
+// caller is what mustAcquire and acquireRelease call: a *fence.Locker,
+// or a *testLocker.
+type caller interface {
+	Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error)
+	Release(ctx context.Context, lease fence.Lease) error
+}
+
 // mustAcquire takes key with l for ttl, failing t on error.
-func mustAcquire(t testing.TB, l fence.Locker, key string, ttl time.Duration, opts *fence.AcquireOptions) fence.Lease {
+func mustAcquire(t testing.TB, l caller, key string, ttl time.Duration, opts *fence.AcquireOptions) fence.Lease {
 	t.Helper()
 	lease, err := l.Acquire(context.Background(), key, ttl, opts)
 	if err != nil {

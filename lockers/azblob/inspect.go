@@ -8,13 +8,13 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Inspect implements fence.LockerDriver with one read of the blob's
+// Inspect implements driver.Locker with one read of the blob's
 // properties. Held is true while a lease is active. Azure does not say
 // when a lease ends, so ValidUntil is zero. While an acquirer is between
 // its lease and its token write (one round trip), Inspect shows the key
 // held by the previous owner and token, or as never acquired on a key's
 // first acquisition.
-func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	if err := blobName(key); err != nil {
 		return fence.LockInfo{}, err
 	}

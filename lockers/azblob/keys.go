@@ -9,33 +9,14 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// ValidateKey checks that key can be a blob name that Azure stores as
-// given. Keys are used verbatim as blob names (readable in Azure's tools),
-// so names that the service or HTTP would change, and two keys would then
-// share one blob, are refused with a *fence.InvalidError instead:
-//
-//   - what fence.ValidateKey refuses: empty, more than MaxKeyLen bytes,
-//     invalid UTF-8, NUL;
-//   - control characters (U+0001–U+001F, U+007F–U+009F) and the
-//     non-characters U+FFFE and U+FFFF, which Azure advises against;
-//   - a backslash, which Azure treats as a '/';
-//   - an empty path segment (a leading or trailing '/', or "//"), a
-//     segment "." or "..", or a segment ending in '.', which URL handling
-//     removes or folds (Azure: "no path segments should end with a dot");
-//   - more than MaxSegments segments.
-//
-// Everything else, including '%', spaces, '?' and '#', is escaped on the
-// wire by the SDK and names a blob of its own. The Locker checks every key
-// with it.
-func ValidateKey(key string) error {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
-		return err
-	}
-	return blobName(key)
-}
-
-// blobName checks the rules of ValidateKey beyond fence.ValidateKey's,
-// which the PortableLocker checked already.
+// blobName checks that key, which the portable Locker checked already
+// (driver.ValidateKey), can be a blob name that Azure stores as given.
+// Keys are used verbatim as blob names (readable in Azure's tools), so
+// names that the service or HTTP would change, and two keys would then
+// share one blob, are refused with a *fence.InvalidError instead (see the
+// package doc, "Keys"): control characters and the non-characters U+FFFE
+// and U+FFFF, a backslash, an empty path segment, a segment "." or "..",
+// or one ending in '.', and more than maxSegments segments.
 func blobName(key string) error {
 	for _, r := range key {
 		switch {
@@ -48,8 +29,8 @@ func blobName(key string) error {
 		}
 	}
 	segments := strings.Split(key, "/")
-	if len(segments) > MaxSegments {
-		return &fence.InvalidError{Field: "key", Reason: fmt.Sprintf("%d path segments, more than Azure's limit of %d", len(segments), MaxSegments)}
+	if len(segments) > maxSegments {
+		return &fence.InvalidError{Field: "key", Reason: fmt.Sprintf("%d path segments, more than Azure's limit of %d", len(segments), maxSegments)}
 	}
 	for _, s := range segments {
 		switch {
@@ -64,7 +45,7 @@ func blobName(key string) error {
 	return nil
 }
 
-// ownerChars checks the rule on owner ids beyond the PortableLocker's
+// ownerChars checks the rule on owner ids beyond the portable Locker's
 // (1 to MaxOwnerLen bytes): printable ASCII without leading or trailing
 // spaces, the values an HTTP header (and so Azure metadata) carries
 // unchanged.
@@ -81,7 +62,7 @@ func ownerChars(owner string) error {
 }
 
 // wholeSeconds checks the rule on lease durations beyond the
-// PortableLocker's (MinTTL to MaxTTL): a whole number of seconds.
+// portable Locker's (MinTTL to MaxTTL): a whole number of seconds.
 func wholeSeconds(ttl time.Duration) error {
 	if ttl%time.Second != 0 {
 		return &fence.InvalidError{Field: "ttl", Reason: fmt.Sprintf("%v is not a whole number of seconds, as Azure leases are", ttl)}
@@ -89,8 +70,8 @@ func wholeSeconds(ttl time.Duration) error {
 	return nil
 }
 
-// checkInput checks a key, owner and TTL that the PortableLocker checked
-// against the limits of DriverInfo by the rules of Azure on top.
+// checkInput checks a key, owner and TTL that the portable Locker checked
+// against the limits of its driver.Info by the rules of Azure on top.
 func checkInput(key, owner string, ttl time.Duration) error {
 	if err := blobName(key); err != nil {
 		return err

@@ -9,7 +9,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
+
+// validateKey checks key as a Locker does: the portable layer's rules
+// (driver.ValidateKey), then blobName's.
+func validateKey(key string) error {
+	if err := driver.ValidateKey("key", key, MaxKeyLen); err != nil {
+		return err
+	}
+	return blobName(key)
+}
 
 func TestValidateKey(t *testing.T) {
 	t.Parallel()
@@ -26,7 +36,7 @@ func TestValidateKey(t *testing.T) {
 		{"unicode", "é名😀", true},
 		{"longest", strings.Repeat("a", MaxKeyLen), true},
 		{"longest of wide runes", strings.Repeat("名", MaxKeyLen/3), true},
-		{"most segments", strings.Repeat("a/", MaxSegments-1) + "a", true},
+		{"most segments", strings.Repeat("a/", maxSegments-1) + "a", true},
 		{"empty", "", false},
 		{"too long", strings.Repeat("a", MaxKeyLen+1), false},
 		{"too long in bytes", strings.Repeat("名", MaxKeyLen/3+1), false},
@@ -46,44 +56,44 @@ func TestValidateKey(t *testing.T) {
 		{"lone dot", ".", false},
 		{"trailing dot", "a.", false},
 		{"segment ending in a dot", "a./b", false},
-		{"too many segments", strings.Repeat("a/", MaxSegments) + "a", false},
+		{"too many segments", strings.Repeat("a/", maxSegments) + "a", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := ValidateKey(tt.key)
+			err := validateKey(tt.key)
 			if tt.ok && err != nil {
-				t.Fatalf("ValidateKey(%q) = %v; want nil", tt.key, err)
+				t.Fatalf("validateKey(%q) = %v; want nil", tt.key, err)
 			}
 			if !tt.ok {
 				if _, ok := errors.AsType[*fence.InvalidError](err); !ok {
-					t.Fatalf("ValidateKey(%q) = %v; want a *fence.InvalidError", tt.key, err)
+					t.Fatalf("validateKey(%q) = %v; want a *fence.InvalidError", tt.key, err)
 				}
 			}
 		})
 	}
 }
 
-// FuzzValidateKey checks that ValidateKey never panics and accepts only
+// FuzzValidateKey checks that validateKey never panics and accepts only
 // keys that Azure stores unchanged as blob names.
 func FuzzValidateKey(f *testing.F) {
 	for _, s := range []string{"a", "a/b", "a/../b", "a.", `a\b`, "é名", "a\x00", "/", strings.Repeat("a/", 300)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, key string) {
-		if ValidateKey(key) != nil {
+		if validateKey(key) != nil {
 			return
 		}
 		if key == "" || len(key) > MaxKeyLen || !utf8.ValidString(key) || strings.ContainsAny(key, "\x00\\\t\n\r") {
-			t.Fatalf("ValidateKey(%q) accepted a key it must refuse", key)
+			t.Fatalf("validateKey(%q) accepted a key it must refuse", key)
 		}
 		segs := strings.Split(key, "/")
-		if len(segs) > MaxSegments {
-			t.Fatalf("ValidateKey(%q) accepted %d segments", key, len(segs))
+		if len(segs) > maxSegments {
+			t.Fatalf("validateKey(%q) accepted %d segments", key, len(segs))
 		}
 		for _, s := range segs {
 			if s == "" || strings.HasSuffix(s, ".") {
-				t.Fatalf("ValidateKey(%q) accepted the segment %q", key, s)
+				t.Fatalf("validateKey(%q) accepted the segment %q", key, s)
 			}
 		}
 	})
@@ -93,7 +103,7 @@ func FuzzValidateKey(f *testing.F) {
 // the counter of the requests it sends: input it refuses sends nothing,
 // input it accepts gets as far as the service, which answers that the
 // container is missing.
-func inputLocker(t *testing.T) (*Locker, *counter) {
+func inputLocker(t *testing.T) (*testLocker, *counter) {
 	t.Helper()
 	n := &counter{}
 	return newLocker(t, containerClient(t, "fence-missing-"+strings.ToLower(key(t)), n, false), nil), n

@@ -5,29 +5,30 @@ import (
 	"fmt"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
-// Renew implements fence.LockerDriver: one RenewLease with the lease's id
+// Renew implements driver.Locker: one RenewLease with the lease's id
 // (see LeaseID), which the service refuses unless that very lease is the
 // blob's; the lease then runs its TTL again from the service's receipt.
 // Azure would also renew a lease that ran out while nobody took the blob
-// since; the PortableLocker refuses those before the driver is called.
-func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+// since; the portable Locker refuses those before the store is called.
+func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	if err := checkInput(lease.Key, lease.Owner, lease.TTL); err != nil {
 		return err
 	}
 	return notHeld(d.renewLease(ctx, lease.Key, LeaseID(lease.Key, lease.Owner, lease.Token, lease.TTL)))
 }
 
-// Release implements fence.LockerDriver: one ReleaseLease with the
+// Release implements driver.Locker: one ReleaseLease with the
 // lease's id, which the service refuses unless that very lease is the
 // blob's; the blob and its metadata stay.
 //
 // The TTL is part of the lease id, so a lease with a TTL no Acquire gives
-// out is refused with fence.ErrInvalid, as by Renew; the PortableLocker
+// out is refused with fence.ErrInvalid, as by Renew; the portable Locker
 // checks the range of TTLs for Renew only.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
-	if err := fence.ValidateTTL(lease.TTL, MinTTL, MaxTTL); err != nil {
+func (d *store) Release(ctx context.Context, lease fence.Lease) error {
+	if err := driver.ValidateTTL(lease.TTL, MinTTL, MaxTTL); err != nil {
 		return err
 	}
 	if err := checkInput(lease.Key, lease.Owner, lease.TTL); err != nil {

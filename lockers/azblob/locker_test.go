@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	azlease "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/fencekit/fence"
@@ -23,9 +25,37 @@ func TestNewChecksOptions(t *testing.T) {
 	if _, err := New(c, &Options{CleanupTimeout: -time.Second}); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("New with a negative CleanupTimeout = %v; want an error matching fence.ErrInvalid", err)
 	}
+	d, err := newStore(c, nil)
+	if err != nil || d.cleanup != DefaultCleanupTimeout {
+		t.Errorf("New(c, nil) made %+v, %v; want the default cleanup timeout", d, err)
+	}
+}
+
+// TestAs: As gives the container client under a Locker, the caller's
+// from New and the one the opener made from a URL, and nothing else. It
+// makes no request.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	c := containerClient(t, "fence-unused", nil, false)
 	l, err := New(c, nil)
-	if err != nil || l.d.cleanup != DefaultCleanupTimeout {
-		t.Errorf("New(c, nil) = %+v, %v; want the default cleanup timeout", l, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *container.Client
+	if !l.As(&got) || got != c {
+		t.Errorf("As(**container.Client) of New's Locker = %v; want the client given to New", got)
+	}
+	var other *blob.Client
+	if l.As(&other) || l.As(nil) || l.As(c) {
+		t.Error("As succeeded for a target other than **container.Client")
+	}
+
+	opened, err := open(mustParse(t, "azblob://fence-opened?account=acct&endpoint=http://127.0.0.1:1/acct"), nil, env{EnvAccountKey: "a2V5"}.get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got = nil; !opened.As(&got) || got == nil || got.URL() != "http://127.0.0.1:1/acct/fence-opened" {
+		t.Errorf("As(**container.Client) of an opened Locker = %v; want the client of the URL's container", got)
 	}
 }
 
@@ -76,7 +106,7 @@ func TestKeysAreBlobNames(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GetProperties of blob %q: %v", k, err)
 		}
-		if v, _ := lookup(resp.Metadata, MetaToken); v != lease.Token.String() {
+		if v, _ := lookup(resp.Metadata, metaToken); v != lease.Token.String() {
 			t.Fatalf("blob %q has token %q; want %d", k, v, lease.Token)
 		}
 	}
@@ -266,7 +296,7 @@ func TestKeepsOtherMetadata(t *testing.T) {
 	if v, ok := lookup(resp.Metadata, "team"); !ok || v != "payments" {
 		t.Fatalf("after Acquire the blob's metadata is %v; want Team kept", resp.Metadata)
 	}
-	if v, _ := lookup(resp.Metadata, MetaToken); v != second.Token.String() {
+	if v, _ := lookup(resp.Metadata, metaToken); v != second.Token.String() {
 		t.Fatalf("token in metadata %q; want %d", v, second.Token)
 	}
 }

@@ -17,13 +17,13 @@ import (
 // case-insensitive; the SDK returns them capitalised, so they are looked
 // up without regard to case.
 const (
-	// MetaToken holds the last token issued, in decimal; "0" until the
+	// metaToken holds the last token issued, in decimal; "0" until the
 	// first acquisition.
-	MetaToken = "fencetoken"
-	// MetaOwner holds the owner of the last lease.
-	MetaOwner = "fenceowner"
-	// MetaTTL holds the duration of the last lease in whole seconds.
-	MetaTTL = "fencettl"
+	metaToken = "fencetoken"
+	// metaOwner holds the owner of the last lease.
+	metaOwner = "fenceowner"
+	// metaTTL holds the duration of the last lease in whole seconds.
+	metaTTL = "fencettl"
 )
 
 // record is what a lock blob says: the last token issued, its owner and
@@ -46,19 +46,19 @@ func parseRecord(key string, meta map[string]*string) (record, error) {
 	corrupt := func(reason string, err error) (record, error) {
 		return record{}, &fence.CorruptError{Key: key, Reason: reason, Err: err}
 	}
-	tok, ok := lookup(meta, MetaToken)
+	tok, ok := lookup(meta, metaToken)
 	if !ok {
-		return corrupt("the blob has no "+MetaToken+" metadata", nil)
+		return corrupt("the blob has no "+metaToken+" metadata", nil)
 	}
 	if tok != "0" {
 		t, err := fence.ParseToken(tok)
 		if err != nil {
-			return corrupt(MetaToken+" is not a token: "+tokenReason(err), nil)
+			return corrupt(metaToken+" is not a token: "+tokenReason(err), nil)
 		}
 		r.token = t
 	}
-	r.owner, _ = lookup(meta, MetaOwner)
-	ttl, hasTTL := lookup(meta, MetaTTL)
+	r.owner, _ = lookup(meta, metaOwner)
+	ttl, hasTTL := lookup(meta, metaTTL)
 	switch {
 	case r.token == 0 && (r.owner != "" || hasTTL):
 		return corrupt("token 0 with an owner or a TTL", nil)
@@ -71,14 +71,14 @@ func parseRecord(key string, meta map[string]*string) (record, error) {
 	}
 	secs, err := strconv.ParseUint(ttl, 10, 8)
 	if err != nil || len(ttl) > 2 || ttl[0] == '0' {
-		return corrupt(fmt.Sprintf("%s %q is not a number of seconds", MetaTTL, ttl), err)
+		return corrupt(fmt.Sprintf("%s %q is not a number of seconds", metaTTL, ttl), err)
 	}
 	r.ttl = time.Duration(secs) * time.Second
 	if r.ttl < MinTTL || r.ttl > MaxTTL {
-		return corrupt(fmt.Sprintf("%s %q is out of range", MetaTTL, ttl), nil)
+		return corrupt(fmt.Sprintf("%s %q is out of range", metaTTL, ttl), nil)
 	}
 	if len(r.owner) > MaxOwnerLen || ownerChars(r.owner) != nil {
-		return corrupt(fmt.Sprintf("%s %q is not a valid owner id", MetaOwner, r.owner), nil)
+		return corrupt(fmt.Sprintf("%s %q is not a valid owner id", metaOwner, r.owner), nil)
 	}
 	return r, nil
 }
@@ -94,14 +94,14 @@ func (r record) next(key, owner string, ttl time.Duration) (fence.Token, map[str
 	meta := make(map[string]*string, len(r.meta)+3)
 	for k, v := range r.meta {
 		switch strings.ToLower(k) {
-		case MetaToken, MetaOwner, MetaTTL:
+		case metaToken, metaOwner, metaTTL:
 		default:
 			meta[k] = v
 		}
 	}
-	meta[MetaToken] = ptr(t.String())
-	meta[MetaOwner] = ptr(owner)
-	meta[MetaTTL] = ptr(strconv.Itoa(int(ttl / time.Second)))
+	meta[metaToken] = ptr(t.String())
+	meta[metaOwner] = ptr(owner)
+	meta[metaTTL] = ptr(strconv.Itoa(int(ttl / time.Second)))
 	return t, meta, nil
 }
 

@@ -20,7 +20,7 @@ import (
 // about lease: the lease itself, the LockInfo of an Inspect and the error
 // a second owner's Acquire gets, each through every fmt verb that prints
 // a struct or an error.
-func printed(t *testing.T, l *Locker, lease fence.Lease) string {
+func printed(t *testing.T, l *testLocker, lease fence.Lease) string {
 	t.Helper()
 	ctx := t.Context()
 	info, err := l.Inspect(ctx, lease.Key)

@@ -11,9 +11,11 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterLocker("azblob", &URLOpener{}) }
+func init() { driver.RegisterLocker("azblob", urlOpener{}) }
 
 // Environment variables read for Azure credentials by the URL opener, as
 // by Azure's own tools.
@@ -31,54 +33,33 @@ const (
 	EnvSASToken = "AZURE_STORAGE_SAS_TOKEN"
 )
 
-// URLOpener opens lockers on the URLs of scheme azblob, of the form
-//
-//	azblob://CONTAINER[?account=A&endpoint=URL]
-//
-// CONTAINER is the container of the lock blobs (an Azure container name:
-// 3 to 63 lower-case letters, digits and single hyphens), account the
-// storage account (3 to 24 lower-case letters and digits), and endpoint
-// the blob service URL, for Azurite or a private endpoint (default:
-// https://ACCOUNT.blob.core.windows.net). The container's URL is the
-// endpoint, "/", CONTAINER.
-//
-// Credentials come from the environment: EnvConnectionString when the URL
-// has neither account nor endpoint; otherwise the account (from the URL,
-// or EnvAccount) with EnvAccountKey, or else EnvSASToken. A URL with an
-// endpoint but no account, where EnvAccount is unset, takes the account
-// and its key (or SAS token) from EnvConnectionString, setting aside the
-// string's endpoints: one connection string serves several Azurite
-// instances of the same account. The opened
-// locker's Create creates the container. OpenOptions.HTTPClient, when
-// set, carries the SDK's requests; OpenOptions.Clock is Options.Clock.
-type URLOpener struct{}
+// urlOpener opens lockers on the URLs of scheme azblob (see the package
+// doc, "Opening from a URL").
+type urlOpener struct{}
 
-var _ fence.LockerURLOpener = (*URLOpener)(nil)
+var _ driver.LockerOpener = urlOpener{}
 
-// URLForm implements fence.LockerURLOpener.
-func (*URLOpener) URLForm() string { return "azblob://CONTAINER[?account=A&endpoint=URL]" }
+// URLForm implements driver.LockerOpener.
+func (urlOpener) URLForm() string { return "azblob://CONTAINER[?account=A&endpoint=URL]" }
 
-// OpenLockerURL implements fence.LockerURLOpener. It does not contact the
-// service.
-func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
+// OpenLockerURL implements driver.LockerOpener. It does not contact the
+// service. The Locker's Create creates the container; the client needs
+// no closing.
+func (urlOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	return open(u, opts, os.Getenv)
 }
 
 // open opens u with the credentials getenv finds.
-func open(u *url.URL, opts *fence.OpenOptions, getenv func(string) string) (fence.Opened[*fence.PortableLocker], error) {
+func open(u *url.URL, opts *fence.OpenOptions, getenv func(string) string) (*fence.Locker, error) {
 	cfg, err := parseURL(u)
 	if err != nil {
-		return fence.Opened[*fence.PortableLocker]{}, err
+		return nil, err
 	}
-	c, err := cfg.client(getenv, opts.Client())
+	c, err := cfg.client(getenv, urlparam.HTTPClient(opts))
 	if err != nil {
-		return fence.Opened[*fence.PortableLocker]{}, &fence.OpError{Backend: "azblob", Op: "open", Err: err}
+		return nil, &fence.OpError{Backend: "azblob", Op: "open", Err: err}
 	}
-	l, err := New(c, &Options{Clock: opts.ClockOrSystem()})
-	if err != nil {
-		return fence.Opened[*fence.PortableLocker]{}, err
-	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker}, nil
+	return New(c, &Options{Clock: urlparam.Clock(opts)})
 }
 
 // config is what an azblob URL says.
@@ -90,7 +71,7 @@ type config struct {
 
 // parseURL reads an azblob URL. Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (config, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	if e, err := url.Parse(u.Query().Get("endpoint")); err == nil && e.User != nil {
 		// Refused before p.Endpoint does, whose message shows the URL
 		// with the endpoint's password if it is escaped.

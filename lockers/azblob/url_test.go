@@ -16,6 +16,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -158,7 +159,7 @@ func (r *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // acquireRelease takes a key with l and releases it, failing t on error.
-func acquireRelease(t *testing.T, l fence.Locker) fence.Lease {
+func acquireRelease(t *testing.T, l caller) fence.Lease {
 	t.Helper()
 	lease := mustAcquire(t, l, key(t), MinTTL, nil)
 	if err := l.Release(t.Context(), lease); err != nil {
@@ -216,7 +217,7 @@ func TestOpenCredentials(t *testing.T) {
 			if err != nil {
 				t.Fatalf("open(%q): %v", tt.url, err)
 			}
-			acquireRelease(t, opened.Value)
+			acquireRelease(t, opened)
 		})
 	}
 	bad := []struct {
@@ -242,7 +243,7 @@ func TestOpenCredentials(t *testing.T) {
 	}
 }
 
-// TestOpenLocker opens a locker with fence.OpenLockerWith from the
+// TestOpenLocker opens a locker with fence.OpenLocker from the
 // process environment, as the command does: the container is missing
 // until Create creates it; then Acquire and Release work, every request
 // goes through OpenOptions.HTTPClient, and ValidUntil is read on
@@ -264,7 +265,7 @@ func TestOpenLocker(t *testing.T) {
 	})
 	rt := &roundTripper{}
 	clock := clocktest.New(time.Now())
-	l, err := fence.OpenLockerWith(t.Context(), "azblob://"+name, &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}, Clock: clock})
+	l, err := fence.OpenLocker(t.Context(), "azblob://"+name, &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}, Clock: clock})
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}
@@ -273,8 +274,8 @@ func TestOpenLocker(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	}()
-	if l.Info().Name != "azblob" {
-		t.Errorf("Info().Name = %q; want azblob", l.Info().Name)
+	if l.Name() != "azblob" {
+		t.Errorf("Name() = %q; want azblob", l.Name())
 	}
 	if _, err := l.Acquire(t.Context(), key(t), MinTTL, nil); !errors.Is(err, fence.ErrStoreMissing) {
 		t.Fatalf("Acquire before Create: %v; want an error matching fence.ErrStoreMissing", err)
@@ -289,7 +290,7 @@ func TestOpenLocker(t *testing.T) {
 	if rt.n.Load() < 5 {
 		t.Errorf("%d requests went through OpenOptions.HTTPClient; want every one, at least 5", rt.n.Load())
 	}
-	if forms := fence.LockerURLForms(); !strings.Contains(strings.Join(forms, " "), "azblob://CONTAINER") {
-		t.Errorf("LockerURLForms() = %q; want the azblob form", forms)
+	if _, forms := driver.LockerSchemes(); !strings.Contains(strings.Join(forms, " "), "azblob://CONTAINER") {
+		t.Errorf("driver.LockerSchemes() forms = %q; want the azblob form", forms)
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
-// Acquire implements fence.LockerDriver: one conditional UpdateItem that
+// Acquire implements driver.Locker: one conditional UpdateItem that
 // sets the owner, a new version, the lease duration and expiry, marks the
 // item held and increments the token with ADD, if the item is absent, free
 // or expired (in clock-free mode: its version is one this Locker has seen
@@ -22,9 +23,9 @@ import (
 // *fence.HeldError, and in clock-free mode starts the wait for a takeover.
 //
 // If the item changed between the failed update and the read so that it
-// looks free or expired, Acquire returns fence.ErrAcquireRaced and the
-// PortableLocker tries the update once more.
-func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+// looks free or expired, Acquire returns driver.ErrAcquireRaced and the
+// portable *fence.Locker tries the update once more.
+func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	version := newVersion()
 	sent := d.clock.Now()
 	cond, values := d.takeable(key, sent)
@@ -63,13 +64,13 @@ func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 	case !o.condFailed:
 		return fence.Lease{}, o.err
 	case !o.found:
-		return fence.Lease{}, fence.ErrAcquireRaced // deleted by hand in between
+		return fence.Lease{}, driver.ErrAcquireRaced // deleted by hand in between
 	case o.rec.token == math.MaxUint64:
 		return fence.Lease{}, &fence.CorruptError{Key: key, Reason: "the token is the largest there is; no higher one can be issued"}
 	}
 	held, until := d.holding(key, o.rec, o.at)
 	if !held {
-		return fence.Lease{}, fence.ErrAcquireRaced // changed since the update, or expired now
+		return fence.Lease{}, driver.ErrAcquireRaced // changed since the update, or expired now
 	}
 	return fence.Lease{}, &fence.HeldError{Key: key, Owner: o.rec.owner, Token: o.rec.token, ValidUntil: until}
 }
@@ -78,14 +79,14 @@ func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 // of the write that won plus ttl (after a lost answer, that write may be
 // an earlier try than the one whose answer came), and forgets what was
 // seen of key.
-func (d *driver) won(key, owner string, token fence.Token, ttl time.Duration, sent time.Time) fence.Lease {
+func (d *store) won(key, owner string, token fence.Token, ttl time.Duration, sent time.Time) fence.Lease {
 	d.obs.Forget(d.table, key)
 	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl, ValidUntil: sent.Add(ttl)}
 }
 
 // takeable returns the condition under which Acquire may take key at now,
 // and the expression values it uses.
-func (d *driver) takeable(key string, now time.Time) (string, map[string]types.AttributeValue) {
+func (d *store) takeable(key string, now time.Time) (string, map[string]types.AttributeValue) {
 	free := "#h = :false"
 	values := map[string]types.AttributeValue{
 		":false": &types.AttributeValueMemberBOOL{Value: false},

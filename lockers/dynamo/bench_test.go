@@ -30,7 +30,7 @@ import (
 // expiry.
 
 // benchLocker returns a Locker on a fresh table whose requests are counted.
-func benchLocker(b *testing.B, trusted bool) (*Locker, *faulty) {
+func benchLocker(b *testing.B, trusted bool) (*testLocker, *faulty) {
 	f := newFaulty(b)
 	client := emulators.DynamoClient(b, f)
 	table := newTable(b, client, nil)

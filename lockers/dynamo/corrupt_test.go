@@ -130,7 +130,7 @@ func TestCorruptItems(t *testing.T) {
 }
 
 // wantRepaired fails unless key's item is well-formed and held with token.
-func wantRepaired(t *testing.T, l *Locker, key string, token fence.Token) {
+func wantRepaired(t *testing.T, l *testLocker, key string, token fence.Token) {
 	t.Helper()
 	info, err := l.Inspect(t.Context(), key)
 	if err != nil || !info.Held || info.Token != token {

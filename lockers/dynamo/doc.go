@@ -1,8 +1,9 @@
-// Package dynamo is a fence.Locker on Amazon DynamoDB, driven through the
-// AWS SDK for Go v2.
+// Package dynamo keeps the leases of a *fence.Locker in Amazon DynamoDB,
+// driven through the AWS SDK for Go v2. New returns the Locker over a
+// client of the caller's; fence.OpenLocker opens one from a URL (below).
 //
 // Each key is one item of a lease table whose partition key is a string
-// attribute (see CreateTable and KeySchema). The item holds the owner of
+// attribute (see CreateTable). The item holds the owner of
 // the last lease, the fencing token (a number that only grows), a record
 // version that changes on every write, the lease duration and whether the
 // key is held. Items are never deleted: Release and Break mark the item
@@ -33,19 +34,22 @@
 //
 // # Layers
 //
-// A Locker is the fence.PortableLocker over this package's driver (a
-// fence.LockerDriver), with Table added. The portable layer does what
+// The Locker is the *fence.Locker over this package's store (a
+// driver.Locker). The portable layer does what
 // every backend shares: it checks keys, TTLs, owner ids and leases,
 // generates owner ids, sets Lease.ValidUntil on its Clock and refuses
 // Renew and Release of a lease that has run out there, and wraps every
-// error as "fence/dynamo: <op> "<key>": <cause>". The driver does only
+// error as "fence/dynamo: <op> "<key>": <cause>". The store does only
 // what is DynamoDB's: the conditional writes below, the read-back of
-// writes whose outcome is unknown, and the parsing of items. The judgement
-// of expiry is the clockfree package's (clockfree.Mode and
-// clockfree.Observations), which the gcs locker shares. A table that does
+// writes whose outcome is unknown, and the parsing of items; its
+// judgement of expiry is the one lockers/gcs uses too. A table that does
 // not exist gets an error matching fence.ErrStoreMissing (and the SDK's
-// *types.ResourceNotFoundException); Locker.Create or CreateTable creates
-// it.
+// *types.ResourceNotFoundException); the Locker's Create or CreateTable
+// creates it.
+//
+// The Locker's As gives the client given to New, or the one the URL
+// opener made: to a *DynamoDBAPI, and to a **dynamodb.Client when it is
+// one.
 //
 // # Who measures expiry
 //
@@ -58,13 +62,14 @@
 // version, unchanged, for a full lease duration measured on its own
 // monotonic clock. Clock skew between machines does not matter, only clock
 // rates do. Acquire still tries once and never waits: the Locker remembers
-// what it saw (see clockfree.Observations), so an Acquire (or Inspect) now
-// starts the wait and a later Acquire can take the key over. A process
+// what it saw, so an Acquire (or Inspect) now starts the wait and a later
+// Acquire can take the key over. A process
 // that starts afresh, or a Locker that never looked at a key, waits a full
 // lease from its first look, even if the holder died long ago. Every Renew
 // writes a new version, so observers restart their wait; a holder that
-// keeps renewing keeps the key. Lockers of one process should share one
-// clockfree.Observations (Options.Observations).
+// keeps renewing keeps the key. What a Locker saw counts for all its
+// Sessions, but not for another Locker: a process makes one Locker per
+// table and shares it.
 //
 // Trusted clock: each write also stores an expiry, the writer's wall clock
 // plus the TTL, and a Locker takes a key over once that expiry plus
@@ -120,9 +125,14 @@
 //   - expires_ms (N): the writer's wall clock when it sent the last
 //     Acquire or Renew, plus the lease, in Unix milliseconds, rounded up.
 //     Written in both modes, read only with Options.TrustedClock. It is
-//     not a DynamoDB Time to Live attribute (see KeySchema).
+//     not a DynamoDB Time to Live attribute.
 //   - held (BOOL): true from Acquire until Release or Break sets it false
 //     (with a new version), leaving the other attributes as they were.
+//
+// A table made with other tools needs exactly one key, a HASH key of type
+// S named by Options.KeyAttribute, and no sort key; any billing mode
+// works. Do not enable DynamoDB's Time to Live on it: items must never be
+// deleted (that restarts a key's tokens at 1).
 //
 // Attributes of your own on the item are left alone. To look, read the
 // item with a consistent read, for example
@@ -148,17 +158,14 @@
 // emulator, a private endpoint). key-attribute= is Options.KeyAttribute,
 // trusted-clock=true and max-clock-skew= select trusted-clock expiry
 // (Options.TrustedClock, MaxClockSkew). fence.OpenOptions' HTTPClient
-// carries the SDK's requests and its Clock is Options.Clock. Each locker
-// opened from a URL keeps its own clockfree.Observations; to share one,
-// build the lockers with New. The opened locker's Create creates the
-// table (CreateTable).
+// carries the SDK's requests and its Clock is Options.Clock. The opened
+// locker's Create creates the table (CreateTable).
 //
-// # Running on the emulator
+// # Running on an emulator
 //
-// The tests run on dynalite, a DynamoDB emulator, which
-// scripts/emulators.sh starts on a free loopback port and exports as
-// FENCE_DYNAMO_ENDPOINT and AWS_ENDPOINT_URL_DYNAMODB (which
-// config.LoadDefaultConfig reads). To point a client at it by hand:
+// dynalite, a DynamoDB emulator, serves this package (its tests run on
+// it). config.LoadDefaultConfig reads its address from
+// AWS_ENDPOINT_URL_DYNAMODB; to point a client at it by hand:
 //
 //	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 //		o.BaseEndpoint = aws.String("http://127.0.0.1:PORT")

@@ -5,8 +5,11 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
 )
 
 // Limits of the DynamoDB locker.
@@ -21,51 +24,33 @@ const (
 	// latency and the SDK's retries would eat much of a clock-free lease.
 	MinTTL = time.Second
 	MaxTTL = 24 * time.Hour
-	// MaxClockSkew bounds Options.MaxClockSkew.
-	MaxClockSkew = clockfree.MaxClockSkew
 	// DefaultKeyAttribute is the partition key attribute used when
 	// Options.KeyAttribute is empty.
 	DefaultKeyAttribute = "key"
 )
 
-// Options configure a Locker. A nil *Options means all defaults.
+// Options configure the Locker of New. A nil *Options means all defaults.
 type Options struct {
 	// KeyAttribute names the table's partition key attribute, of type S.
-	// It may not be one of the attributes the Locker writes (see
-	// KeySchema). Default: DefaultKeyAttribute.
+	// It may not be one of the attributes the Locker writes (see the
+	// package doc, "The stored item"). Default: DefaultKeyAttribute.
 	KeyAttribute string
 	// Clock times leases and, in clock-free mode, how long a record
 	// version has been seen unchanged; in trusted-clock mode its wall
 	// reading also computes stored expiries. Default: fence.SystemClock.
 	Clock fence.Clock
-	// Observations is where a clock-free Locker remembers the versions it
-	// saw, under the table's name. Lockers of one process on one table
-	// should share one, so that what one saw counts for all; they must
-	// then share a Clock too. Default: a new clockfree.Observations for
-	// this Locker alone.
-	Observations *clockfree.Observations
 	// TrustedClock selects trusted-clock expiry (see the package doc).
 	// Default: false, clock-free expiry.
 	TrustedClock bool
 	// MaxClockSkew is how far apart the wall clocks of the machines using
 	// the table may be, in trusted-clock mode only; an expired lease is
-	// taken over this long after its stored expiry. 0 to MaxClockSkew.
+	// taken over this long after its stored expiry. 0 to an hour.
 	// Default: 0.
 	MaxClockSkew time.Duration
 }
 
-// Locker is a fence.Locker on a DynamoDB table: the fence.PortableLocker
-// over this package's driver, with the methods specific to DynamoDB.
-// Create it with New; it is safe for concurrent use.
-type Locker struct {
-	*fence.PortableLocker
-	d *driver
-}
-
-var _ fence.Locker = (*Locker)(nil)
-
-// driver is the fence.LockerDriver on one table.
-type driver struct {
+// store is the driver.Locker on one table.
+type store struct {
 	api     DynamoDBAPI
 	table   string
 	keyAttr string
@@ -74,15 +59,32 @@ type driver struct {
 	mode    clockfree.Mode
 }
 
-var _ fence.LockerDriver = (*driver)(nil)
+var (
+	_ driver.Locker  = (*store)(nil)
+	_ driver.Creator = (*store)(nil)
+	_ driver.Aser    = (*store)(nil)
+)
 
 // tableName is DynamoDB's rule for table names.
 var tableName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
 
-// New returns a Locker on table through api (a *dynamodb.Client). It
-// checks its arguments but does not call DynamoDB; create the table with
-// CreateTable, Locker.Create or your own tools (see KeySchema).
-func New(api DynamoDBAPI, table string, opts *Options) (*Locker, error) {
+// New returns a *fence.Locker on table through api (a *dynamodb.Client).
+// It checks its arguments but does not call DynamoDB; create the table
+// with CreateTable, the Locker's Create (when api is a TableAPI too, as a
+// *dynamodb.Client is) or your own tools (see the package doc, "The
+// stored item"). Its As gives api (see the package doc).
+func New(api DynamoDBAPI, table string, opts *Options) (*fence.Locker, error) {
+	d, err := newStore(api, table, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+}
+
+// newStore checks the arguments of New and returns the store they make,
+// remembering what it sees in obs (nil: observations of its own). The
+// tests share one obs between the lockers of one process.
+func newStore(api DynamoDBAPI, table string, opts *Options, obs *clockfree.Observations) (*store, error) {
 	if api == nil {
 		return nil, &fence.InvalidError{Field: "api", Reason: "nil"}
 	}
@@ -103,31 +105,41 @@ func New(api DynamoDBAPI, table string, opts *Options) (*Locker, error) {
 	if err := mode.Check(); err != nil {
 		return nil, err
 	}
-	if o.Observations == nil {
-		o.Observations = clockfree.NewObservations()
+	if obs == nil {
+		obs = clockfree.NewObservations()
 	}
-	d := &driver{
+	return &store{
 		api:     api,
 		table:   table,
 		keyAttr: o.KeyAttribute,
-		clock:   fence.ClockOrSystem(o.Clock),
-		obs:     o.Observations,
+		clock:   driver.ClockOrSystem(o.Clock),
+		obs:     obs,
 		mode:    mode,
-	}
-	p, err := fence.NewLocker(d, &fence.LockerOptions{Clock: d.clock})
-	if err != nil {
-		return nil, err
-	}
-	return &Locker{PortableLocker: p, d: d}, nil
+	}, nil
 }
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "dynamo", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "dynamo", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
 }
 
-// Table returns the name of the lease table.
-func (l *Locker) Table() string { return l.d.table }
+// As implements driver.Aser: it gives the client given to New (or made
+// by the URL opener) to a *DynamoDBAPI, and to a **dynamodb.Client when
+// it is one.
+func (d *store) As(target any) bool {
+	switch p := target.(type) {
+	case *DynamoDBAPI:
+		*p = d.api
+		return true
+	case **dynamodb.Client:
+		c, ok := d.api.(*dynamodb.Client)
+		if ok {
+			*p = c
+		}
+		return ok
+	}
+	return false
+}
 
 func checkTable(table string) error {
 	if !tableName.MatchString(table) {
@@ -137,7 +149,7 @@ func checkTable(table string) error {
 }
 
 func checkKeyAttribute(name string) error {
-	if err := fence.ValidateKey("KeyAttribute", name, 255); err != nil {
+	if err := driver.ValidateKey("KeyAttribute", name, 255); err != nil {
 		return err
 	}
 	for _, a := range itemAttributes {

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
@@ -27,7 +27,7 @@ const (
 
 // harness drives the conformance suite on a table of its own, in
 // clock-free or trusted-clock mode. Its lockers share one fake clock and
-// one Observations, as the lockers of one process should.
+// one Observations: what one saw counts for all, as in one process.
 func harness(t *testing.T, trusted bool) lockertest.Harness {
 	client := emulators.DynamoClient(t, nil)
 	table := newTable(t, client, nil)
@@ -41,13 +41,13 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 		api = client
 		obs = clockfree.NewObservations()
 	)
-	locker := func(t *testing.T) *Locker {
+	locker := func(t *testing.T) *testLocker {
 		mu.Lock()
 		defer mu.Unlock()
-		return newLocker(t, api, table, &Options{Clock: clock, Observations: obs, TrustedClock: trusted, MaxClockSkew: skew})
+		return newSeenLocker(t, api, table, &Options{Clock: clock, TrustedClock: trusted, MaxClockSkew: skew}, obs)
 	}
 	return lockertest.Harness{
-		New:      func(t *testing.T) fence.Locker { return locker(t) },
+		New:      func(t *testing.T) *fence.Locker { return locker(t).Locker },
 		TTL:      testTTL,
 		ShortTTL: testShortTTL,
 		Expire: func(t *testing.T) {

@@ -7,11 +7,12 @@ import (
 	"log"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/lockers/dynamo"
 )
 
@@ -29,9 +30,9 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 
-	// One Observations for all the lockers of this process.
-	seen := clockfree.NewObservations()
-	locker, err := dynamo.New(client, "fence-locks", &dynamo.Options{Observations: seen})
+	// One Locker for the whole process: what it saw counts for all its
+	// sessions.
+	locker, err := dynamo.New(client, "fence-locks", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -70,12 +71,28 @@ func ExampleNew_trustedClock() {
 	_ = locker
 }
 
-// KeySchema gives the table's key to tools that create tables themselves.
-func ExampleKeySchema() {
-	schema, attrs := dynamo.KeySchema("")
-	fmt.Println(*schema[0].AttributeName, schema[0].KeyType, attrs[0].AttributeType)
-	// Output:
-	// key HASH S
+// As gives the client under a Locker, here one opened from a URL, for
+// what this package does not do: reading a key's item as the package doc
+// describes it. It needs DynamoDB, so it only compiles here.
+func Example_as() {
+	ctx := context.Background()
+	locker, err := fence.OpenLocker(ctx, "dynamodb://fence-locks?region=eu-west-1", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var client *dynamodb.Client
+	if !locker.As(&client) {
+		log.Fatal("not a DynamoDB locker")
+	}
+	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String("fence-locks"),
+		Key:            map[string]types.AttributeValue{dynamo.DefaultKeyAttribute: &types.AttributeValueMemberS{Value: "nightly-report"}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(out.Item["token"])
 }
 
 // Bad settings are refused by New, before any call to DynamoDB.

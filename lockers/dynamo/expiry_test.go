@@ -12,7 +12,7 @@ import (
 
 // twoLockers returns a holder and a contender on one fresh table, each
 // with its own fake clock and its own Observations (two processes).
-func twoLockers(t *testing.T, trusted bool, skew time.Duration) (holder, contender *Locker, hc, cc *clocktest.Fake) {
+func twoLockers(t *testing.T, trusted bool, skew time.Duration) (holder, contender *testLocker, hc, cc *clocktest.Fake) {
 	t.Helper()
 	client := emulators.DynamoClient(t, nil)
 	table := newTable(t, client, nil)
@@ -23,14 +23,14 @@ func twoLockers(t *testing.T, trusted bool, skew time.Duration) (holder, contend
 	return holder, contender, hc, cc
 }
 
-func wantHeld(t *testing.T, l *Locker, key, why string) {
+func wantHeld(t *testing.T, l *testLocker, key, why string) {
 	t.Helper()
 	if lease, err := l.Acquire(t.Context(), key, MinTTL, nil); !errors.Is(err, fence.ErrHeld) {
 		t.Fatalf("Acquire %s = token %d, %v; want an error matching ErrHeld", why, lease.Token, err)
 	}
 }
 
-func wantTaken(t *testing.T, l *Locker, key string, token fence.Token, why string) fence.Lease {
+func wantTaken(t *testing.T, l *testLocker, key string, token fence.Token, why string) fence.Lease {
 	t.Helper()
 	lease, err := l.Acquire(t.Context(), key, MinTTL, nil)
 	if err != nil || lease.Token != token {
@@ -116,7 +116,7 @@ func TestClockFreeTakeover(t *testing.T) {
 		}
 		wantHeld(t, contender, "job", "on the first look")
 		cc.Advance(MinTTL)
-		sibling := newLocker(t, contender.d.api, contender.d.table, &Options{Clock: cc, Observations: contender.d.obs})
+		sibling := newSeenLocker(t, contender.d.api, contender.d.table, &Options{Clock: cc}, contender.d.obs)
 		wantTaken(t, sibling, "job", 2, "by a Locker sharing the Observations that timed the lease")
 	})
 }

@@ -90,7 +90,7 @@ func (f *faulty) RoundTrip(r *http.Request) (*http.Response, error) {
 // faultyLocker returns a Locker on a fresh table whose UpdateItem answers
 // f can lose, and a plain Locker on the same table to check the state.
 // sdkRetries is the SDK's attempts per call (1: no retries).
-func faultyLocker(t *testing.T, sdkRetries int, unsent bool) (l, check *Locker, f *faulty) {
+func faultyLocker(t *testing.T, sdkRetries int, unsent bool) (l, check *testLocker, f *faulty) {
 	t.Helper()
 	plain := emulators.DynamoClient(t, nil)
 	table := newTable(t, plain, nil)
@@ -247,7 +247,7 @@ func wantTransportError(t *testing.T, err error, call string) {
 
 // wantInfo fails unless Inspect with l returns want (ValidUntil is not
 // compared).
-func wantInfo(t *testing.T, l *Locker, want fence.LockInfo) {
+func wantInfo(t *testing.T, l *testLocker, want fence.LockInfo) {
 	t.Helper()
 	got, err := l.Inspect(t.Context(), want.Key)
 	if err != nil {

@@ -13,6 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
 )
 
 // uniqueName returns prefix followed by random hex, a table name no other
@@ -45,14 +49,46 @@ func deleteTable(t testing.TB, client *dynamodb.Client, table string) {
 	}
 }
 
-// newLocker returns a Locker on table, failing the test on an error.
-func newLocker(t testing.TB, api DynamoDBAPI, table string, opts *Options) *Locker {
+// testLocker is a Locker with the store under it, for the tests that
+// look at what the store remembers or call it directly.
+type testLocker struct {
+	*fence.Locker
+	d *store
+}
+
+// newLocker returns a Locker on table, as New makes it, failing the test
+// on an error.
+func newLocker(t testing.TB, api DynamoDBAPI, table string, opts *Options) *testLocker {
 	t.Helper()
-	l, err := New(api, table, opts)
+	return newSeenLocker(t, api, table, opts, nil)
+}
+
+// newSeenLocker is newLocker with a store that remembers what it sees in
+// obs, which Lockers of one process share (nil: observations of its own).
+func newSeenLocker(t testing.TB, api DynamoDBAPI, table string, opts *Options, obs *clockfree.Observations) *testLocker {
+	t.Helper()
+	d, err := newStore(api, table, opts, obs)
 	if err != nil {
 		t.Fatalf("New(%q): %v", table, err)
 	}
-	return l
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	if err != nil {
+		t.Fatalf("New(%q): %v", table, err)
+	}
+	return &testLocker{Locker: l, d: d}
+}
+
+// storeOf returns the store under l, a Locker opened from a URL.
+func storeOf(t testing.TB, l *fence.Locker) *store {
+	t.Helper()
+	var d *store
+	if _, err := driver.Wrap(l, func(x driver.Locker) driver.Locker {
+		d, _ = x.(*store)
+		return x
+	}); err != nil || d == nil {
+		t.Fatalf("the Locker's driver is no *store (%v)", err)
+	}
+	return d
 }
 
 // putItem writes item to table as is, bypassing the Locker: a record

@@ -7,14 +7,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/clockfree"
 )
 
 // holding decides whether r, read at now on d's clock, is a lease still
 // held, and until when on d's clock (zero where unknown), as
 // clockfree.Mode.Holding judges it. In clock-free mode it notes the
 // sighting in d's Observations first; a free item is forgotten.
-func (d *driver) holding(key string, r record, now time.Time) (held bool, until time.Time) {
+func (d *store) holding(key string, r record, now time.Time) (held bool, until time.Time) {
 	if !r.held {
 		d.obs.Forget(d.table, key)
 		return false, time.Time{}
@@ -34,12 +34,12 @@ func (d *driver) holding(key string, r record, now time.Time) (held bool, until 
 // cut returns the stored expiry, in Unix milliseconds, before which a
 // lease has expired at now in trusted-clock mode: expires + skew < now,
 // in whole milliseconds rounded towards the later takeover.
-func (d *driver) cut(now time.Time) int64 {
+func (d *store) cut(now time.Time) int64 {
 	return now.UnixMilli() - d.skewMillis()
 }
 
 // skewMillis is the trusted-clock skew in whole milliseconds, rounded up.
-func (d *driver) skewMillis() int64 {
+func (d *store) skewMillis() int64 {
 	return int64((d.mode.MaxClockSkew + time.Millisecond - 1) / time.Millisecond)
 }
 

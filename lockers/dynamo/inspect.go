@@ -6,16 +6,16 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Inspect implements fence.LockerDriver with one consistent GetItem. In
+// Inspect implements driver.Locker with one consistent GetItem. In
 // clock-free mode it records what it saw, like a failed Acquire, so that
-// a later Acquire by a Locker sharing d's Observations can take over an
-// expired lease; Held is then false once this Locker has seen the item
+// a later Acquire can take over an expired lease; Held is then false
+// once this Locker has seen the item
 // unchanged for its lease, and ValidUntil is when that will be. In
 // trusted-clock mode Held is false once the stored expiry plus
 // MaxClockSkew has passed, and ValidUntil is the stored expiry (zero
 // within the skew allowance). An item that breaks the table's invariants
 // gets an error matching fence.ErrCorrupt.
-func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	item, err := d.read(ctx, key)
 	if err != nil {
 		return fence.LockInfo{}, err

@@ -11,11 +11,11 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Renew implements fence.LockerDriver: one conditional UpdateItem that
+// Renew implements driver.Locker: one conditional UpdateItem that
 // writes a new version, lease duration and expiry if the item still has
 // the lease's owner and token and is held. Observers then restart their
 // wait.
-func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	version := newVersion()
 	sent := d.clock.Now()
 	err := d.updateHeld(ctx, lease, "SET #v = :v, #l = :l, #e = :e", []string{"#l", "#e"}, map[string]types.AttributeValue{
@@ -29,10 +29,10 @@ func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 	return nil
 }
 
-// Release implements fence.LockerDriver: one conditional UpdateItem that
+// Release implements driver.Locker: one conditional UpdateItem that
 // marks the item free and writes a new version if the item still has the
 // lease's owner and token and is held. The item and its token stay.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	version := newVersion()
 	err := d.updateHeld(ctx, lease, "SET #v = :v, #h = :false", nil, map[string]types.AttributeValue{
 		":v":     &types.AttributeValueMemberS{Value: version},
@@ -44,10 +44,10 @@ func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
 	return nil
 }
 
-// Break implements fence.LockerDriver: one UpdateItem that marks key's
+// Break implements driver.Locker: one UpdateItem that marks key's
 // item free and writes a new version, whoever holds it, if the item
 // exists. The token stays, so the next Acquire issues a higher one.
-func (d *driver) Break(ctx context.Context, key string) error {
+func (d *store) Break(ctx context.Context, key string) error {
 	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(d.table),
 		Key:                      d.itemKey(key),
@@ -68,7 +68,7 @@ func (d *driver) Break(ctx context.Context, key string) error {
 // updateHeld applies update to lease's item on the condition that the
 // item has the lease's owner and token and is held. extra lists the
 // placeholders the update uses besides #v.
-func (d *driver) updateHeld(ctx context.Context, lease fence.Lease, update string, extra []string, values map[string]types.AttributeValue) error {
+func (d *store) updateHeld(ctx context.Context, lease fence.Lease, update string, extra []string, values map[string]types.AttributeValue) error {
 	values[":o"] = &types.AttributeValueMemberS{Value: lease.Owner}
 	values[":t"] = &types.AttributeValueMemberN{Value: lease.Token.String()}
 	values[":true"] = &types.AttributeValueMemberBOOL{Value: true}
@@ -87,7 +87,7 @@ func (d *driver) updateHeld(ctx context.Context, lease fence.Lease, update strin
 // settleHeld finds out what became of a failed Renew or Release that
 // carried version: nil if it was applied after all, a *fence.NotHeldError
 // if the condition failed, the write's error otherwise.
-func (d *driver) settleHeld(ctx context.Context, key, version string, err error) error {
+func (d *store) settleHeld(ctx context.Context, key, version string, err error) error {
 	o, err := d.settle(ctx, key, version, err)
 	switch {
 	case err != nil:

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // outcome is what a failed conditional write found in the store.
@@ -35,7 +36,7 @@ type outcome struct {
 // consistent GetItem, unless ctx is done or the table is missing. It
 // returns an error when the outcome cannot be learnt (ctx done, the table
 // missing, the read failed) or the item is corrupt.
-func (d *driver) settle(ctx context.Context, key, version string, err error) (outcome, error) {
+func (d *store) settle(ctx context.Context, key, version string, err error) (outcome, error) {
 	o := outcome{err: sdkError("UpdateItem", err)}
 	ccf, isCCF := errors.AsType[*types.ConditionalCheckFailedException](err)
 	o.condFailed = isCCF
@@ -62,7 +63,7 @@ func (d *driver) settle(ctx context.Context, key, version string, err error) (ou
 }
 
 // read returns key's item with a consistent read; nil if there is none.
-func (d *driver) read(ctx context.Context, key string) (map[string]types.AttributeValue, error) {
+func (d *store) read(ctx context.Context, key string) (map[string]types.AttributeValue, error) {
 	out, err := d.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(d.table),
 		Key:            d.itemKey(key),
@@ -75,14 +76,14 @@ func (d *driver) read(ctx context.Context, key string) (map[string]types.Attribu
 }
 
 // itemKey is the primary key of key's item.
-func (d *driver) itemKey(key string) map[string]types.AttributeValue {
+func (d *store) itemKey(key string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{d.keyAttr: &types.AttributeValueMemberS{Value: key}}
 }
 
 // names maps the placeholders of every expression to the attributes.
 // DynamoDB rejects placeholders an expression does not use, so each
 // method passes only the ones it uses.
-func (d *driver) names(placeholders ...string) map[string]string {
+func (d *store) names(placeholders ...string) map[string]string {
 	all := map[string]string{
 		"#k": d.keyAttr, "#o": attrOwner, "#t": attrToken, "#v": attrVersion,
 		"#l": attrLease, "#e": attrExpires, "#h": attrHeld,
@@ -102,7 +103,7 @@ func (d *driver) names(placeholders ...string) map[string]string {
 func sdkError(call string, err error) error {
 	err = fmt.Errorf("%s: %w", call, err)
 	if _, missing := errors.AsType[*types.ResourceNotFoundException](err); missing {
-		return fence.StoreMissing(err)
+		return driver.StoreMissing(err)
 	}
 	return err
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/fencekit/fence/internal/dynamotable"
 )
 
-// DefaultTableWait is how long CreateTable waits for the table to become
+// defaultTableWait is how long CreateTable waits for the table to become
 // ACTIVE when TableOptions.Wait is 0.
-const DefaultTableWait = 5 * time.Minute
+const defaultTableWait = 5 * time.Minute
 
 // TableOptions configure CreateTable. A nil *TableOptions means all
 // defaults.
@@ -25,27 +25,22 @@ type TableOptions struct {
 	// as Options.KeyAttribute. Default: DefaultKeyAttribute.
 	KeyAttribute string
 	// Wait bounds the wait for the table to become ACTIVE (ctx bounds it
-	// too). Default: DefaultTableWait.
+	// too). Default: 5 minutes.
 	Wait time.Duration
 }
 
-// KeySchema returns the key schema and attribute definitions of a lease
-// table whose partition key is keyAttribute ("" for DefaultKeyAttribute):
-// one HASH key of type S and no sort key. Tables created with other tools
-// need exactly this; any billing mode works. Do not enable DynamoDB's Time
-// to Live on the table: items must never be deleted (that restarts a key's
-// tokens at 1), and expires_ms is not a TTL attribute.
-func KeySchema(keyAttribute string) ([]types.KeySchemaElement, []types.AttributeDefinition) {
-	if keyAttribute == "" {
-		keyAttribute = DefaultKeyAttribute
-	}
+// keySchema returns the key schema and attribute definitions of a lease
+// table whose partition key is keyAttribute: one HASH key of type S and
+// no sort key (see the package doc, "The stored item").
+func keySchema(keyAttribute string) ([]types.KeySchemaElement, []types.AttributeDefinition) {
 	return []types.KeySchemaElement{{AttributeName: aws.String(keyAttribute), KeyType: types.KeyTypeHash}},
 		[]types.AttributeDefinition{{AttributeName: aws.String(keyAttribute), AttributeType: types.ScalarAttributeTypeS}}
 }
 
 // CreateTable creates the lease table with on-demand billing
-// (PAY_PER_REQUEST) and the key schema of KeySchema, and waits until it is
-// ACTIVE. If the table exists already it only waits, and checks that its
+// (PAY_PER_REQUEST) and the key schema a Locker needs (one partition key
+// of type S named TableOptions.KeyAttribute, no sort key), and waits
+// until it is ACTIVE. If the table exists already it only waits, and checks that its
 // key schema is the one a Locker needs (an error matching fence.ErrInvalid
 // otherwise). Run it once at start-up or in a deployment step. Its errors
 // are *fence.OpError values of operation "create".
@@ -56,12 +51,11 @@ func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 	return nil
 }
 
-// Create implements the optional Create of a fence.LockerDriver, which
-// Locker.Create calls: CreateTable of the Locker's table and key attribute,
-// through the client given to New, which must then be a TableAPI too (a
-// *dynamodb.Client is); otherwise it returns an error matching
-// errors.ErrUnsupported.
-func (d *driver) Create(ctx context.Context) error {
+// Create implements driver.Creator, for the Locker's Create: CreateTable
+// of the Locker's table and key attribute, through the client given to
+// New, which must then be a TableAPI too (a *dynamodb.Client is);
+// otherwise it returns an error matching errors.ErrUnsupported.
+func (d *store) Create(ctx context.Context) error {
 	api, ok := d.api.(TableAPI)
 	if !ok {
 		return fmt.Errorf("the client given to New (%T) cannot create tables; use CreateTable: %w", d.api, errors.ErrUnsupported)
@@ -91,9 +85,9 @@ func createTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 		return &fence.InvalidError{Field: "Wait", Reason: fmt.Sprintf("%v is negative", o.Wait)}
 	}
 	if o.Wait == 0 {
-		o.Wait = DefaultTableWait
+		o.Wait = defaultTableWait
 	}
-	schema, attrs := KeySchema(o.KeyAttribute)
+	schema, attrs := keySchema(o.KeyAttribute)
 	desc, err := dynamotable.Create(ctx, api, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),
 		KeySchema:            schema,

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
@@ -30,7 +31,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{"key attribute that the locker writes", client, "locks", &Options{KeyAttribute: attrToken}},
 		{"key attribute too long", client, "locks", &Options{KeyAttribute: strings.Repeat("k", 256)}},
 		{"negative skew", client, "locks", &Options{TrustedClock: true, MaxClockSkew: -time.Second}},
-		{"skew over the limit", client, "locks", &Options{TrustedClock: true, MaxClockSkew: MaxClockSkew + 1}},
+		{"skew over the limit", client, "locks", &Options{TrustedClock: true, MaxClockSkew: clockfree.MaxClockSkew + 1}},
 		{"skew without a trusted clock", client, "locks", &Options{MaxClockSkew: time.Second}},
 	}
 	for _, c := range cases {

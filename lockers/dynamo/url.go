@@ -5,19 +5,21 @@ import (
 	"net/url"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/dynamotable"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterLocker("dynamodb", URLOpener{}) }
+func init() { driver.RegisterLocker("dynamodb", urlOpener{}) }
 
-// URLOpener opens DynamoDB lockers from URLs of the form URLForm returns
+// urlOpener opens DynamoDB lockers from URLs of the form URLForm returns
 // (see the package doc), with a client built by config.LoadDefaultConfig
 // from the AWS SDK's usual environment.
-type URLOpener struct{}
+type urlOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
-func (URLOpener) URLForm() string {
+// URLForm implements driver.LockerOpener.
+func (urlOpener) URLForm() string {
 	return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A&" + clockfree.URLForm + "]"
 }
 
@@ -33,7 +35,7 @@ type urlConfig struct {
 // parseURL reads a dynamodb:// URL and checks what it names as New would.
 // Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	c := urlConfig{
 		table:        p.Name("table"),
 		region:       p.String("region"),
@@ -58,26 +60,22 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	return c, nil
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It loads the AWS
-// configuration but does not call DynamoDB.
-func (URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+// OpenLockerURL implements driver.LockerOpener. It loads the AWS
+// configuration but does not call DynamoDB. The Locker's Create creates
+// the table (CreateTable); the client needs no closing.
+func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
-	client, err := dynamotable.Client(ctx, c.region, c.endpoint, opts.Client())
+	client, err := dynamotable.Client(ctx, c.region, c.endpoint, urlparam.HTTPClient(opts))
 	if err != nil {
-		return none, &fence.OpError{Backend: "dynamo", Op: "open", Err: err}
+		return nil, &fence.OpError{Backend: "dynamo", Op: "open", Err: err}
 	}
-	l, err := New(client, c.table, &Options{
+	return New(client, c.table, &Options{
 		KeyAttribute: c.keyAttribute,
-		Clock:        opts.ClockOrSystem(),
+		Clock:        urlparam.Clock(opts),
 		TrustedClock: c.mode.TrustedClock,
 		MaxClockSkew: c.mode.MaxClockSkew,
 	})
-	if err != nil {
-		return none, err
-	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Create: l.d.Create}, nil
 }

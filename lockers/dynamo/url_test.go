@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
@@ -144,21 +146,21 @@ func TestOpenLocker(t *testing.T) {
 	t.Cleanup(tr.CloseIdleConnections)
 	requests := &counter{next: tr}
 	raw := "dynamodb://" + table + "?region=us-east-1&key-attribute=lock_id&trusted-clock=true&max-clock-skew=250ms&endpoint=" + url.QueryEscape(endpoint)
-	l, err := fence.OpenLockerWith(t.Context(), raw, &fence.OpenOptions{Clock: clock, HTTPClient: &http.Client{Transport: requests}})
+	l, err := fence.OpenLocker(t.Context(), raw, &fence.OpenOptions{Clock: clock, HTTPClient: &http.Client{Transport: requests}})
 	if err != nil {
-		t.Fatalf("OpenLockerWith(%s): %v", raw, err)
+		t.Fatalf("OpenLocker(%s): %v", raw, err)
 	}
 	t.Cleanup(func() {
 		if err := l.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	if name := l.Info().Name; name != "dynamo" {
-		t.Errorf("Info().Name = %q; want dynamo", name)
+	if name := l.Name(); name != "dynamo" {
+		t.Errorf("Name() = %q; want dynamo", name)
 	}
-	d := l.Driver().(*driver)
+	d := storeOf(t, l)
 	if d.keyAttr != "lock_id" || d.mode != (clockfree.Mode{TrustedClock: true, MaxClockSkew: 250 * time.Millisecond}) || d.clock != fence.Clock(clock) {
-		t.Errorf("the opened driver has key attribute %q, mode %+v, clock %v; want what the URL and options say", d.keyAttr, d.mode, d.clock)
+		t.Errorf("the opened store has key attribute %q, mode %+v, clock %v; want what the URL and options say", d.keyAttr, d.mode, d.clock)
 	}
 
 	if _, err := l.Acquire(t.Context(), "job", time.Minute, nil); !errors.Is(err, fence.ErrStoreMissing) {
@@ -199,7 +201,7 @@ func TestOpenLockerDefaults(t *testing.T) {
 	t.Parallel()
 	endpoint := testenv.DynamoEndpoint(t)
 	table := newTable(t, emulators.DynamoClient(t, nil), nil)
-	l, err := fence.OpenLocker(t.Context(), "dynamodb://"+table+"?endpoint="+url.QueryEscape(endpoint))
+	l, err := fence.OpenLocker(t.Context(), "dynamodb://"+table+"?endpoint="+url.QueryEscape(endpoint), nil)
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}
@@ -218,11 +220,47 @@ func TestOpenLockerDefaults(t *testing.T) {
 
 func TestURLForm(t *testing.T) {
 	t.Parallel()
-	found := false
-	for _, form := range fence.LockerURLForms() {
-		found = found || form == URLOpener{}.URLForm()
+	_, forms := driver.LockerSchemes()
+	if !slices.Contains(forms, urlOpener{}.URLForm()) || !strings.HasPrefix(urlOpener{}.URLForm(), "dynamodb://TABLE") {
+		t.Errorf("URL forms %q lack dynamodb's %q", forms, urlOpener{}.URLForm())
 	}
-	if !found || !strings.HasPrefix(URLOpener{}.URLForm(), "dynamodb://TABLE") {
-		t.Errorf("URL forms %q lack dynamodb's %q", fence.LockerURLForms(), URLOpener{}.URLForm())
+}
+
+// TestAs: As gives the client under a Locker, the caller's from New and
+// the one the opener made from a URL, as a DynamoDBAPI and as a
+// *dynamodb.Client where it is one, and nothing else.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	client := &dynamodb.Client{}
+	l, err := New(client, "locks", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api DynamoDBAPI
+	var c *dynamodb.Client
+	if !l.As(&api) || api != DynamoDBAPI(client) || !l.As(&c) || c != client {
+		t.Errorf("As of New's Locker gave %v and %v; want the client given to New", api, c)
+	}
+	var table TableAPI
+	if l.As(&table) || l.As(nil) || l.As(client) {
+		t.Error("As succeeded for a target it does not give")
+	}
+
+	items, err := New(itemsOnly{client}, "locks", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = nil
+	if !items.As(&api) || api != DynamoDBAPI(itemsOnly{client}) || items.As(&c) || c != nil {
+		t.Errorf("As of a Locker over a DynamoDBAPI that is no *dynamodb.Client gave %v and %v; want only the DynamoDBAPI", api, c)
+	}
+
+	opened, err := fence.OpenLocker(t.Context(), "dynamodb://locks?region=us-east-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	if c = nil; !opened.As(&c) || c == nil {
+		t.Error("As(**dynamodb.Client) of an opened Locker gave no client")
 	}
 }

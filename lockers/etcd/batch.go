@@ -16,12 +16,12 @@ import (
 // default (--max-txn-ops).
 const batchReads = 100
 
-// RenewBatch implements fence.BatchRenewer: it reads the lock records of
+// RenewBatch implements driver.BatchRenewer: it reads the lock records of
 // all the leases in one transaction (one per batchReads leases), checks
 // each as Renew does, and keeps the etcd leases of those still held alive
 // on one keepalive stream, all requests sent before the first answer is
 // read: two round trips for any number of leases.
-func (d *driver) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
+func (d *store) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
 	errs := make([]error, len(leases))
 	settled := make([]bool, len(leases))
 	fail := func(err error) []error {

@@ -9,15 +9,15 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// TestRenewMany: RenewMany renews, in two transactions of reads and one
+// TestRenewBatch: RenewBatch renews, in two transactions of reads and one
 // keepalive stream, every lease still held, across more leases than one
 // transaction reads, and answers fence.ErrNotHeld for those released,
 // or broken, in order.
-func TestRenewMany(t *testing.T) {
+func TestRenewBatch(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	c := sharedClient(t)
-	l := newLocker(t, c, nil)
+	l := newTestLocker(t, c, nil)
 	var leases []fence.Lease
 	for i := range batchReads + 20 {
 		lease, err := l.Acquire(ctx, fmt.Sprint("k", i), DefaultMinTTL, nil)
@@ -39,7 +39,10 @@ func TestRenewMany(t *testing.T) {
 		}
 	}
 	time.Sleep(DefaultMinTTL / 2)
-	renewed, errs := l.RenewMany(ctx, leases)
+	errs := l.d.RenewBatch(ctx, leases)
+	if len(errs) != len(leases) {
+		t.Fatalf("RenewBatch answered %d leases of %d", len(errs), len(leases))
+	}
 	for i, err := range errs {
 		if how, ok := gone[i]; ok {
 			if !errors.Is(err, fence.ErrNotHeld) {
@@ -49,10 +52,6 @@ func TestRenewMany(t *testing.T) {
 		}
 		if err != nil {
 			t.Errorf("lease %d: %v", i, err)
-			continue
-		}
-		if !renewed[i].ValidUntil.After(leases[i].ValidUntil) {
-			t.Errorf("lease %d: ValidUntil %v not after %v", i, renewed[i].ValidUntil, leases[i].ValidUntil)
 		}
 	}
 	// The renewals reached the server: past the first TTL, the keys are

@@ -79,7 +79,7 @@ func newMutexSession(b *testing.B, c *clientv3.Client, ttl int) *concurrency.Ses
 // Lock and Unlock ("mutex-lock").
 func BenchmarkAcquireRelease(b *testing.B) {
 	fc, mc := sharedClient(b), sharedClient(b)
-	l := newLocker(b, fc, nil)
+	l := newTestLocker(b, fc, nil)
 	ctx := b.Context()
 	fenceCycle := func(i int) {
 		lease, err := l.Acquire(ctx, "key-"+strconv.Itoa(i%16), time.Minute, nil)
@@ -155,11 +155,11 @@ func BenchmarkHandOff(b *testing.B) {
 	const settle = 150 * time.Millisecond
 	ctx := b.Context()
 	prefix := uniquePrefix("handoff")
-	la := newLocker(b, sharedClient(b), &Options{Prefix: prefix})
-	lb := newLocker(b, sharedClient(b), &Options{Prefix: prefix})
+	la := newTestLocker(b, sharedClient(b), &Options{Prefix: prefix})
+	lb := newTestLocker(b, sharedClient(b), &Options{Prefix: prefix})
 	busy := make(chan struct{}, 1)
-	holders := waittest.NewSession(b, la, &fence.SessionOptions{TTL: time.Minute})
-	waiters := waittest.NewSession(b, lb, &fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour, Observer: &fence.Observer{
+	holders := waittest.NewSession(b, la.Locker, &fence.SessionOptions{TTL: time.Minute})
+	lb.SetObserver(&fence.Observer{
 		AcquireAttempt: func(e fence.AcquireAttemptEvent) {
 			if e.Outcome == fence.Busy {
 				select {
@@ -167,18 +167,19 @@ func BenchmarkHandOff(b *testing.B) {
 				default:
 				}
 			}
-		}}})
+		}})
+	waiters := waittest.NewSession(b, lb.Locker, &fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour})
 	ma, mb := newMutexSession(b, sharedClient(b), 60), newMutexSession(b, sharedClient(b), 60)
 	mkey := uniquePrefix("handoff-mutex")
 
 	fenceHandOff := func() time.Duration {
-		h, err := holders.TryLock(ctx, "hand-off")
+		h, err := holders.Lock(ctx, "hand-off", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		got := make(chan waittest.Result, 1)
 		go func() {
-			w, err := waiters.Lock(ctx, "hand-off", nil)
+			w, err := waiters.Lock(ctx, "hand-off", &fence.LockOptions{Wait: fence.WaitForever})
 			got <- waittest.Result{Handle: w, Err: err, At: time.Now()}
 		}()
 		<-busy

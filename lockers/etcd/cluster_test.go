@@ -70,7 +70,7 @@ func TestClusterLeaderKill(t *testing.T) {
 	for h := range holders {
 		// Each holder has its own client of all the members, as another
 		// process would.
-		l := newLocker(t, newClient(t, endpoints), &Options{Prefix: prefix, MinTTL: time.Second})
+		l := newTestLocker(t, newClient(t, endpoints), &Options{Prefix: prefix, MinTTL: time.Second})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -165,7 +165,7 @@ func TestClusterLeaderKill(t *testing.T) {
 				}
 			}
 		}
-		info, err := newLocker(t, admin, &Options{Prefix: prefix, MinTTL: time.Second}).Inspect(t.Context(), key)
+		info, err := newTestLocker(t, admin, &Options{Prefix: prefix, MinTTL: time.Second}).Inspect(t.Context(), key)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func TestCorruptLockRecord(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			l := newLocker(t, c, nil)
+			l := newTestLocker(t, c, nil)
 			key := "k"
 			var opts []clientv3.OpOption
 			if tt.lease {
@@ -42,7 +42,7 @@ func TestCorruptLockRecord(t *testing.T) {
 				}
 				opts = append(opts, clientv3.WithLease(g.ID))
 			}
-			put, err := c.Put(ctx, l.HeldKey(key), tt.value, opts...)
+			put, err := c.Put(ctx, l.d.held(key), tt.value, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestCorruptLockRecord(t *testing.T) {
 			wantCorrupt(t, err, "Acquire")
 			_, err = l.Inspect(ctx, key)
 			wantCorrupt(t, err, "Inspect")
-			resp, err := c.Get(ctx, l.HeldKey(key))
+			resp, err := c.Get(ctx, l.d.held(key))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,18 +82,18 @@ func TestCorruptLockRecordOfHolder(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	c := sharedClient(t)
-	l := newLocker(t, c, nil)
+	l := newTestLocker(t, c, nil)
 	lease, err := l.Acquire(ctx, "k", time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Put(ctx, l.HeldKey("k"), "garbage", clientv3.WithIgnoreLease()); err != nil {
+	if _, err := c.Put(ctx, l.d.held("k"), "garbage", clientv3.WithIgnoreLease()); err != nil {
 		t.Fatal(err)
 	}
 	_, err = l.Renew(ctx, lease)
 	wantCorrupt(t, err, "Renew")
 	wantCorrupt(t, l.Release(ctx, lease), "Release")
-	resp, err := c.Get(ctx, l.HeldKey("k"))
+	resp, err := c.Get(ctx, l.d.held("k"))
 	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "garbage" {
 		t.Fatalf("the corrupt record was removed or written over: %v %v", resp, err)
 	}
@@ -115,7 +115,7 @@ func TestCorruptLastRecord(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			l := newLocker(t, c, nil)
+			l := newTestLocker(t, c, nil)
 			var opts []clientv3.OpOption
 			if tt.lease {
 				g, err := c.Grant(ctx, 60)
@@ -124,7 +124,7 @@ func TestCorruptLastRecord(t *testing.T) {
 				}
 				opts = append(opts, clientv3.WithLease(g.ID))
 			}
-			if _, err := c.Put(ctx, l.LastKey("k"), tt.value, opts...); err != nil {
+			if _, err := c.Put(ctx, l.d.last("k"), tt.value, opts...); err != nil {
 				t.Fatal(err)
 			}
 			_, err := l.Inspect(ctx, "k")
@@ -140,7 +140,7 @@ func TestCorruptLastRecord(t *testing.T) {
 func TestServerRaisesTTL(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	l := newLocker(t, sharedClient(t), &Options{MinTTL: time.Second})
+	l := newTestLocker(t, sharedClient(t), &Options{MinTTL: time.Second})
 	_, err := l.Acquire(ctx, "k", time.Second, nil)
 	if !errors.Is(err, fence.ErrInvalid) {
 		t.Fatalf("Acquire of 1 s on a server whose least lease is 2 s: %v; want an error matching fence.ErrInvalid", err)

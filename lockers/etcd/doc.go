@@ -1,12 +1,14 @@
-// Package etcd is a fence.Locker on an etcd cluster (v3 API), driven
-// through go.etcd.io/etcd/client/v3.
+// Package etcd keeps the leases of a fence.Locker in an etcd cluster (v3
+// API), driven through go.etcd.io/etcd/client/v3: New returns the
+// *fence.Locker over a client. The Locker's As gives that client (the one
+// given to New, or the one a URL opener made) to a **clientv3.Client.
 //
 // Holding a lease is not a safety guarantee, only its token is: pass
 // Lease.Token to a fenced resource (see package fence).
 //
 // # Key layout
 //
-// Each lock key K has two etcd keys under the Locker's prefix P
+// Each lock key K has two etcd keys under the locker's prefix P
 // (Options.Prefix, default DefaultPrefix, "fence/locks/"):
 //
 //   - P + "held/" + K, the lock record: exists exactly while K is held.
@@ -83,9 +85,10 @@
 //     holder's lease its time to live for the fence.HeldError.
 //   - Renew reads the lock record (a linearizable read), checks its create
 //     revision and owner against the lease, and keeps its etcd lease alive
-//     once (the leader restarts its TTL; no raft write). RenewMany reads
-//     all the records in one transaction and keeps their leases alive on
-//     one stream: two round trips for any number of leases.
+//     once (the leader restarts its TTL; no raft write). The renewals of
+//     a fence.Session's keepalive read all the records in one transaction
+//     and keep their leases alive on one stream: two round trips for any
+//     number of leases.
 //   - Release is one transaction (a raft write) that deletes the lock
 //     record if its create revision is the lease's token and its value
 //     names the lease's owner: compare-and-delete.
@@ -112,7 +115,7 @@
 // # Release notifications
 //
 // A fence.Session.Lock waiting for a key on this locker does not poll: the
-// driver is a fence.ReleaseNotifier that watches the key's lock record
+// store is a driver.ReleaseNotifier that watches the key's lock record
 // for deletions, which a Release, a Break and the expiry of the holder's
 // lease all are, whichever process made them. NotifyRelease returns once
 // the server confirmed the watch (etcd's created notification), so no
@@ -169,10 +172,10 @@
 //	etcd://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...][/PREFIX/][?dial-timeout=5s&min-ttl=2s]
 //	etcds://HOST[:PORT],...[/PREFIX/][?ca=FILE&cert=FILE&key=FILE&...]
 //
-// The hosts are the cluster's client endpoints (port DefaultPort, 2379,
-// when none is given); the path, if any, is Options.Prefix (a slash is
+// The hosts are the cluster's client endpoints (port 2379 when none is
+// given); the path, if any, is Options.Prefix (a slash is
 // added at its end when missing); dial-timeout bounds the client's dial
-// and authentication (default DefaultDialTimeout, 5 s); min-ttl is
+// and authentication (default 5 s); min-ttl is
 // Options.MinTTL. etcds:// speaks TLS with the system's roots, or those
 // of the PEM file ca, and presents the client certificate of cert and key
 // when given. A user and password are etcd's authentication: the client
@@ -180,11 +183,5 @@
 // cluster. A password in the URL is accepted but discouraged (command
 // lines are visible in ps); no error shows it. The opened locker's Close
 // closes the client it made; Create has nothing to create.
-//
-// # Tests
-//
-// The tests run on the etcd member that scripts/test.sh starts
-// (FENCE_ETCD_ENDPOINTS), and on members and clusters they start
-// themselves from FENCE_ETCD_SERVER, with short election timeouts so
-// that those grant 1 s leases.
+
 package etcd

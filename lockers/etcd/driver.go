@@ -11,13 +11,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/etcdclient"
 )
 
-// driver is the fence.LockerDriver on an etcd cluster, on input the
+// store is the driver.Locker on an etcd cluster, on input the
 // portable layer has validated. Its errors are bare causes; the
-// PortableLocker prefixes them.
-type driver struct {
+// portable fence.Locker prefixes them.
+type store struct {
 	c      *clientv3.Client
 	clock  fence.Clock // for the local times of HeldError and LockInfo
 	prefix string
@@ -26,21 +27,32 @@ type driver struct {
 }
 
 var (
-	_ fence.LockerDriver    = (*driver)(nil)
-	_ fence.ReleaseNotifier = (*driver)(nil)
-	_ fence.BatchRenewer    = (*driver)(nil)
+	_ driver.Locker          = (*store)(nil)
+	_ driver.ReleaseNotifier = (*store)(nil)
+	_ driver.BatchRenewer    = (*store)(nil)
+	_ driver.Aser            = (*store)(nil)
 )
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "etcd", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: d.minTTL, MaxTTL: MaxTTL}
+// As implements driver.Aser: it gives the client the Locker runs on to a
+// **clientv3.Client.
+func (d *store) As(target any) bool {
+	if t, ok := target.(**clientv3.Client); ok {
+		*t = d.c
+		return true
+	}
+	return false
+}
+
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "etcd", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: d.minTTL, MaxTTL: MaxTTL}
 }
 
 // held is the etcd key of key's lock record.
-func (d *driver) held(key string) string { return d.prefix + "held/" + key }
+func (d *store) held(key string) string { return d.prefix + "held/" + key }
 
 // last is the etcd key of key's last record.
-func (d *driver) last(key string) string { return d.prefix + "last/" + key }
+func (d *store) last(key string) string { return d.prefix + "last/" + key }
 
 // seconds returns ttl in whole seconds, rounded up, so that the server's
 // lease is never shorter than ttl.
@@ -48,7 +60,7 @@ func seconds(ttl time.Duration) int64 {
 	return int64((ttl + time.Second - 1) / time.Second)
 }
 
-// Acquire implements fence.LockerDriver. It takes an etcd lease of ttl
+// Acquire implements driver.Locker. It takes an etcd lease of ttl
 // (rounded up to whole seconds: a spare, or a new one; see the package
 // doc) and runs one transaction: if the lock record does not exist, it
 // creates it attached to that lease, with the last record, and the
@@ -57,12 +69,12 @@ func seconds(ttl time.Duration) int64 {
 // reports the holder in a *fence.HeldError whose ValidUntil is the
 // holder's remaining time on the server (whole seconds, rounded down)
 // added to the send time of the question. A holder whose lease turns out
-// to have ended meanwhile gets fence.ErrAcquireRaced.
+// to have ended meanwhile gets driver.ErrAcquireRaced.
 //
 // When the transaction's answer is lost, the lease is left alone: it may
 // hold the key, which the caller can find with Inspect (fence.Session
 // does), and it expires after ttl otherwise.
-func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	secs := seconds(ttl)
 	if id, at, ok := d.leases.takeSpare(secs); ok {
 		lease, err := d.acquire(ctx, key, owner, ttl, secs, clientv3.LeaseID(id), at, true)
@@ -87,10 +99,10 @@ func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 // acquire runs Acquire's transaction with etcd lease id of secs seconds,
 // which holds no key and lasts its full TTL from at, at least. A spare
 // is kept alive at the same time, so that its TTL restarts after the
-// PortableLocker's send time (Lease.ValidUntil is that time plus ttl);
+// portable fence.Locker's send time (Lease.ValidUntil is that time plus ttl);
 // should that fail, so does the Acquire, and a record it created is left
 // to expire with the lease (a Session finds it with Inspect).
-func (d *driver) acquire(ctx context.Context, key, owner string, ttl time.Duration, secs int64, id clientv3.LeaseID, at time.Time, spare bool) (fence.Lease, error) {
+func (d *store) acquire(ctx context.Context, key, owner string, ttl time.Duration, secs int64, id clientv3.LeaseID, at time.Time, spare bool) (fence.Lease, error) {
 	var kept chan error
 	if spare {
 		kept = make(chan error, 1)
@@ -145,9 +157,9 @@ var errSpareGone = errors.New("the spare lease had ended")
 
 // heldError reports kvs, the lock record an Acquire found, in a
 // *fence.HeldError.
-func (d *driver) heldError(ctx context.Context, key string, kvs []*mvccpb.KeyValue) error {
+func (d *store) heldError(ctx context.Context, key string, kvs []*mvccpb.KeyValue) error {
 	if len(kvs) == 0 {
-		return fence.ErrAcquireRaced // cannot be: the same transaction saw it
+		return driver.ErrAcquireRaced // cannot be: the same transaction saw it
 	}
 	r, err := parseLock(key, kvs[0])
 	if err != nil {
@@ -158,7 +170,7 @@ func (d *driver) heldError(ctx context.Context, key string, kvs []*mvccpb.KeyVal
 		return &fence.HeldError{Key: key, Owner: r.owner, Token: r.token}
 	}
 	if !alive {
-		return fence.ErrAcquireRaced // the holder's lease ended since
+		return driver.ErrAcquireRaced // the holder's lease ended since
 	}
 	return &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: until}
 }
@@ -167,7 +179,7 @@ func (d *driver) heldError(ctx context.Context, key string, kvs []*mvccpb.KeyVal
 // the driver's clock: the send time of the question plus the remaining
 // whole seconds (the server rounds down), so never later than the true
 // end. alive is false when the lease no longer exists.
-func (d *driver) expiry(ctx context.Context, lease int64) (until time.Time, alive bool, err error) {
+func (d *store) expiry(ctx context.Context, lease int64) (until time.Time, alive bool, err error) {
 	sent := d.clock.Now()
 	resp, err := d.c.TimeToLive(ctx, clientv3.LeaseID(lease))
 	if err != nil {
@@ -182,14 +194,14 @@ func (d *driver) expiry(ctx context.Context, lease int64) (until time.Time, aliv
 // revoke revokes an etcd lease that holds no key of a lease given out, or
 // one whose key is being freed anyway: if it fails, the lease expires by
 // itself.
-func (d *driver) revoke(ctx context.Context, id clientv3.LeaseID) {
+func (d *store) revoke(ctx context.Context, id clientv3.LeaseID) {
 	_, _ = d.c.Revoke(ctx, id)
 }
 
 // current reads key's lock record and checks that it is lease's: the
 // lease's token is its create revision and its owner the lease's. It
 // returns the record's etcd lease, or a *fence.NotHeldError.
-func (d *driver) current(ctx context.Context, lease fence.Lease) (int64, error) {
+func (d *store) current(ctx context.Context, lease fence.Lease) (int64, error) {
 	resp, err := d.c.Get(ctx, d.held(lease.Key))
 	if err != nil {
 		return 0, err
@@ -199,7 +211,7 @@ func (d *driver) current(ctx context.Context, lease fence.Lease) (int64, error) 
 
 // check checks that kvs, the result of reading lease's lock record, show
 // lease held, and returns its etcd lease.
-func (d *driver) check(lease fence.Lease, kvs []*mvccpb.KeyValue) (int64, error) {
+func (d *store) check(lease fence.Lease, kvs []*mvccpb.KeyValue) (int64, error) {
 	if len(kvs) == 0 {
 		return 0, &fence.NotHeldError{Key: lease.Key, Reason: "the key is free"}
 	}
@@ -216,13 +228,13 @@ func (d *driver) check(lease fence.Lease, kvs []*mvccpb.KeyValue) (int64, error)
 	return r.lease, nil
 }
 
-// Renew implements fence.LockerDriver: it reads the lock record, checks
+// Renew implements driver.Locker: it reads the lock record, checks
 // its owner and token (its create revision), and keeps its etcd lease
 // alive once, which restarts the lease's TTL on the leader. A lease whose
 // record is gone or another's, or whose etcd lease ended in between, gets
 // a *fence.NotHeldError. Keeping the etcd lease alive after the check is
 // safe: that lease holds no key but this lease's.
-func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	id, err := d.current(ctx, lease)
 	if err != nil {
 		return err
@@ -240,13 +252,13 @@ func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 	return nil
 }
 
-// Release implements fence.LockerDriver: one transaction that deletes the
+// Release implements driver.Locker: one transaction that deletes the
 // lock record if its create revision is the lease's token and its value
 // names the lease's owner (compare-and-delete), and reads it otherwise.
 // The record's etcd lease, which then holds nothing, is kept as a spare
 // for this Locker's next Acquire. A lease whose record is gone or
 // another's gets a *fence.NotHeldError. The last record stays.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	held := d.held(lease.Key)
 	resp, err := d.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(held), "=", int64(lease.Token)),
@@ -271,11 +283,11 @@ func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
 	return err
 }
 
-// Break implements fence.LockerDriver: it deletes the lock record,
+// Break implements driver.Locker: it deletes the lock record,
 // whoever holds it, and revokes the etcd lease it was attached to. The
 // last record stays. The next Acquire creates the record again, at a
 // later revision: a higher token.
-func (d *driver) Break(ctx context.Context, key string) error {
+func (d *store) Break(ctx context.Context, key string) error {
 	resp, err := d.c.Delete(ctx, d.held(key), clientv3.WithPrevKV())
 	if err != nil {
 		return err
@@ -288,10 +300,10 @@ func (d *driver) Break(ctx context.Context, key string) error {
 	return nil
 }
 
-// Inspect implements fence.LockerDriver: it reads the lock record and the
+// Inspect implements driver.Locker: it reads the lock record and the
 // last record in one transaction, and, when the key is held, asks the
 // remaining time of its etcd lease.
-func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	resp, err := d.c.Txn(ctx).Then(clientv3.OpGet(d.held(key)), clientv3.OpGet(d.last(key))).Commit()
 	if err != nil {
 		return fence.LockInfo{}, err

@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the etcd locker.
@@ -17,7 +18,7 @@ const (
 	MaxKeyLen = 1024
 	// MaxOwnerLen is the longest owner id accepted, in bytes.
 	MaxOwnerLen = 1024
-	// DefaultMinTTL is the shortest lease of a Locker whose
+	// DefaultMinTTL is the shortest lease of a locker whose
 	// Options.MinTTL is zero: the shortest lease an etcd server grants
 	// with its default election timeout of 1 s. etcd raises every
 	// lease to at least 1.5 election timeouts, rounded up to a second
@@ -26,14 +27,14 @@ const (
 	DefaultMinTTL = 2 * time.Second
 	// MaxTTL is the longest lease.
 	MaxTTL = 24 * time.Hour
-	// DefaultPrefix is the prefix of the etcd keys of a Locker whose
+	// DefaultPrefix is the prefix of the etcd keys of a locker whose
 	// Options.Prefix is empty.
 	DefaultPrefix = "fence/locks/"
 )
 
-// Options configure a Locker. A nil *Options means all defaults.
+// Options configure New. A nil *Options means all defaults.
 type Options struct {
-	// Prefix starts every etcd key the Locker reads and writes (see the
+	// Prefix starts every etcd key the locker reads and writes (see the
 	// package doc for the layout). Lockers share their leases when they
 	// have the same prefix on the same cluster. Default: DefaultPrefix.
 	Prefix string
@@ -51,24 +52,20 @@ type Options struct {
 	MinTTL time.Duration
 }
 
-// Locker is a fence.Locker on an etcd cluster: the portable locker (its
-// methods are fence.Locker's, and NotifyRelease and RenewMany) over this
-// package's driver. Create it with New; it is safe for concurrent use.
-type Locker struct {
-	*fence.PortableLocker
-	d *driver
+// New returns a *fence.Locker that keeps its leases in etcd through
+// client, under the prefix of opts (see Options). It checks the options
+// but does not contact the server. Close the client when done with the
+// Locker; the Locker's Close does not.
+func New(client *clientv3.Client, opts *Options) (*fence.Locker, error) {
+	l, _, err := newLocker(client, opts, nil)
+	return l, err
 }
 
-var _ fence.Locker = (*Locker)(nil)
-var _ fence.ReleaseNotifier = (*Locker)(nil)
-
-// New returns a Locker that keeps its leases in etcd through client, under
-// the prefix of opts (see Options). It checks the options but does not
-// contact the server. Close the client when done with the Locker; the
-// Locker's Close does not.
-func New(client *clientv3.Client, opts *Options) (*Locker, error) {
+// newLocker is New, with the store under the Locker and the Locker's
+// Close (the URL opener's, which closes its client).
+func newLocker(client *clientv3.Client, opts *Options, closeClient func() error) (*fence.Locker, *store, error) {
 	if client == nil {
-		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
+		return nil, nil, &fence.InvalidError{Field: "client", Reason: "nil"}
 	}
 	var o Options
 	if opts != nil {
@@ -78,27 +75,19 @@ func New(client *clientv3.Client, opts *Options) (*Locker, error) {
 		o.Prefix = DefaultPrefix
 	}
 	if strings.IndexByte(o.Prefix, 0) >= 0 {
-		return nil, &fence.InvalidError{Field: "Prefix", Reason: "holds a NUL byte"}
+		return nil, nil, &fence.InvalidError{Field: "Prefix", Reason: "holds a NUL byte"}
 	}
 	if o.MinTTL == 0 {
 		o.MinTTL = DefaultMinTTL
 	}
 	if o.MinTTL < time.Second || o.MinTTL%time.Second != 0 || o.MinTTL > MaxTTL {
-		return nil, &fence.InvalidError{Field: "MinTTL", Reason: fmt.Sprintf("%v is not a whole number of seconds between 1s and %v", o.MinTTL, MaxTTL)}
+		return nil, nil, &fence.InvalidError{Field: "MinTTL", Reason: fmt.Sprintf("%v is not a whole number of seconds between 1s and %v", o.MinTTL, MaxTTL)}
 	}
-	clock := fence.ClockOrSystem(o.Clock)
-	d := &driver{c: client, clock: clock, prefix: o.Prefix, minTTL: o.MinTTL}
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	clock := driver.ClockOrSystem(o.Clock)
+	d := &store{c: client, clock: clock, prefix: o.Prefix, minTTL: o.MinTTL}
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock, Close: closeClient})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Locker{PortableLocker: pl, d: d}, nil
+	return l, d, nil
 }
-
-// HeldKey returns the etcd key of key's lock record, which exists while
-// key is held.
-func (l *Locker) HeldKey(key string) string { return l.d.held(key) }
-
-// LastKey returns the etcd key of key's last record, which names the
-// owner and token of key's last acquisition and is never deleted.
-func (l *Locker) LastKey(key string) string { return l.d.last(key) }

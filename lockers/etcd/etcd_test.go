@@ -1,12 +1,14 @@
 package etcd
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
 
@@ -22,8 +24,8 @@ const expireMargin = time.Second
 func harness(client func() *clientv3.Client, minTTL time.Duration) lockertest.Harness {
 	prefix := uniquePrefix("conformance")
 	return lockertest.Harness{
-		New: func(t *testing.T) fence.Locker {
-			return newLocker(t, client(), &Options{Prefix: prefix, MinTTL: minTTL})
+		New: func(t *testing.T) *fence.Locker {
+			return newTestLocker(t, client(), &Options{Prefix: prefix, MinTTL: minTTL}).Locker
 		},
 		TTL:       time.Minute,
 		ShortTTL:  minTTL,
@@ -66,4 +68,37 @@ func TestConformanceServerRestart(t *testing.T) {
 		waitWritable(t, endpointsOf(ms))
 	}
 	lockertest.Run(t, h)
+}
+
+// TestLayering: New returns the portable locker over the etcd driver,
+// with the Info its options give, and its As gives the client and
+// nothing else.
+func TestLayering(t *testing.T) {
+	t.Parallel()
+	c := sharedClient(t)
+	if _, err := New(nil, nil); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("New(nil client): %v, want ErrInvalid", err)
+	}
+	l, err := New(c, &Options{MinTTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := driver.Info{Name: "etcd", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: time.Second, MaxTTL: MaxTTL}
+	if info := driver.InfoOf(l); info != want {
+		t.Errorf("Info = %+v, want %+v", info, want)
+	}
+	var got *clientv3.Client
+	if !l.As(&got) || got != c {
+		t.Errorf("As(**clientv3.Client) gave %p, want the client %p", got, c)
+	}
+	var s string
+	if l.As(&s) || l.As(nil) || l.As(got) {
+		t.Error("As gave a value for a *string, nil or a *clientv3.Client")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := c.Get(t.Context(), "fence-test/ready"); err != nil {
+		t.Errorf("the caller's client after the Locker's Close: %v", err)
+	}
 }

@@ -49,7 +49,7 @@ func ExampleNew() {
 // only compiles here.
 func Example_openLocker() {
 	ctx := context.Background()
-	locker, err := fence.OpenLocker(ctx, "etcd://etcd-0:2379,etcd-1:2379,etcd-2:2379/app/locks/")
+	locker, err := fence.OpenLocker(ctx, "etcd://etcd-0:2379,etcd-1:2379,etcd-2:2379/app/locks/", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func Example_openLocker() {
 		log.Fatal(err)
 	}
 	defer session.Close(ctx)
-	h, err := session.Lock(ctx, "ledger", &fence.LockOptions{Timeout: time.Minute})
+	h, err := session.Lock(ctx, "ledger", &fence.LockOptions{Wait: time.Minute})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/internal/testing/testproc"
 )
@@ -43,8 +44,15 @@ func uniquePrefix(tag string) string {
 	return fmt.Sprintf("fence-test/%s/%s/", tag, strings.ToLower(rand.Text()[:10]))
 }
 
-// newLocker returns a Locker on c under a prefix of its own.
-func newLocker(t testing.TB, c *clientv3.Client, opts *Options) *Locker {
+// testLocker is a Locker of the tests, with the store under it.
+type testLocker struct {
+	*fence.Locker
+	d *store
+}
+
+// newTestLocker returns a Locker on c under a prefix of its own (unless
+// opts names one).
+func newTestLocker(t testing.TB, c *clientv3.Client, opts *Options) testLocker {
 	t.Helper()
 	var o Options
 	if opts != nil {
@@ -53,11 +61,11 @@ func newLocker(t testing.TB, c *clientv3.Client, opts *Options) *Locker {
 	if o.Prefix == "" {
 		o.Prefix = uniquePrefix("locker")
 	}
-	l, err := New(c, &o)
+	l, d, err := newLocker(c, &o, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	return l
+	return testLocker{Locker: l, d: d}
 }
 
 // member is an etcd member a test started, with its flags.

@@ -14,7 +14,7 @@ import (
 // again after the server ended it (a lost leader, a lost connection).
 const rewatchDelay = 200 * time.Millisecond
 
-// NotifyRelease implements fence.ReleaseNotifier with an etcd watch on
+// NotifyRelease implements driver.ReleaseNotifier with an etcd watch on
 // key's lock record that passes on its deletions: a Release, a Break, or
 // the server revoking an expired lease, so that waiters wake on expiry
 // too. It returns once the server has set up the watch (etcd's created
@@ -25,7 +25,7 @@ const rewatchDelay = 200 * time.Millisecond
 // rewatchDelay, and signals once it is, since a release may have happened
 // in between; a signal may therefore be spurious. ctx bounds the setting
 // up only; stop ends the watch and waits for its goroutine to return.
-func (d *driver) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	wch, err := d.watch(ctx, wctx, key)
 	if err != nil {
@@ -79,7 +79,7 @@ func (d *driver) NotifyRelease(ctx context.Context, key string) (<-chan struct{}
 
 // watch sets up a watch of key's lock record's deletions that lives as long
 // as wctx, and waits, as long as ctx, until the server has created it.
-func (d *driver) watch(ctx, wctx context.Context, key string) (clientv3.WatchChan, error) {
+func (d *store) watch(ctx, wctx context.Context, key string) (clientv3.WatchChan, error) {
 	wch := d.c.Watch(clientv3.WithRequireLeader(wctx), d.held(key), clientv3.WithCreatedNotify(), clientv3.WithFilterPut())
 	select {
 	case resp, ok := <-wch:

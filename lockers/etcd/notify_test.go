@@ -9,11 +9,11 @@ import (
 
 // twoLockers returns two Lockers under one prefix through two clients of
 // the shared server: the views of two processes.
-func twoLockers(t testing.TB) (a, b *Locker) {
+func twoLockers(t testing.TB) (a, b testLocker) {
 	t.Helper()
 	prefix := uniquePrefix("notify")
-	a = newLocker(t, sharedClient(t), &Options{Prefix: prefix})
-	b = newLocker(t, sharedClient(t), &Options{Prefix: prefix})
+	a = newTestLocker(t, sharedClient(t), &Options{Prefix: prefix})
+	b = newTestLocker(t, sharedClient(t), &Options{Prefix: prefix})
 	return a, b
 }
 
@@ -26,7 +26,7 @@ func TestLockWokenByWatch(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			a, b := twoLockers(t)
-			if n := waittest.WokenByFree(t, a, b, how); n != 1 {
+			if n := waittest.WokenByFree(t, a.Locker, b.Locker, how); n != 1 {
 				t.Errorf("the waiter found the key busy %d times; want once, before the %s woke it", n, how)
 			}
 		})
@@ -40,13 +40,13 @@ func TestLockAfterCrashedHolder(t *testing.T) {
 	t.Parallel()
 	prefix := uniquePrefix("crash")
 	crashing := sharedClient(t)
-	a := newLocker(t, crashing, &Options{Prefix: prefix})
-	b := newLocker(t, sharedClient(t), &Options{Prefix: prefix})
+	a := newTestLocker(t, crashing, &Options{Prefix: prefix})
+	b := newTestLocker(t, sharedClient(t), &Options{Prefix: prefix})
 	lease, err := a.Acquire(t.Context(), "k", DefaultMinTTL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, _ := waittest.StartLock(t, b, "k", waittest.Waiting)
+	result, _ := waittest.StartLock(t, b.Locker, "k", waittest.Waiting)
 	_ = crashing.Close()
 	r := waittest.Wait(t, result, DefaultMinTTL+waittest.WakeBound)
 	if r.Handle.Token() <= lease.Token {
@@ -62,7 +62,7 @@ func TestLockAfterCrashedHolder(t *testing.T) {
 func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 	t.Parallel()
 	a, b := twoLockers(t)
-	waittest.ActiveOnReturn(t, a, b)
+	waittest.ActiveOnReturn(t, a.Locker, b.d)
 }
 
 // TestNotifyReleaseOnExpiry: a lease that runs out on the server deletes
@@ -75,7 +75,7 @@ func TestNotifyReleaseOnExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, stop, err := b.NotifyRelease(ctx, "k")
+	c, stop, err := b.d.NotifyRelease(ctx, "k")
 	if err != nil {
 		t.Fatalf("NotifyRelease: %v", err)
 	}
@@ -100,7 +100,7 @@ func TestNotifyReleaseNoEventForAcquireOrRenew(t *testing.T) {
 	t.Parallel()
 	a, b := twoLockers(t)
 	ctx := t.Context()
-	c, stop, err := b.NotifyRelease(ctx, "k")
+	c, stop, err := b.d.NotifyRelease(ctx, "k")
 	if err != nil {
 		t.Fatalf("NotifyRelease: %v", err)
 	}
@@ -142,13 +142,13 @@ func TestNotifyReleaseSurvivesServerRestart(t *testing.T) {
 	t.Parallel()
 	ms := startCluster(t, 1)
 	c := newClient(t, endpointsOf(ms))
-	l := newLocker(t, c, &Options{MinTTL: time.Second})
+	l := newTestLocker(t, c, &Options{MinTTL: time.Second})
 	ctx := t.Context()
 	lease, err := l.Acquire(ctx, "k", time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wake, stop, err := l.NotifyRelease(ctx, "k")
+	wake, stop, err := l.d.NotifyRelease(ctx, "k")
 	if err != nil {
 		t.Fatalf("NotifyRelease: %v", err)
 	}
@@ -162,7 +162,7 @@ func TestNotifyReleaseSurvivesServerRestart(t *testing.T) {
 	}
 	// A second locker releases, so that the release does not travel on
 	// the watching client's own stream only.
-	other := newLocker(t, newClient(t, endpointsOf(ms)), &Options{Prefix: l.d.prefix, MinTTL: time.Second})
+	other := newTestLocker(t, newClient(t, endpointsOf(ms)), &Options{Prefix: l.d.prefix, MinTTL: time.Second})
 	if err := other.Break(ctx, "k"); err != nil {
 		t.Fatalf("Break after the restart: %v", err)
 	}

@@ -46,8 +46,8 @@ func TestSpareLeasesAreReused(t *testing.T) {
 	ctx := t.Context()
 	var grants atomic.Int32
 	c := countingClient(t, &grants)
-	l := newLocker(t, c, nil)
-	other := newLocker(t, sharedClient(t), &Options{Prefix: l.d.prefix})
+	l := newTestLocker(t, c, nil)
+	other := newTestLocker(t, sharedClient(t), &Options{Prefix: l.d.prefix})
 
 	first, err := l.Acquire(ctx, "k1", time.Minute, nil)
 	if err != nil {
@@ -68,8 +68,8 @@ func TestSpareLeasesAreReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ttl.Keys) != 1 || string(ttl.Keys[0]) != l.HeldKey("k2") {
-		t.Errorf("the reused lease holds %q; want only %q", ttl.Keys, l.HeldKey("k2"))
+	if len(ttl.Keys) != 1 || string(ttl.Keys[0]) != l.d.held("k2") {
+		t.Errorf("the reused lease holds %q; want only %q", ttl.Keys, l.d.held("k2"))
 	}
 	info, err := other.Inspect(ctx, "k1")
 	if err != nil || info.Held || info.Token != first.Token {
@@ -108,7 +108,7 @@ func TestOldSpareIsNotReused(t *testing.T) {
 	ctx := t.Context()
 	var grants atomic.Int32
 	c := countingClient(t, &grants)
-	l := newLocker(t, c, nil)
+	l := newTestLocker(t, c, nil)
 	lease, err := l.Acquire(ctx, "k", DefaultMinTTL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -134,11 +134,11 @@ func TestOldSpareIsNotReused(t *testing.T) {
 }
 
 // leaseOf returns the etcd lease key's lock record is attached to.
-func leaseOf(t *testing.T, c *clientv3.Client, l *Locker, key string) clientv3.LeaseID {
+func leaseOf(t *testing.T, c *clientv3.Client, l testLocker, key string) clientv3.LeaseID {
 	t.Helper()
-	resp, err := c.Get(t.Context(), l.HeldKey(key))
+	resp, err := c.Get(t.Context(), l.d.held(key))
 	if err != nil || len(resp.Kvs) != 1 {
-		t.Fatalf("Get(%q) = %v, %v; want the lock record", l.HeldKey(key), resp, err)
+		t.Fatalf("Get(%q) = %v, %v; want the lock record", l.d.held(key), resp, err)
 	}
 	return clientv3.LeaseID(resp.Kvs[0].Lease)
 }

@@ -8,50 +8,45 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/etcdclient"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
-	o := &URLOpener{}
-	fence.RegisterLocker("etcd", o)
-	fence.RegisterLocker("etcds", o)
+	o := urlOpener{}
+	driver.RegisterLocker("etcd", o)
+	driver.RegisterLocker("etcds", o)
 }
 
-// DefaultPort is the port of an endpoint named without one.
-const DefaultPort = etcdclient.DefaultPort
-
-// DefaultDialTimeout is the dial-timeout of a URL that names none.
-const DefaultDialTimeout = etcdclient.DefaultDialTimeout
-
-// URLOpener opens etcd lockers from URLs of the form of URLForm (see the
+// urlOpener opens etcd lockers from URLs of the form of URLForm (see the
 // package doc). Each open makes a *clientv3.Client, which the opened
 // locker's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
-func (*URLOpener) URLForm() string {
+// URLForm implements driver.LockerOpener.
+func (urlOpener) URLForm() string {
 	return "etcd[s]://[USER[:PASSWORD]@]HOST[:PORT][,HOST[:PORT]...][/PREFIX/][?dial-timeout=5s&min-ttl=2s&ca=FILE&cert=FILE&key=FILE]"
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It makes the client but
+// OpenLockerURL implements driver.LockerOpener. It makes the client but
 // does not contact the cluster unless the URL names a user: the client
 // then authenticates at once.
-func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (urlOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	client, err := etcdclient.New("etcd", c.cfg)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
-	l, err := New(client, &Options{Prefix: c.prefix, MinTTL: c.minTTL, Clock: opts.ClockOrSystem()})
+	l, _, err := newLocker(client, &Options{Prefix: c.prefix, MinTTL: c.minTTL, Clock: urlparam.Clock(opts)}, client.Close)
 	if err != nil {
 		_ = client.Close()
-		return none, err
+		return nil, err
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: client.Close}, nil
+	return l, nil
 }
 
 // urlConfig is what a URL says.
@@ -65,7 +60,7 @@ type urlConfig struct {
 // fence.ErrInvalid and never show the URL's password.
 func parseURL(u *url.URL) (urlConfig, error) {
 	var c urlConfig
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	c.cfg, c.prefix = etcdclient.FromURL(u, p)
 	c.minTTL = p.Duration("min-ttl")
 	if c.minTTL != 0 && (c.minTTL < time.Second || c.minTTL%time.Second != 0) {

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/etcdclient"
 )
 
 func mustParse(t testing.TB, raw string) *url.URL {
@@ -32,15 +35,15 @@ func TestParseURL(t *testing.T) {
 		dial, minTTL   time.Duration
 		tls            bool
 	}{
-		{"etcd://127.0.0.1:2379", []string{"127.0.0.1:2379"}, "", "", "", DefaultDialTimeout, 0, false},
-		{"etcd://c,a:1,b:2/", []string{"c:2379", "a:1", "b:2"}, "", "", "", DefaultDialTimeout, 0, false},
+		{"etcd://127.0.0.1:2379", []string{"127.0.0.1:2379"}, "", "", "", etcdclient.DefaultDialTimeout, 0, false},
+		{"etcd://c,a:1,b:2/", []string{"c:2379", "a:1", "b:2"}, "", "", "", etcdclient.DefaultDialTimeout, 0, false},
 		{"etcd://db/app/locks?dial-timeout=1s&min-ttl=1s", []string{"db:2379"}, "app/locks/", "", "", time.Second, time.Second, false},
-		{"etcd://db/app/locks/", []string{"db:2379"}, "app/locks/", "", "", DefaultDialTimeout, 0, false},
-		{"etcd://app:s3cret@db:1", []string{"db:1"}, "", "app", "s3cret", DefaultDialTimeout, 0, false},
-		{"etcd://app:p%40ss@db:1", []string{"db:1"}, "", "app", "p@ss", DefaultDialTimeout, 0, false},
-		{"etcd://[::1]:2379/x", []string{"[::1]:2379"}, "x/", "", "", DefaultDialTimeout, 0, false},
-		{"ETCD://db", []string{"db:2379"}, "", "", "", DefaultDialTimeout, 0, false},
-		{"etcds://db:2379", []string{"db:2379"}, "", "", "", DefaultDialTimeout, 0, true},
+		{"etcd://db/app/locks/", []string{"db:2379"}, "app/locks/", "", "", etcdclient.DefaultDialTimeout, 0, false},
+		{"etcd://app:s3cret@db:1", []string{"db:1"}, "", "app", "s3cret", etcdclient.DefaultDialTimeout, 0, false},
+		{"etcd://app:p%40ss@db:1", []string{"db:1"}, "", "app", "p@ss", etcdclient.DefaultDialTimeout, 0, false},
+		{"etcd://[::1]:2379/x", []string{"[::1]:2379"}, "x/", "", "", etcdclient.DefaultDialTimeout, 0, false},
+		{"ETCD://db", []string{"db:2379"}, "", "", "", etcdclient.DefaultDialTimeout, 0, false},
+		{"etcds://db:2379", []string{"db:2379"}, "", "", "", etcdclient.DefaultDialTimeout, 0, true},
 	} {
 		t.Run(tt.raw, func(t *testing.T) {
 			t.Parallel()
@@ -119,7 +122,7 @@ func TestOpenLocker(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	prefix := uniquePrefix("url")
-	l, err := fence.OpenLocker(ctx, "etcd://"+sharedEndpoints(t)+"/"+prefix+"?dial-timeout=2s")
+	l, err := fence.OpenLocker(ctx, "etcd://"+sharedEndpoints(t)+"/"+prefix+"?dial-timeout=2s", nil)
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}
@@ -140,11 +143,18 @@ func TestOpenLocker(t *testing.T) {
 	if err := l.Release(ctx, lease); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
+	var client *clientv3.Client
+	if !l.As(&client) || client == nil {
+		t.Fatal("As(**clientv3.Client) gave no client on the opened Locker")
+	}
 	if err := l.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
 	if _, err := l.Inspect(ctx, "k"); err == nil {
 		t.Errorf("Inspect after Close succeeded; want an error (Close closes the client the opener made)")
+	}
+	if _, err := client.Get(ctx, prefix+"held/k"); err == nil {
+		t.Errorf("Get through As's client after Close succeeded; want it closed")
 	}
 }
 
@@ -152,7 +162,7 @@ func TestOpenLocker(t *testing.T) {
 // cluster that cannot be reached does not show the password.
 func TestOpenLockerErrorHidesPassword(t *testing.T) {
 	t.Parallel()
-	_, err := fence.OpenLocker(t.Context(), "etcd://app:s3cret@127.0.0.1:1/?dial-timeout=200ms")
+	_, err := fence.OpenLocker(t.Context(), "etcd://app:s3cret@127.0.0.1:1/?dial-timeout=200ms", nil)
 	if err == nil {
 		t.Fatal("OpenLocker of an unreachable cluster with a user succeeded")
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Acquire implements fence.LockerDriver. It decides on the last state of
+// Acquire implements driver.Locker. It decides on the last state of
 // key's object that d knows (read first when it knows none) and writes the
 // next token under a precondition on that generation: the object must not
 // exist, or must still be the free or expired record d saw. When the
@@ -17,7 +17,7 @@ import (
 // made again; Acquire never waits for a holder. A lost race or a live
 // lease returns a *fence.HeldError with the holder, its token and, where
 // known, when d will consider it expired.
-func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	name, err := d.objectName(key)
 	if err != nil {
 		return fence.Lease{}, err

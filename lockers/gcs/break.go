@@ -5,14 +5,14 @@ import (
 	"errors"
 )
 
-// Break implements fence.LockerDriver: it reads key's object and, when it
+// Break implements driver.Locker: it reads key's object and, when it
 // holds a lease (running or expired), writes a free record that keeps the
 // holder's owner and token under a precondition on the generation read,
 // so the next Acquire issues a higher token. When another write comes
 // first it reads and tries again, until the write lands or ctx ends. A
 // missing or free record is left as it is. A corrupted record is not
 // written over: Break returns an error matching fence.ErrCorrupt.
-func (d *driver) Break(ctx context.Context, key string) error {
+func (d *store) Break(ctx context.Context, key string) error {
 	name, err := d.objectName(key)
 	if err != nil {
 		return err

@@ -21,12 +21,12 @@ func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
 			holder := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
 			key := tc.name
 			lease := acquire(t, holder, key, MinTTL*10)
-			name := holder.ObjectName(key)
+			name := holder.object(key)
 			gen := writeRaw(t, bucket, name, []byte(tc.data))
 			stranger := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
 			for _, l := range []struct {
 				who string
-				l   *Locker
+				l   *testLocker
 			}{{"holder", holder}, {"stranger", stranger}} {
 				_, err := l.l.Acquire(t.Context(), key, MinTTL, nil)
 				wantCorrupt(t, err, l.who+" Acquire", key)

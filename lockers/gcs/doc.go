@@ -1,29 +1,24 @@
-// Package gcs is a fence.Locker on Google Cloud Storage, driven through
-// cloud.google.com/go/storage.
+// Package gcs keeps the leases of a *fence.Locker in Google Cloud
+// Storage, driven through cloud.google.com/go/storage.
 //
-// A Locker is the portable fence.PortableLocker over this package's
-// driver, the fence.LockerDriver that reads and conditionally writes one
-// object per key. The portable layer does what every backend shares: it
+// New returns the *fence.Locker over this package's store, the
+// driver.Locker that reads and conditionally writes one object per key. The portable layer does what every backend shares: it
 // checks keys, TTLs, owners and leases, makes owner ids, checks ctx, times
 // Lease.ValidUntil from its send time, refuses a Renew or Release of a
 // lease that ran out on the local clock without asking the store, and
-// wraps every error as "fence/gcs: <op> "<key>": <cause>". The driver
+// wraps every error as "fence/gcs: <op> "<key>": <cause>". The store
 // keeps only what is Cloud Storage's: the object-name rules beyond those
 // checks, the generation preconditions, retries and the reconciliation of
-// lost answers. When the lease expires is decided by package clockfree,
-// which any store without a clock of its own shares. Open a Locker with
-// New, or from a URL with fence.OpenLocker:
+// lost answers; its judgement of expiry is the one lockers/dynamo uses
+// too. Make the Locker with New over a bucket of the caller's client, or
+// from a URL with fence.OpenLocker (see "Opening from a URL"):
 //
 //	import _ "github.com/fencekit/fence/lockers/gcs"
 //
-//	locker, err := fence.OpenLocker(ctx, "gs://my-locks?prefix=locks/")
+//	locker, err := fence.OpenLocker(ctx, "gs://my-locks?prefix=locks/", nil)
 //
-// The URL form is
-//
-//	gs://BUCKET[?prefix=P&project=ID&endpoint=URL&trusted-clock=true&max-clock-skew=D]
-//
-// (see URLOpener); credentials come from Application Default Credentials,
-// or none on an emulator named by STORAGE_EMULATOR_HOST.
+// The Locker's As gives the bucket, to a **storage.BucketHandle: the one
+// given to New, or the one the URL opener made.
 //
 // Each key is one object of a bucket, named Options.Prefix + key, holding
 // a small JSON record: the owner of the last lease, the fencing token (a
@@ -52,22 +47,22 @@
 // # Who measures expiry
 //
 // Cloud Storage has no clock a precondition can read, so a Locker decides
-// when another owner's lease has expired, in one of the two ways of
-// package clockfree, chosen with Options.TrustedClock.
+// when another owner's lease has expired, in one of two ways, chosen with
+// Options.TrustedClock.
 //
 // Clock-free (the default): a Locker takes a key over only after it has
 // itself seen the same object generation, unchanged, for the full lease
 // duration stored in the record, measured on its own monotonic clock.
 // Clock skew between machines does not matter, only clock rates do.
 // Acquire still tries once and never waits: the Locker remembers what it
-// saw in a clockfree.Observations (Options.Observations: the generation of
-// each object, its record, and since when it has been seen), so an
-// Acquire or Inspect now starts the wait and a later Acquire takes the key
-// over. A process that starts afresh, or a Locker that never looked at a
-// key, waits a full lease from its first look, even if the holder died
-// long ago. Every Renew writes a new generation, so observers restart
-// their wait. Lockers of one process should share one Observations (and
-// one Clock).
+// saw (the generation of each object, its record, and since when it has
+// been seen), so an Acquire or Inspect now starts the wait and a later
+// Acquire takes the key over. A process that starts afresh, or a Locker
+// that never looked at a key, waits a full lease from its first look,
+// even if the holder died long ago. Every Renew writes a new generation,
+// so observers restart their wait. What a Locker saw counts for all its
+// Sessions, but not for another Locker: a process makes one Locker per
+// bucket and prefix and shares it.
 //
 // Trusted clock: each held record also stores an expiry, the writer's
 // wall clock at sending plus the TTL, and a Locker takes a key over once
@@ -141,17 +136,35 @@
 // uploading a free record (state "free", no expires_unix_ns) whose token
 // is no lower than the last one issued.
 //
-// # The emulator
+// # Opening from a URL
 //
-// The tests run on fake-gcs-server, which honours ifGenerationMatch and
-// the does-not-exist precondition on uploads (the only preconditions this
-// package uses: no metageneration, no conditional delete, no
-// compose) but never answers 429; throttling is tested by a transport that
-// injects 429 answers in front of the emulator.
+// Importing this package registers the URL scheme gs with
+// fence.OpenLocker:
 //
-// scripts/emulators.sh starts fake-gcs-server on a free loopback port and
-// exports it as FENCE_GCS_ENDPOINT and STORAGE_EMULATOR_HOST.
-// storage.NewClient talks to the emulator, without credentials, whenever
+//	gs://BUCKET[?prefix=P&project=ID&endpoint=URL&backoff=D&trusted-clock=true&max-clock-skew=D]
+//
+// prefix is Options.Prefix (it may be empty); project is the Google Cloud
+// project in which the Locker's Create makes the bucket (default:
+// $GOOGLE_CLOUD_PROJECT; none is needed on an emulator); endpoint is the
+// base URL of the server (the JSON API under /storage/v1/), for emulators
+// and private endpoints; backoff is Options.Backoff, the first wait before
+// a retry (a duration such as 20ms, at most 8s; default DefaultBackoff);
+// trusted-clock and max-clock-skew are Options.TrustedClock and
+// Options.MaxClockSkew.
+//
+// The client is storage.NewClient's, with credentials from Application
+// Default Credentials, or none when STORAGE_EMULATOR_HOST names an
+// emulator. fence.OpenOptions.HTTPClient, when set, carries the requests
+// as it is: the SDK adds no credentials to it. fence.OpenOptions.Clock is
+// Options.Clock. The opened Locker's Create makes the bucket
+// (CreateBucket), and its Close closes the client.
+//
+// # Running on an emulator
+//
+// fake-gcs-server serves this package (its tests run on it): it honours
+// ifGenerationMatch and the does-not-exist precondition on uploads, the
+// only preconditions this package uses, but never answers 429.
+// storage.NewClient talks to an emulator, without credentials, whenever
 // STORAGE_EMULATOR_HOST is set (to host:port or http://host:port), and so
 // does fence.OpenLocker on gs://BUCKET; or name the endpoint yourself:
 //

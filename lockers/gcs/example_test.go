@@ -10,7 +10,6 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/lockers/gcs"
 )
 
@@ -29,9 +28,9 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 
-	// One Observations for all the lockers of this process.
-	seen := clockfree.NewObservations()
-	locker, err := gcs.New(bucket, &gcs.Options{Prefix: "locks/", Observations: seen})
+	// One Locker for the whole process: what it saw counts for all its
+	// sessions.
+	locker, err := gcs.New(bucket, &gcs.Options{Prefix: "locks/"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func ExampleNew_trustedClock() {
 // After a call whose outcome is unknown (ctx ended while the request was
 // in flight), Inspect shows whether an Acquire with a chosen owner id got
 // the key.
-func ExampleLocker_Inspect() {
+func Example_inspect() {
 	ctx := context.Background()
 	client, err := storage.NewClient(ctx)
 	if err != nil {
@@ -113,9 +112,9 @@ func ExampleLocker_Inspect() {
 // Opened from a URL, as the fence command does: `fence init` is Create.
 // On an emulator, set STORAGE_EMULATOR_HOST; the project comes from the
 // URL or GOOGLE_CLOUD_PROJECT.
-func ExampleURLOpener() {
+func Example_openLocker() {
 	ctx := context.Background()
-	locker, err := fence.OpenLocker(ctx, "gs://my-project-locks?prefix=locks/&project=my-project")
+	locker, err := fence.OpenLocker(ctx, "gs://my-project-locks?prefix=locks/&project=my-project", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -129,4 +128,26 @@ func ExampleURLOpener() {
 	}
 	fmt.Println("writing with token", lease.Token)
 	_ = locker.Release(ctx, lease)
+}
+
+// As gives the bucket under a Locker, here one opened from a URL, for
+// what this package does not do: the generation of a key's object, as
+// the package doc describes it. It needs Cloud Storage, so it only
+// compiles here.
+func Example_as() {
+	ctx := context.Background()
+	locker, err := fence.OpenLocker(ctx, "gs://my-project-locks?prefix=locks/", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer locker.Close()
+	var bucket *storage.BucketHandle
+	if !locker.As(&bucket) {
+		log.Fatal("not a Cloud Storage locker")
+	}
+	attrs, err := bucket.Object("locks/nightly-report").Attrs(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("generation", attrs.Generation)
 }

@@ -13,7 +13,7 @@ import (
 // Two processes, each with its own memory, on one fake clock: the clock
 // rate is shared, nothing else.
 
-func wantHeld(t *testing.T, l *Locker, key string, holder fence.Lease, until time.Time) {
+func wantHeld(t *testing.T, l *testLocker, key string, holder fence.Lease, until time.Time) {
 	t.Helper()
 	_, err := l.Acquire(t.Context(), key, MinTTL, nil)
 	he, ok := errors.AsType[*fence.HeldError](err)
@@ -148,7 +148,7 @@ func TestTrustedClockTakesOverAfterExpiryPlusSkew(t *testing.T) {
 	bucket := newBucket(t)
 	clock := clocktest.New(time.Now())
 	const skew = time.Second
-	trusted := func() *Locker {
+	trusted := func() *testLocker {
 		o := fakeOptions(clock)
 		o.TrustedClock, o.MaxClockSkew = true, skew
 		return newLocker(t, bucket, nil, o)

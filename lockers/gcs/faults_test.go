@@ -15,7 +15,7 @@ import (
 
 // faultyLocker returns a Locker whose uploads go through a faults in front
 // of a counter in front of the emulator, with fast retries.
-func faultyLocker(t *testing.T, bucket string, plan func(n int) fault, opts *Options) (*Locker, *faults, *counter) {
+func faultyLocker(t *testing.T, bucket string, plan func(n int) fault, opts *Options) (*testLocker, *faults, *counter) {
 	t.Helper()
 	c := &counter{next: http.DefaultTransport}
 	f := &faults{next: c, plan: plan}

@@ -7,15 +7,16 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/clockfree"
 )
 
 // Limits of the Cloud Storage locker.
 const (
 	// MaxObjectNameLen is the longest object name Cloud Storage accepts,
 	// in bytes of UTF-8. A key may be as long as MaxObjectNameLen minus
-	// the length of Options.Prefix (see Locker.MaxKeyLen).
+	// the length of Options.Prefix.
 	MaxObjectNameLen = 1024
 	// MaxOwnerLen is the longest owner id accepted, in bytes.
 	MaxOwnerLen = 1024
@@ -37,7 +38,7 @@ const (
 	maxBackoff = 8 * time.Second
 )
 
-// Options configure a Locker. A nil *Options means all defaults.
+// Options configure the Locker of New. A nil *Options means all defaults.
 type Options struct {
 	// Prefix is put before every key to name its object, for example
 	// "locks/". It counts against MaxObjectNameLen and follows the same
@@ -49,19 +50,13 @@ type Options struct {
 	// also computes stored expiries. Waits between retries use real time.
 	// Default: fence.SystemClock.
 	Clock fence.Clock
-	// Observations is where a Locker remembers the generations it saw
-	// and wrote, keyed by bucket and object name. Lockers of one process
-	// should share one, so that what one saw counts for all; they must
-	// then share a Clock too. Default: a new Observations for this Locker
-	// alone.
-	Observations *clockfree.Observations
 	// TrustedClock selects trusted-clock expiry (see the package doc).
 	// Default: false, clock-free expiry.
 	TrustedClock bool
 	// MaxClockSkew is how far apart the wall clocks of the machines using
 	// the bucket may be, in trusted-clock mode only: an expired lease is
-	// taken over this long after its stored expiry. 0 to
-	// clockfree.MaxClockSkew. Default: 0.
+	// taken over this long after its stored expiry. 0 to an hour.
+	// Default: 0.
 	MaxClockSkew time.Duration
 	// MaxAttempts is how many times one request is tried when Cloud
 	// Storage throttles it (429), fails transiently (5xx) or the
@@ -74,23 +69,9 @@ type Options struct {
 	Backoff time.Duration
 }
 
-// Locker is a fence.Locker on the objects of one Cloud Storage bucket: the
-// portable fence.PortableLocker over this package's driver, with the
-// methods that only a Cloud Storage locker has. Create it with New, or
-// open it with fence.OpenLocker (see URLOpener). The bucket of a Locker
-// from New is made with CreateBucket (its Create, which lacks a project,
-// is unsupported); one opened from a URL makes it with Create. It is safe
-// for concurrent use.
-type Locker struct {
-	*fence.PortableLocker
-	d *driver
-}
-
-var _ fence.Locker = (*Locker)(nil)
-
-// driver is the fence.LockerDriver on one bucket: the reads and
+// store is the driver.Locker on one bucket: the reads and
 // conditional writes of its objects, and what it saw of them.
-type driver struct {
+type store struct {
 	store  *objects
 	scope  string // the bucket's name: the scope of its objects in obs
 	prefix string
@@ -99,14 +80,29 @@ type driver struct {
 	mode   clockfree.Mode
 }
 
-var _ fence.LockerDriver = (*driver)(nil)
+var (
+	_ driver.Locker = (*store)(nil)
+	_ driver.Aser   = (*store)(nil)
+)
 
-// New returns a Locker that keeps its records in bucket (from
+// New returns a *fence.Locker that keeps its records in bucket (from
 // storage.Client.Bucket). It checks the options but does not call Cloud
-// Storage; the bucket must exist (see CreateBucket). The Locker sets its
-// own retry policy on each request (see Options.MaxAttempts), replacing the
-// client's.
-func New(bucket *storage.BucketHandle, opts *Options) (*Locker, error) {
+// Storage; the bucket must exist (see CreateBucket: the Locker's Create,
+// which lacks a project, is unsupported). The Locker sets its own retry
+// policy on each request (see Options.MaxAttempts), replacing the
+// client's. Its As gives bucket (see the package doc).
+func New(bucket *storage.BucketHandle, opts *Options) (*fence.Locker, error) {
+	d, err := newStore(bucket, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+}
+
+// newStore checks the arguments of New and returns the store they make,
+// remembering what it sees in obs (nil: observations of its own). The
+// tests share one obs between the lockers of one process.
+func newStore(bucket *storage.BucketHandle, opts *Options, obs *clockfree.Observations) (*store, error) {
 	if bucket == nil {
 		return nil, &fence.InvalidError{Field: "bucket", Reason: "nil"}
 	}
@@ -133,33 +129,30 @@ func New(bucket *storage.BucketHandle, opts *Options) (*Locker, error) {
 	if o.Backoff == 0 {
 		o.Backoff = DefaultBackoff
 	}
-	if o.Observations == nil {
-		o.Observations = clockfree.NewObservations()
+	if obs == nil {
+		obs = clockfree.NewObservations()
 	}
-	clock := fence.ClockOrSystem(o.Clock)
-	d := &driver{
+	return &store{
 		store:  &objects{bucket: bucket, attempts: o.MaxAttempts, backoff: backoff.Policy{First: o.Backoff, Max: maxBackoff}},
 		scope:  bucket.BucketName(),
 		prefix: o.Prefix,
-		clock:  clock,
-		obs:    o.Observations,
+		clock:  driver.ClockOrSystem(o.Clock),
+		obs:    obs,
 		mode:   mode,
-	}
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
-	if err != nil {
-		return nil, err
-	}
-	return &Locker{PortableLocker: pl, d: d}, nil
+	}, nil
 }
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
 }
 
-// MaxKeyLen returns the longest key l accepts, in bytes: MaxObjectNameLen
-// minus the length of its prefix.
-func (l *Locker) MaxKeyLen() int { return l.Info().MaxKeyLen }
-
-// ObjectName returns the name of the object that holds key's record.
-func (l *Locker) ObjectName(key string) string { return l.d.prefix + key }
+// As implements driver.Aser: it gives the bucket given to New (or made by
+// the URL opener) to a **storage.BucketHandle.
+func (d *store) As(target any) bool {
+	if p, ok := target.(**storage.BucketHandle); ok {
+		*p = d.store.bucket
+		return true
+	}
+	return false
+}

@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
 
 // harness drives the conformance suite on a bucket of its own. Expiry is
 // measured by the Lockers' clock alone (the store has none), so a shared
 // fake clock lets Expire move time instead of sleeping. The Lockers of one
-// harness share one Observations, as the Lockers of one process should:
+// harness share one Observations, as if they were one process's Locker:
 // every write a Locker makes is remembered at its send time, so once the
 // clock has moved ShortTTL every short lease has run out for all of them
 // without an Inspect of each key first.
@@ -29,7 +29,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 		seen   = clockfree.NewObservations()
 	)
 	opts := func() *Options {
-		o := &Options{Clock: clock, Observations: seen, TrustedClock: trusted, Backoff: 10 * time.Millisecond}
+		o := &Options{Clock: clock, TrustedClock: trusted, Backoff: 10 * time.Millisecond}
 		if trusted {
 			o.MaxClockSkew = skew
 		}
@@ -40,14 +40,10 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 		expire += skew
 	}
 	return lockertest.Harness{
-		New: func(t *testing.T) fence.Locker {
+		New: func(t *testing.T) *fence.Locker {
 			mu.Lock()
 			defer mu.Unlock()
-			l, err := New(client.Bucket(bucket), opts())
-			if err != nil {
-				t.Fatalf("New: %v", err)
-			}
-			return l
+			return newSeenLocker(t, client.Bucket(bucket), opts(), seen).Locker
 		},
 		TTL:       time.Hour,
 		ShortTTL:  MinTTL,

@@ -16,8 +16,9 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/gcsbucket"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
@@ -64,19 +65,55 @@ func removeBucket(t testing.TB, b *storage.BucketHandle) {
 	}
 }
 
-// newLocker returns a Locker on bucket through rt (nil: directly).
-func newLocker(t testing.TB, bucket string, rt http.RoundTripper, opts *Options) *Locker {
+// testLocker is a Locker with the store under it, for the tests that
+// look at the store's objects or what it remembers.
+type testLocker struct {
+	*fence.Locker
+	d *store
+}
+
+// object returns the name of the object that holds key's record.
+func (l *testLocker) object(key string) string { return l.d.prefix + key }
+
+// newLocker returns a Locker on bucket through rt (nil: directly), as New
+// makes it.
+func newLocker(t testing.TB, bucket string, rt http.RoundTripper, opts *Options) *testLocker {
 	t.Helper()
-	l, err := New(newClient(t, rt).Bucket(bucket), opts)
+	return newSeenLocker(t, newClient(t, rt).Bucket(bucket), opts, nil)
+}
+
+// newSeenLocker returns a Locker on bucket whose store remembers what it
+// sees in obs, which Lockers of one process share (nil: observations of
+// its own).
+func newSeenLocker(t testing.TB, bucket *storage.BucketHandle, opts *Options, obs *clockfree.Observations) *testLocker {
+	t.Helper()
+	d, err := newStore(bucket, opts, obs)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	return l
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return &testLocker{Locker: l, d: d}
+}
+
+// storeOf returns the store under l, a Locker opened from a URL.
+func storeOf(t testing.TB, l *fence.Locker) *store {
+	t.Helper()
+	var d *store
+	if _, err := driver.Wrap(l, func(x driver.Locker) driver.Locker {
+		d, _ = x.(*store)
+		return x
+	}); err != nil || d == nil {
+		t.Fatalf("the Locker's driver is no *store (%v)", err)
+	}
+	return d
 }
 
 // fakeOptions returns options with a fake clock and fast retries.
 func fakeOptions(clock *clocktest.Fake) *Options {
-	return &Options{Clock: clock, Observations: clockfree.NewObservations(), Backoff: time.Millisecond}
+	return &Options{Clock: clock, Backoff: time.Millisecond}
 }
 
 // writeRaw writes data as object name of bucket, unconditionally, as an
@@ -208,8 +245,15 @@ type nopCloser struct{ *strings.Reader }
 
 func (nopCloser) Close() error { return nil }
 
+// caller is what acquire and inspect call: a *fence.Locker, or a
+// *testLocker.
+type caller interface {
+	Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error)
+	Inspect(ctx context.Context, key string) (fence.LockInfo, error)
+}
+
 // acquire takes key with l and fails the test on error.
-func acquire(t *testing.T, l *Locker, key string, ttl time.Duration) fence.Lease {
+func acquire(t *testing.T, l caller, key string, ttl time.Duration) fence.Lease {
 	t.Helper()
 	lease, err := l.Acquire(t.Context(), key, ttl, nil)
 	if err != nil {
@@ -219,7 +263,7 @@ func acquire(t *testing.T, l *Locker, key string, ttl time.Duration) fence.Lease
 }
 
 // inspect describes key with l and fails the test on error.
-func inspect(t *testing.T, l *Locker, key string) fence.LockInfo {
+func inspect(t *testing.T, l caller, key string) fence.LockInfo {
 	t.Helper()
 	info, err := l.Inspect(t.Context(), key)
 	if err != nil {

@@ -19,27 +19,27 @@ func ours(st state, lease fence.Lease) bool {
 	return st.found && st.rec.held && st.rec.owner == lease.Owner && st.rec.token == lease.Token
 }
 
-// Renew implements fence.LockerDriver: it rewrites the record of lease
+// Renew implements driver.Locker: it rewrites the record of lease
 // with a new write id (so a new generation, which restarts every
 // observer's wait) under a precondition on the generation d last saw of
 // it.
-func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	return d.rewrite(ctx, lease, func(_ state, sent time.Time) record {
 		return d.newRecord(lease.Owner, lease.Token, lease.TTL, sent)
 	})
 }
 
-// Release implements fence.LockerDriver: it writes a free record that
+// Release implements driver.Locker: it writes a free record that
 // keeps the lease's owner and token, under a precondition on the
 // generation d last saw of the lease's record.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	return d.rewrite(ctx, lease, func(st state, _ time.Time) record { return freed(st.rec) })
 }
 
 // rewrite writes next(state, send time) over lease's record while the
 // record is the lease's, held, and returns a *fence.NotHeldError once it
 // is not.
-func (d *driver) rewrite(ctx context.Context, lease fence.Lease, next func(state, time.Time) record) error {
+func (d *store) rewrite(ctx context.Context, lease fence.Lease, next func(state, time.Time) record) error {
 	name, err := d.objectName(lease.Key)
 	if err != nil {
 		return err

@@ -30,7 +30,7 @@ func checkPrefix(prefix string) error {
 // carriage return or line feed, not "." or "..", not under
 // .well-known/acme-challenge/. The layer has checked the rest (1 to
 // MaxObjectNameLen-len(prefix) bytes of UTF-8, no NUL).
-func (d *driver) objectName(key string) (string, error) {
+func (d *store) objectName(key string) (string, error) {
 	if strings.ContainsAny(key, "\r\n") {
 		return "", &fence.InvalidError{Field: "key", Reason: "contains a carriage return or line feed, which object names cannot hold"}
 	}

@@ -7,21 +7,22 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
 )
 
 func TestKeysOutsideObjectNameRules(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t)
 	l := newLocker(t, bucket, nil, &Options{Prefix: "locks/"})
-	if got, want := l.MaxKeyLen(), MaxObjectNameLen-len("locks/"); got != want {
-		t.Fatalf("MaxKeyLen() = %d; want %d", got, want)
+	if got, want := driver.InfoOf(l.Locker).MaxKeyLen, MaxObjectNameLen-len("locks/"); got != want {
+		t.Fatalf("MaxKeyLen = %d; want %d", got, want)
 	}
 	atRoot := newLocker(t, bucket, nil, nil)
 	tests := []struct {
 		name string
-		l    *Locker
+		l    *testLocker
 		key  string
 	}{
 		{"empty", l, ""},
@@ -59,7 +60,7 @@ func TestUnusualKeysRoundTrip(t *testing.T) {
 	l := newLocker(t, bucket, nil, &Options{Prefix: "p/"})
 	atRoot := newLocker(t, bucket, nil, nil)
 	keys := []struct {
-		l   *Locker
+		l   *testLocker
 		key string
 	}{
 		{l, "a#b?c[d]*e%20f g+h"},
@@ -75,8 +76,8 @@ func TestUnusualKeysRoundTrip(t *testing.T) {
 		if info := inspect(t, k.l, k.key); !info.Held || info.Token != lease.Token {
 			t.Errorf("Inspect(%q) = %+v; want held with token %d", k.key, info, lease.Token)
 		}
-		if g := generation(t, bucket, k.l.ObjectName(k.key)); g == 0 {
-			t.Errorf("no object %q for key %q", k.l.ObjectName(k.key), k.key)
+		if g := generation(t, bucket, k.l.object(k.key)); g == 0 {
+			t.Errorf("no object %q for key %q", k.l.object(k.key), k.key)
 		}
 		if err := k.l.Release(t.Context(), lease); err != nil {
 			t.Errorf("Release(%q): %v", k.key, err)

@@ -12,7 +12,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -193,7 +193,7 @@ func (s *objects) checkBucket(ctx context.Context) error {
 		s.bucketSeen.Store(true)
 		return nil
 	case errors.Is(err, storage.ErrBucketNotExist):
-		return fence.StoreMissing(fmt.Errorf("bucket %q: %w (create it with CreateBucket)", s.bucket.BucketName(), err))
+		return driver.StoreMissing(fmt.Errorf("bucket %q: %w (create it with CreateBucket)", s.bucket.BucketName(), err))
 	}
 	return err
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/clockfree"
 )
 
 // The requests each call makes, counted on the wire. A Locker writes
@@ -21,9 +21,9 @@ func TestRequestsPerCall(t *testing.T) {
 	clock := clocktest.New(time.Now())
 	c := &counter{next: http.DefaultTransport}
 	seen := clockfree.NewObservations()
-	l := newLocker(t, bucket, c, &Options{Clock: clock, Observations: seen})
-	sibling := newLocker(t, bucket, c, &Options{Clock: clock, Observations: seen}) // same process
-	stranger := newLocker(t, bucket, c, &Options{Clock: clock})                    // another process
+	l := newSeenLocker(t, newClient(t, c).Bucket(bucket), &Options{Clock: clock}, seen)
+	sibling := newSeenLocker(t, newClient(t, c).Bucket(bucket), &Options{Clock: clock}, seen) // same process
+	stranger := newLocker(t, bucket, c, &Options{Clock: clock})                               // another process
 
 	var lease fence.Lease
 	steps := []struct {

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/internal/clockfree"
 )
 
-// state is what a driver knows of one key's object: whether it exists, its
+// state is what a store knows of one key's object: whether it exists, its
 // generation and record, and since when that generation has been seen.
 type state struct {
 	found  bool
@@ -28,7 +28,7 @@ func sighting(gen int64, r record) clockfree.Sighting {
 }
 
 // look reads key's object and records what it saw.
-func (d *driver) look(ctx context.Context, key, name string) (state, error) {
+func (d *store) look(ctx context.Context, key, name string) (state, error) {
 	data, gen, found, err := d.store.read(ctx, name)
 	if err != nil {
 		return state{}, err
@@ -49,7 +49,7 @@ func (d *driver) look(ctx context.Context, key, name string) (state, error) {
 
 // remembered returns the last state d's Observations hold for name, or
 // reads it when they hold none.
-func (d *driver) remembered(ctx context.Context, key, name string) (state, error) {
+func (d *store) remembered(ctx context.Context, key, name string) (state, error) {
 	if s, since, ok := d.obs.Last(d.scope, name); ok {
 		if r, ok := s.Record.(record); ok {
 			return state{found: true, gen: s.Seq, rec: r, since: since, cached: true}, nil
@@ -59,13 +59,13 @@ func (d *driver) remembered(ctx context.Context, key, name string) (state, error
 }
 
 // wrote records a record that d wrote as generation gen, sent at sent.
-func (d *driver) wrote(name string, gen int64, r record, sent time.Time) {
+func (d *store) wrote(name string, gen int64, r record, sent time.Time) {
 	d.obs.Note(d.scope, name, sighting(gen, r), sent)
 }
 
 // holding decides whether st holds a lease that is still running at now
 // on d's clock, and until when (zero where unknown): clockfree's judgement.
-func (d *driver) holding(st state, now time.Time) (held bool, until time.Time) {
+func (d *store) holding(st state, now time.Time) (held bool, until time.Time) {
 	if !st.found {
 		return false, time.Time{}
 	}
@@ -74,7 +74,7 @@ func (d *driver) holding(st state, now time.Time) (held bool, until time.Time) {
 
 // newRecord returns the record of a lease held by owner with token for
 // ttl, sent at sent.
-func (d *driver) newRecord(owner string, token fence.Token, ttl time.Duration, sent time.Time) record {
+func (d *store) newRecord(owner string, token fence.Token, ttl time.Duration, sent time.Time) record {
 	r := record{held: true, owner: owner, token: token, ttl: ttl, write: newWriteID()}
 	if d.mode.TrustedClock {
 		r.expires = sent.Add(ttl)

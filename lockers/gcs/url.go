@@ -12,10 +12,12 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterLocker("gs", &URLOpener{}) }
+func init() { driver.RegisterLocker("gs", urlOpener{}) }
 
 // Environment variables the opener reads, besides those of the SDK's
 // Application Default Credentials.
@@ -28,29 +30,12 @@ const (
 	envEmulator = "STORAGE_EMULATOR_HOST"
 )
 
-// URLOpener opens Cloud Storage lockers from URLs of the form
-//
-//	gs://BUCKET[?prefix=P&project=ID&endpoint=URL&backoff=D&trusted-clock=true&max-clock-skew=D]
-//
-// prefix is Options.Prefix (it may be empty); project is the Google Cloud
-// project in which Create makes the bucket (default: $GOOGLE_CLOUD_PROJECT;
-// none is needed on an emulator); endpoint is the base URL of the server
-// (the JSON API under /storage/v1/), for emulators and private endpoints;
-// backoff is Options.Backoff, the first wait before a retry (a duration
-// such as 20ms, at most 8s; default DefaultBackoff); trusted-clock and
-// max-clock-skew are Options.TrustedClock and Options.MaxClockSkew (see
-// package clockfree).
-//
-// The client is storage.NewClient's, with credentials from Application
-// Default Credentials, or none when STORAGE_EMULATOR_HOST names an
-// emulator. fence.OpenOptions.HTTPClient, when set, carries the requests
-// as it is: the SDK adds no credentials to it. fence.OpenOptions.Clock is
-// Options.Clock. Each locker opened has an Observations of its own; build
-// lockers with New to share one. Close closes the client.
-type URLOpener struct{}
+// urlOpener opens Cloud Storage lockers from URLs of the form of URLForm
+// (see the package doc, "Opening from a URL").
+type urlOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
-func (*URLOpener) URLForm() string {
+// URLForm implements driver.LockerOpener.
+func (urlOpener) URLForm() string {
 	return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL&backoff=D&" + clockfree.URLForm + "]"
 }
 
@@ -67,7 +52,7 @@ type config struct {
 
 // parseURL reads u, a gs:// URL. Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (config, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	c := config{bucket: p.Name("bucket"), url: u.Redacted()}
 	if c.bucket != "" {
 		if why := badBucketName(c.bucket); why != "" {
@@ -141,29 +126,29 @@ func (c config) createProject(getenv func(string) string) (string, error) {
 	return "", &fence.InvalidError{Field: "url", Reason: fmt.Sprintf("%s: creating a bucket needs a project: add ?project=ID or set %s", c.url, envProject)}
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It makes a client but
-// does not call Cloud Storage.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+// OpenLockerURL implements driver.LockerOpener. It makes a client but
+// does not call Cloud Storage. The Locker's Create makes the bucket, and
+// its Close closes the client.
+func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
-	client, err := storage.NewClient(ctx, c.clientOptions(opts.Client())...)
+	client, err := storage.NewClient(ctx, c.clientOptions(urlparam.HTTPClient(opts))...)
 	if err != nil {
-		return none, &fence.OpError{Backend: "gcs", Op: "open", Err: fmt.Errorf("Cloud Storage client: %w", err)}
+		return nil, &fence.OpError{Backend: "gcs", Op: "open", Err: fmt.Errorf("Cloud Storage client: %w", err)}
 	}
 	bucket := client.Bucket(c.bucket)
-	l, err := New(bucket, &Options{
+	d, err := newStore(bucket, &Options{
 		Prefix:       c.prefix,
-		Clock:        opts.ClockOrSystem(),
+		Clock:        urlparam.Clock(opts),
 		TrustedClock: c.mode.TrustedClock,
 		MaxClockSkew: c.mode.MaxClockSkew,
 		Backoff:      c.backoff,
-	})
+	}, nil)
 	if err != nil {
 		_ = client.Close()
-		return none, err
+		return nil, err
 	}
 	create := func(ctx context.Context) error {
 		project, err := c.createProject(os.Getenv)
@@ -172,5 +157,10 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 		}
 		return createBucket(ctx, bucket, project)
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Create: create, Close: client.Close}, nil
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock, Create: create, Close: client.Close})
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	return l, nil
 }

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clockfree"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -176,7 +178,7 @@ func TestOpenLocker(t *testing.T) {
 	t.Setenv(envProject, "")
 	bucket := uniqueBucket(t)
 	ctx := t.Context()
-	l, err := fence.OpenLocker(ctx, "gs://"+bucket+"?prefix=locks/")
+	l, err := fence.OpenLocker(ctx, "gs://"+bucket+"?prefix=locks/", nil)
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}
@@ -185,8 +187,8 @@ func TestOpenLocker(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	}()
-	if info := l.Info(); info.Name != "gcs" || info.MaxKeyLen != MaxObjectNameLen-len("locks/") {
-		t.Errorf("Info() = %+v; want name gcs and MaxKeyLen %d", info, MaxObjectNameLen-len("locks/"))
+	if info := driver.InfoOf(l); info.Name != "gcs" || info.MaxKeyLen != MaxObjectNameLen-len("locks/") {
+		t.Errorf("driver.InfoOf = %+v; want name gcs and MaxKeyLen %d", info, MaxObjectNameLen-len("locks/"))
 	}
 	if _, err := l.Acquire(ctx, "k", MinTTL, nil); !errors.Is(err, fence.ErrStoreMissing) || !errors.Is(err, storage.ErrBucketNotExist) {
 		t.Fatalf("Acquire before Create = %v; want an error matching fence.ErrStoreMissing", err)
@@ -217,9 +219,9 @@ func TestOpenLockerWithClientAndClock(t *testing.T) {
 	counted := &counter{next: http.DefaultTransport}
 	clock := clocktest.New(time.Now().Add(-time.Hour))
 	raw := "gs://" + bucket + "?endpoint=" + url.QueryEscape(testenv.GCSEndpoint(t)) + "&trusted-clock=true&max-clock-skew=1s"
-	l, err := fence.OpenLockerWith(ctx, raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: counted}, Clock: clock})
+	l, err := fence.OpenLocker(ctx, raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: counted}, Clock: clock})
 	if err != nil {
-		t.Fatalf("OpenLockerWith: %v", err)
+		t.Fatalf("OpenLocker: %v", err)
 	}
 	defer l.Close()
 	if err := l.Create(ctx); err != nil {
@@ -264,15 +266,15 @@ func TestOpenLockerURLBackoff(t *testing.T) {
 		{"gs://b00?backoff=20ms", 20 * time.Millisecond},
 		{"gs://b00", DefaultBackoff},
 	} {
-		l, err := fence.OpenLockerWith(t.Context(), tc.raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		l, err := fence.OpenLocker(t.Context(), tc.raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			t.Errorf("unexpected request %s %s", req.Method, req.URL)
 			return nil, errors.New("no requests here")
 		})}})
 		if err != nil {
-			t.Fatalf("OpenLockerWith(%s): %v", tc.raw, err)
+			t.Fatalf("OpenLocker(%s): %v", tc.raw, err)
 		}
-		if got := l.Driver().(*driver).store.backoff.First; got != tc.want {
-			t.Errorf("OpenLockerWith(%s): first backoff %v; want %v", tc.raw, got, tc.want)
+		if got := storeOf(t, l).store.backoff.First; got != tc.want {
+			t.Errorf("OpenLocker(%s): first backoff %v; want %v", tc.raw, got, tc.want)
 		}
 		if err := l.Close(); err != nil {
 			t.Errorf("Close: %v", err)
@@ -289,9 +291,9 @@ func TestOpenedCreateNeedsAProject(t *testing.T) {
 		t.Errorf("unexpected request %s %s", req.Method, req.URL)
 		return nil, errors.New("no requests here")
 	})
-	l, err := fence.OpenLockerWith(t.Context(), "gs://b00", &fence.OpenOptions{HTTPClient: &http.Client{Transport: refuse}})
+	l, err := fence.OpenLocker(t.Context(), "gs://b00", &fence.OpenOptions{HTTPClient: &http.Client{Transport: refuse}})
 	if err != nil {
-		t.Fatalf("OpenLockerWith: %v", err)
+		t.Fatalf("OpenLocker: %v", err)
 	}
 	defer l.Close()
 	if err := l.Create(t.Context()); !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), "project") {
@@ -302,3 +304,41 @@ func TestOpenedCreateNeedsAProject(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestAs: As gives the bucket under a Locker, the caller's from New and
+// the one the opener made from a URL, and nothing else. It makes no
+// request.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	refuse := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		t.Errorf("unexpected request %s %s", req.Method, req.URL)
+		return nil, errors.New("no requests here")
+	})
+	client, err := storage.NewClient(t.Context(), option.WithHTTPClient(&http.Client{Transport: refuse}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	bucket := client.Bucket("b00")
+	l, err := New(bucket, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *storage.BucketHandle
+	if !l.As(&got) || got != bucket {
+		t.Errorf("As(**storage.BucketHandle) of New's Locker = %v; want the bucket given to New", got)
+	}
+	var c *storage.Client
+	if l.As(&c) || l.As(nil) || l.As(bucket) {
+		t.Error("As succeeded for a target other than **storage.BucketHandle")
+	}
+
+	opened, err := fence.OpenLocker(t.Context(), "gs://b01", &fence.OpenOptions{HTTPClient: &http.Client{Transport: refuse}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	if got = nil; !opened.As(&got) || got == nil || got.BucketName() != "b01" {
+		t.Errorf("As(**storage.BucketHandle) of an opened Locker = %v; want the URL's bucket b01", got)
+	}
+}

@@ -80,7 +80,7 @@ var acquireCases = []testCase{
 	}},
 	{"OneWinnerAmongContenders", func(t *testing.T, s *suite) {
 		key := s.key(t)
-		lockers := make([]fence.Locker, s.h.contenders())
+		lockers := make([]*fence.Locker, s.h.contenders())
 		for i := range lockers {
 			lockers[i] = s.locker(t)
 		}
@@ -182,7 +182,7 @@ var acquireCases = []testCase{
 // and checks that exactly one wins and every other loses to it with an
 // error matching fence.ErrHeld. It returns the winner's lease and the
 // index of its Locker.
-func (s *suite) race(t *testing.T, lockers []fence.Locker, key string) (fence.Lease, int) {
+func (s *suite) race(t *testing.T, lockers []*fence.Locker, key string) (fence.Lease, int) {
 	t.Helper()
 	type result struct {
 		lease         fence.Lease

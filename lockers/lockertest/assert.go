@@ -15,7 +15,7 @@ import (
 // results and the case checks them after the race.
 
 // acquire takes key with l and checks the lease it gets.
-func (s *suite) acquire(t *testing.T, l fence.Locker, key string, ttl time.Duration, opts *fence.AcquireOptions) fence.Lease {
+func (s *suite) acquire(t *testing.T, l *fence.Locker, key string, ttl time.Duration, opts *fence.AcquireOptions) fence.Lease {
 	t.Helper()
 	before, _ := s.now()
 	lease, err := l.Acquire(t.Context(), key, ttl, opts)
@@ -32,7 +32,7 @@ func (s *suite) acquire(t *testing.T, l fence.Locker, key string, ttl time.Durat
 
 // acquireAfter takes key with l and checks that its token is higher than
 // prev, the last token issued for key before.
-func (s *suite) acquireAfter(t *testing.T, l fence.Locker, key string, prev fence.Token, how string) fence.Lease {
+func (s *suite) acquireAfter(t *testing.T, l *fence.Locker, key string, prev fence.Token, how string) fence.Lease {
 	t.Helper()
 	lease := s.acquire(t, l, key, s.h.TTL, nil)
 	if lease.Token <= prev {
@@ -42,7 +42,7 @@ func (s *suite) acquireAfter(t *testing.T, l fence.Locker, key string, prev fenc
 }
 
 // renew renews lease with l and checks the renewed lease.
-func (s *suite) renew(t *testing.T, l fence.Locker, lease fence.Lease) fence.Lease {
+func (s *suite) renew(t *testing.T, l *fence.Locker, lease fence.Lease) fence.Lease {
 	t.Helper()
 	before, _ := s.now()
 	got, err := l.Renew(t.Context(), lease)
@@ -62,7 +62,7 @@ func (s *suite) renew(t *testing.T, l fence.Locker, lease fence.Lease) fence.Lea
 }
 
 // release releases lease with l and fails on any error.
-func release(t *testing.T, l fence.Locker, lease fence.Lease) {
+func release(t *testing.T, l *fence.Locker, lease fence.Lease) {
 	t.Helper()
 	if err := l.Release(t.Context(), lease); err != nil {
 		t.Fatalf("Release(%q, token %d): %v", lease.Key, lease.Token, err)
@@ -70,7 +70,7 @@ func release(t *testing.T, l fence.Locker, lease fence.Lease) {
 }
 
 // breakKey breaks key with l and fails on any error.
-func breakKey(t *testing.T, l fence.Locker, key string) {
+func breakKey(t *testing.T, l *fence.Locker, key string) {
 	t.Helper()
 	if err := l.Break(t.Context(), key); err != nil {
 		t.Fatalf("Break(%q): %v", key, err)
@@ -142,7 +142,7 @@ func (s *suite) checkHeldError(err error, key string, holder fence.Lease, before
 
 // wantHeldBy tries to take key with l and fails unless the attempt loses
 // to holder with an error matching fence.ErrHeld.
-func (s *suite) wantHeldBy(t *testing.T, l fence.Locker, holder fence.Lease, opts *fence.AcquireOptions) {
+func (s *suite) wantHeldBy(t *testing.T, l *fence.Locker, holder fence.Lease, opts *fence.AcquireOptions) {
 	t.Helper()
 	before, _ := s.now()
 	lease, err := l.Acquire(t.Context(), holder.Key, s.h.TTL, opts)
@@ -157,7 +157,7 @@ func (s *suite) wantHeldBy(t *testing.T, l fence.Locker, holder fence.Lease, opt
 
 // inspect describes key with l and checks what LockInfo promises in any
 // state.
-func (s *suite) inspect(t *testing.T, l fence.Locker, key string) fence.LockInfo {
+func (s *suite) inspect(t *testing.T, l *fence.Locker, key string) fence.LockInfo {
 	t.Helper()
 	before, _ := s.now()
 	info, err := l.Inspect(t.Context(), key)
@@ -183,7 +183,7 @@ func (s *suite) inspect(t *testing.T, l fence.Locker, key string) fence.LockInfo
 
 // wantHolder fails unless lease holds its key: Inspect shows it, and
 // another owner's Acquire loses to it.
-func (s *suite) wantHolder(t *testing.T, l fence.Locker, lease fence.Lease) {
+func (s *suite) wantHolder(t *testing.T, l *fence.Locker, lease fence.Lease) {
 	t.Helper()
 	info := s.inspect(t, l, lease.Key)
 	if !info.Held || info.Owner != lease.Owner || info.Token != lease.Token {
@@ -195,7 +195,7 @@ func (s *suite) wantHolder(t *testing.T, l fence.Locker, lease fence.Lease) {
 
 // wantFree fails unless key is free and last was its last lease: Inspect
 // keeps last's owner and token.
-func (s *suite) wantFree(t *testing.T, l fence.Locker, last fence.Lease) {
+func (s *suite) wantFree(t *testing.T, l *fence.Locker, last fence.Lease) {
 	t.Helper()
 	info := s.inspect(t, l, last.Key)
 	if info.Held || info.Owner != last.Owner || info.Token != last.Token {
@@ -205,7 +205,7 @@ func (s *suite) wantFree(t *testing.T, l fence.Locker, last fence.Lease) {
 }
 
 // wantNeverAcquired fails unless Inspect shows key as never acquired.
-func (s *suite) wantNeverAcquired(t *testing.T, l fence.Locker, key string) {
+func (s *suite) wantNeverAcquired(t *testing.T, l *fence.Locker, key string) {
 	t.Helper()
 	info := s.inspect(t, l, key)
 	if info.Held || info.Owner != "" || info.Token != 0 {

@@ -1,7 +1,7 @@
-// Package lockertest is the conformance suite every fence.Locker passes. A
+// Package lockertest is the conformance suite every *fence.Locker passes. A
 // backend's test is a small Harness and one call to Run; third-party
-// backends can import it the same way. A backend is a fence.LockerDriver;
-// its Harness.New returns fence.NewLocker over it (or the backend's
+// backends can import it the same way. A backend is a driver.Locker;
+// its Harness.New returns driver.NewLocker over it (or the backend's
 // constructor, which does that), so the suite certifies the driver together
 // with the portable layer every user gets:
 //
@@ -9,7 +9,7 @@
 //		clock := clocktest.New(time.Now())
 //		store := memory.New(&memory.Options{Clock: clock})
 //		lockertest.Run(t, lockertest.Harness{
-//			New:       func(*testing.T) fence.Locker { return store },
+//			New:       func(*testing.T) *fence.Locker { return store },
 //			TTL:       time.Hour,
 //			ShortTTL:  time.Second,
 //			Expire:    func(*testing.T) { clock.Advance(time.Second + time.Millisecond) },
@@ -19,15 +19,14 @@
 //		})
 //	}
 //
-// Run has one subtest per sentence of the fence.Locker contract, named
+// Run has one subtest per sentence of the *fence.Locker contract, named
 // Group/Sentence (for example Release/StaleAfterTakeoverLeavesTheNewHolder),
 // so a failure names the promise that was broken. The cases run in
 // parallel on keys of their own and make no assumption about time beyond
 // the Harness: only Expire and Pass let time pass, and no case measures
 // how long anything took. Pass serves one case, a job that outlives its
 // TTL, which runs alone before the others. One more case runs alone: it
-// takes a lease of the backend's DriverInfo.MinTTL (the Locker from New
-// must have Info, as *fence.PortableLocker does) and renews it on the
+// takes a lease of the backend's driver.Info.MinTTL and renews it on the
 // real clock, every MinTTL/3 for about one MinTTL, so the shortest lease a
 // backend advertises is one it can keep. Two consequences for a harness:
 //
@@ -51,7 +50,7 @@ type Harness struct {
 	// New returns a Locker on the backend's store. It may be called many
 	// times in one run, also concurrently; lockers from one Harness share
 	// the store (the suite makes its keys unique per case).
-	New func(t *testing.T) fence.Locker
+	New func(t *testing.T) *fence.Locker
 	// TTL is a lease duration that does not run out during a case.
 	TTL time.Duration
 	// ShortTTL is the lease duration of leases the suite lets expire.

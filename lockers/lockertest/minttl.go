@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // RenewRounds is how many renewals the MinTTL case makes, one every
@@ -15,7 +15,7 @@ import (
 const RenewRounds = 3
 
 // minTTLCase tests that the shortest lease the backend advertises
-// (DriverInfo.MinTTL) is one it can keep, and that a shorter one is bad
+// (driver.Info.MinTTL) is one it can keep, and that a shorter one is bad
 // input. It takes a lease of MinTTL and renews it RenewRounds times on the
 // real clock, every MinTTL/3 and each call bounded by MinTTL/3, as a
 // fence.Session with that TTL does by default; the lease must stay held
@@ -25,11 +25,7 @@ const RenewRounds = 3
 // the short lease.
 func minTTLCase(t *testing.T, s *suite) {
 	l, other := s.locker(t), s.locker(t)
-	withInfo, ok := l.(interface{ Info() fence.DriverInfo })
-	if !ok {
-		t.Fatalf("lockertest: the Locker from Harness.New (%T) has no Info() fence.DriverInfo; return a *fence.PortableLocker", l)
-	}
-	minTTL := withInfo.Info().MinTTL
+	minTTL := driver.InfoOf(l).MinTTL
 	below := minTTL - time.Millisecond
 	if minTTL <= time.Millisecond {
 		below = minTTL - 1

@@ -118,7 +118,7 @@ func forgeries(lease fence.Lease) []forgery {
 
 // heldTwice returns a lease on a fresh key that is its second: its token
 // has a predecessor, so forgeries include the previous token.
-func (s *suite) heldTwice(t *testing.T, l fence.Locker) fence.Lease {
+func (s *suite) heldTwice(t *testing.T, l *fence.Locker) fence.Lease {
 	t.Helper()
 	first := s.acquire(t, l, s.key(t), s.h.TTL, nil)
 	release(t, l, first)

@@ -13,7 +13,7 @@ import (
 )
 
 // Run runs the conformance suite against the backend h drives: one subtest
-// per sentence of the fence.Locker contract, grouped by the method (or the
+// per sentence of the *fence.Locker contract, grouped by the method (or the
 // part of the contract) it tests. The subtests run in parallel, each on keys
 // of its own, so leases of one case never meet another's; the cases that
 // restart the store or pass time with Harness.Pass run alone, before the
@@ -121,7 +121,7 @@ func (s *suite) keyOfLen(t *testing.T, n int, wide bool) string {
 }
 
 // locker returns a new Locker from the harness.
-func (s *suite) locker(t *testing.T) fence.Locker {
+func (s *suite) locker(t *testing.T) *fence.Locker {
 	t.Helper()
 	l := s.h.New(t)
 	if l == nil {

@@ -55,7 +55,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.TryLock(ctx, "other"); err != nil {
+		if _, err := s.Lock(ctx, "other", nil); err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close(ctx)
@@ -81,7 +81,7 @@ func handleCycles(b *testing.B, s *fence.Session) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		h, err := s.TryLock(ctx, "k")
+		h, err := s.Lock(ctx, "k", nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-// Package memory is an in-process fence.Locker. Leases are timed by an
+// Package memory is an in-process locker. Leases are timed by an
 // injected fence.Clock, so tests can expire them without sleeping. It
 // protects goroutines of one process only; it is the embedded default for
 // demos and tests, and the reference implementation of the contract.
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/notify"
 )
 
@@ -36,10 +37,6 @@ type Options struct {
 	Clock fence.Clock
 }
 
-// Locker is an in-memory fence.Locker: the portable locker over the
-// in-memory driver. Create it with New.
-type Locker = fence.PortableLocker
-
 // store is the in-memory driver: one record per key ever acquired.
 type store struct {
 	clock fence.Clock
@@ -56,27 +53,27 @@ type record struct {
 }
 
 var (
-	_ fence.LockerDriver    = (*store)(nil)
-	_ fence.ReleaseNotifier = (*store)(nil)
+	_ driver.Locker          = (*store)(nil)
+	_ driver.ReleaseNotifier = (*store)(nil)
 )
 
-// New returns an empty Locker. opts may be nil.
-func New(opts *Options) *Locker {
+// New returns an empty in-memory Locker. opts may be nil.
+func New(opts *Options) *fence.Locker {
 	var c fence.Clock
 	if opts != nil {
 		c = opts.Clock
 	}
-	c = fence.ClockOrSystem(c)
-	l, err := fence.NewLocker(&store{clock: c, keys: make(map[string]*record)}, &fence.LockerOptions{Clock: c})
+	c = driver.ClockOrSystem(c)
+	l, err := driver.NewLocker(&store{clock: c, keys: make(map[string]*record)}, &driver.LockerOptions{Clock: c})
 	if err != nil {
 		panic(err) // the driver's Info is constant and valid
 	}
 	return l
 }
 
-// Info implements fence.LockerDriver.
-func (s *store) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "memory", MaxKeyLen: MaxKeyLen, MinTTL: MinTTL, MaxTTL: MaxTTL, InProcess: true}
+// Info implements driver.Locker.
+func (s *store) Info() driver.Info {
+	return driver.Info{Name: "memory", MaxKeyLen: MaxKeyLen, MinTTL: MinTTL, MaxTTL: MaxTTL, InProcess: true}
 }
 
 func (s *store) live(r *record, now time.Time) bool {
@@ -102,7 +99,7 @@ func (s *store) held(r *record, lease fence.Lease, now time.Time) error {
 	return &fence.NotHeldError{Key: lease.Key, Reason: why}
 }
 
-// Acquire implements fence.LockerDriver.
+// Acquire implements driver.Locker.
 func (s *store) Acquire(_ context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -120,7 +117,7 @@ func (s *store) Acquire(_ context.Context, key, owner string, ttl time.Duration)
 	return fence.Lease{Key: key, Owner: owner, Token: r.token, TTL: ttl, ValidUntil: r.validUntil}, nil
 }
 
-// Renew implements fence.LockerDriver.
+// Renew implements driver.Locker.
 func (s *store) Renew(_ context.Context, lease fence.Lease) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -133,7 +130,7 @@ func (s *store) Renew(_ context.Context, lease fence.Lease) error {
 	return nil
 }
 
-// Release implements fence.LockerDriver.
+// Release implements driver.Locker.
 func (s *store) Release(_ context.Context, lease fence.Lease) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,7 +143,7 @@ func (s *store) Release(_ context.Context, lease fence.Lease) error {
 	return nil
 }
 
-// Break implements fence.LockerDriver. The counter is kept, so the next
+// Break implements driver.Locker. The counter is kept, so the next
 // token is higher than the broken holder's.
 func (s *store) Break(_ context.Context, key string) error {
 	s.mu.Lock()
@@ -158,14 +155,14 @@ func (s *store) Break(_ context.Context, key string) error {
 	return nil
 }
 
-// NotifyRelease implements fence.ReleaseNotifier: a blocked Session.Lock
+// NotifyRelease implements driver.ReleaseNotifier: a blocked Session.Lock
 // wakes as soon as the key is released or broken.
 func (s *store) NotifyRelease(_ context.Context, key string) (<-chan struct{}, func(), error) {
 	c, stop := s.hub.Subscribe(key)
 	return c, stop, nil
 }
 
-// Inspect implements fence.LockerDriver.
+// Inspect implements driver.Locker.
 func (s *store) Inspect(_ context.Context, key string) (fence.LockInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -19,7 +19,7 @@ func TestConformance(t *testing.T) {
 	const shortTTL = time.Second
 	lockertest.Run(t, lockertest.Harness{
 		// One Locker is one store: every Locker from New is the same.
-		New: func(*testing.T) fence.Locker { return store },
+		New: func(*testing.T) *fence.Locker { return store },
 		// Cases run in parallel on the one fake clock, so every case's
 		// Expire moves time for all of them: TTL is far longer than the
 		// sum of all Expires of a run.

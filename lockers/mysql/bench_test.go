@@ -53,7 +53,7 @@ func (h handwritten) cycle(ctx context.Context, key, owner string) error {
 func BenchmarkAcquireRelease(b *testing.B) {
 	db := newDB(b, 1)
 	l := newTable(b, db)
-	h := newHandwritten(db, l.QuotedTable())
+	h := newHandwritten(db, l.quotedTable())
 	ctx := b.Context()
 	b.Run("locker", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
@@ -86,7 +86,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 func BenchmarkVersusHandwritten(b *testing.B) {
 	db := newDB(b, 1)
 	l := newTable(b, db)
-	h := newHandwritten(db, l.QuotedTable())
+	h := newHandwritten(db, l.quotedTable())
 	ctx := b.Context()
 	var mine, hand, ratios []float64
 	timed := func(f func() error) float64 {

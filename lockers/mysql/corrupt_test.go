@@ -16,13 +16,10 @@ func TestCorruptRow(t *testing.T) {
 	t.Parallel()
 	db := newDB(t, 4, "sql_mode=%27%27") // sql_mode='' lets the test store zero dates
 	l := newTable(t, db)
-	table := l.QuotedTable()
+	table := l.quotedTable()
 	// Allow the NULLs someone could store after altering the table.
 	mustExec(t, db, "ALTER TABLE "+table+" MODIFY token BIGINT NULL, MODIFY owner VARBINARY(1024) NULL")
-	mysqlPath, err := New(db, &Options{Table: table[1 : len(table)-1]})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mysqlPath := newTestLocker(t, db, &Options{Table: table[1 : len(table)-1]})
 	mysqlPath.d.dia.set(dialectNoReturns)
 	tests := []struct {
 		name, set string
@@ -41,7 +38,7 @@ func TestCorruptRow(t *testing.T) {
 	for _, tt := range tests {
 		for _, path := range []struct {
 			name string
-			l    *Locker
+			l    testLocker
 		}{{"returning", l}, {"mysql", mysqlPath}} {
 			t.Run(tt.name+"/"+path.name, func(t *testing.T) {
 				t.Parallel()

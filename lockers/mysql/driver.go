@@ -15,12 +15,13 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
-// driver is the fence.LockerDriver on a lease table: the statements of
+// store is the driver.Locker on a lease table: the statements of
 // queries, one per call, on input the portable layer has validated. Its
-// errors are bare causes; the PortableLocker prefixes them.
-type driver struct {
+// errors are bare causes; the portable fence.Locker prefixes them.
+type store struct {
 	db    *sql.DB
 	clock fence.Clock // for the local times of HeldError and LockInfo
 	table string      // quoted
@@ -28,19 +29,33 @@ type driver struct {
 	dia   dialectOf
 }
 
-var _ fence.LockerDriver = (*driver)(nil)
+var (
+	_ driver.Locker  = (*store)(nil)
+	_ driver.Creator = (*store)(nil)
+	_ driver.Aser    = (*store)(nil)
+)
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "mysql", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "mysql", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
 }
 
-// Create creates the lease table if it is missing (PortableLocker.Create
-// calls it).
-func (d *driver) Create(ctx context.Context) error {
+// As implements driver.Aser: it gives the *sql.DB the Locker runs on to a
+// **sql.DB.
+func (d *store) As(target any) bool {
+	if t, ok := target.(**sql.DB); ok {
+		*t = d.db
+		return true
+	}
+	return false
+}
+
+// Create implements driver.Creator: it creates the lease table if it is
+// missing (fence.Locker.Create calls it).
+func (d *store) Create(ctx context.Context) error {
 	if _, err := d.db.ExecContext(ctx, schemaSQL(d.table)); err != nil {
 		if me, ok := errors.AsType[*mysqldrv.MySQLError](err); ok && me.Number == erBadDB {
-			return fmt.Errorf("the lease table's database does not exist; create it first: fence creates tables, not databases: %w", fence.StoreMissing(err))
+			return fmt.Errorf("the lease table's database does not exist; create it first: fence creates tables, not databases: %w", driver.StoreMissing(err))
 		}
 		return fmt.Errorf("CREATE TABLE %s: %w", d.table, classify("create", err))
 	}
@@ -49,7 +64,7 @@ func (d *driver) Create(ctx context.Context) error {
 
 // dialect returns whether the server has INSERT .. RETURNING, asking its
 // VERSION() the first time.
-func (d *driver) dialect(ctx context.Context) (dialect, error) {
+func (d *store) dialect(ctx context.Context) (dialect, error) {
 	if v := d.dia.get(); v != dialectUnknown {
 		return v, nil
 	}
@@ -65,7 +80,7 @@ func (d *driver) dialect(ctx context.Context) (dialect, error) {
 	return v, nil
 }
 
-// Server error numbers the driver tells apart.
+// Server error numbers the store tells apart.
 const (
 	erBadDB          = 1049 // ER_BAD_DB_ERROR: unknown database
 	erNoSuchTable    = 1146 // ER_NO_SUCH_TABLE
@@ -101,7 +116,7 @@ func (e *ContentionError) Unwrap() error { return e.Err }
 
 // ConnLostError reports a connection that failed while a statement was in
 // flight: the server killed it or went away, the network failed, or ctx
-// ended and the driver closed it. The statement may have been applied, so
+// ended and the store closed it. The statement may have been applied, so
 // for a write (every operation but "inspect") it matches
 // fence.ErrUnknownOutcome; see "Errors" in the package doc for how to
 // settle it.
@@ -129,7 +144,7 @@ func (e *ConnLostError) Is(target error) bool {
 }
 
 // classify turns a database/sql error of operation op into the error the
-// driver returns: missing tables, lost connections and everything else.
+// store returns: missing tables, lost connections and everything else.
 func classify(op string, err error) error {
 	if err == nil {
 		return nil
@@ -137,7 +152,7 @@ func classify(op string, err error) error {
 	if me, ok := errors.AsType[*mysqldrv.MySQLError](err); ok {
 		switch me.Number {
 		case erNoSuchTable, erBadDB:
-			return fence.StoreMissing(err)
+			return driver.StoreMissing(err)
 		case erConnKilled, erQueryKilled, erServerShutdown:
 			return &ConnLostError{Op: op, Err: err}
 		}

@@ -30,7 +30,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := locker.CreateTable(ctx); err != nil {
+	if err := locker.Create(ctx); err != nil { // or mysql.SchemaSQL in a migration
 		log.Fatal(err)
 	}
 	lease, err := locker.Acquire(ctx, "nightly-report", 30*time.Second, nil)
@@ -80,7 +80,7 @@ func ExampleGetLock() {
 // needs a server, so it only compiles here.
 func Example_openLocker() {
 	ctx := context.Background()
-	locker, err := fence.OpenLocker(ctx, "mysql://app@db.internal:3306/app?table=fence_locks&tls=true&timeout=5s")
+	locker, err := fence.OpenLocker(ctx, "mysql://app@db.internal:3306/app?table=fence_locks&tls=true&timeout=5s", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func TestConnectionKilledMidCall(t *testing.T) {
 	ctx := t.Context()
 	db, admin := newDB(t, 4), newDB(t, 2)
 	l := newTable(t, db)
-	table := l.QuotedTable()
+	table := l.quotedTable()
 	const ttl = 2 * time.Second
 	lease, err := l.Acquire(ctx, "k", ttl, nil)
 	if err != nil {
@@ -147,14 +147,14 @@ func TestLockWaitTimeoutRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unlock := lockRow(t, admin, l.QuotedTable(), "k")
+	unlock := lockRow(t, admin, l.quotedTable(), "k")
 	_, err = l.Renew(ctx, lease)
 	var ce *ContentionError
 	if !errors.As(err, &ce) || ce.Number != 1205 || ce.Tries != 3 || errors.Is(err, fence.ErrUnknownOutcome) {
 		t.Fatalf("Renew behind a row lock = %v, want a *ContentionError for 1205 after 3 tries", err)
 	}
 	unlock()
-	unlock = lockRow(t, admin, l.QuotedTable(), "k")
+	unlock = lockRow(t, admin, l.quotedTable(), "k")
 	time.AfterFunc(1500*time.Millisecond, unlock)
 	if err := l.Release(ctx, lease); err != nil {
 		t.Fatalf("Release retried past the row lock: %v", err)

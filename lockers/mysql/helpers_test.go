@@ -12,10 +12,11 @@ import (
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
-// The driver logs connections the tests kill on purpose.
+// The store logs connections the tests kill on purpose.
 func init() { _ = mysqldrv.SetLogger(log.New(io.Discard, "", 0)) }
 
 // newDB opens the test server with a pool of at most maxConns
@@ -61,25 +62,42 @@ func uniqueName(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
+// testLocker is a Locker of the tests, with the store under it.
+type testLocker struct {
+	*fence.Locker
+	d *store
+}
+
+// quotedTable returns the name of the lease table quoted for SQL, with its
+// database if it has one.
+func (l testLocker) quotedTable() string { return l.d.table }
+
+// newTestLocker is New, with the store under the Locker.
+func newTestLocker(t testing.TB, db *sql.DB, opts *Options) testLocker {
+	t.Helper()
+	l, d, err := newLocker(db, opts, nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return testLocker{Locker: l, d: d}
+}
+
 // newTable creates a lease table of a unique name with a Locker on db,
 // dropped when the test ends.
-func newTable(t testing.TB, db *sql.DB) *Locker {
+func newTable(t testing.TB, db *sql.DB) testLocker {
 	t.Helper()
 	return newLockerOn(t, db, uniqueName("fence_test_"))
 }
 
 // newLockerOn creates the table name and a Locker on it, and drops the
 // table when the test ends.
-func newLockerOn(t testing.TB, db *sql.DB, name string) *Locker {
+func newLockerOn(t testing.TB, db *sql.DB, name string) testLocker {
 	t.Helper()
-	l, err := New(db, &Options{Table: name})
-	if err != nil {
-		t.Fatalf("New(table %q): %v", name, err)
+	l := newTestLocker(t, db, &Options{Table: name})
+	if err := l.Create(t.Context()); err != nil {
+		t.Fatalf("Create: %v", err)
 	}
-	if err := l.CreateTable(t.Context()); err != nil {
-		t.Fatalf("CreateTable: %v", err)
-	}
-	t.Cleanup(func() { dropTable(t, db, l.QuotedTable()) })
+	t.Cleanup(func() { dropTable(t, db, l.quotedTable()) })
 	return l
 }
 

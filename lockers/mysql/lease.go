@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
-// Acquire implements fence.LockerDriver: one INSERT .. ON DUPLICATE KEY
+// Acquire implements driver.Locker: one INSERT .. ON DUPLICATE KEY
 // UPDATE that takes the key if it is new, free or expired, incrementing
 // its token, and otherwise changes nothing and reports the holder in a
 // *fence.HeldError, whose ValidUntil is the holder's remaining time on the
 // server added to the send time on the driver's clock. On MariaDB the
 // holder comes back with the statement (RETURNING); on MySQL a second
 // statement reads it. The lease returned has no ValidUntil: the
-// PortableLocker sets it to its send time plus ttl.
-func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+// portable fence.Locker sets it to its send time plus ttl.
+func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	dia, err := d.dialect(ctx)
 	if err != nil {
 		return fence.Lease{}, err
@@ -48,14 +49,14 @@ func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 		return fence.Lease{}, err
 	}
 	if !info.Held {
-		return fence.Lease{}, fence.ErrAcquireRaced // freed since
+		return fence.Lease{}, driver.ErrAcquireRaced // freed since
 	}
 	return fence.Lease{}, &fence.HeldError{Key: key, Owner: info.Owner, Token: info.Token, ValidUntil: info.ValidUntil}
 }
 
 // acquireReturning is Acquire on MariaDB: the statement returns the
 // token won (or 0) and the row as the statement left it.
-func (d *driver) acquireReturning(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+func (d *store) acquireReturning(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	var (
 		won  int64
 		cols rowCols
@@ -83,28 +84,28 @@ func (d *driver) acquireReturning(ctx context.Context, key, owner string, ttl ti
 		// The statement judged the row as the server's clock stood when
 		// it started; a row it left held but that reads free is one whose
 		// lease ran out within the statement. Try again.
-		return fence.Lease{}, fence.ErrAcquireRaced
+		return fence.Lease{}, driver.ErrAcquireRaced
 	}
 	return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: sent.Add(r.left)}
 }
 
-// Renew implements fence.LockerDriver: one conditional UPDATE that extends
+// Renew implements driver.Locker: one conditional UPDATE that extends
 // the lease by its TTL, measured on the server, if the row still has the
 // lease's owner and token and has not expired.
-func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	return d.matchOne(ctx, "renew", lease, d.q.renew, micros(lease.TTL), lease.Key, lease.Owner, int64(lease.Token))
 }
 
-// Release implements fence.LockerDriver: one conditional UPDATE that
+// Release implements driver.Locker: one conditional UPDATE that
 // clears the expiry if the row still has the lease's owner and token and
 // has not expired. The row and its counter stay.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	return d.matchOne(ctx, "release", lease, d.q.release, lease.Key, lease.Owner, int64(lease.Token))
 }
 
 // matchOne runs renew or release, whose OK packet's last-insert id is the
 // lease's token exactly when the row matched, and ErrNotHeld otherwise.
-func (d *driver) matchOne(ctx context.Context, op string, lease fence.Lease, query string, args ...any) error {
+func (d *store) matchOne(ctx context.Context, op string, lease fence.Lease, query string, args ...any) error {
 	if !storable(lease.Token) {
 		return fence.ErrNotHeld
 	}
@@ -130,20 +131,20 @@ func (d *driver) matchOne(ctx context.Context, op string, lease fence.Lease, que
 // it was never issued by this locker, so its lease is simply not held.
 func storable(t fence.Token) bool { return uint64(t) <= math.MaxInt64 }
 
-// Break implements fence.LockerDriver: it clears the expiry of key's row
+// Break implements driver.Locker: it clears the expiry of key's row
 // whoever holds it, keeping the counter, so the next token is higher than
 // the broken holder's.
-func (d *driver) Break(ctx context.Context, key string) error {
+func (d *store) Break(ctx context.Context, key string) error {
 	return retry(ctx, "break", func() error {
 		_, err := d.db.ExecContext(ctx, d.q.brk, key)
 		return err
 	})
 }
 
-// Inspect implements fence.LockerDriver. ValidUntil is the server's
+// Inspect implements driver.Locker. ValidUntil is the server's
 // remaining time added to the send time on the driver's clock. A row that
 // breaks the table's invariants gets a *fence.CorruptError.
-func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	var cols rowCols
 	sent := d.clock.Now()
 	err := d.db.QueryRowContext(ctx, d.q.inspect, key).Scan(cols.dest()...)

@@ -1,5 +1,6 @@
-// Package mysql is a fence.Locker on MySQL or MariaDB, driven through
-// database/sql and github.com/go-sql-driver/mysql. It also has GetLock, a
+// Package mysql keeps the leases of a fence.Locker in MySQL or MariaDB,
+// driven through database/sql and github.com/go-sql-driver/mysql: New
+// returns the *fence.Locker over a lease table. It also has GetLock, a
 // helper for the server's named locks (GET_LOCK) that cannot leak a lock
 // back into the connection pool; those locks issue no fencing token.
 //
@@ -61,7 +62,7 @@
 //     learns the holder in the same round trip; on MySQL, which has no
 //     INSERT .. RETURNING, a failed Acquire reads the holder with a second
 //     statement (Inspect's), and if that finds the key free it reports
-//     fence.ErrAcquireRaced, which the portable layer retries once.
+//     driver.ErrAcquireRaced, which the portable layer retries once.
 //   - Renew and Release are one conditional UPDATE each, matching key,
 //     owner, token and an unexpired lease; each sets token =
 //     LAST_INSERT_ID(token), so the OK packet carries the token exactly
@@ -118,13 +119,14 @@
 //
 // # Layering
 //
-// A Locker is the portable fence.PortableLocker over this package's
-// driver, which holds only the SQL. The portable layer validates keys,
+// The *fence.Locker that New returns is the portable locker over this
+// package's store, which holds only the SQL. The portable layer validates keys,
 // TTLs, owners and leases, generates owner ids, checks ctx, sets
 // Lease.ValidUntil to its send time plus TTL, wraps every error as
 // "fence/mysql: <op> <key>: <cause>", and refuses a Renew or Release of a
 // lease whose latest ValidUntil has passed on Options.Clock without asking
-// the server.
+// the server. The Locker's As gives the *sql.DB it runs on (the one given
+// to New, or the one a URL opener made) to a **sql.DB.
 //
 // # Opening from a URL
 //
@@ -138,21 +140,16 @@
 // defaults to 3306. A password in the URL is accepted but discouraged;
 // no error shows it. The opened locker's Close closes the *sql.DB it
 // made, and its Create creates the table.
-//
-// # Tests
-//
-// The tests run on MariaDB 10.11 from the machine's Debian package,
-// started by scripts/test.sh, which exports FENCE_MYSQL_DSN; tests that
-// restart or kill a server start one of their own (internal/mysqltest).
+
 package mysql
 
 import (
-	"context"
 	"database/sql"
 	"sync/atomic"
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the MySQL locker.
@@ -176,7 +173,7 @@ const (
 	DefaultTable = "fence_locks"
 )
 
-// Options configure a Locker. A nil *Options means all defaults.
+// Options configure New. A nil *Options means all defaults.
 type Options struct {
 	// Table names the lease table, optionally with its database as
 	// "db.table". Each part is quoted as given (so it may hold any
@@ -190,23 +187,22 @@ type Options struct {
 	Clock fence.Clock
 }
 
-// Locker is a fence.Locker on a MySQL or MariaDB lease table: the
-// portable locker (its methods are fence.Locker's) over this package's
-// driver. Create it with New; it is safe for concurrent use.
-type Locker struct {
-	*fence.PortableLocker
-	d *driver
+// New returns a *fence.Locker that keeps its leases in the table named by
+// opts (see Options) through db, which must reach the primary server. It
+// checks the options but does not touch the server; create the table
+// with the Locker's Create or with the statement from SchemaSQL. Create
+// is idempotent, and replicas may run it at once: MySQL's metadata locks
+// serialise concurrent creators. The Locker's Close does not close db.
+func New(db *sql.DB, opts *Options) (*fence.Locker, error) {
+	l, _, err := newLocker(db, opts, nil)
+	return l, err
 }
 
-var _ fence.Locker = (*Locker)(nil)
-
-// New returns a Locker that keeps its leases in the table named by opts
-// (see Options) through db, which must reach the primary server. It
-// checks the options but does not touch the server; create the table with
-// CreateTable (or Create) or with the statement from SchemaSQL.
-func New(db *sql.DB, opts *Options) (*Locker, error) {
+// newLocker is New, with the store under the Locker and the Locker's
+// Close (the URL opener's, which closes its *sql.DB).
+func newLocker(db *sql.DB, opts *Options, closeDB func() error) (*fence.Locker, *store, error) {
 	if db == nil {
-		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+		return nil, nil, &fence.InvalidError{Field: "db", Reason: "nil"}
 	}
 	var o Options
 	if opts != nil {
@@ -214,25 +210,16 @@ func New(db *sql.DB, opts *Options) (*Locker, error) {
 	}
 	quoted, err := parseTable(o.Table)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	clock := fence.ClockOrSystem(o.Clock)
-	d := &driver{db: db, clock: clock, table: quoted, q: buildQueries(quoted)}
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	clock := driver.ClockOrSystem(o.Clock)
+	d := &store{db: db, clock: clock, table: quoted, q: buildQueries(quoted)}
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock, Close: closeDB})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Locker{PortableLocker: pl, d: d}, nil
+	return l, d, nil
 }
-
-// QuotedTable returns the name of the lease table quoted for SQL, with its
-// database if Options.Table had one: "fence_locks" becomes "`fence_locks`".
-func (l *Locker) QuotedTable() string { return l.d.table }
-
-// CreateTable is Create: it creates the lease table if it does not exist
-// yet (the statement of SchemaSQL). It is idempotent, and replicas may
-// run it at once: MySQL's metadata locks serialise concurrent creators.
-func (l *Locker) CreateTable(ctx context.Context) error { return l.Create(ctx) }
 
 // dialect says whether the server has INSERT .. RETURNING.
 type dialect int32

@@ -2,10 +2,12 @@ package mysql
 
 import (
 	"database/sql"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
 
@@ -25,15 +27,12 @@ func harness(t *testing.T, db *sql.DB, noReturning bool) lockertest.Harness {
 	table := uniqueName("fence_test_")
 	newLockerOn(t, db, table)
 	return lockertest.Harness{
-		New: func(t *testing.T) fence.Locker {
-			l, err := New(db, &Options{Table: table})
-			if err != nil {
-				t.Fatalf("New: %v", err)
-			}
+		New: func(t *testing.T) *fence.Locker {
+			l := newTestLocker(t, db, &Options{Table: table})
 			if noReturning {
 				l.d.dia.set(dialectNoReturns)
 			}
-			return l
+			return l.Locker
 		},
 		TTL:      time.Minute,
 		ShortTTL: shortTTL,
@@ -62,4 +61,36 @@ func TestConformance(t *testing.T) {
 func TestConformanceWithoutReturning(t *testing.T) {
 	t.Parallel()
 	lockertest.Run(t, harness(t, newDB(t, contenders+2), true))
+}
+
+// TestLayering: New returns the portable locker over the mysql driver,
+// whose As gives the *sql.DB and nothing else.
+func TestLayering(t *testing.T) {
+	t.Parallel()
+	db := newDB(t, 1)
+	if _, err := New(nil, nil); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("New(nil db): %v, want ErrInvalid", err)
+	}
+	l, err := New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := driver.Info{Name: "mysql", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+	if info := driver.InfoOf(l); info != want {
+		t.Errorf("Info = %+v, want %+v", info, want)
+	}
+	var got *sql.DB
+	if !l.As(&got) || got != db {
+		t.Errorf("As(**sql.DB) gave %p, want the db %p", got, db)
+	}
+	var s string
+	if l.As(&s) || l.As(nil) || l.As(got) {
+		t.Error("As gave a value for a *string, nil or a *sql.DB")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := db.PingContext(t.Context()); err != nil {
+		t.Errorf("the caller's db after the Locker's Close: %v", err)
+	}
 }

@@ -52,8 +52,8 @@ func TestOutcomeNotInheritedFromLastStatement(t *testing.T) {
 			t.Errorf("Acquire of a held key after a renewal = %v, want ErrHeld", err)
 		}
 		// An identical rewrite: the same expiry written again.
-		mustExec(t, db, "UPDATE "+l.QuotedTable()+" SET expires_at = '2999-01-01' WHERE `key` = 'k'")
-		res, err := db.ExecContext(ctx, "UPDATE "+l.QuotedTable()+" SET expires_at = '2999-01-01', token = LAST_INSERT_ID(token) WHERE `key` = 'k'")
+		mustExec(t, db, "UPDATE "+l.quotedTable()+" SET expires_at = '2999-01-01' WHERE `key` = 'k'")
+		res, err := db.ExecContext(ctx, "UPDATE "+l.quotedTable()+" SET expires_at = '2999-01-01', token = LAST_INSERT_ID(token) WHERE `key` = 'k'")
 		if err != nil {
 			t.Fatal(err)
 		}

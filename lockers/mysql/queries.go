@@ -1,6 +1,6 @@
 package mysql
 
-// The statements, built once per driver around the quoted table name.
+// The statements, built once per store around the quoted table name.
 //
 // Time on the server is UTC_TIMESTAMP(6): the time the statement started,
 // one value for the whole statement (MySQL and MariaDB fix it at the start

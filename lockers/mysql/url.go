@@ -8,43 +8,44 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/mysqlurl"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
-	fence.RegisterLocker("mysql", &URLOpener{})
+	driver.RegisterLocker("mysql", urlOpener{})
 }
 
-// URLOpener opens MySQL lockers from URLs of the form of URLForm (see the
+// urlOpener opens MySQL lockers from URLs of the form of URLForm (see the
 // package doc): the table parameter is fence's, every other parameter is
 // go-sql-driver/mysql's. Each open makes a *sql.DB, which the opened
 // locker's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
-func (*URLOpener) URLForm() string {
+// URLForm implements driver.LockerOpener.
+func (urlOpener) URLForm() string {
 	return mysqlurl.Form // table=T and the driver's parameters
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It parses the URL into
+// OpenLockerURL implements driver.LockerOpener. It parses the URL into
 // the driver's configuration but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	conn, err := mysqlurl.Connector(c.cfg)
 	if err != nil {
-		return none, c.Invalid(err.Error())
+		return nil, c.Invalid(err.Error())
 	}
 	db := sql.OpenDB(conn)
-	l, err := New(db, &Options{Table: c.table, Clock: opts.ClockOrSystem()})
+	l, _, err := newLocker(db, &Options{Table: c.table, Clock: urlparam.Clock(opts)}, db.Close)
 	if err != nil {
 		db.Close()
-		return none, err
+		return nil, err
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: db.Close}, nil
+	return l, nil
 }
 
 // urlConfig is what a URL says.
@@ -60,7 +61,7 @@ type urlConfig struct {
 const tableParam = "table"
 
 // parseURL reads a mysql:// URL (mysqlurl.Parse, shared with the
-// resources/sql opener) and its table parameter. Errors match
+// resources/sql/mysql opener) and its table parameter. Errors match
 // fence.ErrInvalid and never show the URL's password.
 func parseURL(u *url.URL) (urlConfig, error) {
 	p, err := mysqlurl.Parse(u, tableParam)

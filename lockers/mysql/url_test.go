@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"database/sql"
 	"errors"
 	"net/url"
 	"strings"
@@ -59,7 +60,7 @@ func TestParseURL(t *testing.T) {
 				}
 			}
 			if _, ok := cfg.Params[tableParam]; ok {
-				t.Errorf("the driver got fence's table parameter: %v", cfg.Params)
+				t.Errorf("the store got fence's table parameter: %v", cfg.Params)
 			}
 		})
 	}
@@ -126,7 +127,7 @@ func TestOpenLockerURL(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	table := uniqueName("fence_url_")
-	l, err := fence.OpenLocker(ctx, testURL(t, "table="+table+"&timeout=5s"))
+	l, err := fence.OpenLocker(ctx, testURL(t, "table="+table+"&timeout=5s"), nil)
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}
@@ -150,6 +151,19 @@ func TestOpenLockerURL(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT token FROM `"+table+"` WHERE `key` = 'job'").Scan(&token); err != nil || token != 1 {
 		t.Errorf("the table holds token %d (%v), want 1", token, err)
 	}
+	var opened *sql.DB
+	if !l.As(&opened) || opened == nil {
+		t.Fatal("As(**sql.DB) gave no *sql.DB on the opened Locker")
+	}
+	if err := opened.PingContext(ctx); err != nil {
+		t.Errorf("Ping through As's *sql.DB: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := opened.PingContext(ctx); err == nil {
+		t.Error("the opener's *sql.DB still works after Close")
+	}
 }
 
 // TestOpenLockerURLErrors shows the opener's errors: a wrong password
@@ -162,7 +176,7 @@ func TestOpenLockerURLErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := "mysql://nobody:Wr0ngSecret@" + cfg.Addr + "/" + cfg.DBName + "?timeout=5s"
-	l, err := fence.OpenLocker(ctx, bad)
+	l, err := fence.OpenLocker(ctx, bad, nil)
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}
@@ -171,7 +185,7 @@ func TestOpenLockerURLErrors(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "Wr0ngSecret") {
 		t.Errorf("Acquire with a wrong password = %v, want an error without the password", err)
 	}
-	missing, err := fence.OpenLocker(ctx, testURL(t, "table="+uniqueName("fence_missing_")))
+	missing, err := fence.OpenLocker(ctx, testURL(t, "table="+uniqueName("fence_missing_")), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,13 +193,13 @@ func TestOpenLockerURLErrors(t *testing.T) {
 	if _, err := missing.Acquire(ctx, "k", time.Minute, nil); !errors.Is(err, fence.ErrStoreMissing) {
 		t.Errorf("Acquire on a missing table = %v, want ErrStoreMissing", err)
 	}
-	if _, err := fence.OpenLocker(ctx, "mysql://app:Wr0ngSecret@db/app?table="); err == nil || strings.Contains(err.Error(), "Wr0ngSecret") {
+	if _, err := fence.OpenLocker(ctx, "mysql://app:Wr0ngSecret@db/app?table=", nil); err == nil || strings.Contains(err.Error(), "Wr0ngSecret") {
 		t.Errorf("OpenLocker(bad table) = %v, want an error without the password", err)
 	}
 }
 
 // FuzzParseURL checks that any URL either parses into a configuration
-// the driver can format, or is refused with ErrInvalid without its
+// the store can format, or is refused with ErrInvalid without its
 // password, and never panics.
 func FuzzParseURL(f *testing.F) {
 	for _, s := range []string{

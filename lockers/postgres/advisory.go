@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // AdvisoryKey returns the 64-bit advisory lock key that TryXactLock uses for
@@ -43,7 +44,7 @@ func TryXactLock(ctx context.Context, tx pgx.Tx, key string) (bool, error) {
 	fail := func(err error) (bool, error) {
 		return false, &fence.OpError{Backend: "postgres", Op: "advisory lock", Key: key, Err: err}
 	}
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
+	if err := driver.ValidateKey("key", key, MaxKeyLen); err != nil {
 		return fail(err)
 	}
 	var ok bool

@@ -4,11 +4,12 @@ import (
 	"context"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
-var _ fence.BatchRenewer = (*driver)(nil)
+var _ driver.BatchRenewer = (*store)(nil)
 
-// RenewBatch implements fence.BatchRenewer: one statement extends every
+// RenewBatch implements driver.BatchRenewer: one statement extends every
 // lease of leases that its owner and token still hold unexpired, each by
 // its own TTL, measured on the server, as Renew does for one. It returns
 // nil for a lease extended and fence.ErrNotHeld for one that is not held
@@ -16,7 +17,7 @@ var _ fence.BatchRenewer = (*driver)(nil)
 // its error for every lease (but those whose token exceeds a bigint, which
 // were never issued and are not held). A lease given twice is renewed once and
 // answered twice. An empty batch sends nothing.
-func (d *driver) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
+func (d *store) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
 	errs := make([]error, len(leases))
 	// The distinct storable leases, and where each of leases went.
 	type id struct {

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -8,7 +9,7 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// TestRenewBatch renews, in one statement on the driver, leases in every
+// TestRenewBatch renews, in one statement on the store, leases in every
 // state a keepalive meets: held (with different TTLs, one given twice),
 // expired on the server, released, broken, taken over after expiry, and
 // never issued. Only the held ones are extended, each by its own TTL.
@@ -81,7 +82,7 @@ func TestRenewBatch(t *testing.T) {
 		t.Helper()
 		var us *int64
 		err := pool.QueryRow(ctx, `SELECT (extract(epoch FROM expires_at - statement_timestamp()) * 1e6)::bigint FROM `+
-			l.QuotedTable()+` WHERE key = $1`, key).Scan(&us)
+			l.quotedTable()+` WHERE key = $1`, key).Scan(&us)
 		if err != nil {
 			t.Fatalf("read %q: %v", key, err)
 		}
@@ -109,36 +110,50 @@ func TestRenewBatch(t *testing.T) {
 	}
 }
 
-// TestRenewManyOnBatch: the portable layer's RenewMany goes through the
-// batch and keeps each lease's state: renewed leases come back with a
-// later ValidUntil, and a lease refused by the store is forgotten, so a
-// later Release of it is refused locally.
-func TestRenewManyOnBatch(t *testing.T) {
+// TestKeepaliveOnBatch: a Session's keepalive renews through the batch
+// and keeps each lease's state: a renewed lease gets a later ValidUntil,
+// and a lease the store refuses (broken) is lost, its handle's error
+// reaching fence.ErrNotHeld.
+func TestKeepaliveOnBatch(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	l := newTable(t, newPool(t, 2, nil))
-	a, err := l.Acquire(ctx, "a", time.Minute, nil)
+	var stmts statements
+	l := newTable(t, stmts.pool(t, 2))
+	sess, err := fence.NewSession(l.Locker, &fence.SessionOptions{TTL: 600 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := l.Acquire(ctx, "b", 10*time.Minute, nil)
+	t.Cleanup(func() { _ = sess.Close(context.Background()) })
+	a, err := sess.Lock(ctx, "a", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, err := sess.Lock(ctx, "b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := a.Lease().ValidUntil
 	if err := l.Break(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	renewed, errs := l.RenewMany(ctx, []fence.Lease{a, b})
-	if errs[0] != nil {
-		t.Fatalf("RenewMany of a held lease: %v", errs[0])
+	select {
+	case <-b.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the keepalive did not lose the broken lease")
 	}
-	if renewed[0].Token != a.Token || !renewed[0].ValidUntil.After(a.ValidUntil) {
-		t.Errorf("renewed lease %+v, want token %d valid after %v", renewed[0], a.Token, a.ValidUntil)
+	if err := b.Err(); !errors.Is(err, fence.ErrLeaseLost) || !errors.Is(err, fence.ErrNotHeld) {
+		t.Errorf("the broken lease's handle: %v, want ErrLeaseLost for ErrNotHeld", err)
 	}
-	if !errors.Is(errs[1], fence.ErrNotHeld) {
-		t.Errorf("RenewMany of a broken lease: %v, want ErrNotHeld", errs[1])
+	if err := a.Err(); err != nil {
+		t.Fatalf("the held lease's handle: %v", err)
 	}
-	if err := l.Release(ctx, a); err != nil {
-		t.Errorf("Release with the first copy after RenewMany: %v", err)
+	if !a.Lease().ValidUntil.After(first) {
+		t.Errorf("the held lease is valid until %v, as when taken: not renewed", a.Lease().ValidUntil)
+	}
+	if _, by := stmts.count(); by["WITH r AS ("] == 0 {
+		t.Errorf("the keepalive never sent the batch renewal: %v", by)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Errorf("Release after renewals: %v", err)
 	}
 }

@@ -38,9 +38,9 @@ func BenchmarkAcquireRelease(b *testing.B) {
 
 // BenchmarkLayerCost measures what the portable layer costs on a
 // PostgreSQL acquire+release: each iteration runs one cycle through the
-// PortableLocker and one on its bare driver, in alternating order, on one
+// portable fence.Locker and one on its bare store, in alternating order, on one
 // connection, timing each; layer-% is the median over all iterations of
-// (portable - driver) / driver. Pairing the two in one loop takes out the
+// (portable - store) / driver. Pairing the two in one loop takes out the
 // machine's drift, which moves whole runs by tens of percent here.
 func BenchmarkLayerCost(b *testing.B) {
 	pool := newPool(b, 1, nil)
@@ -110,7 +110,7 @@ func BenchmarkHotKey(b *testing.B) {
 	if _, err := l.Acquire(ctx, "hot", time.Hour, nil); err != nil {
 		b.Fatal(err)
 	}
-	upsert := `INSERT INTO ` + l.QuotedTable() + ` AS t (key, owner, token, expires_at)
+	upsert := `INSERT INTO ` + l.quotedTable() + ` AS t (key, owner, token, expires_at)
 VALUES ($1, $2, 1, statement_timestamp() + interval '1 minute')
 ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, token = t.token + 1, expires_at = excluded.expires_at
 WHERE t.expires_at IS NULL OR t.expires_at <= statement_timestamp()

@@ -16,7 +16,7 @@ func TestCorruptRow(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t, 2, nil)
 	l := newTable(t, pool)
-	table := l.QuotedTable()
+	table := l.quotedTable()
 	// Allow the NULLs someone could store after altering the table.
 	mustExec(t, pool, "ALTER TABLE "+table+" ALTER COLUMN token DROP NOT NULL, ALTER COLUMN owner DROP NOT NULL")
 	tests := []struct {

@@ -7,15 +7,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/pgcreate"
 )
 
-// driver is the fence.LockerDriver on a lease table: the statements of
+// store is the driver.Locker on a lease table: the statements of
 // queries, one per call, on input the portable layer has validated. Its
-// errors are bare causes; the PortableLocker prefixes them.
-type driver struct {
+// errors are bare causes; the portable fence.Locker prefixes them.
+type store struct {
 	db    DB
 	clock fence.Clock // for the local times of HeldError and LockInfo
 	table pgx.Identifier
@@ -23,28 +25,55 @@ type driver struct {
 	ln    *listener // release notifications
 }
 
-var _ fence.LockerDriver = (*driver)(nil)
+var (
+	_ driver.Locker  = (*store)(nil)
+	_ driver.Creator = (*store)(nil)
+	_ driver.Aser    = (*store)(nil)
+)
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "postgres", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "postgres", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
 }
 
-// Create creates the lease table if it is missing (PortableLocker.Create
-// calls it), under the table's advisory lock (see internal/pgcreate), so
+// As implements driver.Aser: it gives the DB the Locker runs on to a *DB,
+// and the same value to a **pgxpool.Pool or a **pgx.Conn when it is one.
+func (d *store) As(target any) bool {
+	switch t := target.(type) {
+	case *DB:
+		*t = d.db
+		return true
+	case **pgxpool.Pool:
+		p, ok := d.db.(*pgxpool.Pool)
+		if ok {
+			*t = p
+		}
+		return ok
+	case **pgx.Conn:
+		c, ok := d.db.(*pgx.Conn)
+		if ok {
+			*t = c
+		}
+		return ok
+	}
+	return false
+}
+
+// Create implements driver.Creator: it creates the lease table if it is
+// missing (fence.Locker.Create calls it), under the table's advisory lock (see internal/pgcreate), so
 // that replicas creating it at once all succeed. A missing schema gets an
 // error that says to create it.
-func (d *driver) Create(ctx context.Context) error {
+func (d *store) Create(ctx context.Context) error {
 	table := d.table.Sanitize()
 	_, err := d.db.Exec(ctx, pgcreate.Statement([]string{table}, schemaSQL(table)))
 	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == codeUndefinedSchema {
 		if len(d.table) == 2 {
 			schema := pgx.Identifier{d.table[0]}.Sanitize()
 			return fmt.Errorf("schema %s does not exist; create it first (CREATE SCHEMA %s): fence creates tables, not schemas: %w",
-				schema, schema, fence.StoreMissing(err))
+				schema, schema, driver.StoreMissing(err))
 		}
 		return fmt.Errorf("no schema on the connection's search_path exists to hold the lease table; create one, or name the table's schema (table=SCHEMA.TABLE): fence creates tables, not schemas: %w",
-			fence.StoreMissing(err))
+			driver.StoreMissing(err))
 	}
 	if err != nil {
 		return fmt.Errorf("CREATE TABLE %s: %w", d.table.Sanitize(), err)
@@ -52,7 +81,7 @@ func (d *driver) Create(ctx context.Context) error {
 	return nil
 }
 
-// SQLSTATE codes the driver tells apart.
+// SQLSTATE codes the store tells apart.
 const (
 	codeUndefinedTable  = "42P01" // undefined_table
 	codeUndefinedSchema = "3F000" // invalid_schema_name
@@ -62,7 +91,7 @@ const (
 // when it says that the table or its schema does not exist.
 func storeErr(err error) error {
 	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && (pe.Code == codeUndefinedTable || pe.Code == codeUndefinedSchema) {
-		return fence.StoreMissing(err)
+		return driver.StoreMissing(err)
 	}
 	return err
 }

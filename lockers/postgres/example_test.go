@@ -29,7 +29,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := locker.CreateTable(ctx); err != nil {
+	if err := locker.Create(ctx); err != nil { // or postgres.SchemaSQL in a migration
 		log.Fatal(err)
 	}
 
@@ -54,7 +54,7 @@ func ExampleNew() {
 // It needs a server, so it only compiles here.
 func Example_openLocker() {
 	ctx := context.Background()
-	locker, err := fence.OpenLocker(ctx, "postgres://app@db.internal/app?table=ops.fence_locks&sslmode=verify-full")
+	locker, err := fence.OpenLocker(ctx, "postgres://app@db.internal/app?table=ops.fence_locks&sslmode=verify-full", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -115,4 +115,25 @@ func ExampleTryXactLock() {
 	if err := tx.Commit(ctx); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// The Locker's As reaches the pool under it, here the one a URL opener
+// made, for the application's own statements.
+// It needs a server, so it only compiles here.
+func Example_as() {
+	ctx := context.Background()
+	locker, err := fence.OpenLocker(ctx, "postgres://app@db.internal/app?sslmode=verify-full", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer locker.Close()
+	var pool *pgxpool.Pool
+	if !locker.As(&pool) {
+		log.Fatal("not a locker on a pgx pool")
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM fence_locks WHERE expires_at > now()").Scan(&n); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(n, "keys held")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -57,25 +58,44 @@ func uniqueName(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
+// testLocker is a Locker of the tests, with the store under it.
+type testLocker struct {
+	*fence.Locker
+	d *store
+}
+
+// quotedTable returns the name of the lease table quoted for SQL, with its
+// schema if it has one.
+func (l testLocker) quotedTable() string { return l.d.table.Sanitize() }
+
+// newTestLocker is New, with the store under the Locker; the Locker is
+// closed when the test ends.
+func newTestLocker(t testing.TB, db DB, opts *Options) testLocker {
+	t.Helper()
+	l, d, err := newLocker(db, opts, nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return testLocker{Locker: l, d: d}
+}
+
 // newTable creates a lease table of a unique name with a Locker on pool,
 // dropped when the test ends.
-func newTable(t testing.TB, pool *pgxpool.Pool) *Locker {
+func newTable(t testing.TB, pool *pgxpool.Pool) testLocker {
 	t.Helper()
 	return newLockerOn(t, pool, uniqueName("fence_test_"))
 }
 
 // newLockerOn creates the table name and a Locker on it, and drops the
 // table when the test ends.
-func newLockerOn(t testing.TB, pool *pgxpool.Pool, name string) *Locker {
+func newLockerOn(t testing.TB, pool *pgxpool.Pool, name string) testLocker {
 	t.Helper()
-	l, err := New(pool, &Options{Table: name})
-	if err != nil {
-		t.Fatalf("New(table %q): %v", name, err)
+	l := newTestLocker(t, pool, &Options{Table: name})
+	if err := l.Create(t.Context()); err != nil {
+		t.Fatalf("Create: %v", err)
 	}
-	if err := l.CreateTable(t.Context()); err != nil {
-		t.Fatalf("CreateTable: %v", err)
-	}
-	t.Cleanup(func() { dropTable(t, pool, l.QuotedTable()) })
+	t.Cleanup(func() { dropTable(t, pool, l.quotedTable()) })
 	return l
 }
 

@@ -11,10 +11,10 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Renew implements fence.LockerDriver: one conditional UPDATE that extends
+// Renew implements driver.Locker: one conditional UPDATE that extends
 // the lease by its TTL, measured on the server, if the row still has the
 // lease's owner and token and has not expired.
-func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	if !storable(lease.Token) {
 		return fence.ErrNotHeld
 	}
@@ -28,11 +28,11 @@ func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 	return nil
 }
 
-// Release implements fence.LockerDriver: one conditional UPDATE that
+// Release implements driver.Locker: one conditional UPDATE that
 // clears the expiry if the row still has the lease's owner and token and
 // has not expired, and notifies the key's waiters if it did. The row and
 // its counter stay.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	if !storable(lease.Token) {
 		return fence.ErrNotHeld
 	}
@@ -51,10 +51,10 @@ func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
 // was never issued by this locker, so its lease is simply not held.
 func storable(t fence.Token) bool { return uint64(t) <= math.MaxInt64 }
 
-// Break implements fence.LockerDriver: it clears the expiry of key's row
+// Break implements driver.Locker: it clears the expiry of key's row
 // whoever holds it, keeping the counter, so the next token is higher than
 // the broken holder's, and notifies the key's waiters.
-func (d *driver) Break(ctx context.Context, key string) error {
+func (d *store) Break(ctx context.Context, key string) error {
 	payload, slot := keyNotice(key)
 	if _, err := d.db.Exec(ctx, d.q.brk, key, payload, slot); err != nil {
 		return storeErr(err)
@@ -62,10 +62,10 @@ func (d *driver) Break(ctx context.Context, key string) error {
 	return nil
 }
 
-// Inspect implements fence.LockerDriver. ValidUntil is the server's
+// Inspect implements driver.Locker. ValidUntil is the server's
 // expiry translated to the driver's clock as for HeldError. A row that
 // breaks the table's invariants gets a *fence.CorruptError.
-func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	var (
 		owner     pgtype.Text
 		token     pgtype.Int8

@@ -12,14 +12,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 	"github.com/fencekit/fence/internal/notify"
 )
 
-var _ fence.ReleaseNotifier = (*driver)(nil)
+var _ driver.ReleaseNotifier = (*store)(nil)
 
-// NotifyRelease implements fence.ReleaseNotifier: it subscribes to the
+// NotifyRelease implements driver.ReleaseNotifier: it subscribes to the
 // notifications of key's releases and breaks through the Locker's
 // listening connection, opened on first use, and returns once that
 // connection is listening. A connection that has died without the
@@ -29,7 +29,7 @@ var _ fence.ReleaseNotifier = (*driver)(nil)
 // due, or while it reconnects), NotifyRelease returns an error at once
 // and the caller polls. On a DB that is not a *pgxpool.Pool it returns
 // an error matching errors.ErrUnsupported.
-func (d *driver) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
 	return d.ln.subscribe(ctx, key)
 }
 

@@ -241,7 +241,7 @@ func TestContextEndsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	if _, err := tx.Exec(t.Context(), "SELECT FROM "+l.QuotedTable()+" WHERE key = 'k' FOR UPDATE"); err != nil {
+	if _, err := tx.Exec(t.Context(), "SELECT FROM "+l.quotedTable()+" WHERE key = 'k' FOR UPDATE"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)

@@ -31,15 +31,11 @@ func listening(l *listener) uint32 {
 
 // twoLockers returns two Lockers on one lease table through two pools:
 // the views of two processes. Their listeners stop when the test ends.
-func twoLockers(t testing.TB) (a, b *Locker, poolA, poolB *pgxpool.Pool) {
+func twoLockers(t testing.TB) (a, b testLocker, poolA, poolB *pgxpool.Pool) {
 	t.Helper()
 	poolA, poolB = newPool(t, 4, nil), newPool(t, 4, nil)
 	a = newTable(t, poolA)
-	b, err := New(poolB, &Options{Table: a.QuotedTable()[1 : len(a.QuotedTable())-1]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	b = newTestLocker(t, poolB, &Options{Table: a.quotedTable()[1 : len(a.quotedTable())-1]})
 	return a, b, poolA, poolB
 }
 
@@ -52,7 +48,7 @@ func TestLockWokenByNotification(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			a, b, _, _ := twoLockers(t)
-			waittest.WokenByFree(t, a, b, how)
+			waittest.WokenByFree(t, a.Locker, b.Locker, how)
 		})
 	}
 }
@@ -62,7 +58,7 @@ func TestLockWokenByNotification(t *testing.T) {
 func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 	t.Parallel()
 	a, b, _, _ := twoLockers(t)
-	waittest.ActiveOnReturn(t, a, b)
+	waittest.ActiveOnReturn(t, a.Locker, b.d)
 }
 
 // TestListenerReconnects: when the listening connection is killed, the
@@ -71,11 +67,11 @@ func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 func TestListenerReconnects(t *testing.T) {
 	t.Parallel()
 	a, b, poolA, _ := twoLockers(t)
-	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := waittest.NewSession(t, a.Locker, &fence.SessionOptions{TTL: time.Minute}).Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, busy := waittest.StartLock(t, b, "k", waittest.Waiting)
+	result, busy := waittest.StartLock(t, b.Locker, "k", waittest.Waiting)
 	pid := listening(b.d.ln)
 	if pid == 0 {
 		t.Fatal("no listening connection while a Lock waits")
@@ -117,18 +113,15 @@ func TestNotifyReleaseOnConn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
-	b, err := New(conn, &Options{Table: a.QuotedTable()[1 : len(a.QuotedTable())-1]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := b.NotifyRelease(t.Context(), "k"); !errors.Is(err, errors.ErrUnsupported) {
+	b := newTestLocker(t, conn, &Options{Table: a.quotedTable()[1 : len(a.quotedTable())-1]})
+	if _, _, err := b.d.NotifyRelease(t.Context(), "k"); !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("NotifyRelease on a *pgx.Conn: %v, want ErrUnsupported", err)
 	}
-	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := waittest.NewSession(t, a.Locker, &fence.SessionOptions{TTL: time.Minute}).Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, _ := waittest.StartLock(t, b, "k", fence.SessionOptions{TTL: time.Minute, PollInterval: 200 * time.Millisecond})
+	result, _ := waittest.StartLock(t, b.Locker, "k", fence.SessionOptions{TTL: time.Minute, PollInterval: 200 * time.Millisecond})
 	if err := holder.Release(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +138,7 @@ func TestNotifyProtocol(t *testing.T) {
 	ctx := t.Context()
 	pool := newPool(t, 2, nil)
 	l := newTable(t, pool)
-	names := notifyNamesOf(l.QuotedTable())
+	names := notifyNamesOf(l.quotedTable())
 	if len(names.channel) > maxIdentLen {
 		t.Fatalf("channel %q is longer than %d bytes", names.channel, maxIdentLen)
 	}
@@ -263,7 +256,7 @@ func TestListenerIdleAndClose(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	_, stop, err := l.NotifyRelease(ctx, "k")
+	_, stop, err := l.d.NotifyRelease(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +268,7 @@ func TestListenerIdleAndClose(t *testing.T) {
 	stop() // twice is harmless
 	gone(pid)
 
-	_, _, err = l.NotifyRelease(ctx, "k")
+	_, _, err = l.d.NotifyRelease(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +280,7 @@ func TestListenerIdleAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone(pid)
-	if _, _, err := l.NotifyRelease(ctx, "k"); err == nil {
+	if _, _, err := l.d.NotifyRelease(ctx, "k"); err == nil {
 		t.Error("NotifyRelease after Close succeeded")
 	}
 	if _, err := l.Inspect(ctx, "k"); err != nil {
@@ -303,7 +296,6 @@ func TestListenerBackoff(t *testing.T) {
 	ctx := t.Context()
 	pool := newPool(t, 2, nil)
 	l := newTable(t, pool)
-	t.Cleanup(func() { _ = l.Close() })
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +304,7 @@ func TestListenerBackoff(t *testing.T) {
 	_ = ln.Close() // a port that refuses connections
 	l.d.ln.cfg.Host, l.d.ln.cfg.Port, l.d.ln.cfg.Fallbacks = closed.IP.String(), uint16(closed.Port), nil
 
-	if _, _, err := l.NotifyRelease(ctx, "k"); err == nil {
+	if _, _, err := l.d.NotifyRelease(ctx, "k"); err == nil {
 		t.Fatal("NotifyRelease succeeded without a listening connection")
 	}
 	l.d.ln.mu.Lock()
@@ -321,12 +313,12 @@ func TestListenerBackoff(t *testing.T) {
 	if failures != 1 || !retryAt.After(time.Now()) {
 		t.Fatalf("after a failed connection: %d failures, next attempt at %v", failures, retryAt)
 	}
-	_, _, err = l.NotifyRelease(ctx, "k")
+	_, _, err = l.d.NotifyRelease(ctx, "k")
 	if err == nil || !strings.Contains(err.Error(), "next attempt in") {
 		t.Fatalf("NotifyRelease before the next attempt is due: %v", err)
 	}
 	time.Sleep(time.Until(retryAt))
-	if _, _, err := l.NotifyRelease(ctx, "k"); err == nil {
+	if _, _, err := l.d.NotifyRelease(ctx, "k"); err == nil {
 		t.Fatal("NotifyRelease succeeded without a listening connection")
 	}
 	l.d.ln.mu.Lock()
@@ -336,15 +328,15 @@ func TestListenerBackoff(t *testing.T) {
 		t.Fatalf("%d failures after the second attempt, want 2", failures)
 	}
 
-	b, err := New(pool, &Options{Table: l.QuotedTable()[1 : len(l.QuotedTable())-1]})
+	b, err := New(pool, &Options{Table: l.quotedTable()[1 : len(l.quotedTable())-1]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, err := waittest.NewSession(t, b, &fence.SessionOptions{TTL: time.Minute}).TryLock(ctx, "k")
+	holder, err := waittest.NewSession(t, b, &fence.SessionOptions{TTL: time.Minute}).Lock(ctx, "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, _ := waittest.StartLock(t, l, "k", fence.SessionOptions{TTL: time.Minute, PollInterval: 200 * time.Millisecond})
+	result, _ := waittest.StartLock(t, l.Locker, "k", fence.SessionOptions{TTL: time.Minute, PollInterval: 200 * time.Millisecond})
 	if err := holder.Release(ctx); err != nil {
 		t.Fatal(err)
 	}

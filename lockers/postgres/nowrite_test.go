@@ -66,7 +66,7 @@ func TestFailedAcquireWritesNothing(t *testing.T) {
 
 	t.Run("upsert control", func(t *testing.T) {
 		assigned := xactIDAfter(t, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, `INSERT INTO `+l.QuotedTable()+` AS t (key, owner, token, expires_at)
+			_, err := tx.Exec(ctx, `INSERT INTO `+l.quotedTable()+` AS t (key, owner, token, expires_at)
 VALUES ('hot', 'contender', 1, now() + interval '1 minute')
 ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, token = t.token + 1, expires_at = excluded.expires_at
 WHERE t.expires_at IS NULL OR t.expires_at <= now()`)

@@ -1,4 +1,5 @@
-// Package postgres is a fence.Locker on PostgreSQL, driven through pgx.
+// Package postgres keeps the leases of a fence.Locker in PostgreSQL,
+// driven through pgx: New returns the *fence.Locker over a lease table.
 //
 // Each key is one row of a lease table (see SchemaSQL): the key, the owner
 // of the last lease, the fencing token (a counter that only grows) and the
@@ -9,9 +10,9 @@
 //
 // Every method is one SQL statement, one round trip once pgx has prepared
 // it (pgx's default mode caches prepared statements per connection). That
-// includes RenewMany: the driver is a fence.BatchRenewer, so a
-// fence.Session's keepalive renews every lease it holds, each by its own
-// TTL, in one statement per renewal round, however many there are.
+// includes the renewals of a fence.Session's keepalive: it renews every
+// lease the session holds, each by its own TTL, in one statement per
+// renewal round, however many there are.
 // Whether a key is held is decided by the server's clock, never by the
 // caller's: durations are sent to the server and remaining lease times
 // come back, so clock skew between machines does not matter, only clock
@@ -26,9 +27,9 @@
 //
 // # Layering
 //
-// A Locker is the portable fence.PortableLocker over this package's
-// driver, which holds only the SQL: one statement per call. The portable
-// layer validates keys, TTLs, owners and leases, generates owner ids,
+// The *fence.Locker that New returns is the portable locker over this
+// package's store, which holds only the SQL: one statement per call. The
+// portable layer validates keys, TTLs, owners and leases, generates owner ids,
 // checks ctx, sets Lease.ValidUntil to its send time plus TTL, wraps every
 // error as "fence/postgres: <op> <key>: <cause>", and refuses a Renew or
 // Release of a lease whose latest ValidUntil has passed on Options.Clock
@@ -36,9 +37,12 @@
 // ValidUntil counts the TTL from before the statement was sent, the
 // server from when it received it, so a lease runs out locally no later
 // than on the server (clocks running at the same rate); a Release refused
-// in between leaves the key to expire on the server moments later. The
-// methods of Locker beyond fence.Locker (QuotedTable, CreateTable) and
-// TryXactLock are specific to PostgreSQL.
+// in between leaves the key to expire on the server moments later.
+// TryXactLock, AdvisoryKey and SchemaSQL are specific to PostgreSQL, and
+// so is what the Locker's As gives:
+//
+//   - to a *DB: the DB given to New (the pool a URL opener made);
+//   - to a **pgxpool.Pool or a **pgx.Conn: that DB, when it is one.
 //
 // # Opening from a URL
 //
@@ -57,7 +61,7 @@
 // environment (PGPASSWORD, PGPASSFILE, PGSSLMODE, ...). A password in the
 // URL is accepted but discouraged (command lines are visible in ps); no
 // error shows it. The opened locker's Close closes the pool it made, and
-// its Create creates the table (CreateTable).
+// its Create creates the table (see New).
 //
 // # The lease table
 //
@@ -87,7 +91,7 @@
 // # Release notifications
 //
 // A fence.Session.Lock waiting for a key on this locker does not poll: it
-// waits for a notification (the driver is a fence.ReleaseNotifier).
+// waits for a notification (the store is a driver.ReleaseNotifier).
 // Release and Break send one, from the statement that frees the row,
 // with pg_notify on the channel "fence_" followed by the md5 of the
 // quoted table name in hex (for DefaultTable, the md5 of
@@ -103,8 +107,7 @@
 // connection is lost, every waiter asks the server again, and again once
 // it reconnects (with backoff, while anyone waits). It closes a minute
 // after the last wait, or with Close. A Locker on a *pgx.Conn or a pgx.Tx
-// cannot listen: NotifyRelease returns an error matching
-// errors.ErrUnsupported, and Lock polls (fence.SessionOptions.PollInterval).
+// cannot listen: Lock polls (fence.SessionOptions.PollInterval).
 //
 // A lease that expires sends nothing: nothing runs on the server when it
 // does. A waiter knows the holder's expiry from the fence.HeldError of
@@ -141,14 +144,7 @@
 // For work that lives inside one PostgreSQL transaction, TryXactLock takes
 // a transaction-scoped advisory lock instead; the transaction is then the
 // fence and no lease outlives it.
-//
-// # Tests
-//
-// The tests run on a real PostgreSQL server of the machine's Debian
-// package, started on a free loopback port by scripts/services.sh, which
-// exports its URL as FENCE_POSTGRES_URL (for example
-// postgres://postgres@127.0.0.1:PORT/fence?sslmode=disable); connect to
-// it with pgxpool.New(ctx, os.Getenv("FENCE_POSTGRES_URL")).
+
 package postgres
 
 import (
@@ -159,6 +155,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the PostgreSQL locker.
@@ -181,7 +178,7 @@ const (
 	DefaultTable = "fence_locks"
 )
 
-// DB is the part of pgx the Locker uses. *pgxpool.Pool and *pgx.Conn
+// DB is the part of pgx the locker uses. *pgxpool.Pool and *pgx.Conn
 // satisfy it. Use a pool (or a connection) in autocommit mode: a pgx.Tx
 // satisfies DB too, but its leases would be invisible to other sessions
 // until it commits.
@@ -190,7 +187,7 @@ type DB interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-// Options configure a Locker. A nil *Options means all defaults.
+// Options configure New. A nil *Options means all defaults.
 type Options struct {
 	// Table names the lease table, optionally schema-qualified as
 	// "schema.table". Each part is quoted as given, so "Locks" is
@@ -205,24 +202,35 @@ type Options struct {
 	Clock fence.Clock
 }
 
-// Locker is a fence.Locker on a PostgreSQL lease table: the portable
-// locker (its methods are fence.Locker's) over this package's driver,
-// plus the PostgreSQL-specific methods below. Create it with New; it is
-// safe for concurrent use.
-type Locker struct {
-	*fence.PortableLocker
-	d *driver
+// New returns a *fence.Locker that keeps its leases in the table named by
+// opts (see Options) through db. It checks the options but does not touch
+// the server; create the table with the Locker's Create or with the
+// statement from SchemaSQL.
+//
+// The Locker's Create creates the lease table if it does not exist yet
+// (the statement of SchemaSQL). It is idempotent, and replicas may run
+// it at once: it runs the statement under a transaction-scoped advisory
+// lock of the table, so that concurrent creators run one after the other
+// (a bare CREATE TABLE IF NOT EXISTS racing another fails with a unique
+// violation). It creates tables, not schemas: if the table's schema does
+// not exist, the error says so and matches fence.ErrStoreMissing.
+//
+// The Locker's Close stops its listening connection, if it has one (see
+// "Release notifications" in the package doc), and waits for it to
+// close; waiters in Session.Lock then ask the server again and go on by
+// polling. It does not close db: the Locker's other methods still work.
+// Call it when done with a Locker on a pool that has waited in Lock; the
+// connection otherwise closes a minute after the last wait.
+func New(db DB, opts *Options) (*fence.Locker, error) {
+	l, _, err := newLocker(db, opts, nil)
+	return l, err
 }
 
-var _ fence.Locker = (*Locker)(nil)
-
-// New returns a Locker that keeps its leases in the table named by opts
-// (see Options) through db. It checks the options but does not touch the
-// server; create the table with CreateTable or with the statement from
-// SchemaSQL.
-func New(db DB, opts *Options) (*Locker, error) {
+// newLocker is New, with the store under the Locker and closeDB, which the
+// Locker's Close calls after stopping the listener (the URL opener's pool).
+func newLocker(db DB, opts *Options, closeDB func()) (*fence.Locker, *store, error) {
 	if db == nil {
-		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+		return nil, nil, &fence.InvalidError{Field: "db", Reason: "nil"}
 	}
 	var o Options
 	if opts != nil {
@@ -230,40 +238,21 @@ func New(db DB, opts *Options) (*Locker, error) {
 	}
 	id, err := parseTable(o.Table)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	clock := fence.ClockOrSystem(o.Clock)
+	clock := driver.ClockOrSystem(o.Clock)
 	quoted := id.Sanitize()
-	d := &driver{db: db, clock: clock, table: id, q: buildQueries(quoted), ln: newListener(db, notifyNamesOf(quoted))}
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
-	if err != nil {
-		return nil, err
+	d := &store{db: db, clock: clock, table: id, q: buildQueries(quoted), ln: newListener(db, notifyNamesOf(quoted))}
+	closeAll := func() error {
+		d.ln.close()
+		if closeDB != nil {
+			closeDB()
+		}
+		return nil
 	}
-	return &Locker{PortableLocker: pl, d: d}, nil
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock, Close: closeAll})
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, d, nil
 }
-
-// Close stops the Locker's listening connection, if it has one (see
-// "Release notifications" in the package doc), and waits for it to close;
-// waiters in Lock then ask the server again and go on by polling. It does
-// not close db: the Locker's other methods still work. Call it when done
-// with a Locker on a pool that has waited in Lock; the connection
-// otherwise closes a minute after the last wait. The Close of a Locker
-// opened from a URL closes its pool too.
-func (l *Locker) Close() error {
-	l.d.ln.close()
-	return l.PortableLocker.Close()
-}
-
-// QuotedTable returns the name of the lease table quoted for SQL, with its
-// schema if Options.Table had one: "fence_locks" becomes `"fence_locks"`.
-func (l *Locker) QuotedTable() string { return l.d.table.Sanitize() }
-
-// CreateTable is Create: it creates the lease table if it does not exist
-// yet (the statement of SchemaSQL). It is idempotent, and replicas may
-// run it at once: it runs the statement under a transaction-scoped
-// advisory lock of the table, so that concurrent creators run one after
-// the other (a bare CREATE TABLE IF NOT EXISTS racing another fails with
-// a unique violation). It creates tables, not
-// schemas: if the table's schema does not exist, the error says so and
-// matches fence.ErrStoreMissing.
-func (l *Locker) CreateTable(ctx context.Context) error { return l.Create(ctx) }

@@ -20,7 +20,7 @@ func harness(t *testing.T) lockertest.Harness {
 	table := uniqueName("fence_test_")
 	newLockerOn(t, pool, table)
 	return lockertest.Harness{
-		New: func(t *testing.T) fence.Locker {
+		New: func(t *testing.T) *fence.Locker {
 			l, err := New(pool, &Options{Table: table})
 			if err != nil {
 				t.Fatalf("New: %v", err)

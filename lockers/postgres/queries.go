@@ -1,6 +1,6 @@
 package postgres
 
-// The statements, built once per driver around the quoted table name.
+// The statements, built once per store around the quoted table name.
 //
 // Time on the server is statement_timestamp(): the time the server
 // received the statement. It is one value for the whole statement, so

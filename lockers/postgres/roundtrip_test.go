@@ -42,10 +42,8 @@ func TestOneRoundTripPerCall(t *testing.T) {
 			other, err = l.Acquire(ctx, "other", time.Minute, nil)
 			return err
 		}},
-		{"RenewMany", func(ctx context.Context) error {
-			renewed, errs := l.RenewMany(ctx, []fence.Lease{lease, other})
-			lease, other = renewed[0], renewed[1]
-			return errors.Join(errs...)
+		{"RenewBatch", func(ctx context.Context) error {
+			return errors.Join(l.d.RenewBatch(ctx, []fence.Lease{lease, other})...)
 		}},
 		{"Release another key", func(ctx context.Context) error { return l.Release(ctx, other) }},
 		{"Release", func(ctx context.Context) error { return l.Release(ctx, lease) }},

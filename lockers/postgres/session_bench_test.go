@@ -13,12 +13,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
-// pollOnly is a Locker without release notifications (nor batches): a
-// session on it waits by polling.
-type pollOnly struct{ fence.Locker }
+// pollOnly is a driver without release notifications (nor batches): a
+// session on a Locker over it waits by polling.
+type pollOnly struct{ driver.Locker }
 
 // percentile returns the p-th percentile (nearest rank) of sorted.
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -38,31 +39,35 @@ func BenchmarkHandOff(b *testing.B) {
 	for _, mode := range []string{"notify", "poll"} {
 		b.Run(mode, func(b *testing.B) {
 			la, lb, _, _ := twoLockers(b)
-			var waiterLocker fence.Locker = lb
+			waiterLocker := lb.Locker
 			if mode == "poll" {
-				waiterLocker = pollOnly{lb}
+				var err error
+				waiterLocker, err = driver.Wrap(lb.Locker, func(d driver.Locker) driver.Locker { return pollOnly{d} })
+				if err != nil {
+					b.Fatal(err)
+				}
 			}
 			busy := make(chan struct{}, 1)
-			opts := fence.SessionOptions{TTL: time.Minute, Observer: &fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
+			waiterLocker.SetObserver(&fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
 				if e.Outcome == fence.Busy {
 					select {
 					case busy <- struct{}{}:
 					default:
 					}
 				}
-			}}}
-			holders := waittest.NewSession(b, la, &fence.SessionOptions{TTL: time.Minute})
-			waiters := waittest.NewSession(b, waiterLocker, &opts)
+			}})
+			holders := waittest.NewSession(b, la.Locker, &fence.SessionOptions{TTL: time.Minute})
+			waiters := waittest.NewSession(b, waiterLocker, &fence.SessionOptions{TTL: time.Minute})
 			ctx := b.Context()
 			var samples []time.Duration
 			for b.Loop() {
-				h, err := holders.TryLock(ctx, "hand-off")
+				h, err := holders.Lock(ctx, "hand-off", nil)
 				if err != nil {
 					b.Fatal(err)
 				}
 				got := make(chan waittest.Result, 1)
 				go func() {
-					w, err := waiters.Lock(ctx, "hand-off", nil)
+					w, err := waiters.Lock(ctx, "hand-off", &fence.LockOptions{Wait: fence.WaitForever})
 					got <- waittest.Result{Handle: w, Err: err, At: time.Now()}
 				}()
 				<-busy
@@ -97,7 +102,7 @@ func BenchmarkHandOff(b *testing.B) {
 func BenchmarkNotifyDelivery(b *testing.B) {
 	la, lb, _, _ := twoLockers(b)
 	ctx := b.Context()
-	c, stop, err := lb.NotifyRelease(ctx, "k")
+	c, stop, err := lb.d.NotifyRelease(ctx, "k")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -151,9 +156,9 @@ func BenchmarkFairness(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			la, lb, _, _ := twoLockers(b)
 			opts := &fence.SessionOptions{TTL: time.Minute}
-			sessions := []*fence.Session{waittest.NewSession(b, la, opts)}
+			sessions := []*fence.Session{waittest.NewSession(b, la.Locker, opts)}
 			if mode == "two-lockers" {
-				sessions = append(sessions, waittest.NewSession(b, lb, opts))
+				sessions = append(sessions, waittest.NewSession(b, lb.Locker, opts))
 			}
 			workers := fairnessWorkers
 			if mode == "one-worker" {
@@ -170,7 +175,7 @@ func BenchmarkFairness(b *testing.B) {
 					sess := sessions[w%len(sessions)]
 					wg.Go(func() {
 						for ctx.Err() == nil {
-							h, err := sess.Lock(ctx, "fair", nil)
+							h, err := sess.Lock(ctx, "fair", &fence.LockOptions{Wait: fence.WaitForever})
 							if err != nil {
 								if ctx.Err() == nil {
 									failed.Store(err)
@@ -211,14 +216,15 @@ func BenchmarkFairness(b *testing.B) {
 // 3 s, so a renewal round every second) and counts, with a pgx tracer,
 // the statements its keepalive sends: each iteration waits one renewal
 // interval; stmts/interval is the count over all of them (run it with
-// -benchtime 5x). RenewMany/batch and RenewMany/each time one renewal of
-// all the leases, in one statement and lease by lease.
+// -benchtime 5x). Renew/batch and Renew/each time one renewal of all the
+// leases, in one statement (the store's RenewBatch, which the keepalive
+// calls) and lease by lease.
 func BenchmarkSessionRenew(b *testing.B) {
 	b.Run("keepalive", func(b *testing.B) {
 		var stmts statements
 		l := newTable(b, stmts.pool(b, 8))
 		const ttl = 3 * time.Second
-		sess := waittest.NewSession(b, l, &fence.SessionOptions{TTL: ttl})
+		sess := waittest.NewSession(b, l.Locker, &fence.SessionOptions{TTL: ttl})
 		handles := lockMany(b, sess, "many-", sessionLeases, 8)
 		time.Sleep(2 * ttl / 3) // into step
 		before, _ := stmts.count()
@@ -235,7 +241,7 @@ func BenchmarkSessionRenew(b *testing.B) {
 		b.ReportMetric(sessionLeases, "leases")
 	})
 	for _, mode := range []string{"batch", "each"} {
-		b.Run("RenewMany/"+mode, func(b *testing.B) {
+		b.Run("Renew/"+mode, func(b *testing.B) {
 			var stmts statements
 			l := newTable(b, stmts.pool(b, 1))
 			ctx := b.Context()
@@ -248,7 +254,7 @@ func BenchmarkSessionRenew(b *testing.B) {
 			}
 			var renew func([]fence.Lease) []error
 			if mode == "batch" {
-				renew = func(ls []fence.Lease) []error { _, errs := l.RenewMany(ctx, ls); return errs }
+				renew = func(ls []fence.Lease) []error { return l.d.RenewBatch(ctx, ls) }
 			} else {
 				renew = func(ls []fence.Lease) []error {
 					errs := make([]error, len(ls))
@@ -287,7 +293,7 @@ func BenchmarkReleaseNotifyCost(b *testing.B) {
 			la, lb, _, _ := twoLockers(b)
 			ctx := b.Context()
 			if mode == "listening" {
-				_, stop, err := lb.NotifyRelease(ctx, "unrelated")
+				_, stop, err := lb.d.NotifyRelease(ctx, "unrelated")
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -343,7 +349,7 @@ func BenchmarkReleaseProbe(b *testing.B) {
 	pool := newPool(b, 1, nil)
 	l := newTable(b, pool)
 	ctx := b.Context()
-	plain := `UPDATE ` + l.QuotedTable() + ` SET expires_at = NULL
+	plain := `UPDATE ` + l.quotedTable() + ` SET expires_at = NULL
 WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()`
 	release := func(i int, probe bool) time.Duration {
 		key := "probe-" + strconv.Itoa(i)

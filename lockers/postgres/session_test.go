@@ -21,7 +21,7 @@ func lockMany(t testing.TB, sess *fence.Session, prefix string, n, workers int) 
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
-				handles[i], errs[i] = sess.TryLock(context.Background(), prefix+strconv.Itoa(i))
+				handles[i], errs[i] = sess.Lock(context.Background(), prefix+strconv.Itoa(i), nil)
 			}
 		})
 	}
@@ -49,7 +49,7 @@ func TestSessionRenewsInOneStatement(t *testing.T) {
 	pool := stmts.pool(t, 8)
 	l := newTable(t, pool)
 	const ttl = 3 * time.Second
-	sess, err := fence.NewSession(l, &fence.SessionOptions{TTL: ttl})
+	sess, err := fence.NewSession(l.Locker, &fence.SessionOptions{TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestSessionRenewsInOneStatement(t *testing.T) {
 		if err := h.Err(); err != nil {
 			t.Fatalf("handle %s lost: %v", h.Key(), err)
 		}
-		if left := time.Until(h.ValidUntil()); left < ttl-interval-time.Second {
+		if left := time.Until(h.Lease().ValidUntil); left < ttl-interval-time.Second {
 			t.Fatalf("handle %s has %v left, want it renewed within the last interval", h.Key(), left)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -31,16 +32,13 @@ func TestNewRejectsBadOptions(t *testing.T) {
 			t.Errorf("SchemaSQL(%q): %v, want ErrInvalid", name, err)
 		}
 	}
-	l, err := New(pool, nil)
-	if err != nil {
-		t.Fatalf("New with default options: %v", err)
-	}
-	if got, want := l.QuotedTable(), `"`+DefaultTable+`"`; got != want {
+	l := newTestLocker(t, pool, nil)
+	if got, want := l.quotedTable(), `"`+DefaultTable+`"`; got != want {
 		t.Errorf("default table = %s, want %s", got, want)
 	}
 }
 
-func TestCreateTableIsIdempotent(t *testing.T) {
+func TestCreateIsIdempotent(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	l := newTable(t, newPool(t, 1, nil))
@@ -48,11 +46,11 @@ func TestCreateTableIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
-	if err := l.CreateTable(ctx); err != nil {
-		t.Fatalf("second CreateTable: %v", err)
+	if err := l.Create(ctx); err != nil {
+		t.Fatalf("second Create: %v", err)
 	}
 	if err := l.Release(ctx, lease); err != nil {
-		t.Errorf("Release after a second CreateTable: %v (the table was replaced?)", err)
+		t.Errorf("Release after a second Create: %v (the table was replaced?)", err)
 	}
 }
 
@@ -107,7 +105,7 @@ func TestOddTableNames(t *testing.T) {
 				t.Fatal(err)
 			}
 			if found == nil {
-				t.Fatalf("no table %s after CreateTable", tt.parts.Sanitize())
+				t.Fatalf("no table %s after Create", tt.parts.Sanitize())
 			}
 			lease, err := l.Acquire(ctx, "k", time.Minute, nil)
 			if err != nil {
@@ -127,18 +125,14 @@ func TestStoreMissing(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t, 1, nil)
 	for _, table := range []string{uniqueName("fence_none_"), uniqueName("fence_noschema_") + ".locks"} {
-		l, err := New(pool, &Options{Table: table})
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := newTestLocker(t, pool, &Options{Table: table})
 		ctx := t.Context()
 		lease := fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: time.Minute, ValidUntil: time.Now().Add(time.Minute)}
 		for name, call := range map[string]func() error{
 			"Acquire": func() error { _, err := l.Acquire(ctx, "k", time.Minute, nil); return err },
 			"Renew":   func() error { _, err := l.Renew(ctx, lease); return err },
-			"RenewMany": func() error {
-				_, errs := l.RenewMany(ctx, []fence.Lease{lease, lease})
-				return errors.Join(errs...)
+			"RenewBatch": func() error {
+				return errors.Join(l.d.RenewBatch(ctx, []fence.Lease{lease, lease})...)
 			},
 			"Release": func() error { return l.Release(ctx, lease) },
 			"Break":   func() error { return l.Break(ctx, "k") },
@@ -194,29 +188,80 @@ func TestCreateMissingSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = l.CreateTable(ctx)
+	err = l.Create(ctx)
 	if !errors.Is(err, fence.ErrStoreMissing) || err == nil || !strings.Contains(err.Error(), "no schema on the connection's search_path") {
 		t.Errorf("Create with no schema on the search_path: %v, want ErrStoreMissing saying so", err)
 	}
 }
 
-// TestLayering: a Locker is the portable locker over the postgres driver.
+// TestLayering: New returns the portable locker over the postgres
+// driver.
 func TestLayering(t *testing.T) {
 	t.Parallel()
 	l, err := New(newPool(t, 1, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := l.Info()
-	want := fence.DriverInfo{Name: "postgres", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+	info := driver.InfoOf(l)
+	want := driver.Info{Name: "postgres", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
 	if info != want {
 		t.Errorf("Info = %+v, want %+v", info, want)
 	}
-	if _, ok := l.Driver().(*driver); !ok {
-		t.Errorf("Driver() = %T, want *driver", l.Driver())
+	if l.Name() != "postgres" {
+		t.Errorf("Name() = %q, want postgres", l.Name())
+	}
+	var under driver.Locker
+	if _, err := driver.Wrap(l, func(d driver.Locker) driver.Locker { under = d; return d }); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := under.(*store); !ok {
+		t.Errorf("the driver under New's Locker is a %T, want *store", under)
 	}
 	_, err = l.Acquire(t.Context(), "a\x00", time.Minute, nil)
 	if !errors.Is(err, fence.ErrInvalid) || !strings.HasPrefix(err.Error(), `fence/postgres: acquire "a\x00": `) {
 		t.Errorf("Acquire with a NUL in the key: %v, want ErrInvalid prefixed fence/postgres: acquire \"a\\x00\"", err)
+	}
+}
+
+// TestAs: the Locker's As gives the DB it runs on, as a DB and as the
+// pgx type it is, and nothing else.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t, 1, nil)
+	l, err := New(pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var db DB
+	if !l.As(&db) || db != DB(pool) {
+		t.Errorf("As(*DB) gave %v, want the pool", db)
+	}
+	var p *pgxpool.Pool
+	if !l.As(&p) || p != pool {
+		t.Errorf("As(**pgxpool.Pool) gave %p, want the pool %p", p, pool)
+	}
+	var c *pgx.Conn
+	if l.As(&c) {
+		t.Errorf("As(**pgx.Conn) on a pool gave %p", c)
+	}
+	var s string
+	if l.As(&s) || l.As(nil) {
+		t.Error("As gave a value for a *string or nil")
+	}
+
+	conn, err := pgx.Connect(t.Context(), testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	l, err = New(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.As(&c) || c != conn {
+		t.Errorf("As(**pgx.Conn) gave %p, want the connection %p", c, conn)
+	}
+	if p = nil; l.As(&p) {
+		t.Errorf("As(**pgxpool.Pool) on a connection gave %p", p)
 	}
 }

@@ -7,56 +7,53 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/pgurl"
+	"github.com/fencekit/fence/internal/redact"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
-	o := &URLOpener{}
-	fence.RegisterLocker("postgres", o)
-	fence.RegisterLocker("postgresql", o)
+	o := urlOpener{}
+	driver.RegisterLocker("postgres", o)
+	driver.RegisterLocker("postgresql", o)
 }
 
-// URLOpener opens PostgreSQL lockers from URLs of the form of URLForm
+// urlOpener opens PostgreSQL lockers from URLs of the form of URLForm
 // (see the package doc): the table parameter is fence's, the rest of the
 // URL is pgx's connection string, whose parameters must be connection
 // parameters of libpq or pgx. Each open makes a pgxpool.Pool, which
 // the opened locker's Close closes, with the locker's listening
 // connection.
-type URLOpener struct{}
+type urlOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
-func (*URLOpener) URLForm() string {
+// URLForm implements driver.LockerOpener.
+func (urlOpener) URLForm() string {
 	return "postgres://[USER@]HOST[:PORT]/DB[?table=T&sslmode=...]"
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It parses the connection
+// OpenLockerURL implements driver.LockerOpener. It parses the connection
 // string, with credentials from it or libpq's environment (PGPASSWORD,
 // PGPASSFILE, ...), but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	cfg, err := c.poolConfig()
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return none, &fence.OpError{Backend: "postgres", Op: "open", Err: c.scrubbed(err)}
+		return nil, &fence.OpError{Backend: "postgres", Op: "open", Err: c.scrubbed(err)}
 	}
-	l, err := New(pool, &Options{Table: c.table, Clock: opts.ClockOrSystem()})
+	l, _, err := newLocker(pool, &Options{Table: c.table, Clock: urlparam.Clock(opts)}, pool.Close)
 	if err != nil {
 		pool.Close()
-		return none, err
+		return nil, err
 	}
-	closeAll := func() error {
-		l.d.ln.close()
-		pool.Close()
-		return nil
-	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: closeAll}, nil
+	return l, nil
 }
 
 // urlConfig is what a URL says.
@@ -79,12 +76,12 @@ const tableParam = "table"
 // fence.ErrInvalid and never show the URL's password.
 func parseURL(u *url.URL) (urlConfig, error) {
 	var c urlConfig
-	c.passwords = fence.URLPasswords(u)
+	c.passwords = redact.Passwords(u)
 	if u.Opaque != "" {
 		shown := url.URL{Scheme: u.Scheme}
 		return urlConfig{}, &fence.InvalidError{Field: "url", Reason: shown.String() + ": want " + u.Scheme + "://[USER@]HOST[:PORT]/DB"}
 	}
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	c.table = p.String(tableParam)
 	if _, err := parseTable(c.table); err != nil {
 		p.Fail("%s %s", tableParam, err.(*fence.InvalidError).Reason)
@@ -110,7 +107,7 @@ func (c urlConfig) poolConfig() (*pgxpool.Config, error) {
 
 // scrub removes the passwords from text, as given and as URLs escape them,
 // and anything shaped like a URL password or a password parameter.
-func (c urlConfig) scrub(text string) string { return fence.Scrub(text, c.passwords...) }
+func (c urlConfig) scrub(text string) string { return redact.Scrub(text, c.passwords...) }
 
 // scrubbed is err, printed without the password.
 func (c urlConfig) scrubbed(err error) error {

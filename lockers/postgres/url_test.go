@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -183,9 +186,9 @@ func TestOpenLocker(t *testing.T) {
 	table := uniqueName("fence_url_")
 	raw := withParam(testenv.PostgresURL(t), "table", table)
 	clock := clocktest.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	l, err := fence.OpenLockerWith(ctx, raw, &fence.OpenOptions{Clock: clock})
+	l, err := fence.OpenLocker(ctx, raw, &fence.OpenOptions{Clock: clock})
 	if err != nil {
-		t.Fatalf("OpenLocker(%s): %v", fence.RedactURL(raw), err)
+		t.Fatalf("OpenLocker(%s): %v", redact.URL(raw), err)
 	}
 	t.Cleanup(func() { dropTable(t, newPool(t, 1, nil), `"`+table+`"`) })
 	if _, err := l.Acquire(ctx, "k", time.Minute, nil); !errors.Is(err, fence.ErrStoreMissing) {
@@ -204,8 +207,12 @@ func TestOpenLocker(t *testing.T) {
 	if err := l.Release(ctx, lease); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
-	if info := l.Info(); info.Name != "postgres" {
-		t.Errorf("Info().Name = %q", info.Name)
+	if name := l.Name(); name != "postgres" {
+		t.Errorf("Name() = %q", name)
+	}
+	var pool *pgxpool.Pool
+	if !l.As(&pool) || pool == nil {
+		t.Error("As(**pgxpool.Pool) gave no pool on the opened Locker")
 	}
 	if err := l.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -215,7 +222,7 @@ func TestOpenLocker(t *testing.T) {
 	}
 
 	alias := strings.Replace(raw, "postgres://", "postgresql://", 1)
-	l2, err := fence.OpenLocker(ctx, alias)
+	l2, err := fence.OpenLocker(ctx, alias, nil)
 	if err != nil {
 		t.Fatalf("OpenLocker(postgresql://...): %v", err)
 	}
@@ -235,13 +242,13 @@ func TestOpenLockerHidesPassword(t *testing.T) {
 	// password, and then the Acquire must fail all the same.
 	raw := withParam(u.String(), "table", uniqueName("fence_none_"))
 	for _, raw := range []string{raw, withParam(raw, "sslmode", "bogus"), withParam(u.String(), "table", "")} {
-		l, err := fence.OpenLocker(t.Context(), raw)
+		l, err := fence.OpenLocker(t.Context(), raw, nil)
 		if err == nil {
 			_, err = l.Acquire(t.Context(), "k", time.Minute, nil)
 			_ = l.Close()
 		}
 		if err == nil {
-			t.Fatalf("%s: Acquire worked", fence.RedactURL(raw))
+			t.Fatalf("%s: Acquire worked", redact.URL(raw))
 		}
 		t.Log(err)
 		if strings.Contains(err.Error(), "s3cret") {
@@ -268,7 +275,7 @@ func TestOpenLockerServerSettings(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	base := testenv.PostgresURL(t)
-	if _, err := fence.OpenLocker(ctx, withParam(base, "tabel", "x")); !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), `"tabel"`) {
+	if _, err := fence.OpenLocker(ctx, withParam(base, "tabel", "x"), nil); !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), `"tabel"`) {
 		t.Errorf("OpenLocker with tabel=x = %v; want ErrInvalid naming it", err)
 	}
 	pool := newPool(t, 1, nil)
@@ -282,7 +289,7 @@ func TestOpenLockerServerSettings(t *testing.T) {
 	if strings.Contains(base, "?") {
 		sep = "&"
 	}
-	l, err := fence.OpenLocker(ctx, base+sep+"options=-c%20search_path%3D"+schema)
+	l, err := fence.OpenLocker(ctx, base+sep+"options=-c%20search_path%3D"+schema, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

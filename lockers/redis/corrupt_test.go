@@ -98,13 +98,13 @@ func dump(t *testing.T, c *goredis.Client, keys ...string) []string {
 func TestCorruptRecords(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
-	l := newLocker(t, c, nil)
+	l, d := newStoreLocker(t, c, nil)
 	lease := fence.Lease{Owner: "owner", Token: 5, TTL: time.Minute}
 	for _, rec := range corruptRecords {
 		t.Run(rec.name, func(t *testing.T) {
 			t.Parallel()
 			key := rec.name
-			lock, counter := l.LockKey(key), l.CounterKey(key)
+			lock, counter := d.lockKey(key), d.counterKey(key)
 			rec.set(t, c, lock, counter)
 			before := dump(t, c, lock, counter)
 			lockCorrupt := rec.name[:4] == "lock"
@@ -130,8 +130,8 @@ func TestCorruptRecords(t *testing.T) {
 			// The portable layer refuses a lease it did not give out
 			// without asking the store, so Renew and Release go to the
 			// driver.
-			check("Renew", l.d.Renew(t.Context(), lease), lockCorrupt)
-			check("Release", l.d.Release(t.Context(), lease), lockCorrupt)
+			check("Renew", d.Renew(t.Context(), lease), lockCorrupt)
+			check("Release", d.Release(t.Context(), lease), lockCorrupt)
 		})
 	}
 }

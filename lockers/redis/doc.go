@@ -1,6 +1,8 @@
-// Package redis is a fence.Locker on Redis, driven through go-redis v9
-// (github.com/redis/go-redis/v9): a single server, a primary with
-// replicas behind Sentinel, or a cluster.
+// Package redis keeps the leases of a *fence.Locker in Redis, driven
+// through go-redis v9 (github.com/redis/go-redis/v9): a single server, a
+// primary with replicas behind Sentinel, or a cluster. New returns the
+// Locker over a client of the caller's; fence.OpenLocker opens one from a
+// URL (below).
 //
 // Every method is one Lua script, run with EVALSHA (and EVAL once, when
 // the server has not cached the script yet: go-redis's Script.Run), so one
@@ -120,9 +122,9 @@
 // # Release notifications
 //
 // A fence.Session.Lock waiting for a key on this locker does not poll: the
-// driver is a fence.ReleaseNotifier. Release and Break PUBLISH the key on
-// the channel P + "released" (Locker.Channel; "fence:released" by default)
-// from the script that frees it. Each Locker keeps one Pub/Sub connection
+// store is a driver.ReleaseNotifier. Release and Break PUBLISH the key on
+// the channel P + "released" ("fence:released" by default) from the
+// script that frees it. Each Locker keeps one Pub/Sub connection
 // subscribed to that channel while anyone waits, and NotifyRelease returns
 // once the server has confirmed the subscription. Every waiting locker of a
 // prefix receives every release of that prefix. After a lost connection
@@ -145,6 +147,9 @@
 // *goredis.ClusterClient: WAIT counts only the writes of the connection it
 // runs on, so the locker sends it in one pipeline with the script, on the
 // connection to the key's primary (MasterForKey for a cluster).
+//
+// The Locker's As gives the client, to a *goredis.UniversalClient: the
+// one given to New, or the one the URL opener made.
 //
 // # Ambiguous outcomes
 //
@@ -178,11 +183,4 @@
 // goredis.NewFailoverClient and call New). A password in the URL is
 // accepted but discouraged (command lines are visible in ps); no error
 // shows it. The opened locker's Close closes the client it made.
-//
-// # Tests
-//
-// The tests run on the real Redis 7.0 server of the machine's Debian
-// package, which scripts/test.sh starts and names in FENCE_REDIS_URL, and on
-// servers and Sentinels of their own (FENCE_REDIS_SERVER,
-// FENCE_REDIS_SENTINEL) for the restart and failover cases.
 package redis

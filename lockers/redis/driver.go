@@ -8,13 +8,15 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/redisscript"
 )
 
-// driver is the fence.LockerDriver on Redis: one script per call (two
+// store is the driver.Locker on Redis: one script per call (two
 // commands in one round trip with WAIT), on input the portable layer has
-// validated. Its errors are bare causes; the PortableLocker prefixes them.
-type driver struct {
+// validated. Its errors are bare causes; the *fence.Locker over it
+// prefixes them.
+type store struct {
 	c           goredis.UniversalClient
 	clock       fence.Clock // for the local times of HeldError and LockInfo
 	prefix      string
@@ -24,11 +26,24 @@ type driver struct {
 	subs        *subscriber
 }
 
-var _ fence.LockerDriver = (*driver)(nil)
+var (
+	_ driver.Locker = (*store)(nil)
+	_ driver.Aser   = (*store)(nil)
+)
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "redis", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "redis", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+// As implements driver.Aser: it gives the client given to New (or made by
+// the URL opener) to a *goredis.UniversalClient.
+func (d *store) As(target any) bool {
+	if p, ok := target.(*goredis.UniversalClient); ok {
+		*p = d.c
+		return true
+	}
+	return false
 }
 
 // lockKey and counterKey name key's two records: PREFIX{KEY}:lock and
@@ -37,10 +52,10 @@ func (d *driver) Info() fence.DriverInfo {
 // cluster keeps them in one slot, as a script that touches both needs.
 // No lock key of one key is the counter key of another: they end
 // differently.
-func (d *driver) lockKey(key string) string    { return d.prefix + "{" + key + "}:lock" }
-func (d *driver) counterKey(key string) string { return d.prefix + "{" + key + "}:token" }
+func (d *store) lockKey(key string) string    { return d.prefix + "{" + key + "}:lock" }
+func (d *store) counterKey(key string) string { return d.prefix + "{" + key + "}:token" }
 
-func (d *driver) keys(key string) []string { return []string{d.lockKey(key), d.counterKey(key)} }
+func (d *store) keys(key string) []string { return []string{d.lockKey(key), d.counterKey(key)} }
 
 // millis returns d in whole milliseconds, rounded up, so that the server's
 // lease is never shorter than d.
@@ -53,14 +68,14 @@ func lockValue(token fence.Token, owner string) string {
 	return token.String() + ":" + owner
 }
 
-// Acquire implements fence.LockerDriver: one script that takes the key if
+// Acquire implements driver.Locker: one script that takes the key if
 // its lock key is absent (never taken, released, broken or expired),
 // incrementing its counter, and otherwise writes nothing and reports the
 // holder in a *fence.HeldError, whose ValidUntil is the holder's PTTL on
 // the server added to the send time on the driver's clock. With
 // MinReplicas, an acquisition that too few replicas acknowledged is
 // released again and reported as a *ReplicationError.
-func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	sent := d.clock.Now()
 	keys := d.keys(key)
 	r, acked, err := d.run(ctx, acquireScript, key, keys, owner, millis(ttl))
@@ -95,11 +110,11 @@ func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Durati
 	return lease, nil
 }
 
-// Renew implements fence.LockerDriver: one script that extends the lock
+// Renew implements driver.Locker: one script that extends the lock
 // key's expiry by the lease's TTL if it still holds the lease's token and
 // owner. With MinReplicas, a renewal too few replicas acknowledged is a
 // *ReplicationError (the primary has it).
-func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	r, acked, err := d.run(ctx, renewScript, lease.Key, d.keys(lease.Key), lockValue(lease.Token, lease.Owner), millis(lease.TTL))
 	if err != nil {
 		return err
@@ -113,14 +128,14 @@ func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 	return nil
 }
 
-// Release implements fence.LockerDriver: one script that deletes the lock
+// Release implements driver.Locker: one script that deletes the lock
 // key if it still holds the lease's token and owner (compare-and-delete)
 // and announces the release. The counter stays. It does not WAIT: a
 // release lost in a failover only keeps the key until its expiry. The
 // script is sent once: resent after a lost answer, a release that had
 // run would find the key free and answer not held, so the lost answer's
 // error is returned instead.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	v, err := releaseScript.RunOnce(ctx, d.c, d.keys(lease.Key), lockValue(lease.Token, lease.Owner), d.channel, lease.Key)
 	if err != nil {
 		return err
@@ -132,12 +147,12 @@ func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
 	return done(r, lease.Key)
 }
 
-// Break implements fence.LockerDriver: one script that deletes the lock
+// Break implements driver.Locker: one script that deletes the lock
 // key whoever holds it, sets the counter to one more than the larger of
 // the counter and the broken holder's token, and announces the release.
 // With MinReplicas, a Break too few replicas acknowledged is a
 // *ReplicationError (the primary has it).
-func (d *driver) Break(ctx context.Context, key string) error {
+func (d *store) Break(ctx context.Context, key string) error {
 	r, acked, err := d.run(ctx, breakScript, key, d.keys(key), d.channel, key)
 	if err != nil {
 		return err
@@ -151,7 +166,7 @@ func (d *driver) Break(ctx context.Context, key string) error {
 	return nil
 }
 
-// Inspect implements fence.LockerDriver: one script that reads both
+// Inspect implements driver.Locker: one script that reads both
 // records. A held key shows its holder; a free one the last token issued
 // and its owner, from the counter. ValidUntil is the PTTL added to the
 // send time, as for HeldError.
@@ -162,7 +177,7 @@ func (d *driver) Break(ctx context.Context, key string) error {
 // was lost before its WAIT's, and a caller reconciling that lost answer
 // by Inspect (as fence.Session does) must not take up a lease that a
 // failover could hand out again.
-func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	sent := d.clock.Now()
 	s := inspectScript
 	if d.minReplicas > 0 {
@@ -184,7 +199,7 @@ func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error
 
 // script runs s once on the key's server: EVALSHA, and EVAL when the
 // server does not have the script cached yet (go-redis's Script.Run).
-func (d *driver) script(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (redisscript.Reply, error) {
+func (d *store) script(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (redisscript.Reply, error) {
 	v, err := s.Run(ctx, d.c, keys, args...).Result()
 	if err != nil {
 		return redisscript.Reply{}, err
@@ -195,7 +210,7 @@ func (d *driver) script(ctx context.Context, s *goredis.Script, key string, keys
 // run runs s as script does, followed on the same connection by WAIT when
 // MinReplicas is set, and returns how many replicas acknowledged (0
 // without WAIT).
-func (d *driver) run(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (redisscript.Reply, int, error) {
+func (d *store) run(ctx context.Context, s *goredis.Script, key string, keys []string, args ...any) (redisscript.Reply, int, error) {
 	if d.minReplicas == 0 {
 		r, err := d.script(ctx, s, key, keys, args...)
 		return r, 0, err
@@ -205,6 +220,6 @@ func (d *driver) run(ctx context.Context, s *goredis.Script, key string, keys []
 }
 
 // waitArgs are the arguments of WAIT.
-func (d *driver) waitArgs() []any {
+func (d *store) waitArgs() []any {
 	return []any{"wait", strconv.Itoa(d.minReplicas), strconv.FormatInt(millis(d.waitTimeout), 10)}
 }

@@ -47,7 +47,7 @@ func ExampleNew() {
 // needs servers, so it only compiles here.
 func Example_openLocker() {
 	ctx := context.Background()
-	locker, err := fence.OpenLocker(ctx, "redis+sentinel://s1:26379,s2:26379,s3:26379/mymaster?min-replicas=1&wait-timeout=200ms")
+	locker, err := fence.OpenLocker(ctx, "redis+sentinel://s1:26379,s2:26379,s3:26379/mymaster?min-replicas=1&wait-timeout=200ms", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,17 +66,25 @@ func Example_openLocker() {
 	_ = locker.Release(ctx, lease)
 }
 
-// The names of the records of a key, for an operator's redis-cli.
-func ExampleLocker_LockKey() {
-	locker, err := redis.New(goredis.NewClient(&goredis.Options{}), nil)
+// The client under a Locker, for what this package does not do: here,
+// how long the lease on a key has left on the server (see the package
+// doc, "Records", for the key names). It needs a server, so it only
+// compiles here.
+func Example_as() {
+	ctx := context.Background()
+	locker, err := fence.OpenLocker(ctx, "redis://localhost:6379/0", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(locker.LockKey("nightly-report"))
-	fmt.Println(locker.CounterKey("nightly-report"))
-	fmt.Println(locker.Channel())
-	// Output:
-	// fence:{nightly-report}:lock
-	// fence:{nightly-report}:token
-	// fence:released
+	defer locker.Close()
+
+	var client goredis.UniversalClient
+	if !locker.As(&client) {
+		log.Fatal("not a Redis locker")
+	}
+	left, err := client.PTTL(ctx, "fence:{nightly-report}:lock").Result()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("the lease has", left, "left")
 }

@@ -163,7 +163,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, f func() error) {
 
 // acquireSoon retries an Acquire that fails (other than by ErrHeld)
 // while the failover client finds the new primary.
-func acquireSoon(t *testing.T, l fence.Locker, key string) fence.Lease {
+func acquireSoon(t *testing.T, l *fence.Locker, key string) fence.Lease {
 	t.Helper()
 	var lease fence.Lease
 	waitFor(t, 20*time.Second, "an Acquire on the new primary", func() error {
@@ -179,9 +179,9 @@ func acquireSoon(t *testing.T, l fence.Locker, key string) fence.Lease {
 	return lease
 }
 
-func openLocker(t *testing.T, rawURL string) *fence.PortableLocker {
+func openLocker(t *testing.T, rawURL string) *fence.Locker {
 	t.Helper()
-	l, err := fence.OpenLocker(t.Context(), rawURL)
+	l, err := fence.OpenLocker(t.Context(), rawURL, nil)
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}
@@ -322,7 +322,7 @@ func TestFailoverWaitLostAnswerNotTakenUp(t *testing.T) {
 	ctx := t.Context()
 	const key = "report"
 
-	h, err := sess.TryLock(ctx, key)
+	h, err := sess.Lock(ctx, key, nil)
 	if err != nil {
 		t.Fatalf("TryLock with the replica up: %v", err)
 	}
@@ -334,7 +334,7 @@ func TestFailoverWaitLostAnswerNotTakenUp(t *testing.T) {
 
 	s.isolate(t, s.primary, s.replica)
 	defer s.replica.Resume()
-	h, err = sess.TryLock(ctx, key)
+	h, err = sess.Lock(ctx, key, nil)
 	if err == nil {
 		t.Fatalf("TryLock on the isolated primary took up token %d (the first was %d), which no replica has", h.Token(), first)
 	}

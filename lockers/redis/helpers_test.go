@@ -12,6 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/internal/testing/testproc"
 )
@@ -38,7 +39,15 @@ func uniquePrefix(tag string) string {
 
 // newLocker returns a Locker on c under a unique prefix, with opts (its
 // Prefix is set).
-func newLocker(t testing.TB, c goredis.UniversalClient, opts *Options) *Locker {
+func newLocker(t testing.TB, c goredis.UniversalClient, opts *Options) *fence.Locker {
+	t.Helper()
+	l, _ := newStoreLocker(t, c, opts)
+	return l
+}
+
+// newStoreLocker is newLocker, and returns the store under the Locker
+// too, for the tests that look at its records or call it directly.
+func newStoreLocker(t testing.TB, c goredis.UniversalClient, opts *Options) (*fence.Locker, *store) {
 	t.Helper()
 	var o Options
 	if opts != nil {
@@ -47,12 +56,16 @@ func newLocker(t testing.TB, c goredis.UniversalClient, opts *Options) *Locker {
 	if o.Prefix == "" {
 		o.Prefix = uniquePrefix("t")
 	}
-	l, err := New(c, &o)
+	d, err := newStore(c, &o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	l, err := d.locker(func() error { d.subs.close(); return nil })
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
-	return l
+	return l, d
 }
 
 // server is a redis-server of a test's own, on a free loopback port.

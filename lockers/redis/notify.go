@@ -10,16 +10,16 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/notify"
 )
 
-var _ fence.ReleaseNotifier = (*driver)(nil)
+var _ driver.ReleaseNotifier = (*store)(nil)
 
-// NotifyRelease implements fence.ReleaseNotifier. It returns once the
+// NotifyRelease implements driver.ReleaseNotifier. It returns once the
 // locker's subscription to its release channel is confirmed by the
 // server, so a release published after it returns reaches the channel.
-func (d *driver) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
 	return d.subs.subscribe(ctx, key)
 }
 

@@ -13,11 +13,13 @@ import (
 )
 
 // twoLockers returns two Lockers on one prefix through two clients: the
-// views of two processes.
-func twoLockers(t testing.TB) (a, b *Locker) {
+// views of two processes; and the store under b.
+func twoLockers(t testing.TB) (a, b *fence.Locker, bd *store) {
 	t.Helper()
 	prefix := uniquePrefix("notify")
-	return newLocker(t, newClient(t), &Options{Prefix: prefix}), newLocker(t, newClient(t), &Options{Prefix: prefix})
+	a = newLocker(t, newClient(t), &Options{Prefix: prefix})
+	b, bd = newStoreLocker(t, newClient(t), &Options{Prefix: prefix})
+	return a, b, bd
 }
 
 // TestLockWokenByRelease: a Lock waiting through another Locker (its own
@@ -28,7 +30,7 @@ func TestLockWokenByRelease(t *testing.T) {
 	for _, how := range []string{"release", "break"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			a, b := twoLockers(t)
+			a, b, _ := twoLockers(t)
 			waittest.WokenByFree(t, a, b, how)
 		})
 	}
@@ -39,7 +41,7 @@ func TestLockWokenByRelease(t *testing.T) {
 // of another key is not.
 func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 	t.Parallel()
-	a, b := twoLockers(t)
+	a, _, b := twoLockers(t)
 	ctx := t.Context()
 	for i := range 5 {
 		other, err := a.Acquire(ctx, "other", time.Minute, nil)
@@ -67,19 +69,19 @@ func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 		}
 		stop()
 		if n := subscribers(t, b); n != 0 {
-			t.Fatalf("%d subscribers to %s after the last waiter stopped; want 0", n, b.Channel())
+			t.Fatalf("%d subscribers to %s after the last waiter stopped; want 0", n, b.channel)
 		}
 	}
 }
 
-// subscribers returns how many connections subscribe to l's channel.
-func subscribers(t *testing.T, l *Locker) int64 {
+// subscribers returns how many connections subscribe to d's channel.
+func subscribers(t *testing.T, d *store) int64 {
 	t.Helper()
-	m, err := newClient(t).PubSubNumSub(t.Context(), l.Channel()).Result()
+	m, err := newClient(t).PubSubNumSub(t.Context(), d.channel).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m[l.Channel()]
+	return m[d.channel]
 }
 
 // TestSubscriptionReconnects: when the subscribed connection is killed,
@@ -98,13 +100,13 @@ func TestSubscriptionReconnects(t *testing.T) {
 	o.ClientName = strings.TrimSuffix(prefix, ":")
 	cb := goredis.NewClient(o)
 	t.Cleanup(func() { _ = cb.Close() })
-	b := newLocker(t, cb, &Options{Prefix: prefix})
-	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	b, bd := newStoreLocker(t, cb, &Options{Prefix: prefix})
+	holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	result, busy := waittest.StartLock(t, b, "k", waittest.Waiting)
-	if n := subscribers(t, b); n != 1 {
+	if n := subscribers(t, bd); n != 1 {
 		t.Fatalf("%d subscribers while a Lock waits; want 1", n)
 	}
 	c := newClient(t)
@@ -126,9 +128,9 @@ func TestSubscriptionReconnects(t *testing.T) {
 		t.Fatalf("killed %d subscribed connections of b; want 1:\n%s", killed, list)
 	}
 	deadline := time.Now().Add(waittest.WakeBound)
-	for busy.Load() < 2 || subscribers(t, b) != 1 {
+	for busy.Load() < 2 || subscribers(t, bd) != 1 {
 		if time.Now().After(deadline) {
-			t.Fatalf("after the kill: %d attempts, %d subscribers; want the waiter to ask again and the subscription back", busy.Load(), subscribers(t, b))
+			t.Fatalf("after the kill: %d attempts, %d subscribers; want the waiter to ask again and the subscription back", busy.Load(), subscribers(t, bd))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

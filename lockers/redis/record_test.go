@@ -20,10 +20,10 @@ func FuzzLockRecord(f *testing.F) {
 		f.Add(s)
 	}
 	c := newClient(f)
-	l := newLocker(f, c, nil)
+	l, d := newStoreLocker(f, c, nil)
 	f.Fuzz(func(t *testing.T, v string) {
 		key := "fuzz"
-		if err := c.Set(t.Context(), l.LockKey(key), v, time.Minute).Err(); err != nil {
+		if err := c.Set(t.Context(), d.lockKey(key), v, time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
 		token, owner, perr := parseLockValue(v)

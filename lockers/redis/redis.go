@@ -7,6 +7,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/redisscript"
 )
 
@@ -33,7 +34,7 @@ const (
 	DefaultWaitTimeout = time.Second
 )
 
-// Options configure a Locker. A nil *Options means all defaults.
+// Options configure the Locker of New. A nil *Options means all defaults.
 type Options struct {
 	// Prefix starts the name of every key and of the release channel the
 	// locker uses (see the package doc, "Records"). Lockers that share a
@@ -59,20 +60,22 @@ type Options struct {
 	WaitTimeout time.Duration
 }
 
-// Locker is a fence.Locker on Redis: the portable locker (its methods are
-// fence.Locker's) over this package's driver. Create it with New; it is
-// safe for concurrent use.
-type Locker struct {
-	*fence.PortableLocker
-	d *driver
+// New returns a *fence.Locker that keeps its leases in Redis through
+// client, under the keys opts.Prefix names. It checks the options but does
+// not contact the server. The Locker's Close ends its subscription to
+// release notifications, if it has one (see the package doc, "Release
+// notifications"); waiters in Session.Lock then go on by polling. It does
+// not close the client. Its As gives the client (see the package doc).
+func New(client goredis.UniversalClient, opts *Options) (*fence.Locker, error) {
+	d, err := newStore(client, opts)
+	if err != nil {
+		return nil, err
+	}
+	return d.locker(func() error { d.subs.close(); return nil })
 }
 
-var _ fence.Locker = (*Locker)(nil)
-
-// New returns a Locker that keeps its leases in Redis through client,
-// under the keys opts.Prefix names. It checks the options but does not
-// contact the server.
-func New(client goredis.UniversalClient, opts *Options) (*Locker, error) {
+// newStore checks the arguments of New and returns the store they make.
+func newStore(client goredis.UniversalClient, opts *Options) (*store, error) {
 	if client == nil {
 		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
 	}
@@ -90,14 +93,14 @@ func New(client goredis.UniversalClient, opts *Options) (*Locker, error) {
 			return nil, &fence.InvalidError{Field: "MinReplicas", Reason: fmt.Sprintf("WAIT needs a *redis.Client or *redis.ClusterClient, which send a key's commands to one server; not a %T", client)}
 		}
 	}
-	clock := fence.ClockOrSystem(o.Clock)
-	d := &driver{c: client, clock: clock, prefix: o.Prefix, channel: o.Prefix + "released", minReplicas: o.MinReplicas, waitTimeout: o.WaitTimeout}
+	d := &store{c: client, clock: driver.ClockOrSystem(o.Clock), prefix: o.Prefix, channel: o.Prefix + "released", minReplicas: o.MinReplicas, waitTimeout: o.WaitTimeout}
 	d.subs = newSubscriber(client, d.channel)
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
-	if err != nil {
-		return nil, err
-	}
-	return &Locker{PortableLocker: pl, d: d}, nil
+	return d, nil
+}
+
+// locker returns the *fence.Locker over d, whose Close calls closeFn.
+func (d *store) locker(closeFn func() error) (*fence.Locker, error) {
+	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock, Close: closeFn})
 }
 
 // checkOptions checks o and sets its defaults.
@@ -118,23 +121,3 @@ func checkOptions(o *Options) error {
 	}
 	return nil
 }
-
-// Close closes the Locker's subscription to release notifications, if it
-// has one (see the package doc, "Release notifications"); waiters in Lock
-// then go on by polling. It does not close the client; the Close of a
-// Locker opened from a URL closes the client the opener made too.
-func (l *Locker) Close() error {
-	l.d.subs.close()
-	return l.PortableLocker.Close()
-}
-
-// LockKey returns the name of the Redis key that holds key's lease.
-func (l *Locker) LockKey(key string) string { return l.d.lockKey(key) }
-
-// CounterKey returns the name of the Redis hash that holds key's token
-// counter.
-func (l *Locker) CounterKey(key string) string { return l.d.counterKey(key) }
-
-// Channel returns the Pub/Sub channel on which releases and breaks are
-// announced, with the key as the message.
-func (l *Locker) Channel() string { return l.d.channel }

@@ -14,7 +14,7 @@ const shortTTL = 300 * time.Millisecond
 
 // harness drives the conformance suite on client c (of the shared server
 // or of a server of the test's own) under one unique prefix.
-func harness(t *testing.T, newClient func(t *testing.T) fence.Locker) lockertest.Harness {
+func harness(t *testing.T, newClient func(t *testing.T) *fence.Locker) lockertest.Harness {
 	return lockertest.Harness{
 		New:      newClient,
 		TTL:      time.Minute,
@@ -35,7 +35,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	c := newClient(t)
 	prefix := uniquePrefix("conf")
-	lockertest.Run(t, harness(t, func(t *testing.T) fence.Locker {
+	lockertest.Run(t, harness(t, func(t *testing.T) *fence.Locker {
 		return newLocker(t, c, &Options{Prefix: prefix})
 	}))
 }
@@ -49,7 +49,7 @@ func TestConformancePersistent(t *testing.T) {
 	s := startServer(t, "redis-aof", "--appendonly", "yes", "--appendfsync", "always")
 	c := s.client(t)
 	prefix := uniquePrefix("aof")
-	h := harness(t, func(t *testing.T) fence.Locker {
+	h := harness(t, func(t *testing.T) *fence.Locker {
 		return newLocker(t, c, &Options{Prefix: prefix})
 	})
 	h.Restart = func(t *testing.T) {

@@ -11,25 +11,28 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/redisclient"
 	"github.com/fencekit/fence/internal/redisscript"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
-	o := &URLOpener{}
-	fence.RegisterLocker("redis", o)
-	fence.RegisterLocker("rediss", o)
-	fence.RegisterLocker("redis+sentinel", o)
+	o := urlOpener{}
+	driver.RegisterLocker("redis", o)
+	driver.RegisterLocker("rediss", o)
+	driver.RegisterLocker("redis+sentinel", o)
 }
 
-// URLOpener opens Redis lockers from URLs of the forms of URLForm (see
+// urlOpener opens Redis lockers from URLs of the forms of URLForm (see
 // the package doc, "Opening from a URL"): fence's parameters prefix,
 // min-replicas and wait-timeout, and go-redis's for the rest. Each open
 // makes a client, which the opened locker's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
-func (*URLOpener) URLForm() string {
+// URLForm implements driver.LockerOpener.
+func (urlOpener) URLForm() string {
 	return "redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB][?prefix=P&min-replicas=N&wait-timeout=D&...] | redis+sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/MASTER[/DB][?...]"
 }
 
@@ -44,13 +47,13 @@ type urlConfig struct {
 	passwords []string
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It parses the URL and
-// makes a client, but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+// OpenLockerURL implements driver.LockerOpener. It parses the URL and
+// makes a client, but does not connect: the first call does. The
+// Locker's Close ends its subscription and closes the client.
+func (urlOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	var client goredis.UniversalClient
 	if c.failover != nil {
@@ -58,37 +61,35 @@ func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenO
 	} else {
 		client = redisclient.New(c.simple)
 	}
-	c.opts.Clock = opts.ClockOrSystem()
-	l, err := New(client, &c.opts)
-	if err != nil {
-		_ = client.Close()
-		return none, err
+	c.opts.Clock = urlparam.Clock(opts)
+	d, err := newStore(client, &c.opts)
+	if err == nil {
+		var l *fence.Locker
+		if l, err = d.locker(func() error { d.subs.close(); return client.Close() }); err == nil {
+			return l, nil
+		}
 	}
-	closeAll := func() error {
-		l.d.subs.close()
-		return client.Close()
-	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: closeAll}, nil
+	_ = client.Close()
+	return nil, err
 }
 
 // parseURL reads a redis://, rediss:// or redis+sentinel:// URL. Errors
-// match fence.ErrInvalid and never show the URL's password.
+// match fence.ErrInvalid and never show the URL's password. A query that
+// url.ParseQuery rejects never gets here: fence.OpenLocker refuses it
+// first.
 func parseURL(u *url.URL) (urlConfig, error) {
-	c := urlConfig{passwords: fence.URLPasswords(u)}
+	c := urlConfig{passwords: redact.Passwords(u)}
 	invalid := func(reason string) error {
 		shown := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
-		return &fence.InvalidError{Field: "url", Reason: fence.Scrub(shown.String()+": "+reason, c.passwords...)}
+		return &fence.InvalidError{Field: "url", Reason: redact.Scrub(shown.String()+": "+reason, c.passwords...)}
 	}
 	if u.Opaque != "" {
 		return urlConfig{}, invalid("want " + u.Scheme + "://HOST...")
 	}
-	if _, err := url.ParseQuery(u.RawQuery); err != nil {
-		return urlConfig{}, invalid("the query cannot be parsed (a bad %-escape, or ';' between parameters)")
-	}
 	ours, theirs := redisscript.SplitQuery(u.RawQuery, ourParams)
 	fu := *u
 	fu.RawQuery = ours
-	p := fence.NewURLParams(&fu)
+	p := urlparam.New(&fu)
 	c.opts.Prefix = p.String("prefix")
 	if n := p.String("min-replicas"); n != "" {
 		v, err := strconv.Atoi(n)

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -111,7 +114,7 @@ func TestParseURLErrors(t *testing.T) {
 	} {
 		t.Run(tt.raw, func(t *testing.T) {
 			t.Parallel()
-			_, err := fence.OpenLocker(t.Context(), tt.raw)
+			_, err := fence.OpenLocker(t.Context(), tt.raw, nil)
 			if !errors.Is(err, fence.ErrInvalid) {
 				t.Fatalf("got %v, want an error matching fence.ErrInvalid", err)
 			}
@@ -137,7 +140,7 @@ func TestOpenLocker(t *testing.T) {
 	if strings.Contains(raw, "?") {
 		sep = "&"
 	}
-	l, err := fence.OpenLocker(t.Context(), raw+sep+"prefix="+url.QueryEscape(prefix)+"&dial_timeout=2s")
+	l, err := fence.OpenLocker(t.Context(), raw+sep+"prefix="+url.QueryEscape(prefix)+"&dial_timeout=2s", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +183,7 @@ func FuzzParseURL(f *testing.F) {
 			if !errors.Is(err, fence.ErrInvalid) {
 				t.Fatalf("parseURL(%q): %v does not match ErrInvalid", raw, err)
 			}
-			for _, pw := range fence.URLPasswords(u) {
+			for _, pw := range redact.Passwords(u) {
 				if len(pw) >= 4 && strings.Contains(err.Error(), pw) {
 					t.Fatalf("parseURL(%q): %v shows the password %q", raw, err, pw)
 				}
@@ -194,4 +197,33 @@ func FuzzParseURL(f *testing.F) {
 			t.Fatalf("parseURL(%q) accepted options %+v", raw, c.opts)
 		}
 	})
+}
+
+// TestAs: As gives the client under a Locker, the caller's from New and
+// the one the opener made from a URL, and nothing else.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	l := newLocker(t, c, nil)
+	var got goredis.UniversalClient
+	if !l.As(&got) || got != goredis.UniversalClient(c) {
+		t.Errorf("As(*goredis.UniversalClient) of New's Locker = %v, %v; want the client given to New", got, l.As(&got))
+	}
+	var other *goredis.Client
+	if l.As(&other) || l.As(nil) || l.As(got) {
+		t.Error("As succeeded for a target other than *goredis.UniversalClient")
+	}
+
+	opened, err := fence.OpenLocker(t.Context(), testenv.RedisURL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	var made goredis.UniversalClient
+	if !opened.As(&made) {
+		t.Fatal("As(*goredis.UniversalClient) of an opened Locker = false")
+	}
+	if err := made.Ping(t.Context()).Err(); err != nil {
+		t.Errorf("Ping through the opener's client: %v", err)
+	}
 }

@@ -55,7 +55,7 @@ func (e *ReplicationError) Unwrap() error { return e.ReleaseErr }
 // server of keys[0]: WAIT counts the writes of the connection it runs on,
 // so it must follow the script on that connection, which a pipeline
 // guarantees. On NOSCRIPT it sends the script's body (EVAL) with WAIT.
-func (d *driver) waited(ctx context.Context, s *goredis.Script, key string, keys []string, args []any) (redisscript.Reply, int64, error) {
+func (d *store) waited(ctx context.Context, s *goredis.Script, key string, keys []string, args []any) (redisscript.Reply, int64, error) {
 	var c *goredis.Client
 	switch cl := d.c.(type) {
 	case *goredis.Client:
@@ -76,7 +76,7 @@ func (d *driver) waited(ctx context.Context, s *goredis.Script, key string, keys
 }
 
 // pipelined sends the script call eval makes and WAIT in one pipeline.
-func (d *driver) pipelined(ctx context.Context, c *goredis.Client, key string, eval func(goredis.Pipeliner) *goredis.Cmd) (redisscript.Reply, int64, error) {
+func (d *store) pipelined(ctx context.Context, c *goredis.Client, key string, eval func(goredis.Pipeliner) *goredis.Cmd) (redisscript.Reply, int64, error) {
 	var script *goredis.Cmd
 	var wait *goredis.IntCmd
 	_, err := c.Pipelined(ctx, func(p goredis.Pipeliner) error {

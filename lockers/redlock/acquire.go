@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // maxRounds bounds the rounds of one attempt: each round after the first
@@ -21,9 +22,9 @@ const maxRounds = 4
 // run even when the caller's context has ended.
 const cleanupTimeout = time.Second
 
-// Acquire implements fence.LockerDriver: attempts, retried after a split
+// Acquire implements driver.Locker: attempts, retried after a split
 // vote (see Options.RetryCount).
-func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	for retry := 0; ; retry++ {
 		lease, split, err := d.attempt(ctx, key, owner, ttl)
 		if !split || retry >= d.o.RetryCount {
@@ -49,8 +50,8 @@ func propose(now time.Time) fence.Token {
 	switch {
 	case us < 1:
 		return 1
-	case fence.Token(us) > MaxToken:
-		return MaxToken
+	case fence.Token(us) > maxToken:
+		return maxToken
 	}
 	return fence.Token(us)
 }
@@ -59,7 +60,7 @@ func propose(now time.Time) fence.Token {
 // each with a higher proposal, until a quorum took it with one token or
 // it cannot. split reports that no owner held a quorum but contenders
 // took the masters apart, so that a retry may win.
-func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, split bool, err error) {
+func (d *store) attempt(ctx context.Context, key, owner string, ttl time.Duration) (lease fence.Lease, split bool, err error) {
 	n := len(d.masters)
 	keys := d.keys(key)
 	ms := millis(ttl)
@@ -136,8 +137,8 @@ func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Durati
 			return fence.Lease{Key: key, Owner: owner, Token: proposal}, false, nil
 		}
 		if taken+mine+free >= d.quorum && mine+free > 0 {
-			if highest >= MaxToken {
-				return fence.Lease{}, false, fmt.Errorf("a counter reached the highest token, %d", MaxToken)
+			if highest >= maxToken {
+				return fence.Lease{}, false, fmt.Errorf("a counter reached the highest token, %d", maxToken)
 			}
 			proposal = highest + 1
 			continue
@@ -160,14 +161,14 @@ func (d *driver) attempt(ctx context.Context, key, owner string, ttl time.Durati
 		}
 		return fence.Lease{}, false, d.quorumError("acquire", answered, replies)
 	}
-	return fence.Lease{}, false, fmt.Errorf("the masters' counters kept rising for %d rounds: %w", maxRounds, fence.ErrAcquireRaced)
+	return fence.Lease{}, false, fmt.Errorf("the masters' counters kept rising for %d rounds: %w", maxRounds, driver.ErrAcquireRaced)
 }
 
 // cleanup deletes, on every master, the locks a failed attempt may have
 // set there (values, per master), with a context of its own: the
 // caller's may have ended, and a lock left behind would block the key
 // until it expires.
-func (d *driver) cleanup(ctx context.Context, key string, values [][]string) {
+func (d *store) cleanup(ctx context.Context, key string, values [][]string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	keys := d.keys(key)
@@ -185,7 +186,7 @@ func (d *driver) cleanup(ctx context.Context, key string, values [][]string) {
 // rounds that may be left on masters that did not take the last round
 // (an answer was lost), so that they do not block the key until they
 // expire. A master that took the last round holds its lock only.
-func (d *driver) dropOlder(ctx context.Context, key string, maybe [][]string, last []reply) {
+func (d *store) dropOlder(ctx context.Context, key string, maybe [][]string, last []reply) {
 	left := make([][]string, len(maybe))
 	some := false
 	for i, values := range maybe {

@@ -59,7 +59,7 @@ func benchMasters(b *testing.B) ([]*goredis.Client, *commands) {
 // ratio (the median of this locker's cycle over redsync's, iteration by
 // iteration: the machine's drift cancels out), and the rounds of network
 // waits per cycle of each (commands sent per master per cycle). The
-// median cycle of the bare driver (no portable layer) is reported too,
+// median cycle of the bare store (no portable layer) is reported too,
 // after the other two in each iteration, to tell the layer's cost from
 // the scripts'.
 func BenchmarkVsRedsync(b *testing.B) {
@@ -73,7 +73,11 @@ func vsRedsyncOn(b *testing.B, cs []*goredis.Client, count *commands) {
 	for i, c := range cs {
 		masters[i], pools[i] = c, rsgoredis.NewPool(c)
 	}
-	l, err := New(masters, nil)
+	d, err := newStore(masters, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := d.locker(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,10 +108,10 @@ func vsRedsyncOn(b *testing.B, cs []*goredis.Client, count *commands) {
 		}
 		rsCmds += count.n.Load() - before
 	}
-	bare := func(i int) { // the driver alone, without the portable layer
-		lease, err := l.d.Acquire(ctx, "driver-"+strconv.Itoa(i), fence.NewOwnerID(), time.Minute)
+	bare := func(i int) { // the store alone, without the portable layer
+		lease, err := d.Acquire(ctx, "driver-"+strconv.Itoa(i), fence.NewOwnerID(), time.Minute)
 		if err == nil {
-			err = l.d.Release(ctx, lease)
+			err = d.Release(ctx, lease)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -158,14 +162,18 @@ func BenchmarkReusedKey(b *testing.B) {
 			for i, cl := range cs {
 				masters[i] = cl
 			}
-			l, err := New(masters, nil)
+			d, err := newStore(masters, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c.still {
+				stillProposals(d)
+			}
+			l, err := d.locker(nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer l.Close()
-			if c.still {
-				stillProposals(l)
-			}
 			ctx := b.Context()
 			cycle := func() {
 				lease, err := l.Acquire(ctx, "k", time.Minute, nil)

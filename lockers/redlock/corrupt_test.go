@@ -20,7 +20,7 @@ import (
 func TestCorruptRecords(t *testing.T) {
 	t.Parallel()
 	ms := startMasters(t, 3, volatile)
-	l := newLocker(t, ms, nil)
+	l, d := newStoreLocker(t, ms, nil)
 	type setup func(ctx context.Context, c *goredis.Client, lock, ctr string) error
 	set := func(key, v string, ttl time.Duration) setup {
 		return func(ctx context.Context, c *goredis.Client, lock, ctr string) error {
@@ -46,7 +46,7 @@ func TestCorruptRecords(t *testing.T) {
 		{"counter token zero", set("ctr", "0 someone", 0)},
 		{"counter leading zero", set("ctr", "07 someone", 0)},
 		{"counter negative", set("ctr", "-3 someone", 0)},
-		{"counter above MaxToken", set("ctr", "9223372036854775808 someone", 0)},
+		{"counter above maxToken", set("ctr", "9223372036854775808 someone", 0)},
 		{"counter of 20 digits", set("ctr", "18446744073709551615 someone", 0)},
 		{"counter a hash", func(ctx context.Context, c *goredis.Client, _, ctr string) error {
 			return c.HSet(ctx, ctr, "token", "5").Err()
@@ -67,7 +67,7 @@ func TestCorruptRecords(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
 			key := tt.name
-			keys := l.d.keys(key)
+			keys := d.keys(key)
 			bad := ms[1].client
 			if err := tt.set(ctx, bad, keys[0], keys[1]); err != nil {
 				t.Fatal(err)
@@ -106,8 +106,8 @@ func TestCorruptRecords(t *testing.T) {
 			wantCorrupt("Inspect", err)
 			wantCorrupt("Break", l.Break(ctx, key))
 			lease := fence.Lease{Key: key, Owner: "someone", Token: 5, TTL: time.Minute}
-			wantCorrupt("Renew", l.d.Renew(ctx, lease))
-			wantCorrupt("Release", l.d.Release(ctx, lease))
+			wantCorrupt("Renew", d.Renew(ctx, lease))
+			wantCorrupt("Release", d.Release(ctx, lease))
 			if after := dump(); after != before {
 				t.Errorf("the corrupt records were written over")
 			}

@@ -1,7 +1,9 @@
-// Package redlock is a fence.Locker over N independent Redis masters that
-// takes a lock on a majority of them, as Redlock does, and issues fencing
-// tokens that cannot repeat while a majority of the masters keep their
-// data. It uses github.com/redis/go-redis/v9.
+// Package redlock keeps the leases of a *fence.Locker on N independent
+// Redis masters: it takes a lock on a majority of them, as Redlock does,
+// and issues fencing tokens that cannot repeat while a majority of the
+// masters keep their data. It uses github.com/redis/go-redis/v9. New
+// returns the Locker over clients of the caller's; fence.OpenLocker opens
+// one from a URL (below).
 //
 // Redlock alone is not a correctness guarantee: a holder that pauses past
 // its lease, or a master whose clock jumps, lets two holders in at once,
@@ -31,7 +33,7 @@
 //	PREFIX lock:KEY    "TOKEN OWNER", with an expiry (PX): the lock
 //	PREFIX token:KEY   "TOKEN OWNER", no expiry, never deleted: the counter
 //
-// TOKEN is a decimal from 1 to MaxToken (2^63-1) without sign or leading
+// TOKEN is a decimal from 1 to 2^63-1 without sign or leading
 // zero, then one space, then the owner id. A master's counter is the
 // highest token any attempt took that master's lock with, and its owner; a
 // lock's token is never above its master's counter. Release and Break
@@ -143,7 +145,7 @@
 //
 // # Release notifications
 //
-// The driver is a fence.ReleaseNotifier: Release PUBLISHes the key on
+// The store is a driver.ReleaseNotifier: Release PUBLISHes the key on
 // every master where it deleted the lock, Break on every master it ran on,
 // and a Locker that waits (fence.Session.Lock)
 // subscribes once to the channel on every master and returns from
@@ -152,7 +154,10 @@
 // a lost connection go-redis subscribes again, and every waiter is woken
 // to ask the masters again (a release may have been missed). A lease that
 // expires publishes nothing; a waiter wakes at the holder's expiry from
-// its HeldError. Close ends the subscriptions.
+// its HeldError. The Locker's Close ends the subscriptions.
+//
+// The Locker's As gives the masters' clients, in order, to a *[]Client:
+// those given to New, or those the URL opener made (*goredis.Client).
 //
 // # Opening from a URL
 //
@@ -164,16 +169,8 @@
 // Each HOST:PORT is one master (port 6379 when none is given; give every
 // master its port, or none: net/url requires the last one to have it when
 // any has; an IPv6 address works only as the only master). The user and
-// password, db, timeout (dial, read and write; default DefaultTimeout)
+// password, db, timeout (dial, read and write; default 500ms)
 // and tls apply to every master; prefix is Options.Prefix. No error shows
 // the password. The opener makes one client per master, failing fast as
 // above, and the opened locker's Close closes them.
-//
-// # Tests
-//
-// The tests start their own redis-server processes (scripts/test.sh
-// installs Debian's Redis 7.0 and exports FENCE_REDIS_SERVER) on free
-// loopback ports, without persistence (save disabled, appendonly no) or,
-// for the persistence cases, with appendonly yes and appendfsync always,
-// and kill them with SIGKILL.
 package redlock

@@ -11,12 +11,13 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
-// driver is the fence.LockerDriver over the masters: each method runs one
+// store is the driver.Locker over the masters: each method runs one
 // script on every master at once and counts the answers. Its errors are
-// bare causes; the PortableLocker prefixes them.
-type driver struct {
+// bare causes; the *fence.Locker over it prefixes them.
+type store struct {
 	masters []Client
 	quorum  int
 	o       Options
@@ -29,12 +30,13 @@ type driver struct {
 }
 
 var (
-	_ fence.LockerDriver    = (*driver)(nil)
-	_ fence.ReleaseNotifier = (*driver)(nil)
+	_ driver.Locker          = (*store)(nil)
+	_ driver.ReleaseNotifier = (*store)(nil)
+	_ driver.Aser            = (*store)(nil)
 )
 
-func newDriver(masters []Client, o Options) *driver {
-	d := &driver{
+func newDriver(masters []Client, o Options) *store {
+	d := &store{
 		masters: append([]Client(nil), masters...),
 		quorum:  len(masters)/2 + 1,
 		o:       o,
@@ -45,19 +47,29 @@ func newDriver(masters []Client, o Options) *driver {
 	return d
 }
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "redlock", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "redlock", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL}
+}
+
+// As implements driver.Aser: it gives the masters' clients, in the order
+// given to New (or of the URL), to a *[]Client. The slice is a copy.
+func (d *store) As(target any) bool {
+	if p, ok := target.(*[]Client); ok {
+		*p = slices.Clone(d.masters)
+		return true
+	}
+	return false
 }
 
 // keys returns the lock key and the counter key of key.
-func (d *driver) keys(key string) []string {
+func (d *store) keys(key string) []string {
 	return []string{d.o.Prefix + "lock:" + key, d.o.Prefix + "token:" + key}
 }
 
 // each runs call on every master at once, each with i, its index, and
 // returns the replies in the masters' order once all have answered.
-func (d *driver) each(ctx context.Context, key string, call func(ctx context.Context, i int, c Client) *goredis.Cmd) []reply {
+func (d *store) each(ctx context.Context, key string, call func(ctx context.Context, i int, c Client) *goredis.Cmd) []reply {
 	out := make([]reply, len(d.masters))
 	var wg sync.WaitGroup
 	for i, c := range d.masters {
@@ -72,12 +84,12 @@ func (d *driver) each(ctx context.Context, key string, call func(ctx context.Con
 
 // drift is the validity Redlock keeps back for clocks that run at other
 // rates: TTL*DriftFactor plus 2 ms for the masters' expiry resolution.
-func (d *driver) drift(ttl time.Duration) time.Duration {
+func (d *store) drift(ttl time.Duration) time.Duration {
 	return time.Duration(float64(ttl)*d.o.DriftFactor) + 2*time.Millisecond
 }
 
 // validity is what is left of a lease of ttl sent at start, now.
-func (d *driver) validity(start time.Time, ttl time.Duration) time.Duration {
+func (d *store) validity(start time.Time, ttl time.Duration) time.Duration {
 	return ttl - d.o.Clock.Now().Sub(start) - d.drift(ttl)
 }
 
@@ -98,7 +110,7 @@ func corrupt(replies []reply) error {
 }
 
 // quorumError says that too few masters answered, with their errors.
-func (d *driver) quorumError(what string, answered int, replies []reply) error {
+func (d *store) quorumError(what string, answered int, replies []reply) error {
 	var errs []error
 	for i, r := range replies {
 		if r.err != nil {

@@ -54,7 +54,7 @@ func ExampleNew() {
 // It needs servers, so it only compiles here.
 func Example_openLocker() {
 	ctx := context.Background()
-	locker, err := fence.OpenLocker(ctx, "redlock://redis-a:6379,redis-b:6379,redis-c:6379/?prefix=app:")
+	locker, err := fence.OpenLocker(ctx, "redlock://redis-a:6379,redis-b:6379,redis-c:6379/?prefix=app:", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -67,11 +67,4 @@ func Example_openLocker() {
 	if err := locker.Release(ctx, lease); err != nil && !errors.Is(err, fence.ErrNotHeld) {
 		log.Fatal(err)
 	}
-}
-
-// The URL opener registers its form, for help texts.
-func ExampleURLOpener_URLForm() {
-	fmt.Println((&redlock.URLOpener{}).URLForm())
-	// Output:
-	// redlock://[USER:PASSWORD@]HOST1:PORT1,HOST2:PORT2,HOST3:PORT3/[?prefix=P&db=N&timeout=D&tls=B]
 }

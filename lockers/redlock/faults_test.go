@@ -22,9 +22,9 @@ func TestKillOneMasterWhileWorking(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name   string
-		adjust func(*Locker) *Locker
+		adjust func(*store)
 	}{
-		{"ClockProposals", func(l *Locker) *Locker { return l }},
+		{"ClockProposals", nil},
 		{"StillProposals", stillProposals},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -34,7 +34,7 @@ func TestKillOneMasterWhileWorking(t *testing.T) {
 	}
 }
 
-func killOneMasterWhileWorking(t *testing.T, adjust func(*Locker) *Locker) {
+func killOneMasterWhileWorking(t *testing.T, adjust func(*store)) {
 	ms := startMasters(t, 3, volatile)
 	const (
 		ttl   = time.Second // renewals every 200 ms keep up on a 2-core machine running the whole suite
@@ -58,7 +58,10 @@ func killOneMasterWhileWorking(t *testing.T, adjust func(*Locker) *Locker) {
 	}
 	for _, key := range keys {
 		for range 3 {
-			l := adjust(newLocker(t, ms, nil))
+			l, d := newStoreLocker(t, ms, nil)
+			if adjust != nil {
+				adjust(d)
+			}
 			wg.Go(func() {
 				ctx := t.Context()
 				for {
@@ -168,7 +171,7 @@ func TestTokensAfterMastersLoseData(t *testing.T) {
 			for _, s := range tt.before {
 				s(t, ms)
 			}
-			first := stillProposals(newLocker(t, ms, nil))
+			first := stillLocker(t, ms)
 			lease, err := first.Acquire(ctx, "k", time.Minute, nil)
 			if err != nil {
 				t.Fatalf("first Acquire: %v", err)
@@ -181,7 +184,7 @@ func TestTokensAfterMastersLoseData(t *testing.T) {
 				s(t, ms)
 			}
 			t.Logf("counters after the faults %q", counters(t, ms, DefaultPrefix, "k"))
-			second := stillProposals(newLocker(t, ms, nil))
+			second := stillLocker(t, ms)
 			next, err := second.Acquire(ctx, "k", time.Minute, nil)
 			if err != nil {
 				t.Fatalf("second Acquire: %v", err)

@@ -127,14 +127,27 @@ func clients(ms []*master) []Client {
 }
 
 // newLocker returns a Locker over ms, closed when the test ends.
-func newLocker(t testing.TB, ms []*master, opts *Options) *Locker {
+func newLocker(t testing.TB, ms []*master, opts *Options) *fence.Locker {
 	t.Helper()
-	l, err := New(clients(ms), opts)
+	l, _ := newStoreLocker(t, ms, opts)
+	return l
+}
+
+// newStoreLocker is newLocker, and returns the store under the Locker
+// too, for the tests that adjust it, look at its records or call it
+// directly.
+func newStoreLocker(t testing.TB, ms []*master, opts *Options) (*fence.Locker, *store) {
+	t.Helper()
+	d, err := newStore(clients(ms), opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	l, err := d.locker(nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
-	return l
+	return l, d
 }
 
 // counters returns the counter record of key on each master ("" where
@@ -155,10 +168,18 @@ func counters(t testing.TB, ms []*master, prefix, key string) []string {
 	return out
 }
 
-// stillProposals makes l propose token 1 first on every attempt, as if
+// stillProposals makes d propose token 1 first on every attempt, as if
 // its clock stood still before 1970: every token of a key after its
-// first then comes from the counters a quorum reported.
-func stillProposals(l *Locker) *Locker {
-	l.d.propose = func(time.Time) fence.Token { return 1 }
+// first then comes from the counters a quorum reported. Call it before
+// the Locker over d is used.
+func stillProposals(d *store) {
+	d.propose = func(time.Time) fence.Token { return 1 }
+}
+
+// stillLocker returns a Locker over ms whose store has stillProposals.
+func stillLocker(t testing.TB, ms []*master) *fence.Locker {
+	t.Helper()
+	l, d := newStoreLocker(t, ms, nil)
+	stillProposals(d)
 	return l
 }

@@ -32,10 +32,10 @@ func tally(replies []reply) count {
 	return c
 }
 
-// Renew implements fence.LockerDriver: the lease's lock is extended on
+// Renew implements driver.Locker: the lease's lock is extended on
 // every master that still holds it; the renewal counts if a quorum did,
 // before the validity ran out.
-func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	start := d.o.Clock.Now()
 	value := record{token: lease.Token, owner: lease.Owner}.String()
 	ms := millis(lease.TTL)
@@ -60,11 +60,11 @@ func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
 	return d.quorumError("renew", c.answered, replies)
 }
 
-// Release implements fence.LockerDriver: compare-and-delete on every
+// Release implements driver.Locker: compare-and-delete on every
 // master. It succeeds if a quorum deleted the lease's lock, and answers
 // not held when so many masters did not hold it that it was not held on
 // a quorum.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	value := record{token: lease.Token, owner: lease.Owner}.String()
 	keys := d.keys(lease.Key)
 	replies := d.each(ctx, lease.Key, func(ctx context.Context, _ int, c Client) *goredis.Cmd {
@@ -83,12 +83,12 @@ func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
 	return d.quorumError("release", c.answered, replies)
 }
 
-// Break implements fence.LockerDriver: it deletes the lock on every
+// Break implements driver.Locker: it deletes the lock on every
 // master, whoever holds it, and keeps the counters, which need no bump:
 // the broken holder's token is on a quorum already (see the package doc).
 // It succeeds once a quorum has no lock left, so that no owner holds a
 // quorum.
-func (d *driver) Break(ctx context.Context, key string) error {
+func (d *store) Break(ctx context.Context, key string) error {
 	keys := d.keys(key)
 	replies := d.each(ctx, key, func(ctx context.Context, _ int, c Client) *goredis.Cmd {
 		return breakScript.Run(ctx, c, keys, d.channel, key)
@@ -102,12 +102,12 @@ func (d *driver) Break(ctx context.Context, key string) error {
 	return nil
 }
 
-// Inspect implements fence.LockerDriver: it reads both records on every
+// Inspect implements driver.Locker: it reads both records on every
 // master and needs a quorum of answers. The key is held if one lock
 // record (owner and token) is on a quorum; its ValidUntil is when fewer
 // than a quorum of its copies remain. Otherwise the token is the highest
 // counter the masters reported, with its owner.
-func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	start := d.o.Clock.Now()
 	keys := d.keys(key)
 	replies := d.each(ctx, key, func(ctx context.Context, _ int, c Client) *goredis.Cmd {

@@ -16,7 +16,7 @@ import (
 // opened on the first wait and kept until Close. See the package doc,
 // "Release notifications".
 type notifier struct {
-	d   *driver
+	d   *store
 	hub notify.Hub
 
 	mu      sync.Mutex
@@ -29,15 +29,15 @@ type notifier struct {
 	wg      sync.WaitGroup
 }
 
-func newNotifier(d *driver) *notifier { return &notifier{d: d, up: make(chan struct{})} }
+func newNotifier(d *store) *notifier { return &notifier{d: d, up: make(chan struct{})} }
 
 // errClosed is NotifyRelease's answer after Close.
 var errClosed = errors.New("the locker is closed")
 
-// NotifyRelease implements fence.ReleaseNotifier. It returns once the
+// NotifyRelease implements driver.ReleaseNotifier. It returns once the
 // subscriptions of a quorum of masters are confirmed: a Release or Break
 // that succeeds publishes on a quorum, which meets that one.
-func (d *driver) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
 	n := d.notes
 	up, err := n.start()
 	if err != nil {

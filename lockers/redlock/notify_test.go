@@ -37,7 +37,8 @@ func TestLockWokenByNotification(t *testing.T) {
 func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 	t.Parallel()
 	ms := startMasters(t, 3, volatile)
-	waittest.ActiveOnReturn(t, newLocker(t, ms, nil), newLocker(t, ms, nil))
+	_, b := newStoreLocker(t, ms, nil)
+	waittest.ActiveOnReturn(t, newLocker(t, ms, nil), b)
 }
 
 // TestNotifyAfterMasterRestart: a waiter subscribed before a master was
@@ -46,7 +47,8 @@ func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 func TestNotifyAfterMasterRestart(t *testing.T) {
 	t.Parallel()
 	ms := startMasters(t, 3, volatile)
-	a, b := newLocker(t, ms, nil), newLocker(t, ms, nil)
+	a := newLocker(t, ms, nil)
+	_, b := newStoreLocker(t, ms, nil)
 	ctx := t.Context()
 	c, stop, err := b.NotifyRelease(ctx, "k")
 	if err != nil {
@@ -84,8 +86,8 @@ func TestNotifyAfterMasterRestart(t *testing.T) {
 func TestNotifyReleaseAfterClose(t *testing.T) {
 	t.Parallel()
 	ms := startMasters(t, 3, volatile)
-	l := newLocker(t, ms, nil)
-	if _, stop, err := l.NotifyRelease(t.Context(), "k"); err != nil {
+	l, d := newStoreLocker(t, ms, nil)
+	if _, stop, err := d.NotifyRelease(t.Context(), "k"); err != nil {
 		t.Fatal(err)
 	} else {
 		stop()
@@ -93,7 +95,7 @@ func TestNotifyReleaseAfterClose(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := l.NotifyRelease(t.Context(), "k"); err == nil {
+	if _, _, err := d.NotifyRelease(t.Context(), "k"); err == nil {
 		t.Error("NotifyRelease after Close succeeded")
 	}
 }

@@ -8,12 +8,12 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// MaxToken is the highest token issued: 2^63-1, so that every fenced
+// maxToken is the highest token issued: 2^63-1, so that every fenced
 // resource (a PostgreSQL bigint, for one) can store it.
-const MaxToken = fence.Token(1<<63 - 1)
+const maxToken = fence.Token(1<<63 - 1)
 
 // record is what a lock key or a counter key holds: "TOKEN OWNER", the
-// token in canonical decimal (no sign, no leading zero, 1 to MaxToken),
+// token in canonical decimal (no sign, no leading zero, 1 to maxToken),
 // one space, and the owner id (anything non-empty).
 type record struct {
 	token fence.Token
@@ -30,11 +30,11 @@ func parseRecord(s string) (record, error) {
 		return record{}, fmt.Errorf("%q is not \"TOKEN OWNER\"", clip(s))
 	}
 	if t == "" || t[0] < '1' || t[0] > '9' || len(t) > 19 {
-		return record{}, fmt.Errorf("token %q is not a canonical decimal from 1 to %d", clip(t), MaxToken)
+		return record{}, fmt.Errorf("token %q is not a canonical decimal from 1 to %d", clip(t), maxToken)
 	}
 	v, err := strconv.ParseUint(t, 10, 64)
-	if err != nil || fence.Token(v) > MaxToken {
-		return record{}, fmt.Errorf("token %q is not a canonical decimal from 1 to %d", clip(t), MaxToken)
+	if err != nil || fence.Token(v) > maxToken {
+		return record{}, fmt.Errorf("token %q is not a canonical decimal from 1 to %d", clip(t), maxToken)
 	}
 	return record{token: fence.Token(v), owner: owner}, nil
 }

@@ -73,7 +73,7 @@ if less(ARGV[1], ARGV[2]) then return 1 end
 return 0
 `)
 	const big = 1<<53 + 1
-	for _, p := range [][2]fence.Token{{big - 1, big}, {big, big + 1}, {9, 10}, {MaxToken - 1, MaxToken}, {1, 2}} {
+	for _, p := range [][2]fence.Token{{big - 1, big}, {big, big + 1}, {9, 10}, {maxToken - 1, maxToken}, {1, 2}} {
 		for _, swap := range []bool{false, true} {
 			a, b := p[0], p[1]
 			if swap {
@@ -91,7 +91,7 @@ return 0
 }
 
 // FuzzParseRecord: parseRecord never panics, accepts exactly the
-// canonical "TOKEN OWNER" with a token from 1 to MaxToken, and what it
+// canonical "TOKEN OWNER" with a token from 1 to maxToken, and what it
 // accepts prints back as given.
 func FuzzParseRecord(f *testing.F) {
 	for _, c := range recordCases {
@@ -101,7 +101,7 @@ func FuzzParseRecord(f *testing.F) {
 		r, err := parseRecord(s)
 		tok, owner, cut := strings.Cut(s, " ")
 		v, perr := strconv.ParseUint(tok, 10, 64)
-		want := cut && owner != "" && perr == nil && v >= 1 && fence.Token(v) <= MaxToken && strconv.FormatUint(v, 10) == tok
+		want := cut && owner != "" && perr == nil && v >= 1 && fence.Token(v) <= maxToken && strconv.FormatUint(v, 10) == tok
 		if (err == nil) != want {
 			t.Fatalf("parseRecord(%q) = %+v, %v; want ok %v", s, r, err, want)
 		}

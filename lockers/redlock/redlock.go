@@ -8,6 +8,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Client is what the locker needs of a connection to one master: running
@@ -44,7 +45,7 @@ const (
 	DefaultRetryDelay  = 20 * time.Millisecond
 )
 
-// Options configure a Locker. A nil *Options means all defaults.
+// Options configure the Locker of New. A nil *Options means all defaults.
 type Options struct {
 	// Prefix starts the names of the locker's keys and channel on every
 	// master (see the package doc, "Records"). Lockers that share keys
@@ -73,29 +74,32 @@ type Options struct {
 	RetryDelay time.Duration
 }
 
-// Locker is a fence.Locker over N independent Redis masters. It is a
-// fence.PortableLocker over this package's driver, which is also a
-// fence.ReleaseNotifier. It is safe for concurrent use.
-type Locker struct {
-	*fence.PortableLocker
-	d *driver
-}
-
-var _ fence.Locker = (*Locker)(nil)
-
-// New returns a Locker over masters, one Client per independent Redis
-// master (not replicas of one another). It needs at least one; use three
-// or more, an odd number: a lease needs a quorum of len(masters)/2+1 of
-// them, so 3 masters survive the loss of one and 5 of two. It checks the
-// options but does not contact the masters.
+// New returns a *fence.Locker over masters, one Client per independent
+// Redis master (not replicas of one another). It needs at least one; use
+// three or more, an odd number: a lease needs a quorum of
+// len(masters)/2+1 of them, so 3 masters survive the loss of one and 5 of
+// two. It checks the options but does not contact the masters.
 //
 // The clients should fail fast: Redlock waits for every master's answer
 // (or its error) before deciding, so a master that hangs delays every
 // call by the client's timeout. Give them short timeouts (DialTimeout,
 // ReadTimeout, WriteTimeout of a few hundred milliseconds) and
-// ContextTimeoutEnabled, as the URL opener does. New does not close the
-// clients; the caller does, after Close.
-func New(masters []Client, opts *Options) (*Locker, error) {
+// ContextTimeoutEnabled, as the URL opener does.
+//
+// The Locker's Close stops its subscriptions for release notifications,
+// if it has any, and waits for them to end. It does not close the
+// clients given to New; the caller does, after Close. Its As gives the
+// masters (see the package doc).
+func New(masters []Client, opts *Options) (*fence.Locker, error) {
+	d, err := newStore(masters, opts)
+	if err != nil {
+		return nil, err
+	}
+	return d.locker(nil)
+}
+
+// newStore checks the arguments of New and returns the store they make.
+func newStore(masters []Client, opts *Options) (*store, error) {
 	if len(masters) == 0 {
 		return nil, &fence.InvalidError{Field: "masters", Reason: "none given"}
 	}
@@ -136,23 +140,18 @@ func New(masters []Client, opts *Options) (*Locker, error) {
 	case o.RetryDelay < 0:
 		return nil, &fence.InvalidError{Field: "RetryDelay", Reason: fmt.Sprintf("%v is negative", o.RetryDelay)}
 	}
-	o.Clock = fence.ClockOrSystem(o.Clock)
-	d := newDriver(masters, o)
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: o.Clock})
-	if err != nil {
-		return nil, err
-	}
-	return &Locker{PortableLocker: pl, d: d}, nil
+	o.Clock = driver.ClockOrSystem(o.Clock)
+	return newDriver(masters, o), nil
 }
 
-// Quorum returns the number of masters a lease needs: len(masters)/2+1.
-func (l *Locker) Quorum() int { return l.d.quorum }
-
-// Close stops the Locker's subscriptions for release notifications, if
-// it has any, and waits for them to end. It does not close the clients
-// given to New; the Close of a Locker opened from a URL closes the
-// clients its opener made.
-func (l *Locker) Close() error {
-	l.d.notes.close()
-	return l.PortableLocker.Close()
+// locker returns the *fence.Locker over d, whose Close stops d's
+// subscriptions and then calls closeClients, if not nil.
+func (d *store) locker(closeClients func() error) (*fence.Locker, error) {
+	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.o.Clock, Close: func() error {
+		d.notes.close()
+		if closeClients != nil {
+			return closeClients()
+		}
+		return nil
+	}})
 }

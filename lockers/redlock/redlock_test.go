@@ -31,17 +31,17 @@ func TestConformanceFiveMastersStillProposals(t *testing.T) {
 	lockertest.Run(t, harness(t, startMasters(t, 5, durable), stillProposals))
 }
 
-// harness drives the suite on ms, with lockers passed through adjust
-// (nil: as New returns them).
-func harness(t *testing.T, ms []*master, adjust func(*Locker) *Locker) lockertest.Harness {
+// harness drives the suite on ms, with the lockers' stores passed
+// through adjust (nil: as New makes them).
+func harness(t *testing.T, ms []*master, adjust func(*store)) lockertest.Harness {
 	var mu sync.Mutex
 	return lockertest.Harness{
-		New: func(t *testing.T) fence.Locker {
+		New: func(t *testing.T) *fence.Locker {
 			mu.Lock()
 			defer mu.Unlock()
-			l := newLocker(t, ms, nil)
+			l, d := newStoreLocker(t, ms, nil)
 			if adjust != nil {
-				l = adjust(l)
+				adjust(d)
 			}
 			return l
 		},

@@ -35,7 +35,7 @@ end
 -- read returns the lock record (false if none), its token and owner, and
 -- the counter record (false if none) and its token; or nil and the
 -- corrupt reply. A key of another type fails GET with WRONGTYPE, which
--- the driver reports as corrupt. A lock needs a counter at least as
+-- the store reports as corrupt. A lock needs a counter at least as
 -- high, and an expiry.
 local function read()
   local lock = redis.call('GET', KEYS[1])

@@ -14,32 +14,33 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/redisclient"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterLocker("redlock", &URLOpener{}) }
+func init() { driver.RegisterLocker("redlock", urlOpener{}) }
 
-// DefaultTimeout is the dial, read and write timeout of the clients the
+// defaultTimeout is the dial, read and write timeout of the clients the
 // URL opener makes, unless the URL's timeout parameter says otherwise.
-const DefaultTimeout = 500 * time.Millisecond
+const defaultTimeout = 500 * time.Millisecond
 
-// URLOpener opens Redlock lockers from URLs of the form of URLForm (see
+// urlOpener opens Redlock lockers from URLs of the form of URLForm (see
 // the package doc, "Opening from a URL"). Each open makes one client per
 // master, which the opened locker's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
-func (*URLOpener) URLForm() string {
+// URLForm implements driver.LockerOpener.
+func (urlOpener) URLForm() string {
 	return "redlock://[USER:PASSWORD@]HOST1:PORT1,HOST2:PORT2,HOST3:PORT3/[?prefix=P&db=N&timeout=D&tls=B]"
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It makes the clients
+// OpenLockerURL implements driver.LockerOpener. It makes the clients
 // but does not connect: the first call does.
-func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (urlOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	made := make([]*goredis.Client, len(c.addrs))
 	masters := make([]Client, len(c.addrs))
@@ -54,15 +55,15 @@ func (*URLOpener) OpenLockerURL(_ context.Context, u *url.URL, opts *fence.OpenO
 		}
 		return errors.Join(errs...)
 	}
-	l, err := New(masters, &Options{Prefix: c.prefix, Clock: opts.ClockOrSystem()})
-	if err != nil {
-		_ = closeClients()
-		return none, err
+	d, err := newStore(masters, &Options{Prefix: c.prefix, Clock: urlparam.Clock(opts)})
+	if err == nil {
+		var l *fence.Locker
+		if l, err = d.locker(closeClients); err == nil {
+			return l, nil
+		}
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: func() error {
-		l.d.notes.close()
-		return closeClients()
-	}}, nil
+	_ = closeClients()
+	return nil, err
 }
 
 // urlConfig is what a redlock:// URL says.
@@ -78,7 +79,7 @@ type urlConfig struct {
 // parseURL reads a redlock:// URL. Errors match fence.ErrInvalid and
 // never show the password.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	var c urlConfig
 	if u.User != nil {
 		c.username = u.User.Username()
@@ -116,7 +117,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	}
 	c.timeout = p.Duration("timeout")
 	if c.timeout == 0 {
-		c.timeout = DefaultTimeout
+		c.timeout = defaultTimeout
 	}
 	c.tls = p.Bool("tls")
 	if err := p.Done(); err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/waittest"
 )
@@ -27,15 +29,15 @@ func TestParseURL(t *testing.T) {
 		raw  string
 		want urlConfig
 	}{
-		{"redlock://h1:7001,h2:7002,h3:7003/", urlConfig{addrs: []string{"h1:7001", "h2:7002", "h3:7003"}, timeout: DefaultTimeout}},
-		{"redlock://h1,h2,h3", urlConfig{addrs: []string{"h1:6379", "h2:6379", "h3:6379"}, timeout: DefaultTimeout}},
+		{"redlock://h1:7001,h2:7002,h3:7003/", urlConfig{addrs: []string{"h1:7001", "h2:7002", "h3:7003"}, timeout: defaultTimeout}},
+		{"redlock://h1,h2,h3", urlConfig{addrs: []string{"h1:6379", "h2:6379", "h3:6379"}, timeout: defaultTimeout}},
 		{"REDLOCK://a:pw@h1,h2,h3?prefix=app:&db=2&timeout=1s&tls=true", urlConfig{
 			addrs: []string{"h1:6379", "h2:6379", "h3:6379"}, username: "a", password: "pw",
 			prefix: "app:", db: 2, timeout: time.Second, tls: true}},
 		{"redlock://:p%40ss@10.0.0.1:1,10.0.0.2:2,10.0.0.3:3,10.0.0.4:4,10.0.0.5:5", urlConfig{
-			addrs: []string{"10.0.0.1:1", "10.0.0.2:2", "10.0.0.3:3", "10.0.0.4:4", "10.0.0.5:5"}, password: "p@ss", timeout: DefaultTimeout}},
-		{"redlock://[::1]:7000", urlConfig{addrs: []string{"[::1]:7000"}, timeout: DefaultTimeout}},
-		{"redlock://[::1]", urlConfig{addrs: []string{"[::1]:6379"}, timeout: DefaultTimeout}},
+			addrs: []string{"10.0.0.1:1", "10.0.0.2:2", "10.0.0.3:3", "10.0.0.4:4", "10.0.0.5:5"}, password: "p@ss", timeout: defaultTimeout}},
+		{"redlock://[::1]:7000", urlConfig{addrs: []string{"[::1]:7000"}, timeout: defaultTimeout}},
+		{"redlock://[::1]", urlConfig{addrs: []string{"[::1]:6379"}, timeout: defaultTimeout}},
 	} {
 		t.Run(tt.raw, func(t *testing.T) {
 			t.Parallel()
@@ -92,33 +94,30 @@ func TestParseURLErrors(t *testing.T) {
 }
 
 // TestOpenLocker opens a locker over three masters by URL, through
-// fence.OpenLocker, uses it, and checks that Close closes the clients
-// the opener made.
+// fence.OpenLocker, uses it, and checks that a Lock waiting through it
+// is woken by a release through another, that its records are in the
+// URL's database, and that Close closes the clients the opener made.
 func TestOpenLocker(t *testing.T) {
 	t.Parallel()
 	ms := startMasters(t, 3, volatile)
 	ctx := t.Context()
 	raw := "redlock://" + ms[0].addr + "," + ms[1].addr + "," + ms[2].addr + "/?prefix=opened:&db=1"
-	l, err := fence.OpenLocker(ctx, raw)
-	if err != nil {
-		t.Fatalf("OpenLocker: %v", err)
+	open := func() *fence.Locker {
+		l, err := fence.OpenLocker(ctx, raw, nil)
+		if err != nil {
+			t.Fatalf("OpenLocker: %v", err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		return l
 	}
+	l, other := open(), open()
+	waittest.WokenByFree(t, other, l, "release")
 	lease, err := l.Acquire(ctx, "k", time.Minute, nil)
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
-	c, stop, err := l.NotifyRelease(ctx, "k")
-	if err != nil {
-		t.Fatalf("NotifyRelease: %v", err)
-	}
-	defer stop()
 	if err := l.Release(ctx, lease); err != nil {
 		t.Fatalf("Release: %v", err)
-	}
-	select {
-	case <-c:
-	case <-time.After(waittest.WakeBound):
-		t.Fatal("the release was not notified")
 	}
 	for _, m := range ms {
 		if v := m.client.Get(ctx, "opened:token:k").Val(); v != "" {
@@ -141,7 +140,7 @@ func TestOpenLocker(t *testing.T) {
 
 func TestOpenLockerErrorHidesPassword(t *testing.T) {
 	t.Parallel()
-	_, err := fence.OpenLocker(t.Context(), "redlock://app:s3cret@h1,h2,h2?prefix=x")
+	_, err := fence.OpenLocker(t.Context(), "redlock://app:s3cret@h1,h2,h2?prefix=x", nil)
 	if !errors.Is(err, fence.ErrInvalid) || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("OpenLocker: %v, want ErrInvalid without the password", err)
 	}
@@ -184,4 +183,41 @@ func FuzzParseURL(f *testing.F) {
 			seen[a] = true
 		}
 	})
+}
+
+// TestAs: As gives the masters' clients under a Locker, in order: the
+// caller's from New, and the ones the opener made from a URL.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	ms := startMasters(t, 3, volatile)
+	l := newLocker(t, ms, nil)
+	var got []Client
+	if !l.As(&got) || !slices.Equal(got, clients(ms)) {
+		t.Errorf("As(*[]Client) of New's Locker = %v; want the clients given to New", got)
+	}
+	var one Client
+	if l.As(&one) || l.As(nil) {
+		t.Error("As succeeded for a target other than *[]Client")
+	}
+
+	raw := "redlock://" + ms[0].addr + "," + ms[1].addr + "," + ms[2].addr + "/"
+	opened, err := fence.OpenLocker(t.Context(), raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	var made []Client
+	if !opened.As(&made) || len(made) != len(ms) {
+		t.Fatalf("As(*[]Client) of an opened Locker: %d clients; want %d", len(made), len(ms))
+	}
+	for i, c := range made {
+		rc, ok := c.(*goredis.Client)
+		if !ok || rc.Options().Addr != ms[i].addr {
+			t.Errorf("client %d = %T; want a *goredis.Client of %s", i, c, ms[i].addr)
+			continue
+		}
+		if err := rc.Ping(t.Context()).Err(); err != nil {
+			t.Errorf("Ping through client %d: %v", i, err)
+		}
+	}
 }

@@ -74,7 +74,7 @@ func pairedTimes(b *testing.B, aName, zName string, a, z func(i int) time.Durati
 func BenchmarkAcquireRelease(b *testing.B) {
 	servers := sharedServers(b)
 	root := uniqueRoot("bench")
-	l := newLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
+	l := newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
 	zc := connect(b, servers, testSessionTimeout)
 	ctx := b.Context()
 	const keys = 16 // a few keys, so that each is free when taken
@@ -105,8 +105,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 func BenchmarkSessionLockRelease(b *testing.B) {
 	servers := sharedServers(b)
 	root := uniqueRoot("bench")
-	l := newLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
-	s, err := fence.NewSession(l, &fence.SessionOptions{TTL: 5 * time.Second})
+	l := newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
+	s, err := fence.NewSession(l.Locker, &fence.SessionOptions{TTL: 5 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func BenchmarkSessionLockRelease(b *testing.B) {
 	const keys = 16
 	paired(b, "fence", "zklock",
 		func(i int) {
-			h, err := s.TryLock(ctx, "f"+strconv.Itoa(i%keys))
+			h, err := s.Lock(ctx, "f"+strconv.Itoa(i%keys), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -145,13 +145,13 @@ func BenchmarkSessionLockRelease(b *testing.B) {
 func BenchmarkHandoff(b *testing.B) {
 	servers := sharedServers(b)
 	root := uniqueRoot("handoff")
-	holder := newLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
-	waiter := newLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
-	hs, err := fence.NewSession(holder, &fence.SessionOptions{TTL: 5 * time.Second})
+	holder := newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
+	waiter := newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
+	hs, err := fence.NewSession(holder.Locker, &fence.SessionOptions{TTL: 5 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ws, err := fence.NewSession(waiter, &fence.SessionOptions{TTL: 5 * time.Second, PollInterval: time.Hour})
+	ws, err := fence.NewSession(waiter.Locker, &fence.SessionOptions{TTL: 5 * time.Second, PollInterval: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -161,13 +161,13 @@ func BenchmarkHandoff(b *testing.B) {
 	pairedTimes(b, "fence", "zklock",
 		func(i int) time.Duration {
 			key := "f" + strconv.Itoa(i)
-			h, err := hs.TryLock(ctx, key)
+			h, err := hs.Lock(ctx, key, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			got := make(chan time.Time, 1)
 			go func() {
-				w, err := ws.Lock(ctx, key, nil)
+				w, err := ws.Lock(ctx, key, &fence.LockOptions{Wait: fence.WaitForever})
 				at := time.Now()
 				if err != nil {
 					b.Error(err)

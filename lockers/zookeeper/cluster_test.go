@@ -42,13 +42,13 @@ func TestClusterLeaderKill(t *testing.T) {
 	keys := []string{"a", "b"}
 	const holders = 4
 
-	long := newLocker(t, connect(t, servers, session), opts)
-	ls, err := fence.NewSession(long, &fence.SessionOptions{TTL: ttl})
+	long := newTestLocker(t, connect(t, servers, session), opts)
+	ls, err := fence.NewSession(long.Locker, &fence.SessionOptions{TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ls.Close(context.Background()) })
-	held, err := ls.TryLock(t.Context(), "long")
+	held, err := ls.Lock(t.Context(), "long", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestClusterLeaderKill(t *testing.T) {
 	var wg sync.WaitGroup
 	var longWins []time.Time // contenders' wins of "long", when their Acquire returned
 	for h := range holders {
-		l := newLocker(t, connect(t, servers, session), opts)
+		l := newTestLocker(t, connect(t, servers, session), opts)
 		wg.Go(func() {
 			for i := 0; !stopped.Load(); i++ {
 				if i%4 == 3 {
@@ -169,7 +169,7 @@ func TestClusterLeaderKill(t *testing.T) {
 
 	// The long holder: kept across the failover, or lost, and then only
 	// after its last renewal ran out.
-	until := held.ValidUntil()
+	until := held.Lease().ValidUntil
 	lost := held.Err()
 	t.Logf("long holder: error %v, valid until %v; %d contender wins", lost, until.Format(time.StampMilli), len(longWins))
 	for _, w := range longWins {

@@ -31,12 +31,12 @@ func TestCorruptLastRecord(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			l := newLocker(t, c, nil)
+			l := newTestLocker(t, c, nil)
 			ctx := t.Context()
 			if err := l.d.makePath(l.d.root + "/.last"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.Create(l.LastPath("k"), []byte(tt.data), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			if _, err := c.Create(l.d.lastPath("k"), []byte(tt.data), 0, zk.WorldACL(zk.PermAll)); err != nil {
 				t.Fatal(err)
 			}
 			if tt.name != "TokenFromTheFuture" {
@@ -50,11 +50,11 @@ func TestCorruptLastRecord(t *testing.T) {
 				t.Errorf("Acquire: %v; want a *fence.CorruptError", err)
 			}
 			t.Logf("Acquire: %v", err)
-			data, _, err := c.Get(l.LastPath("k"))
+			data, _, err := c.Get(l.d.lastPath("k"))
 			if err != nil || !bytes.Equal(data, []byte(tt.data)) {
 				t.Errorf("last record after Acquire: %q, %v; want %q untouched", data, err, tt.data)
 			}
-			children, _, err := c.Children(l.LockPath("k"))
+			children, _, err := c.Children(l.d.lockPath("k"))
 			if err != nil || len(children) != 0 {
 				t.Errorf("lock nodes after the failed Acquire: %q, %v; want none", children, err)
 			}
@@ -82,12 +82,12 @@ func TestCorruptHolderNode(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			l := newLocker(t, c, nil)
+			l := newTestLocker(t, c, nil)
 			ctx := t.Context()
-			if err := l.d.makePath(l.LockPath("k")); err != nil {
+			if err := l.d.makePath(l.d.lockPath("k")); err != nil {
 				t.Fatal(err)
 			}
-			path, err := c.Create(l.LockPath("k")+"/"+newNodePrefix(), []byte(tt.data), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+			path, err := c.Create(l.d.lockPath("k")+"/"+newNodePrefix(), []byte(tt.data), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestCorruptHolderNode(t *testing.T) {
 			if err != nil || string(data) != tt.data {
 				t.Errorf("holder's node after: %q, %v; want %q untouched", data, err, tt.data)
 			}
-			children, _, _ := c.Children(l.LockPath("k"))
+			children, _, _ := c.Children(l.d.lockPath("k"))
 			if len(children) != 1 {
 				t.Errorf("lock nodes after: %q; want only the holder's", children)
 			}

@@ -105,9 +105,9 @@ func TestCuratorExcludes(t *testing.T) {
 	t.Parallel()
 	servers := sharedServers(t)
 	root := uniqueRoot("curator")
-	l := newLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
+	l := newTestLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
 	ctx := t.Context()
-	java := startCurator(t, servers, l.LockPath("job"))
+	java := startCurator(t, servers, l.d.lockPath("job"))
 
 	// Java holds: Go's Acquire is refused, naming Java's node.
 	java.do("try", "acquired")
@@ -127,7 +127,7 @@ func TestCuratorExcludes(t *testing.T) {
 
 	// A Go Lock waits behind Java and gets the key once Java releases.
 	waiting := fence.SessionOptions{TTL: 5 * time.Second, PollInterval: time.Hour}
-	result, busy := waittest.StartLock(t, l, "job", waiting)
+	result, busy := waittest.StartLock(t, l.Locker, "job", waiting)
 	released := time.Now()
 	java.do("release", "released")
 	r := waittest.Wait(t, result, waittest.WakeBound)
@@ -150,8 +150,8 @@ func TestCuratorExcludes(t *testing.T) {
 		t.Fatalf("Go's handle lost the key while Java waited: %v", err)
 	}
 	info, err = l.Inspect(ctx, "job")
-	if err != nil || info.Owner != r.Handle.Owner() || info.Token != r.Handle.Token() {
-		t.Fatalf("Inspect with Java in line = %+v, %v; want Go's holder %q, token %d", info, err, r.Handle.Owner(), r.Handle.Token())
+	if err != nil || info.Owner != r.Handle.Lease().Owner || info.Token != r.Handle.Token() {
+		t.Fatalf("Inspect with Java in line = %+v, %v; want Go's holder %q, token %d", info, err, r.Handle.Lease().Owner, r.Handle.Token())
 	}
 	if err := r.Handle.Release(ctx); err != nil {
 		t.Fatal(err)

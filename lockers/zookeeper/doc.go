@@ -1,7 +1,10 @@
-// Package zookeeper is a fence.Locker on an Apache ZooKeeper ensemble,
-// driven through github.com/z-division/go-zookeeper/zk: the lock recipe of
-// Apache Curator's InterProcessMutex, with the lock node's czxid as the
-// fencing token and the client's ZooKeeper session as the lease.
+// Package zookeeper keeps the leases of a fence.Locker in an Apache
+// ZooKeeper ensemble, driven through github.com/z-division/go-zookeeper/zk:
+// the lock recipe of Apache Curator's InterProcessMutex, with the lock
+// node's czxid as the fencing token and the client's ZooKeeper session as
+// the lease. New returns the *fence.Locker over a connection; the
+// Locker's As gives that connection (the one given to New, or the one a
+// URL opener made) to a **zk.Conn.
 //
 // The client is Vitess's fork of go-zookeeper/zk, with the same API.
 // go-zookeeper/zk v1.0.4 reads the last zxid seen while its receive loop
@@ -15,19 +18,19 @@
 //
 // # Node layout
 //
-// Each lock key K has two paths under the Locker's root R (Options.Root,
+// Each lock key K has two paths under the locker's root R (Options.Root,
 // default DefaultRoot, "/fence"), where E(K) is K escaped into one path
 // component (ASCII letters, digits, '_', '-' and a '.' not first stay;
 // every other byte is %XX: "jobs/nightly" is "jobs%2Fnightly"):
 //
-//   - R/E(K), the lock path (Locker.LockPath), a persistent node whose
+//   - R/E(K), the lock path (LockPath), a persistent node whose
 //     children are the lock nodes: ephemeral sequential nodes named as
 //     Curator's protected nodes, "_c_" UUID "-lock-" and the server's
 //     ten-digit sequence number. Their data is "fence/1 owner " and the
 //     owner id. The first child in Curator's order (by what follows the
 //     last "lock-" in the name) holds the key; the others are contenders
 //     about to delete their node, or Curator clients waiting in line.
-//   - R/.last/E(K), the last record (Locker.LastPath), persistent and
+//   - R/.last/E(K), the last record, persistent and
 //     never deleted: "fence/1 last ", the token and the owner id of the
 //     key's last acquisition through this package. Inspect reports it for
 //     a free key.
@@ -100,7 +103,7 @@
 //     off its server (TestSessionExpiryLosesLease) loses its lease before
 //     the leader expires its session and another client can take the key.
 //   - The session outlives a lease its holder stops renewing while its
-//     process runs, so the Locker deletes the lock node itself when the
+//     process runs, so the locker deletes the lock node itself when the
 //     lease runs out unrenewed (a timer on the system clock, at the send
 //     time of its last renewal plus TTL, never before the lease's
 //     ValidUntil): others can take the key after TTL, as with any
@@ -112,7 +115,8 @@
 //
 // fence.SessionOptions' default TTL (30 s) needs a session timeout of
 // 45 s or more, above the server's default maxSessionTimeout (40 s):
-// give a Session a TTL of at most Locker.MaxTTL. A Session's keepalive
+// give a Session a TTL of at most two thirds of the session timeout (the
+// longest lease the locker accepts). A Session's keepalive
 // renews every TTL/3 by default; with the client's
 // own pings every third of the session timeout, a holder's session stays
 // alive across a leader's failover that the ensemble completes within
@@ -135,11 +139,12 @@
 //
 // # Notifications
 //
-// Locker.NotifyRelease watches the first lock node, as Curator's waiters
-// watch their predecessor, and signals when it is deleted: a release, a
+// A fence.Session's Lock waiting for a key watches the first lock node
+// (the store is a driver.ReleaseNotifier), as Curator's waiters watch
+// their predecessor, and is woken when it is deleted: a release, a
 // Break, a lease this package let run out, or the end of the holder's
-// session, whoever's node it was. So a fence.Session's Lock waiting
-// behind a Curator holder is woken by its release without polling.
+// session, whoever's node it was. So a Lock waiting behind a Curator
+// holder is woken by its release without polling.
 //
 // # Guarantees and what breaks them
 //
@@ -161,12 +166,12 @@
 //
 //	zk://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]...][/ROOT][?session-timeout=10s&connect-timeout=10s]
 //
-// The hosts are the ensemble's servers (port DefaultPort, 2181, when
-// missing); ROOT is Options.Root (DefaultRoot when missing);
-// session-timeout (default DefaultSessionTimeout) is asked of the server
+// The hosts are the ensemble's servers (port 2181 when missing); ROOT is
+// Options.Root (DefaultRoot when missing); session-timeout (default 10 s,
+// within the server's default limits of 4 s to 40 s) is asked of the server
 // and taken as Options.SessionTimeout, so it must lie within the
 // server's limits; the opener waits for a session up to connect-timeout
-// (default DefaultConnectTimeout). USER and PASSWORD are added as digest
+// (default 10 s). USER and PASSWORD are added as digest
 // credentials (zk.Conn.AddAuth("digest", "USER:PASSWORD")); the nodes are
 // created with the world ACL all the same. Errors never show the
 // password.

@@ -11,28 +11,40 @@ import (
 	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
-// driver is the fence.LockerDriver on a ZooKeeper ensemble, on input the
+// store is the driver.Locker on a ZooKeeper ensemble, on input the
 // portable layer has validated. Its errors are bare causes; the
-// PortableLocker prefixes them.
-type driver struct {
+// portable fence.Locker prefixes them.
+type store struct {
 	c      *zk.Conn
 	root   string
 	maxTTL time.Duration
 	acl    []zk.ACL
 
 	mu   sync.Mutex
-	held map[fence.Token]*holding // the leases this driver gave out, by token
+	held map[fence.Token]*holding // the leases this store gave out, by token
 }
 
 var (
-	_ fence.LockerDriver    = (*driver)(nil)
-	_ fence.ReleaseNotifier = (*driver)(nil)
+	_ driver.Locker          = (*store)(nil)
+	_ driver.ReleaseNotifier = (*store)(nil)
+	_ driver.Aser            = (*store)(nil)
 )
 
-// holding is a lease this driver gave out: its lock node, and when the
-// driver deletes the node unless it is renewed.
+// As implements driver.Aser: it gives the connection the Locker runs on to
+// a **zk.Conn.
+func (d *store) As(target any) bool {
+	if t, ok := target.(**zk.Conn); ok {
+		*t = d.c
+		return true
+	}
+	return false
+}
+
+// holding is a lease this store gave out: its lock node, and when the
+// store deletes the node unless it is renewed.
 type holding struct {
 	key, owner, path string
 	ttl              time.Duration
@@ -44,22 +56,22 @@ type holding struct {
 	why      string // why it is gone
 }
 
-func newDriver(c *zk.Conn, root string, maxTTL time.Duration, acl []zk.ACL) *driver {
-	return &driver{c: c, root: root, maxTTL: maxTTL, acl: acl, held: map[fence.Token]*holding{}}
+func newDriver(c *zk.Conn, root string, maxTTL time.Duration, acl []zk.ACL) *store {
+	return &store{c: c, root: root, maxTTL: maxTTL, acl: acl, held: map[fence.Token]*holding{}}
 }
 
-// Info implements fence.LockerDriver.
-func (d *driver) Info() fence.DriverInfo {
-	return fence.DriverInfo{Name: "zookeeper", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: d.maxTTL}
+// Info implements driver.Locker.
+func (d *store) Info() driver.Info {
+	return driver.Info{Name: "zookeeper", MaxKeyLen: MaxKeyLen, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: d.maxTTL}
 }
 
 // lockPath is the parent of key's lock nodes.
-func (d *driver) lockPath(key string) string { return d.root + "/" + escape(key) }
+func (d *store) lockPath(key string) string { return LockPath(d.root, key) }
 
 // lastPath is key's last record.
-func (d *driver) lastPath(key string) string { return d.root + "/.last/" + escape(key) }
+func (d *store) lastPath(key string) string { return d.root + "/.last/" + escape(key) }
 
-// Acquire implements fence.LockerDriver with one try of Curator's recipe:
+// Acquire implements driver.Locker with one try of Curator's recipe:
 // it creates an ephemeral sequential node under key's lock path, and
 // lists the lock path's children (with its own node's czxid, the token,
 // and the last record, in the same round trip). When its node is first
@@ -67,12 +79,12 @@ func (d *driver) lastPath(key string) string { return d.root + "/.last/" + escap
 // last record on the condition that its node still exists, and the lease
 // is returned. Otherwise it deletes its node and reports the first node's
 // owner and czxid in a *fence.HeldError. A holder that left in between
-// gets fence.ErrAcquireRaced.
-func (d *driver) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+// gets driver.ErrAcquireRaced.
+func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	return run(ctx, func() (fence.Lease, error) { return d.acquire(key, owner, ttl) })
 }
 
-func (d *driver) acquire(key, owner string, ttl time.Duration) (fence.Lease, error) {
+func (d *store) acquire(key, owner string, ttl time.Duration) (fence.Lease, error) {
 	sent := time.Now()
 	parent := d.lockPath(key)
 	prefix := newNodePrefix()
@@ -112,13 +124,13 @@ func (d *driver) acquire(key, owner string, ttl time.Duration) (fence.Lease, err
 	case lastErr != nil && !errors.Is(lastErr, zk.ErrNoNode):
 		return fail(fmt.Errorf("read the last record: %w", lastErr))
 	case ours.Czxid == 0:
-		return fence.Lease{}, fence.ErrAcquireRaced // broken already
+		return fence.Lease{}, driver.ErrAcquireRaced // broken already
 	}
 	sortChildren(children)
 	if len(children) == 0 || children[0] != name {
 		d.deleteNode(path)
 		if len(children) == 0 {
-			return fence.Lease{}, fence.ErrAcquireRaced
+			return fence.Lease{}, driver.ErrAcquireRaced
 		}
 		return fence.Lease{}, d.heldError(key, parent, children[0])
 	}
@@ -147,9 +159,9 @@ func (d *driver) acquire(key, owner string, ttl time.Duration) (fence.Lease, err
 	if err != nil {
 		switch {
 		case len(res) == 2 && errors.Is(res[0].Error, zk.ErrNoNode):
-			return fence.Lease{}, fence.ErrAcquireRaced // broken meanwhile
+			return fence.Lease{}, driver.ErrAcquireRaced // broken meanwhile
 		case len(res) == 2 && (errors.Is(res[1].Error, zk.ErrBadVersion) || errors.Is(res[1].Error, zk.ErrNodeExists)):
-			return fail(fence.ErrAcquireRaced)
+			return fail(driver.ErrAcquireRaced)
 		}
 		return fail(fmt.Errorf("write the last record: %w", err))
 	}
@@ -165,10 +177,10 @@ func (d *driver) acquire(key, owner string, ttl time.Duration) (fence.Lease, err
 
 // heldError reports the holder's node name under parent in a
 // *fence.HeldError.
-func (d *driver) heldError(key, parent, name string) error {
+func (d *store) heldError(key, parent, name string) error {
 	data, st, err := d.c.Get(parent + "/" + name)
 	if errors.Is(err, zk.ErrNoNode) {
-		return fence.ErrAcquireRaced
+		return driver.ErrAcquireRaced
 	}
 	if err != nil {
 		return &fence.HeldError{Key: key}
@@ -181,7 +193,7 @@ func (d *driver) heldError(key, parent, name string) error {
 }
 
 // makePath creates path and its missing parents as persistent nodes.
-func (d *driver) makePath(path string) error {
+func (d *store) makePath(path string) error {
 	for i := 1; i <= len(path); i++ {
 		if i < len(path) && path[i] != '/' {
 			continue
@@ -194,13 +206,13 @@ func (d *driver) makePath(path string) error {
 	return nil
 }
 
-// retryFor is how long the driver goes on trying to delete a node of
+// retryFor is how long the store goes on trying to delete a node of
 // its own it no longer wants; past it, the session's end deletes it.
-func (d *driver) retryFor() time.Duration { return d.maxTTL * 3 / 2 }
+func (d *store) retryFor() time.Duration { return d.maxTTL * 3 / 2 }
 
 // deleteNode deletes a lock node of this driver's session, trying again
 // while the connection is down.
-func (d *driver) deleteNode(path string) {
+func (d *store) deleteNode(path string) {
 	for end := time.Now().Add(d.retryFor()); ; {
 		err := d.c.Delete(path, -1)
 		if err == nil || errors.Is(err, zk.ErrNoNode) || over(err) || time.Now().After(end) || closed(d.c) {
@@ -212,7 +224,7 @@ func (d *driver) deleteNode(path string) {
 
 // cleanup deletes the lock node named prefix under parent, if a create
 // whose answer was lost made one.
-func (d *driver) cleanup(parent, prefix string) {
+func (d *store) cleanup(parent, prefix string) {
 	for end := time.Now().Add(d.retryFor()); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		children, _, err := d.c.Children(parent)
 		if errors.Is(err, zk.ErrNoNode) || over(err) || closed(d.c) {
@@ -232,7 +244,7 @@ func (d *driver) cleanup(parent, prefix string) {
 
 // expire runs when h's deadline may have passed: it deletes the node of
 // a lease not renewed in time.
-func (d *driver) expire(token fence.Token, h *holding) {
+func (d *store) expire(token fence.Token, h *holding) {
 	h.mu.Lock()
 	if h.gone {
 		h.mu.Unlock()
@@ -249,14 +261,14 @@ func (d *driver) expire(token fence.Token, h *holding) {
 	d.deleteNode(h.path)
 }
 
-func (d *driver) forget(token fence.Token) {
+func (d *store) forget(token fence.Token) {
 	d.mu.Lock()
 	delete(d.held, token)
 	d.mu.Unlock()
 }
 
 // lookup returns the holding of lease, locked, or a *fence.NotHeldError.
-func (d *driver) lookup(lease fence.Lease) (*holding, error) {
+func (d *store) lookup(lease fence.Lease) (*holding, error) {
 	d.mu.Lock()
 	h := d.held[lease.Token]
 	d.mu.Unlock()
@@ -279,25 +291,25 @@ func (d *driver) lookup(lease fence.Lease) (*holding, error) {
 }
 
 // lost marks h gone for why and returns the *fence.NotHeldError of it.
-func (d *driver) lost(token fence.Token, h *holding, why string) error {
+func (d *store) lost(token fence.Token, h *holding, why string) error {
 	h.gone, h.why = true, why
 	h.timer.Stop()
 	d.forget(token)
 	return &fence.NotHeldError{Key: h.key, Reason: why}
 }
 
-// Renew implements fence.LockerDriver: it syncs the server it talks to
+// Renew implements driver.Locker: it syncs the server it talks to
 // with the leader and reads the lease's node. A node still there, with
 // the lease's token as czxid, and of this client's session, proves the
 // session alive on the leader after the renewal was sent, so that the
 // server keeps the node at least a session timeout after it, longer than
 // the TTL. The node is then kept for another TTL by this driver.
-func (d *driver) Renew(ctx context.Context, lease fence.Lease) error {
+func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	_, err := run(ctx, func() (struct{}, error) { return struct{}{}, d.renew(lease) })
 	return err
 }
 
-func (d *driver) renew(lease fence.Lease) error {
+func (d *store) renew(lease fence.Lease) error {
 	h, err := d.lookup(lease)
 	if err != nil {
 		return err
@@ -322,16 +334,16 @@ func (d *driver) renew(lease fence.Lease) error {
 	return nil
 }
 
-// Release implements fence.LockerDriver: it deletes the lease's lock
+// Release implements driver.Locker: it deletes the lease's lock
 // node. Its path holds a random UUID of the acquisition, so no other
 // lease's node has it: the delete is a compare-and-delete. A node
 // already gone gets a *fence.NotHeldError. The last record stays.
-func (d *driver) Release(ctx context.Context, lease fence.Lease) error {
+func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	_, err := run(ctx, func() (struct{}, error) { return struct{}{}, d.release(lease) })
 	return err
 }
 
-func (d *driver) release(lease fence.Lease) error {
+func (d *store) release(lease fence.Lease) error {
 	h, err := d.lookup(lease)
 	if err != nil {
 		return err
@@ -348,16 +360,16 @@ func (d *driver) release(lease fence.Lease) error {
 	return fmt.Errorf("delete the lock node: %w", err)
 }
 
-// Break implements fence.LockerDriver: it deletes the first node under
+// Break implements driver.Locker: it deletes the first node under
 // key's lock path, whoever's it is (a Curator client's too). The next
 // lock node is created later, so its czxid is higher. A Curator client
 // queued behind the broken node gets the lock at once.
-func (d *driver) Break(ctx context.Context, key string) error {
+func (d *store) Break(ctx context.Context, key string) error {
 	_, err := run(ctx, func() (struct{}, error) { return struct{}{}, d.breakKey(key) })
 	return err
 }
 
-func (d *driver) breakKey(key string) error {
+func (d *store) breakKey(key string) error {
 	parent := d.lockPath(key)
 	if _, err := d.c.Sync(parent); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("sync with the leader: %w", err)
@@ -379,15 +391,15 @@ func (d *driver) breakKey(key string) error {
 	return nil
 }
 
-// Inspect implements fence.LockerDriver: after a sync with the leader, it
+// Inspect implements driver.Locker: after a sync with the leader, it
 // reads the first node under key's lock path (the holder, whose czxid is
 // its token) or, when there is none, the key's last record. ValidUntil
 // is left zero: the holder's renewals are not written to the server.
-func (d *driver) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	return run(ctx, func() (fence.LockInfo, error) { return d.inspect(key) })
 }
 
-func (d *driver) inspect(key string) (fence.LockInfo, error) {
+func (d *store) inspect(key string) (fence.LockInfo, error) {
 	parent := d.lockPath(key)
 	if _, err := d.c.Sync(parent); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fence.LockInfo{}, fmt.Errorf("sync with the leader: %w", err)

@@ -29,7 +29,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A Curator InterProcessMutex on locker.LockPath("nightly-report")
+	// A Curator InterProcessMutex on zookeeper.LockPath("/app/locks", "nightly-report")
 	// ("/app/locks/nightly-report") takes the same lock.
 	lease, err := locker.Acquire(ctx, "nightly-report", 5*time.Second, nil)
 	var held *fence.HeldError
@@ -50,7 +50,7 @@ func ExampleNew() {
 // closes.
 func Example_url() {
 	ctx := context.Background()
-	locker, err := fence.OpenLocker(ctx, "zk://zk-0:2181,zk-1:2181,zk-2:2181/app/locks?session-timeout=10s")
+	locker, err := fence.OpenLocker(ctx, "zk://zk-0:2181,zk-1:2181,zk-2:2181/app/locks?session-timeout=10s", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func Example_url() {
 	}
 	defer s.Close(ctx)
 	// Lock waits in line, woken by the holder's release (a watch).
-	h, err := s.LockWithin(ctx, "nightly-report", time.Minute)
+	h, err := s.Lock(ctx, "nightly-report", &fence.LockOptions{Wait: time.Minute})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/z-division/go-zookeeper/zk"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -61,9 +62,15 @@ func uniqueRoot(tag string) string {
 	return fmt.Sprintf("/fence-test/%s-%s", tag, strings.ToLower(rand.Text()[:10]))
 }
 
-// newLocker returns a Locker on c under a root of its own unless opts
+// testLocker is a Locker of the tests, with the store under it.
+type testLocker struct {
+	*fence.Locker
+	d *store
+}
+
+// newTestLocker returns a Locker on c under a root of its own unless opts
 // names one.
-func newLocker(t testing.TB, c *zk.Conn, opts *Options) *Locker {
+func newTestLocker(t testing.TB, c *zk.Conn, opts *Options) testLocker {
 	t.Helper()
 	var o Options
 	if opts != nil {
@@ -75,9 +82,9 @@ func newLocker(t testing.TB, c *zk.Conn, opts *Options) *Locker {
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = testSessionTimeout
 	}
-	l, err := New(c, &o)
+	l, d, err := newLocker(c, &o, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	return l
+	return testLocker{Locker: l, d: d}
 }

@@ -13,10 +13,10 @@ import (
 // after a request failed (a lost connection, a server without a leader).
 const rewatchDelay = 200 * time.Millisecond
 
-// NotifyRelease implements fence.ReleaseNotifier as Curator's waiters do:
+// NotifyRelease implements driver.ReleaseNotifier as Curator's waiters do:
 // it watches the first node under key's lock path (the holder) and
 // signals when that node is deleted (a release, a Break, a lease this
-// driver let expire, or the end of the holder's session), then watches
+// store let expire, or the end of the holder's session), then watches
 // the next holder. While the key has no lock node it signals (the key is
 // free) and watches the lock path's children for the next holder. A
 // watch lost with the connection or the session signals too, since a
@@ -27,7 +27,7 @@ const rewatchDelay = 200 * time.Millisecond
 // It returns once the first watch is set (ctx bounds that only), so a
 // release after it returns is never missed. stop ends the watching; a
 // request in flight then ends on its own.
-func (d *driver) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
 	c := make(chan struct{}, 1)
 	signal := func() {
 		select {
@@ -74,7 +74,7 @@ func (d *driver) NotifyRelease(ctx context.Context, key string) (<-chan struct{}
 // returns its channel: on the first lock node, or, when there is none
 // (and it signals), on the children of parent or, when parent is
 // missing, on its creation.
-func (d *driver) watchHolder(parent string, signal func()) (<-chan zk.Event, error) {
+func (d *store) watchHolder(parent string, signal func()) (<-chan zk.Event, error) {
 	for {
 		// A children watch only where needed: each one stays with the
 		// client until the children change.

@@ -18,11 +18,11 @@ var waiting = fence.SessionOptions{TTL: waitTTL, PollInterval: time.Hour}
 
 // twoLockers returns two Lockers under one root, each with a session of
 // its own: the views of two processes.
-func twoLockers(t testing.TB) (a, b *Locker) {
+func twoLockers(t testing.TB) (a, b testLocker) {
 	t.Helper()
 	root := uniqueRoot("notify")
-	a = newLocker(t, connect(t, sharedServers(t), testSessionTimeout), &Options{Root: root})
-	b = newLocker(t, connect(t, sharedServers(t), testSessionTimeout), &Options{Root: root})
+	a = newTestLocker(t, connect(t, sharedServers(t), testSessionTimeout), &Options{Root: root})
+	b = newTestLocker(t, connect(t, sharedServers(t), testSessionTimeout), &Options{Root: root})
 	return a, b
 }
 
@@ -36,11 +36,11 @@ func TestLockWokenByWatch(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			a, b := twoLockers(t)
-			holder, err := waittest.NewSession(t, a, &fence.SessionOptions{TTL: 2 * time.Second}).TryLock(t.Context(), "k")
+			holder, err := waittest.NewSession(t, a.Locker, &fence.SessionOptions{TTL: 2 * time.Second}).Lock(t.Context(), "k", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			result, busy := waittest.StartLock(t, b, "k", waiting)
+			result, busy := waittest.StartLock(t, b.Locker, "k", waiting)
 			time.Sleep(3 * 2 * time.Second)
 			select {
 			case r := <-result:
@@ -79,13 +79,13 @@ func TestLockAfterCrashedHolder(t *testing.T) {
 	t.Parallel()
 	root := uniqueRoot("crash")
 	crashing := connect(t, sharedServers(t), testSessionTimeout)
-	a := newLocker(t, crashing, &Options{Root: root})
-	b := newLocker(t, connect(t, sharedServers(t), testSessionTimeout), &Options{Root: root})
+	a := newTestLocker(t, crashing, &Options{Root: root})
+	b := newTestLocker(t, connect(t, sharedServers(t), testSessionTimeout), &Options{Root: root})
 	lease, err := a.Acquire(t.Context(), "k", waitTTL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	result, _ := waittest.StartLock(t, b, "k", waiting)
+	result, _ := waittest.StartLock(t, b.Locker, "k", waiting)
 	crashing.Close()
 	r := waittest.Wait(t, result, waittest.WakeBound)
 	if r.Handle.Token() <= lease.Token {
@@ -108,7 +108,7 @@ func TestNotifyReleaseActiveOnReturn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, stop, err := b.NotifyRelease(ctx, "k")
+		c, stop, err := b.d.NotifyRelease(ctx, "k")
 		if err != nil {
 			t.Fatalf("NotifyRelease: %v", err)
 		}
@@ -132,7 +132,7 @@ func TestNotifyFreeKey(t *testing.T) {
 	t.Parallel()
 	a, b := twoLockers(t)
 	ctx := t.Context()
-	c, stop, err := b.NotifyRelease(ctx, "k")
+	c, stop, err := b.d.NotifyRelease(ctx, "k")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,12 +27,12 @@ func TestSessionExpiryLosesLease(t *testing.T) {
 	p := startProxy(t, servers)
 	root := uniqueRoot("expiry")
 	conn := connect(t, p.Addr(), session)
-	holder := newLocker(t, conn, &Options{Root: root, SessionTimeout: session})
-	other := newLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
+	holder := newTestLocker(t, conn, &Options{Root: root, SessionTimeout: session})
+	other := newTestLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
 	before := conn.SessionID()
 
-	s := waittest.NewSession(t, holder, &fence.SessionOptions{TTL: ttl})
-	h, err := s.TryLock(t.Context(), "k")
+	s := waittest.NewSession(t, holder.Locker, &fence.SessionOptions{TTL: ttl})
+	h, err := s.Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestSessionExpiryLosesLease(t *testing.T) {
 	if err := h.Err(); err != nil {
 		t.Fatalf("the handle was lost while connected: %v", err)
 	}
-	result, _ := waittest.StartLock(t, other, "k", fence.SessionOptions{TTL: ttl, PollInterval: time.Hour})
+	result, _ := waittest.StartLock(t, other.Locker, "k", fence.SessionOptions{TTL: ttl, PollInterval: time.Hour})
 	lease := h.Lease()
 	cut := time.Now()
 	p.Cut()
@@ -61,8 +61,8 @@ func TestSessionExpiryLosesLease(t *testing.T) {
 	}
 	t.Logf("handle lost %v after the cut: %v", time.Since(cut), h.Err())
 	r := waittest.Wait(t, result, session+waittest.WakeBound)
-	if r.At.Before(h.ValidUntil()) {
-		t.Errorf("the waiter got the key at %v, before the holder's lease ran out at %v", r.At, h.ValidUntil())
+	if r.At.Before(h.Lease().ValidUntil) {
+		t.Errorf("the waiter got the key at %v, before the holder's lease ran out at %v", r.At, h.Lease().ValidUntil)
 	}
 	if r.Handle.Token() <= h.Token() {
 		t.Errorf("waiter's token %d, want above the holder's %d", r.Handle.Token(), h.Token())
@@ -80,12 +80,12 @@ func TestSessionExpiryLosesLease(t *testing.T) {
 	if _, err := holder.Renew(t.Context(), lease); !errors.Is(err, fence.ErrNotHeld) {
 		t.Errorf("Renew after the session expired: %v; want fence.ErrNotHeld", err)
 	}
-	children, _, err := conn.Children(holder.LockPath("k"))
+	children, _, err := conn.Children(holder.d.lockPath("k"))
 	if err != nil || len(children) != 1 {
 		t.Fatalf("lock nodes %q, %v; want only the waiter's", children, err)
 	}
 	info, err := holder.Inspect(t.Context(), "k")
-	if err != nil || info.Token != r.Handle.Token() || info.Owner != r.Handle.Owner() {
+	if err != nil || info.Token != r.Handle.Token() || info.Owner != r.Handle.Lease().Owner {
 		t.Errorf("Inspect = %+v, %v; want the waiter holding", info, err)
 	}
 }
@@ -99,8 +99,8 @@ func TestCancelledAcquire(t *testing.T) {
 	p := startProxy(t, servers)
 	root := uniqueRoot("cancel")
 	conn := connect(t, p.Addr(), testSessionTimeout)
-	l := newLocker(t, conn, &Options{Root: root})
-	other := newLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
+	l := newTestLocker(t, conn, &Options{Root: root})
+	other := newTestLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := l.Acquire(ctx, "k", time.Second, nil); !errors.Is(err, context.Canceled) {

@@ -12,56 +12,58 @@ import (
 	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/redact"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
-	fence.RegisterLocker("zk", &URLOpener{})
+	driver.RegisterLocker("zk", urlOpener{})
 }
 
 // Defaults of a zk:// URL.
 const (
-	// DefaultPort is the port of a server named without one.
-	DefaultPort = "2181"
-	// DefaultSessionTimeout is the session-timeout of a URL that names
+	// defaultPort is the port of a server named without one.
+	defaultPort = "2181"
+	// defaultSessionTimeout is the session-timeout of a URL that names
 	// none: within the server's default limits (4 s to 40 s, with its
 	// default tick of 2 s), so granted as asked.
-	DefaultSessionTimeout = 10 * time.Second
-	// DefaultConnectTimeout is how long an open waits for a session
+	defaultSessionTimeout = 10 * time.Second
+	// defaultConnectTimeout is how long an open waits for a session
 	// when the URL names no connect-timeout.
-	DefaultConnectTimeout = 10 * time.Second
+	defaultConnectTimeout = 10 * time.Second
 )
 
-// URLOpener opens ZooKeeper lockers from URLs of the form of URLForm
+// urlOpener opens ZooKeeper lockers from URLs of the form of URLForm
 // (see the package doc). Each open makes a *zk.Conn, which the opened
 // locker's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
-// URLForm implements fence.LockerURLOpener.
-func (*URLOpener) URLForm() string {
+// URLForm implements driver.LockerOpener.
+func (urlOpener) URLForm() string {
 	return "zk://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]...][/ROOT][?session-timeout=10s&connect-timeout=10s]"
 }
 
-// OpenLockerURL implements fence.LockerURLOpener. It connects, adds the
+// OpenLockerURL implements driver.LockerOpener. It connects, adds the
 // URL's user and password as digest credentials, and waits for a session
 // (at most connect-timeout, and as long as ctx), so that a wrong address
 // fails here.
-func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableLocker], error) {
-	var none fence.Opened[*fence.PortableLocker]
+func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	conn, events, err := zk.Connect(c.servers, c.sessionTimeout, zk.WithLogger(quiet{}), zk.WithLogInfo(false))
 	if err != nil {
-		return none, &fence.OpError{Backend: "zookeeper", Op: "open", Err: err}
+		return nil, &fence.OpError{Backend: "zookeeper", Op: "open", Err: err}
 	}
-	fail := func(err error) (fence.Opened[*fence.PortableLocker], error) {
+	fail := func(err error) (*fence.Locker, error) {
 		conn.Close()
-		return none, &fence.OpError{Backend: "zookeeper", Op: "open", Err: err}
+		return nil, &fence.OpError{Backend: "zookeeper", Op: "open", Err: err}
 	}
 	if c.user != "" {
 		if err := conn.AddAuth("digest", []byte(c.user+":"+c.password)); err != nil {
-			return fail(errors.New(fence.Scrub(fmt.Sprintf("add the digest credentials of user %q: %v", c.user, err), c.password)))
+			return fail(errors.New(redact.Scrub(fmt.Sprintf("add the digest credentials of user %q: %v", c.user, err), c.password)))
 		}
 	}
 	wait := time.NewTimer(c.connectTimeout)
@@ -83,12 +85,13 @@ func (*URLOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Ope
 		for range events {
 		}
 	}()
-	l, err := New(conn, &Options{Root: c.root, SessionTimeout: c.sessionTimeout, Clock: opts.ClockOrSystem()})
+	closeConn := func() error { conn.Close(); return nil }
+	l, _, err := newLocker(conn, &Options{Root: c.root, SessionTimeout: c.sessionTimeout, Clock: urlparam.Clock(opts)}, closeConn)
 	if err != nil {
 		conn.Close()
-		return none, err
+		return nil, err
 	}
-	return fence.Opened[*fence.PortableLocker]{Value: l.PortableLocker, Close: func() error { conn.Close(); return nil }}, nil
+	return l, nil
 }
 
 // quiet discards the client's log lines.
@@ -108,7 +111,7 @@ type urlConfig struct {
 // show the URL's password.
 func parseURL(u *url.URL) (urlConfig, error) {
 	var c urlConfig
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	if u.Opaque != "" || u.Host == "" {
 		p.Fail("want zk://HOST[:PORT][,HOST[:PORT]...][/ROOT]")
 		return c, p.Done()
@@ -120,7 +123,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 				p.Fail("server %q is not HOST[:PORT]", s)
 				break
 			}
-			host, port = strings.Trim(s, "[]"), DefaultPort
+			host, port = strings.Trim(s, "[]"), defaultPort
 		}
 		if host == "" || port == "" {
 			p.Fail("server %q is not HOST[:PORT]", s)
@@ -144,14 +147,14 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	}
 	c.sessionTimeout = p.Duration("session-timeout")
 	if c.sessionTimeout == 0 {
-		c.sessionTimeout = DefaultSessionTimeout
+		c.sessionTimeout = defaultSessionTimeout
 	}
 	if c.sessionTimeout < MinTTL*3/2 || c.sessionTimeout%time.Millisecond != 0 || c.sessionTimeout > 24*time.Hour {
 		p.Fail("session-timeout=%v is not whole milliseconds between %v and 24h", c.sessionTimeout, MinTTL*3/2)
 	}
 	c.connectTimeout = p.Duration("connect-timeout")
 	if c.connectTimeout == 0 {
-		c.connectTimeout = DefaultConnectTimeout
+		c.connectTimeout = defaultConnectTimeout
 	}
 	if err := p.Done(); err != nil {
 		return urlConfig{}, err

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/z-division/go-zookeeper/zk"
+
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 func mustParse(t testing.TB, raw string) *url.URL {
@@ -29,14 +32,14 @@ func TestParseURL(t *testing.T) {
 		user, password   string
 		session, connect time.Duration
 	}{
-		{"zk://127.0.0.1:2181", []string{"127.0.0.1:2181"}, DefaultRoot, "", "", DefaultSessionTimeout, DefaultConnectTimeout},
-		{"zk://c,a:1,b:2/", []string{"c:2181", "a:1", "b:2"}, DefaultRoot, "", "", DefaultSessionTimeout, DefaultConnectTimeout},
+		{"zk://127.0.0.1:2181", []string{"127.0.0.1:2181"}, DefaultRoot, "", "", defaultSessionTimeout, defaultConnectTimeout},
+		{"zk://c,a:1,b:2/", []string{"c:2181", "a:1", "b:2"}, DefaultRoot, "", "", defaultSessionTimeout, defaultConnectTimeout},
 		{"zk://zk1/app/locks?session-timeout=6s&connect-timeout=1s", []string{"zk1:2181"}, "/app/locks", "", "", 6 * time.Second, time.Second},
-		{"zk://zk1/app/locks/", []string{"zk1:2181"}, "/app/locks", "", "", DefaultSessionTimeout, DefaultConnectTimeout},
-		{"zk://app:s3cret@zk1:1/x", []string{"zk1:1"}, "/x", "app", "s3cret", DefaultSessionTimeout, DefaultConnectTimeout},
-		{"zk://app:p%40ss@zk1:1", []string{"zk1:1"}, DefaultRoot, "app", "p@ss", DefaultSessionTimeout, DefaultConnectTimeout},
-		{"zk://[::1]:2181/x", []string{"[::1]:2181"}, "/x", "", "", DefaultSessionTimeout, DefaultConnectTimeout},
-		{"zk://[::1]/x", []string{"[::1]:2181"}, "/x", "", "", DefaultSessionTimeout, DefaultConnectTimeout},
+		{"zk://zk1/app/locks/", []string{"zk1:2181"}, "/app/locks", "", "", defaultSessionTimeout, defaultConnectTimeout},
+		{"zk://app:s3cret@zk1:1/x", []string{"zk1:1"}, "/x", "app", "s3cret", defaultSessionTimeout, defaultConnectTimeout},
+		{"zk://app:p%40ss@zk1:1", []string{"zk1:1"}, DefaultRoot, "app", "p@ss", defaultSessionTimeout, defaultConnectTimeout},
+		{"zk://[::1]:2181/x", []string{"[::1]:2181"}, "/x", "", "", defaultSessionTimeout, defaultConnectTimeout},
+		{"zk://[::1]/x", []string{"[::1]:2181"}, "/x", "", "", defaultSessionTimeout, defaultConnectTimeout},
 	} {
 		t.Run(tt.raw, func(t *testing.T) {
 			t.Parallel()
@@ -100,11 +103,12 @@ func TestParseURLErrors(t *testing.T) {
 // The URL form is what the opener is registered with.
 func TestURLForm(t *testing.T) {
 	t.Parallel()
-	if !slices.Contains(fence.LockerSchemes(), "zk") {
-		t.Fatalf("LockerSchemes() = %q; want zk among them", fence.LockerSchemes())
+	schemes, forms := driver.LockerSchemes()
+	if !slices.Contains(schemes, "zk") {
+		t.Fatalf("LockerSchemes() = %q; want zk among them", schemes)
 	}
-	if !slices.Contains(fence.LockerURLForms(), (&URLOpener{}).URLForm()) {
-		t.Errorf("LockerURLForms() lacks %q", (&URLOpener{}).URLForm())
+	if !slices.Contains(forms, urlOpener{}.URLForm()) {
+		t.Errorf("LockerSchemes() lacks the URL form %q", urlOpener{}.URLForm())
 	}
 }
 
@@ -112,12 +116,12 @@ func TestOpenLocker(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	root := uniqueRoot("url")
-	l, err := fence.OpenLocker(ctx, "zk://"+sharedServers(t)+root+"?session-timeout=6s&connect-timeout=5s")
+	l, err := fence.OpenLocker(ctx, "zk://"+sharedServers(t)+root+"?session-timeout=6s&connect-timeout=5s", nil)
 	if err != nil {
 		t.Fatalf("OpenLocker: %v", err)
 	}
 	defer l.Close()
-	if got := l.Info().MaxTTL; got != 4*time.Second {
+	if got := driver.InfoOf(l).MaxTTL; got != 4*time.Second {
 		t.Errorf("MaxTTL = %v; want two thirds of the 6 s session timeout", got)
 	}
 	if err := l.Create(ctx); !errors.Is(err, errors.ErrUnsupported) {
@@ -140,8 +144,15 @@ func TestOpenLocker(t *testing.T) {
 	if err := l.Release(ctx, lease); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
+	var conn *zk.Conn
+	if !l.As(&conn) || conn == nil || conn.State() != zk.StateHasSession {
+		t.Fatalf("As(**zk.Conn) gave %v on the opened Locker; want its connection, with a session", conn)
+	}
 	if err := l.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+	if _, _, err := conn.Exists(root); err == nil {
+		t.Errorf("Exists through the connection As gave succeeded after Close; want it closed")
 	}
 	if _, err := l.Inspect(ctx, "k"); err == nil {
 		t.Errorf("Inspect after Close succeeded; want an error (Close closes the connection the opener made)")
@@ -152,7 +163,7 @@ func TestOpenLocker(t *testing.T) {
 // and the error does not show the password.
 func TestOpenLockerErrorHidesPassword(t *testing.T) {
 	t.Parallel()
-	_, err := fence.OpenLocker(t.Context(), "zk://app:s3cret@127.0.0.1:1/?connect-timeout=300ms")
+	_, err := fence.OpenLocker(t.Context(), "zk://app:s3cret@127.0.0.1:1/?connect-timeout=300ms", nil)
 	if err == nil {
 		t.Fatal("OpenLocker of an unreachable server succeeded")
 	}

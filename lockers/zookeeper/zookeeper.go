@@ -8,6 +8,7 @@ import (
 	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of the ZooKeeper locker.
@@ -17,7 +18,7 @@ const (
 	MaxKeyLen = 1024
 	// MaxOwnerLen is the longest owner id accepted, in bytes.
 	MaxOwnerLen = 1024
-	// MinTTL is the shortest lease: the Locker deletes the node of a
+	// MinTTL is the shortest lease: the locker deletes the node of a
 	// lease not renewed in time itself (see the package doc), so a
 	// lease can be much shorter than the session timeout, but each
 	// acquire and renewal is a write the server syncs to its log before
@@ -26,12 +27,12 @@ const (
 	// TTL/3: at 1 s a write has about 333 ms; at 100 ms (33 ms a call)
 	// writes missed their bound on a loaded machine.
 	MinTTL = time.Second
-	// DefaultRoot is the parent of the lock nodes of a Locker whose
+	// DefaultRoot is the parent of the lock nodes of a locker whose
 	// Options.Root is empty.
 	DefaultRoot = "/fence"
 )
 
-// Options configure a Locker.
+// Options configure New.
 type Options struct {
 	// Root is the ZooKeeper path under which every key has its lock
 	// node (Root/KEY, the key escaped) and its last record
@@ -54,32 +55,27 @@ type Options struct {
 	// when it was not renewed in time runs on the system's timers, as
 	// the server's session expiry does. Default: fence.SystemClock.
 	Clock fence.Clock
-	// ACL is the ACL of the nodes the Locker creates. Default:
+	// ACL is the ACL of the nodes the locker creates. Default:
 	// zk.WorldACL(zk.PermAll).
 	ACL []zk.ACL
 }
 
-// Locker is a fence.Locker on a ZooKeeper ensemble: the portable locker
-// (its methods are fence.Locker's and NotifyRelease) over this package's
-// driver. Create it with New; it is safe for concurrent use.
-type Locker struct {
-	*fence.PortableLocker
-	d *driver
+// New returns a *fence.Locker that keeps its leases in ZooKeeper through
+// conn, under the root of opts (see Options). It checks the options but
+// does not contact the server. Close conn when done with the Locker (the
+// session's end deletes every node it holds); the Locker's Close does
+// not. The longest lease the Locker accepts is two thirds of
+// Options.SessionTimeout.
+func New(conn *zk.Conn, opts *Options) (*fence.Locker, error) {
+	l, _, err := newLocker(conn, opts, nil)
+	return l, err
 }
 
-var (
-	_ fence.Locker          = (*Locker)(nil)
-	_ fence.ReleaseNotifier = (*Locker)(nil)
-)
-
-// New returns a Locker that keeps its leases in ZooKeeper through conn,
-// under the root of opts (see Options). It checks the options but does
-// not contact the server. Close conn when done with the Locker (the
-// session's end deletes every node it holds); the Locker's Close does
-// not.
-func New(conn *zk.Conn, opts *Options) (*Locker, error) {
+// newLocker is New, with the store under the Locker and the Locker's
+// Close (the URL opener's, which closes its connection).
+func newLocker(conn *zk.Conn, opts *Options, closeConn func() error) (*fence.Locker, *store, error) {
 	if conn == nil {
-		return nil, &fence.InvalidError{Field: "conn", Reason: "nil"}
+		return nil, nil, &fence.InvalidError{Field: "conn", Reason: "nil"}
 	}
 	var o Options
 	if opts != nil {
@@ -89,22 +85,32 @@ func New(conn *zk.Conn, opts *Options) (*Locker, error) {
 		o.Root = DefaultRoot
 	}
 	if err := checkRoot(o.Root); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	maxTTL := o.SessionTimeout * 2 / 3
 	if maxTTL < MinTTL {
-		return nil, &fence.InvalidError{Field: "SessionTimeout", Reason: fmt.Sprintf("%v: want the session timeout the server negotiated, at least %v", o.SessionTimeout, MinTTL*3/2)}
+		return nil, nil, &fence.InvalidError{Field: "SessionTimeout", Reason: fmt.Sprintf("%v: want the session timeout the server negotiated, at least %v", o.SessionTimeout, MinTTL*3/2)}
 	}
 	if o.ACL == nil {
 		o.ACL = zk.WorldACL(zk.PermAll)
 	}
-	clock := fence.ClockOrSystem(o.Clock)
+	clock := driver.ClockOrSystem(o.Clock)
 	d := newDriver(conn, o.Root, maxTTL, o.ACL)
-	pl, err := fence.NewLocker(d, &fence.LockerOptions{Clock: clock})
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock, Close: closeConn})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Locker{PortableLocker: pl, d: d}, nil
+	return l, d, nil
+}
+
+// LockPath returns the ZooKeeper path under which a locker with root
+// (Options.Root; "" is DefaultRoot) creates key's lock nodes: the path a
+// Curator InterProcessMutex uses to take the same lock.
+func LockPath(root, key string) string {
+	if root == "" {
+		root = DefaultRoot
+	}
+	return root + "/" + escape(key)
 }
 
 // checkRoot checks a root path.
@@ -132,17 +138,3 @@ func checkRoot(root string) error {
 	}
 	return nil
 }
-
-// MaxTTL returns the longest lease l accepts: two thirds of its session
-// timeout.
-func (l *Locker) MaxTTL() time.Duration { return l.d.maxTTL }
-
-// LockPath returns the ZooKeeper path under which key's lock nodes are
-// created: the path a Curator InterProcessMutex uses to take the same
-// lock.
-func (l *Locker) LockPath(key string) string { return l.d.lockPath(key) }
-
-// LastPath returns the ZooKeeper path of key's last record, which names
-// the owner and token of the key's last acquisition through this package
-// and is never deleted.
-func (l *Locker) LastPath(key string) string { return l.d.lastPath(key) }

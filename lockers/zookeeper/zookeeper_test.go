@@ -28,12 +28,12 @@ func TestConformance(t *testing.T) {
 	var conns []*zk.Conn
 	const shortTTL = MinTTL
 	h := lockertest.Harness{
-		New: func(t *testing.T) fence.Locker {
+		New: func(t *testing.T) *fence.Locker {
 			c := connect(t, servers, testSessionTimeout)
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
-			return newLocker(t, c, &Options{Root: root})
+			return newTestLocker(t, c, &Options{Root: root}).Locker
 		},
 		TTL:       testSessionTimeout * 2 / 3,
 		ShortTTL:  shortTTL,
@@ -68,8 +68,8 @@ func TestConformanceServerRestart(t *testing.T) {
 	const session = zktest.MaxSessionTimeout
 	const shortTTL = MinTTL
 	h := lockertest.Harness{
-		New: func(t *testing.T) fence.Locker {
-			return newLocker(t, connect(t, servers, session), &Options{Root: root, SessionTimeout: session})
+		New: func(t *testing.T) *fence.Locker {
+			return newTestLocker(t, connect(t, servers, session), &Options{Root: root, SessionTimeout: session}).Locker
 		},
 		TTL:       session * 2 / 3,
 		ShortTTL:  shortTTL,

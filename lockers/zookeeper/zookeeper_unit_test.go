@@ -9,12 +9,13 @@ import (
 	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // TestNewValidates: New refuses a nil connection, a root ZooKeeper would
 // refuse or that is "/", and a missing or too short session timeout, with
 // errors matching fence.ErrInvalid; MaxTTL is two thirds of the session
-// timeout.
+// timeout; As gives the connection and nothing else.
 func TestNewValidates(t *testing.T) {
 	t.Parallel()
 	if _, err := New(nil, &Options{SessionTimeout: time.Second}); !errors.Is(err, fence.ErrInvalid) {
@@ -35,18 +36,35 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("New(%+v): %v; want fence.ErrInvalid", o, err)
 		}
 	}
-	l, err := New(c, &Options{SessionTimeout: 9 * time.Second})
+	l, d, err := newLocker(c, &Options{SessionTimeout: 9 * time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.MaxTTL() != 6*time.Second || l.Info().MaxTTL != 6*time.Second || l.Info().MinTTL != MinTTL {
-		t.Errorf("MaxTTL %v, Info %+v; want 6s, two thirds of the session timeout", l.MaxTTL(), l.Info())
+	if info := driver.InfoOf(l); info.MaxTTL != 6*time.Second || info.MinTTL != MinTTL || info.Name != "zookeeper" {
+		t.Errorf("Info %+v; want MaxTTL 6s, two thirds of the session timeout", info)
 	}
-	if got := l.LockPath("jobs/nightly report"); got != "/fence/jobs%2Fnightly%20report" {
+	if got := d.lockPath("jobs/nightly report"); got != "/fence/jobs%2Fnightly%20report" {
+		t.Errorf("lock path = %q", got)
+	}
+	if got := LockPath("", "jobs/nightly report"); got != "/fence/jobs%2Fnightly%20report" {
+		t.Errorf("LockPath with the default root = %q", got)
+	}
+	if got := LockPath("/app/locks", ".x"); got != "/app/locks/%2Ex" {
 		t.Errorf("LockPath = %q", got)
 	}
-	if got := l.LastPath(".x"); got != "/fence/.last/%2Ex" {
-		t.Errorf("LastPath = %q", got)
+	if got := d.lastPath(".x"); got != "/fence/.last/%2Ex" {
+		t.Errorf("last path = %q", got)
+	}
+	var conn *zk.Conn
+	if !l.As(&conn) || conn != c {
+		t.Errorf("As(**zk.Conn) gave %p, want the connection %p", conn, c)
+	}
+	var s string
+	if l.As(&s) || l.As(nil) || l.As(conn) {
+		t.Error("As gave a value for a *string, nil or a *zk.Conn")
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("Close of a Locker on the caller's connection: %v", err)
 	}
 }
 

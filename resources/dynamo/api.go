@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
-// API is the part of the DynamoDB client a Resource calls.
+// API is the part of the DynamoDB client New needs.
 // *dynamodb.Client satisfies it.
 type API interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
@@ -14,12 +14,12 @@ type API interface {
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 }
 
-// TableAPI is the part of the DynamoDB client CreateTable calls.
+// tableAPI is the part of the DynamoDB client createTable calls.
 // *dynamodb.Client satisfies it.
-type TableAPI interface {
+type tableAPI interface {
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 }
 
 var _ API = (*dynamodb.Client)(nil)
-var _ TableAPI = (*dynamodb.Client)(nil)
+var _ tableAPI = (*dynamodb.Client)(nil)

@@ -37,7 +37,7 @@ func BenchmarkWrite(b *testing.B) {
 	cnt := &counting{next: tr}
 	c := emulators.DynamoClient(b, cnt)
 	tb := itemTable(b, c)
-	table := aws.String(tb.Table())
+	table := aws.String(dynamo.TableOf(tb))
 	item := func(id string) map[string]types.AttributeValue {
 		return withKey(id, map[string]types.AttributeValue{"v": s("a value of some thirty bytes..")})
 	}
@@ -82,7 +82,7 @@ func BenchmarkWrite(b *testing.B) {
 		return err
 	})
 	run("PutItem/fenced", func(tok fence.Token, id string) error {
-		_, err := tb.PutItem(b.Context(), tok, &dynamodb.PutItemInput{Item: item(id)})
+		_, err := dynamo.PutItem(b.Context(), tb, tok, &dynamodb.PutItemInput{Item: item(id)})
 		return err
 	})
 	run("UpdateItem/unfenced", func(_ fence.Token, id string) error {
@@ -90,7 +90,7 @@ func BenchmarkWrite(b *testing.B) {
 		return err
 	})
 	run("UpdateItem/fenced", func(tok fence.Token, id string) error {
-		_, err := tb.UpdateItem(b.Context(), tok, update(id))
+		_, err := dynamo.UpdateItem(b.Context(), tb, tok, update(id))
 		return err
 	})
 	// An unfenced delete removes the item once and then deletes nothing;
@@ -100,16 +100,16 @@ func BenchmarkWrite(b *testing.B) {
 		return err
 	})
 	run("DeleteItem/fenced", func(tok fence.Token, id string) error {
-		_, err := tb.DeleteItem(b.Context(), tok, &dynamodb.DeleteItemInput{Key: key(id)})
+		_, err := dynamo.DeleteItem(b.Context(), tb, tok, &dynamodb.DeleteItemInput{Key: key(id)})
 		return err
 	})
 	// A stale write: refused, then read back to tell it from a failed
 	// condition (dynalite returns no item with the failure).
-	if _, err := tb.PutItem(b.Context(), 1<<40, &dynamodb.PutItemInput{Item: item("stale")}); err != nil {
+	if _, err := dynamo.PutItem(b.Context(), tb, 1<<40, &dynamodb.PutItemInput{Item: item("stale")}); err != nil {
 		b.Fatal(err)
 	}
 	run("PutItem/fenced-stale", func(tok fence.Token, _ string) error {
-		_, err := tb.PutItem(b.Context(), tok, &dynamodb.PutItemInput{Item: item("stale")})
+		_, err := dynamo.PutItem(b.Context(), tb, tok, &dynamodb.PutItemInput{Item: item("stale")})
 		if err == nil {
 			b.Fatal("a stale PutItem was accepted")
 		}

@@ -16,7 +16,7 @@ import (
 // changed between its read and its update (or keeps losing answers).
 const maxClaimTries = 8
 
-// Claim implements fence.ResourceDriver with a conditional UpdateItem that
+// Claim implements driver.Resource with a conditional UpdateItem that
 // sets the fence attribute of an existing item (a value or a tombstone) to
 // token, on the fence condition, and leaves every other attribute: the
 // value, or the tombstone marker, stays. A key without an item gets a
@@ -25,12 +25,11 @@ const maxClaimTries = 8
 // settled by reading the item: a fence at token is this claim (or the
 // token's own holder's write), a higher one refuses it as stale, or, when
 // an earlier attempt may have landed, leaves the outcome unknown.
-func (d *driver) Claim(ctx context.Context, key string, token fence.Token) error {
-	k, err := d.item(key)
+func (r *store) Claim(ctx context.Context, key string, token fence.Token) error {
+	k, err := r.item(key)
 	if err != nil {
 		return err
 	}
-	r := d.r
 	var lastErr error
 	maybe := false
 	for range maxClaimTries {
@@ -99,7 +98,7 @@ func (d *driver) Claim(ctx context.Context, key string, token fence.Token) error
 
 // claimUnknown is the error of a claim that could not be settled: unknown
 // when an attempt may have been applied, err otherwise.
-func (r *Resource) claimUnknown(ctx context.Context, maybe bool, token fence.Token, k map[string]types.AttributeValue, err error) error {
+func (r *store) claimUnknown(ctx context.Context, maybe bool, token fence.Token, k map[string]types.AttributeValue, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = errors.Join(err, cerr)
 	}

@@ -45,20 +45,20 @@ func TestCorruptFenceRefusesWrites(t *testing.T) {
 				t.Parallel()
 				id := t.Name()
 				stored := withKey(id, map[string]types.AttributeValue{"v": s("keep"), dynamo.DefaultFenceAttribute: cr.fence})
-				if _, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(tb.Table()), Item: stored}); err != nil {
+				if _, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(dynamo.TableOf(tb)), Item: stored}); err != nil {
 					t.Fatalf("raw PutItem: %v", err)
 				}
 				var err error
 				switch op {
 				case "put":
-					_, err = tb.PutItem(t.Context(), cr.token, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{"v": s("new")})})
+					_, err = dynamo.PutItem(t.Context(), tb, cr.token, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{"v": s("new")})})
 				case "update":
-					_, err = tb.UpdateItem(t.Context(), cr.token, &dynamodb.UpdateItemInput{Key: key(id), UpdateExpression: aws.String("SET v = :v"),
+					_, err = dynamo.UpdateItem(t.Context(), tb, cr.token, &dynamodb.UpdateItemInput{Key: key(id), UpdateExpression: aws.String("SET v = :v"),
 						ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("new")}})
 				case "delete":
-					_, err = tb.DeleteItem(t.Context(), cr.token, &dynamodb.DeleteItemInput{Key: key(id)})
+					_, err = dynamo.DeleteItem(t.Context(), tb, cr.token, &dynamodb.DeleteItemInput{Key: key(id)})
 				case "highest":
-					_, err = tb.HighestItem(t.Context(), key(id))
+					_, err = dynamo.HighestItem(t.Context(), tb, key(id))
 				}
 				var ce *fence.CorruptError
 				if !errors.Is(err, fence.ErrCorrupt) || !errors.As(err, &ce) {

@@ -10,16 +10,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/dynamotable"
 )
 
-// DefaultTableWait is how long CreateTable waits for the table to become
-// ACTIVE when TableOptions.Wait is 0.
-const DefaultTableWait = 5 * time.Minute
+// defaultTableWait is how long createTable waits for the table to become
+// ACTIVE when tableOptions.Wait is 0.
+const defaultTableWait = 5 * time.Minute
 
-// TableOptions describe the table CreateTable makes. A nil *TableOptions
-// means all defaults: the table of a Resource with nil Options.
-type TableOptions struct {
+// tableOptions describe the table createTable makes. A nil *tableOptions
+// means all defaults: the table of a resource with nil Options.
+type tableOptions struct {
 	// KeyAttribute names the partition key attribute; use the same value
 	// as Options.KeyAttribute. Default: DefaultKeyAttribute.
 	KeyAttribute string
@@ -31,30 +32,22 @@ type TableOptions struct {
 	// SortKeyType is its type. Default: types.ScalarAttributeTypeS.
 	SortKeyType types.ScalarAttributeType
 	// Wait bounds the wait for the table to become ACTIVE (ctx bounds it
-	// too). Default: DefaultTableWait.
+	// too). Default: defaultTableWait.
 	Wait time.Duration
 }
 
-// CreateTable creates table with on-demand billing (PAY_PER_REQUEST) and
+// createTable creates table with on-demand billing (PAY_PER_REQUEST) and
 // the key schema of opts (nil for the table of the portable methods), and
 // waits until it is ACTIVE. A table that exists already is only waited
-// for. For tests, and for users who do not create tables with other
-// tools; nothing else in the package needs it. Errors are *fence.OpError.
-func CreateTable(ctx context.Context, api TableAPI, table string, opts *TableOptions) error {
-	if err := createTable(ctx, api, table, opts); err != nil {
-		return &fence.OpError{Backend: backend, Op: "create table", Key: table, Err: err}
-	}
-	return nil
-}
-
-func createTable(ctx context.Context, api TableAPI, table string, opts *TableOptions) error {
+// for.
+func createTable(ctx context.Context, api tableAPI, table string, opts *tableOptions) error {
 	if api == nil {
 		return &fence.InvalidError{Field: "api", Reason: "nil"}
 	}
 	if err := checkTableName(table); err != nil {
 		return err
 	}
-	var o TableOptions
+	var o tableOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -65,11 +58,11 @@ func createTable(ctx context.Context, api TableAPI, table string, opts *TableOpt
 		return &fence.InvalidError{Field: "Wait", Reason: fmt.Sprintf("%v is negative", o.Wait)}
 	}
 	if o.Wait == 0 {
-		o.Wait = DefaultTableWait
+		o.Wait = defaultTableWait
 	}
 	in := &dynamodb.CreateTableInput{TableName: aws.String(table)}
 	add := func(field, typeField, name string, typ types.ScalarAttributeType, kt types.KeyType) error {
-		if err := fence.ValidateKey(field, name, maxAttributeNameLen); err != nil {
+		if err := driver.ValidateKey(field, name, maxAttributeNameLen); err != nil {
 			return err
 		}
 		switch typ {

@@ -20,18 +20,22 @@ import (
 //
 // Errors are as for PutItem. The output is the SDK's DeleteItemOutput,
 // with Attributes (ReturnValues ALL_OLD) nil when there was no live item.
-func (r *Resource) DeleteItem(ctx context.Context, token fence.Token, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	if in == nil {
-		return nil, r.opErr("delete item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
-	}
-	out, err := r.deleteItem(ctx, token, in, optFns)
+func DeleteItem(ctx context.Context, r *fence.Resource, token fence.Token, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	s, err := storeOf(r, "delete item")
 	if err != nil {
-		return nil, r.opErr("delete item", in.Key, err)
+		return nil, err
+	}
+	if in == nil {
+		return nil, s.opErr("delete item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
+	}
+	out, err := s.deleteItem(ctx, token, in, optFns)
+	if err != nil {
+		return nil, s.opErr("delete item", in.Key, err)
 	}
 	return out, nil
 }
 
-func (r *Resource) deleteItem(ctx context.Context, token fence.Token, in *dynamodb.DeleteItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+func (r *store) deleteItem(ctx context.Context, token fence.Token, in *dynamodb.DeleteItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	if err := r.checkWrite(token, in.TableName, in.Expected, in.ConditionalOperator, in.ExpressionAttributeNames, in.ExpressionAttributeValues); err != nil {
 		return nil, err
 	}
@@ -43,7 +47,7 @@ func (r *Resource) deleteItem(ctx context.Context, token fence.Token, in *dynamo
 }
 
 // sendDelete sends the tombstone PutItem of w for a checked in.
-func (r *Resource) sendDelete(ctx context.Context, w *write, in *dynamodb.DeleteItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+func (r *store) sendDelete(ctx context.Context, w *write, in *dynamodb.DeleteItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	e := r.fenced(w, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	item := make(map[string]types.AttributeValue, len(w.key)+3)
 	for k, v := range w.key {

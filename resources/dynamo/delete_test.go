@@ -22,10 +22,10 @@ func TestDeleteItemLeavesTombstone(t *testing.T) {
 	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	id := "doomed"
-	if _, err := tb.PutItem(t.Context(), 2, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{"v": s("data"), "n": n("1")})}); err != nil {
+	if _, err := dynamo.PutItem(t.Context(), tb, 2, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{"v": s("data"), "n": n("1")})}); err != nil {
 		t.Fatalf("PutItem: %v", err)
 	}
-	if _, err := tb.DeleteItem(t.Context(), 3, &dynamodb.DeleteItemInput{Key: key(id)}); err != nil {
+	if _, err := dynamo.DeleteItem(t.Context(), tb, 3, &dynamodb.DeleteItemInput{Key: key(id)}); err != nil {
 		t.Fatalf("DeleteItem: %v", err)
 	}
 	stored := raw(t, c, tb, key(id))
@@ -47,31 +47,31 @@ func TestDeleteItemLeavesTombstone(t *testing.T) {
 		{Key: key(id), ConsistentRead: aws.Bool(true), ProjectionExpression: aws.String("v, #n"), ExpressionAttributeNames: map[string]string{"#n": "n"}},
 		{Key: key(id), ConsistentRead: aws.Bool(true), AttributesToGet: []string{"v"}},
 	} {
-		out, err := tb.GetItem(t.Context(), get)
+		out, err := dynamo.GetItem(t.Context(), tb, get)
 		if err != nil || out.Item != nil {
 			t.Errorf("GetItem(%v) of a tombstone = %v, %v; want no item", aws.ToString(get.ProjectionExpression), out, err)
 		}
 	}
-	if h, err := tb.HighestItem(t.Context(), key(id)); err != nil || h != 3 {
+	if h, err := dynamo.HighestItem(t.Context(), tb, key(id)); err != nil || h != 3 {
 		t.Errorf("Highest after DeleteItem = %d, %v; want 3", h, err)
 	}
 
 	// Stale writers of every kind are refused.
-	_, err := tb.PutItem(t.Context(), 2, &dynamodb.PutItemInput{Item: withKey(id, nil)})
+	_, err := dynamo.PutItem(t.Context(), tb, 2, &dynamodb.PutItemInput{Item: withKey(id, nil)})
 	wantKind(t, "PutItem(2) after DeleteItem(3)", err, "stale", 3)
-	_, err = tb.UpdateItem(t.Context(), 2, &dynamodb.UpdateItemInput{Key: key(id)})
+	_, err = dynamo.UpdateItem(t.Context(), tb, 2, &dynamodb.UpdateItemInput{Key: key(id)})
 	wantKind(t, "UpdateItem(2) after DeleteItem(3)", err, "stale", 3)
-	_, err = tb.DeleteItem(t.Context(), 1, &dynamodb.DeleteItemInput{Key: key(id)})
+	_, err = dynamo.DeleteItem(t.Context(), tb, 1, &dynamodb.DeleteItemInput{Key: key(id)})
 	wantKind(t, "DeleteItem(1) after DeleteItem(3)", err, "stale", 3)
 
 	// An update with the current token revives the item: the marker goes.
-	if _, err := tb.UpdateItem(t.Context(), 3, &dynamodb.UpdateItemInput{
+	if _, err := dynamo.UpdateItem(t.Context(), tb, 3, &dynamodb.UpdateItemInput{
 		Key: key(id), UpdateExpression: aws.String("SET v = :v"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("again")},
 	}); err != nil {
 		t.Fatalf("UpdateItem(3) after DeleteItem(3): %v", err)
 	}
-	out, err := tb.GetItem(t.Context(), &dynamodb.GetItemInput{Key: key(id), ConsistentRead: aws.Bool(true)})
+	out, err := dynamo.GetItem(t.Context(), tb, &dynamodb.GetItemInput{Key: key(id), ConsistentRead: aws.Bool(true)})
 	if err != nil || attr(out.Item, "v") != "again" || attr(out.Item, "n") != "<absent>" {
 		t.Fatalf("GetItem after the revival = %v, %v; want v=again and no n", out, err)
 	}
@@ -88,14 +88,14 @@ func TestDeleteItemOfAbsentItem(t *testing.T) {
 	t.Parallel()
 	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
-	out, err := tb.DeleteItem(t.Context(), 8, &dynamodb.DeleteItemInput{Key: key("never"), ReturnValues: types.ReturnValueAllOld})
+	out, err := dynamo.DeleteItem(t.Context(), tb, 8, &dynamodb.DeleteItemInput{Key: key("never"), ReturnValues: types.ReturnValueAllOld})
 	if err != nil || out.Attributes != nil {
 		t.Fatalf("DeleteItem of an absent item = %v, %v; want success and no old attributes", out, err)
 	}
-	if h, err := tb.HighestItem(t.Context(), key("never")); err != nil || h != 8 {
+	if h, err := dynamo.HighestItem(t.Context(), tb, key("never")); err != nil || h != 8 {
 		t.Errorf("Highest = %d, %v; want 8", h, err)
 	}
-	_, err = tb.PutItem(t.Context(), 7, &dynamodb.PutItemInput{Item: key("never")})
+	_, err = dynamo.PutItem(t.Context(), tb, 7, &dynamodb.PutItemInput{Item: key("never")})
 	wantKind(t, "PutItem(7)", err, "stale", 8)
 }
 
@@ -105,11 +105,11 @@ func TestDeleteItemCondition(t *testing.T) {
 	t.Parallel()
 	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
-	if _, err := tb.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("c", map[string]types.AttributeValue{"v": s("keep")})}); err != nil {
+	if _, err := dynamo.PutItem(t.Context(), tb, 5, &dynamodb.PutItemInput{Item: withKey("c", map[string]types.AttributeValue{"v": s("keep")})}); err != nil {
 		t.Fatalf("PutItem: %v", err)
 	}
 	del := func(tok fence.Token, want string) error {
-		_, err := tb.DeleteItem(t.Context(), tok, &dynamodb.DeleteItemInput{
+		_, err := dynamo.DeleteItem(t.Context(), tb, tok, &dynamodb.DeleteItemInput{
 			Key: key("c"), ConditionExpression: aws.String("v = :v"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":v": s(want)},
 		})

@@ -5,9 +5,9 @@
 //
 // # Fenced writes
 //
-// Resource.PutItem, UpdateItem and DeleteItem take the SDK's own input
-// structs, so existing code keeps its expressions, and return the SDK's
-// outputs. Each is one conditional PutItem or UpdateItem whose
+// PutItem, UpdateItem and DeleteItem take the *fence.Resource of New and
+// the SDK's own input structs, so existing code keeps its expressions,
+// and return the SDK's outputs. Each is one conditional PutItem or UpdateItem whose
 // condition is
 //
 //	(attribute_not_exists(#f) OR #f BETWEEN :1 AND :t) AND (your condition)
@@ -98,45 +98,40 @@
 //
 // # Portable form and layering
 //
-// A Resource is a fence.Resource: it embeds the *fence.PortableResource
-// that New builds over the package's driver. The portable layer checks
+// New returns a *fence.Resource over the package's driver. The portable
+// layer checks
 // keys (at most MaxKeyLen bytes) and tokens, checks ctx, and wraps every
-// error in a *fence.OpError ("fence/dynamo: put "k": ..."); the driver
+// error in a *fence.OpError ("fence/dynamo: put "k": ..."); the store
 // does only what is DynamoDB's: one conditional PutItem per Put or Delete
 // (on the item whose string partition key is the key, the value in a
 // binary attribute), a consistent GetItem per Get or Highest, and the
 // read-back that settles a write whose answer was lost. On a table with a
 // sort key (Options.SortKeyAttribute) a key names no single item: the
 // portable methods fail with errors.ErrUnsupported, and only the item
-// methods work. The item methods (PutItem, UpdateItem, DeleteItem,
+// functions work. The item functions (PutItem, UpdateItem, DeleteItem,
 // GetItem, HighestItem) do their own input checks and wrap their errors
-// in a *fence.OpError too. A table that does not exist gets an error
-// matching fence.ErrStoreMissing (and the SDK's
+// in a *fence.OpError too; given a resource that is not one of New's,
+// they return a *fence.InvalidError. A table that does not exist gets an
+// error matching fence.ErrStoreMissing (and the SDK's
 // *types.ResourceNotFoundException).
+//
+// The resource's Create creates the table of its Options (on-demand
+// billing, string keys) if it is missing and waits until it is ACTIVE;
+// its As gives the client New was given, to a *API target, or to a
+// **dynamodb.Client target when it is one.
 //
 // # Opening from a URL
 //
-// Importing the package registers the resource scheme "dynamodb" (see
-// URLOpener):
+// Importing the package registers the resource scheme "dynamodb":
 //
-//	r, err := fence.OpenResource(ctx, "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]")
+//	r, err := fence.OpenResource(ctx, "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]", nil)
 //
-// with credentials and the default region from the AWS SDK's usual
-// environment.
-//
-// # Emulator
-//
-// The package is tested on dynalite (scripts/emulators.sh starts it on
-// 127.0.0.1:PORT), which has no ReturnValuesOnConditionCheckFailure (the
-// fallback consistent GetItem is what runs there) and no transactions
-// (which nothing here uses). It accepts any credentials and region; point
-// the SDK at it with
-//
-//	client := dynamodb.New(dynamodb.Options{
-//		Region:       "us-east-1",
-//		BaseEndpoint: aws.String("http://127.0.0.1:PORT"),
-//		Credentials:  credentials.NewStaticCredentialsProvider("any", "any", ""),
-//	})
-//
-// or set AWS_ENDPOINT_URL_DYNAMODB for config.LoadDefaultConfig.
+// TABLE is the table, region the AWS region (default: the SDK's chain:
+// AWS_REGION, the profile, ...), endpoint the DynamoDB endpoint (for
+// emulators and private endpoints; default: the SDK's, which reads
+// AWS_ENDPOINT_URL_DYNAMODB), key-attribute Options.KeyAttribute.
+// Credentials come from the SDK's default chain (environment, shared
+// files, roles), as config.LoadDefaultConfig finds them. The client sends
+// its requests through OpenOptions.HTTPClient when set. The resource's
+// Create creates the table.
 package dynamo

@@ -24,11 +24,11 @@ func TestEmulatorGapConditionFailureItem(t *testing.T) {
 	t.Parallel()
 	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
-	if _, err := tb.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("gap", map[string]types.AttributeValue{"v": s("stored")})}); err != nil {
+	if _, err := dynamo.PutItem(t.Context(), tb, 5, &dynamodb.PutItemInput{Item: withKey("gap", map[string]types.AttributeValue{"v": s("stored")})}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{
-		TableName:                           aws.String(tb.Table()),
+		TableName:                           aws.String(dynamo.TableOf(tb)),
 		Item:                                key("gap"),
 		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,

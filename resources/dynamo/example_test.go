@@ -17,7 +17,7 @@ import (
 
 // A ledger adjustment under a lease: the caller's own update and condition
 // stay as they were; the token comes from the lease.
-func ExampleResource_UpdateItem() {
+func ExampleUpdateItem() {
 	ctx := context.Background()
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -28,7 +28,7 @@ func ExampleResource_UpdateItem() {
 		log.Fatal(err)
 	}
 	var lease fence.Lease // from a Locker's Acquire
-	_, err = accounts.UpdateItem(ctx, lease.Token, &dynamodb.UpdateItemInput{
+	_, err = dynamo.UpdateItem(ctx, accounts, lease.Token, &dynamodb.UpdateItemInput{
 		Key:                 map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "acct-42"}},
 		UpdateExpression:    aws.String("ADD balance :amount"),
 		ConditionExpression: aws.String("balance >= :min"),
@@ -48,7 +48,7 @@ func ExampleResource_UpdateItem() {
 }
 
 // Deleting leaves a tombstone; GetItem reports the item as absent.
-func ExampleResource_DeleteItem() {
+func ExampleDeleteItem() {
 	ctx := context.Background()
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -62,33 +62,32 @@ func ExampleResource_DeleteItem() {
 		"queue": &types.AttributeValueMemberS{Value: "reports"},
 		"job":   &types.AttributeValueMemberS{Value: "2024-06-01"},
 	}
-	if _, err := jobs.DeleteItem(ctx, 7, &dynamodb.DeleteItemInput{Key: key}); err != nil {
+	if _, err := dynamo.DeleteItem(ctx, jobs, 7, &dynamodb.DeleteItemInput{Key: key}); err != nil {
 		log.Fatal(err)
 	}
-	out, err := jobs.GetItem(ctx, &dynamodb.GetItemInput{Key: key, ConsistentRead: aws.Bool(true)})
+	out, err := dynamo.GetItem(ctx, jobs, &dynamodb.GetItemInput{Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		log.Fatal(err)
 	}
-	highest, err := jobs.HighestItem(ctx, key)
+	highest, err := dynamo.HighestItem(ctx, jobs, key)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(out.Item == nil, highest) // true 7
 }
 
-// The portable methods, on a table made by CreateTable.
+// The portable methods, on a table made by the resource's Create.
 func ExampleNew() {
 	ctx := context.Background()
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	client := dynamodb.NewFromConfig(cfg)
-	if err := dynamo.CreateTable(ctx, client, "fenced-values", nil); err != nil {
+	r, err := dynamo.New(dynamodb.NewFromConfig(cfg), "fenced-values", nil)
+	if err != nil {
 		log.Fatal(err)
 	}
-	r, err := dynamo.New(client, "fenced-values", nil)
-	if err != nil {
+	if err := r.Create(ctx); err != nil {
 		log.Fatal(err)
 	}
 	if err := r.Put(ctx, "report:acme:2024-06-01", 3, []byte("v1")); err != nil {

@@ -11,21 +11,21 @@ import (
 )
 
 // The package's own expression placeholders. Callers' placeholders may not
-// start with ReservedNamePrefix or ReservedValuePrefix.
+// start with reservedNamePrefix or reservedValuePrefix.
 const (
-	// ReservedNamePrefix starts every expression attribute name the
+	// reservedNamePrefix starts every expression attribute name the
 	// package adds; callers' names starting with it are refused.
-	ReservedNamePrefix = "#fencekit"
-	// ReservedValuePrefix starts every expression attribute value the
+	reservedNamePrefix = "#fencekit"
+	// reservedValuePrefix starts every expression attribute value the
 	// package adds; callers' values starting with it are refused.
-	ReservedValuePrefix = ":fencekit"
+	reservedValuePrefix = ":fencekit"
 
-	nameFence     = ReservedNamePrefix + "_f"
-	nameTombstone = ReservedNamePrefix + "_d"
-	nameWriteID   = ReservedNamePrefix + "_w"
-	valueToken    = ReservedValuePrefix + "_t"
-	valueOne      = ReservedValuePrefix + "_one"
-	valueWriteID  = ReservedValuePrefix + "_w"
+	nameFence     = reservedNamePrefix + "_f"
+	nameTombstone = reservedNamePrefix + "_d"
+	nameWriteID   = reservedNamePrefix + "_w"
+	valueToken    = reservedValuePrefix + "_t"
+	valueOne      = reservedValuePrefix + "_one"
+	valueWriteID  = reservedValuePrefix + "_w"
 )
 
 // fenceCondition is true when the item has no fence attribute or one
@@ -43,7 +43,7 @@ type expr struct {
 // fenced merges the fence condition and placeholders of w with the
 // caller's condition, names and values, which checkNames and checkValues
 // passed. The caller's maps are not modified.
-func (r *Resource) fenced(w *write, cond *string, names map[string]string, values map[string]types.AttributeValue) expr {
+func (r *store) fenced(w *write, cond *string, names map[string]string, values map[string]types.AttributeValue) expr {
 	e := expr{condition: fenceCondition}
 	if cond != nil && strings.TrimSpace(*cond) != "" {
 		e.condition += " AND (" + *cond + ")"
@@ -65,8 +65,8 @@ func (r *Resource) fenced(w *write, cond *string, names map[string]string, value
 // checkNames refuses expression attribute names with the reserved prefix.
 func checkNames(names map[string]string) error {
 	for k := range names {
-		if hasPrefixFold(k, ReservedNamePrefix) {
-			return &fence.InvalidError{Field: "ExpressionAttributeNames", Reason: fmt.Sprintf("%q starts with %q, which is reserved for the fence", k, ReservedNamePrefix)}
+		if hasPrefixFold(k, reservedNamePrefix) {
+			return &fence.InvalidError{Field: "ExpressionAttributeNames", Reason: fmt.Sprintf("%q starts with %q, which is reserved for the fence", k, reservedNamePrefix)}
 		}
 	}
 	return nil
@@ -76,8 +76,8 @@ func checkNames(names map[string]string) error {
 // prefix.
 func checkValues(values map[string]types.AttributeValue) error {
 	for k := range values {
-		if hasPrefixFold(k, ReservedValuePrefix) {
-			return &fence.InvalidError{Field: "ExpressionAttributeValues", Reason: fmt.Sprintf("%q starts with %q, which is reserved for the fence", k, ReservedValuePrefix)}
+		if hasPrefixFold(k, reservedValuePrefix) {
+			return &fence.InvalidError{Field: "ExpressionAttributeValues", Reason: fmt.Sprintf("%q starts with %q, which is reserved for the fence", k, reservedValuePrefix)}
 		}
 	}
 	return nil

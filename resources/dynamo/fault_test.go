@@ -77,7 +77,7 @@ func (f *faulty) RoundTrip(req *http.Request) (*http.Response, error) {
 // through a faulty transport, and a Table on the same table with a clean
 // client. With retries set, the SDK retries errLost (3 attempts);
 // otherwise it makes one attempt.
-func faultyTable(t *testing.T, op string, retries bool) (*dynamo.Resource, *dynamo.Resource, *faulty, *dynamodb.Client) {
+func faultyTable(t *testing.T, op string, retries bool) (*fence.Resource, *fence.Resource, *faulty, *dynamodb.Client) {
 	t.Helper()
 	clean := emulators.DynamoClient(t, nil)
 	good := itemTable(t, clean)
@@ -98,8 +98,8 @@ func faultyTable(t *testing.T, op string, retries bool) (*dynamo.Resource, *dyna
 			})}, so.Retryables...)
 		})
 	})
-	opts := good.Options()
-	bad, err := dynamo.New(c, good.Table(), &opts)
+	opts := dynamo.OptionsOf(good)
+	bad, err := dynamo.New(c, dynamo.TableOf(good), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +109,9 @@ func faultyTable(t *testing.T, op string, retries bool) (*dynamo.Resource, *dyna
 // newerHolderWrites returns a function that writes item x with token 5
 // through good, as a newer holder would between a lost answer and what
 // follows it.
-func newerHolderWrites(t *testing.T, good *dynamo.Resource) func() {
+func newerHolderWrites(t *testing.T, good *fence.Resource) func() {
 	return func() {
-		if _, err := good.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey("x", map[string]types.AttributeValue{"v": s("newer")})}); err != nil {
+		if _, err := dynamo.PutItem(t.Context(), good, 5, &dynamodb.PutItemInput{Item: withKey("x", map[string]types.AttributeValue{"v": s("newer")})}); err != nil {
 			t.Errorf("the newer holder's PutItem: %v", err)
 		}
 	}
@@ -123,28 +123,28 @@ func newerHolderWrites(t *testing.T, good *dynamo.Resource) func() {
 type fencedWrite struct {
 	name string
 	op   string // the DynamoDB operation it sends
-	do   func(t *testing.T, tb *dynamo.Resource, tok fence.Token, id string) error
+	do   func(t *testing.T, tb *fence.Resource, tok fence.Token, id string) error
 	// check verifies on a clean read that the write was applied.
 	check func(item map[string]types.AttributeValue) bool
 }
 
 var fencedWrites = []fencedWrite{
-	{"PutItem", "PutItem", func(t *testing.T, tb *dynamo.Resource, tok fence.Token, id string) error {
-		_, err := tb.PutItem(t.Context(), tok, &dynamodb.PutItemInput{
+	{"PutItem", "PutItem", func(t *testing.T, tb *fence.Resource, tok fence.Token, id string) error {
+		_, err := dynamo.PutItem(t.Context(), tb, tok, &dynamodb.PutItemInput{
 			Item:                withKey(id, map[string]types.AttributeValue{"v": s("mine")}),
 			ConditionExpression: aws.String("attribute_not_exists(v)"),
 		})
 		return err
 	}, func(item map[string]types.AttributeValue) bool { return attr(item, "v") == "mine" }},
-	{"UpdateItem", "UpdateItem", func(t *testing.T, tb *dynamo.Resource, tok fence.Token, id string) error {
-		_, err := tb.UpdateItem(t.Context(), tok, &dynamodb.UpdateItemInput{
+	{"UpdateItem", "UpdateItem", func(t *testing.T, tb *fence.Resource, tok fence.Token, id string) error {
+		_, err := dynamo.UpdateItem(t.Context(), tb, tok, &dynamodb.UpdateItemInput{
 			Key: key(id), UpdateExpression: aws.String("ADD #n :one"), ConditionExpression: aws.String("attribute_not_exists(#n)"),
 			ExpressionAttributeNames: map[string]string{"#n": "n"}, ExpressionAttributeValues: map[string]types.AttributeValue{":one": n("1")},
 		})
 		return err
 	}, func(item map[string]types.AttributeValue) bool { return attr(item, "n") == "1" }},
-	{"DeleteItem", "PutItem", func(t *testing.T, tb *dynamo.Resource, tok fence.Token, id string) error {
-		_, err := tb.DeleteItem(t.Context(), tok, &dynamodb.DeleteItemInput{Key: key(id)})
+	{"DeleteItem", "PutItem", func(t *testing.T, tb *fence.Resource, tok fence.Token, id string) error {
+		_, err := dynamo.DeleteItem(t.Context(), tb, tok, &dynamodb.DeleteItemInput{Key: key(id)})
 		return err
 	}, func(item map[string]types.AttributeValue) bool {
 		return attr(item, dynamo.DefaultTombstoneAttribute) == "true"
@@ -222,7 +222,7 @@ func TestLostResponseOverwrittenIsNotClaimed(t *testing.T) {
 				errors.Is(err, fence.ErrStaleToken) || errors.Is(err, dynamo.ErrConditionFailed) {
 				t.Fatalf("%s = %v; want an unknown outcome for token 4, replaced by 5, wrapping the transport's error", w.name, err)
 			}
-			if h, err := good.HighestItem(t.Context(), key("x")); err != nil || h != 5 {
+			if h, err := dynamo.HighestItem(t.Context(), good, key("x")); err != nil || h != 5 {
 				t.Errorf("Highest = %d, %v; want 5", h, err)
 			}
 		})

@@ -18,20 +18,24 @@ import (
 // (ProjectionExpression or AttributesToGet) is extended with the tombstone
 // attribute so that tombstones are still recognised; the write id
 // attribute is never returned. in is not modified. Pass ConsistentRead
-// for a read that sees every acknowledged write. Errors are
-// *fence.OpError.
-func (r *Resource) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	if in == nil {
-		return nil, r.opErr("get item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
-	}
-	out, err := r.getItem(ctx, in, optFns)
+// for a read that sees every acknowledged write. Errors are as for
+// PutItem.
+func GetItem(ctx context.Context, r *fence.Resource, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	s, err := storeOf(r, "get item")
 	if err != nil {
-		return nil, r.opErr("get item", in.Key, err)
+		return nil, err
+	}
+	if in == nil {
+		return nil, s.opErr("get item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
+	}
+	out, err := s.getItem(ctx, in, optFns)
+	if err != nil {
+		return nil, s.opErr("get item", in.Key, err)
 	}
 	return out, nil
 }
 
-func (r *Resource) getItem(ctx context.Context, in *dynamodb.GetItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+func (r *store) getItem(ctx context.Context, in *dynamodb.GetItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	if _, err := r.key("Key", in.Key, true); err != nil {
 		return nil, err
 	}
@@ -65,21 +69,25 @@ func (r *Resource) getItem(ctx context.Context, in *dynamodb.GetItemInput, optFn
 // HighestItem returns the highest token the item under key has accepted,
 // tombstones included, with a consistent read: 0 when there is no item or
 // it has no fence attribute. A fence attribute that is not a positive
-// integer gets a *fence.CorruptError. Errors are *fence.OpError.
-func (r *Resource) HighestItem(ctx context.Context, key map[string]types.AttributeValue) (fence.Token, error) {
-	k, err := r.key("key", key, true)
+// integer gets a *fence.CorruptError. Errors are as for PutItem.
+func HighestItem(ctx context.Context, r *fence.Resource, key map[string]types.AttributeValue) (fence.Token, error) {
+	s, err := storeOf(r, "highest item")
 	if err != nil {
-		return 0, r.opErr("highest item", nil, err)
+		return 0, err
 	}
-	t, err := r.highest(ctx, k)
+	k, err := s.key("key", key, true)
 	if err != nil {
-		return 0, r.opErr("highest item", k, err)
+		return 0, s.opErr("highest item", nil, err)
+	}
+	t, err := s.highest(ctx, k)
+	if err != nil {
+		return 0, s.opErr("highest item", k, err)
 	}
 	return t, nil
 }
 
 // highest reads the fence of the item under a checked key.
-func (r *Resource) highest(ctx context.Context, key map[string]types.AttributeValue) (fence.Token, error) {
+func (r *store) highest(ctx context.Context, key map[string]types.AttributeValue) (fence.Token, error) {
 	out, err := r.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                aws.String(r.table),
 		Key:                      key,

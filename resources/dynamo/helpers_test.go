@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/resources/dynamo"
 )
 
@@ -34,7 +35,7 @@ func createTable(t testing.TB, c *dynamodb.Client, opts *dynamo.TableOptions) st
 
 // itemTable is the table most native tests use: partition key "pk" and
 // sort key "sk", both strings.
-func itemTable(t testing.TB, c *dynamodb.Client) *dynamo.Resource {
+func itemTable(t testing.TB, c *dynamodb.Client) *fence.Resource {
 	t.Helper()
 	name := createTable(t, c, &dynamo.TableOptions{KeyAttribute: "pk", SortKeyAttribute: "sk"})
 	tb, err := dynamo.New(c, name, &dynamo.Options{KeyAttribute: "pk", SortKeyAttribute: "sk"})
@@ -64,10 +65,10 @@ func withKey(id string, attrs map[string]types.AttributeValue) map[string]types.
 
 // raw reads the stored item under k as it is, tombstones and internal
 // attributes included.
-func raw(t testing.TB, c *dynamodb.Client, tb *dynamo.Resource, k map[string]types.AttributeValue) map[string]types.AttributeValue {
+func raw(t testing.TB, c *dynamodb.Client, tb *fence.Resource, k map[string]types.AttributeValue) map[string]types.AttributeValue {
 	t.Helper()
 	out, err := c.GetItem(t.Context(), &dynamodb.GetItemInput{
-		TableName: aws.String(tb.Table()), Key: k, ConsistentRead: aws.Bool(true),
+		TableName: aws.String(dynamo.TableOf(tb)), Key: k, ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		t.Fatalf("GetItem: %v", err)

@@ -24,13 +24,13 @@ func TestBadInputIsInvalid(t *testing.T) {
 	longSK := map[string]types.AttributeValue{"pk": s("long-sk"), "sk": s(strings.Repeat("a", dynamo.MaxSortKeyLen+1))}
 	longBin := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberB{Value: make([]byte, dynamo.MaxPartitionKeyLen+1)}, "sk": s("v")}
 	put := func(tok fence.Token, in *dynamodb.PutItemInput) func() error {
-		return func() error { _, err := tb.PutItem(t.Context(), tok, in); return err }
+		return func() error { _, err := dynamo.PutItem(t.Context(), tb, tok, in); return err }
 	}
 	update := func(tok fence.Token, in *dynamodb.UpdateItemInput) func() error {
-		return func() error { _, err := tb.UpdateItem(t.Context(), tok, in); return err }
+		return func() error { _, err := dynamo.UpdateItem(t.Context(), tb, tok, in); return err }
 	}
 	del := func(tok fence.Token, in *dynamodb.DeleteItemInput) func() error {
-		return func() error { _, err := tb.DeleteItem(t.Context(), tok, in); return err }
+		return func() error { _, err := dynamo.DeleteItem(t.Context(), tb, tok, in); return err }
 	}
 	for _, tc := range []struct {
 		desc string
@@ -96,13 +96,13 @@ func TestLongestKeysWork(t *testing.T) {
 	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
 	k := map[string]types.AttributeValue{"pk": s(strings.Repeat("名", dynamo.MaxPartitionKeyLen/3) + "ab"), "sk": s(strings.Repeat("z", dynamo.MaxSortKeyLen))}
-	if _, err := tb.PutItem(t.Context(), 3, &dynamodb.PutItemInput{Item: k}); err != nil {
+	if _, err := dynamo.PutItem(t.Context(), tb, 3, &dynamodb.PutItemInput{Item: k}); err != nil {
 		t.Fatalf("PutItem with the longest keys: %v", err)
 	}
-	if _, err := tb.DeleteItem(t.Context(), 3, &dynamodb.DeleteItemInput{Key: k}); err != nil {
+	if _, err := dynamo.DeleteItem(t.Context(), tb, 3, &dynamodb.DeleteItemInput{Key: k}); err != nil {
 		t.Fatalf("DeleteItem with the longest keys: %v", err)
 	}
-	_, err := tb.UpdateItem(t.Context(), 2, &dynamodb.UpdateItemInput{Key: k})
+	_, err := dynamo.UpdateItem(t.Context(), tb, 2, &dynamodb.UpdateItemInput{Key: k})
 	wantKind(t, "UpdateItem(2) with the longest keys", err, "stale", 3)
 }
 
@@ -161,10 +161,10 @@ func TestCreateTableTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := map[string]types.AttributeValue{"id": n("42")}
-	if _, err := tb.PutItem(t.Context(), 1, &dynamodb.PutItemInput{Item: k}); err != nil {
+	if _, err := dynamo.PutItem(t.Context(), tb, 1, &dynamodb.PutItemInput{Item: k}); err != nil {
 		t.Fatalf("PutItem with a number key: %v", err)
 	}
-	if h, err := tb.HighestItem(t.Context(), k); err != nil || h != 1 {
+	if h, err := dynamo.HighestItem(t.Context(), tb, k); err != nil || h != 1 {
 		t.Errorf("HighestItem = %d, %v; want 1", h, err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // the table present, a non-empty string, number or binary, within
 // DynamoDB's size limits. With exact set (a Key parameter), item may hold
 // nothing else. field names the parameter in errors.
-func (r *Resource) key(field string, item map[string]types.AttributeValue, exact bool) (map[string]types.AttributeValue, error) {
+func (r *store) key(field string, item map[string]types.AttributeValue, exact bool) (map[string]types.AttributeValue, error) {
 	key := make(map[string]types.AttributeValue, 2)
 	check := func(name string, limit int) error {
 		av, ok := item[name]
@@ -79,7 +79,7 @@ func checkKeyValue(field, name string, av types.AttributeValue, limit int) error
 
 // describeKey names the item of key in errors: the partition key value
 // alone when it is a string and the table has no sort key.
-func (r *Resource) describeKey(key map[string]types.AttributeValue) string {
+func (r *store) describeKey(key map[string]types.AttributeValue) string {
 	pk := key[r.o.KeyAttribute]
 	if s, ok := pk.(*types.AttributeValueMemberS); ok && r.o.SortKeyAttribute == "" {
 		return s.Value

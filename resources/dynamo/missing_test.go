@@ -32,11 +32,17 @@ func TestMissingTable(t *testing.T) {
 		{"get", func() error { _, _, err := r.Get(t.Context(), "k"); return err }},
 		{"delete", func() error { return r.Delete(t.Context(), "k", 1) }},
 		{"highest", func() error { _, err := r.Highest(t.Context(), "k"); return err }},
-		{"put item", func() error { _, err := r.PutItem(t.Context(), 1, &dynamodb.PutItemInput{Item: k}); return err }},
-		{"update item", func() error { _, err := r.UpdateItem(t.Context(), 1, &dynamodb.UpdateItemInput{Key: k}); return err }},
-		{"delete item", func() error { _, err := r.DeleteItem(t.Context(), 1, &dynamodb.DeleteItemInput{Key: k}); return err }},
-		{"get item", func() error { _, err := r.GetItem(t.Context(), &dynamodb.GetItemInput{Key: k}); return err }},
-		{"highest item", func() error { _, err := r.HighestItem(t.Context(), k); return err }},
+		{"put item", func() error { _, err := dynamo.PutItem(t.Context(), r, 1, &dynamodb.PutItemInput{Item: k}); return err }},
+		{"update item", func() error {
+			_, err := dynamo.UpdateItem(t.Context(), r, 1, &dynamodb.UpdateItemInput{Key: k})
+			return err
+		}},
+		{"delete item", func() error {
+			_, err := dynamo.DeleteItem(t.Context(), r, 1, &dynamodb.DeleteItemInput{Key: k})
+			return err
+		}},
+		{"get item", func() error { _, err := dynamo.GetItem(t.Context(), r, &dynamodb.GetItemInput{Key: k}); return err }},
+		{"highest item", func() error { _, err := dynamo.HighestItem(t.Context(), r, k); return err }},
 	} {
 		err := tc.call()
 		if !errors.Is(err, fence.ErrStoreMissing) {
@@ -56,7 +62,7 @@ func TestMissingTable(t *testing.T) {
 
 // TestSortKeyTablePortableUnsupported: on a table with a sort key, a
 // portable key names no single item, so the portable methods refuse with
-// errors.ErrUnsupported and write nothing; the item methods work.
+// errors.ErrUnsupported and write nothing; the item functions work.
 func TestSortKeyTablePortableUnsupported(t *testing.T) {
 	t.Parallel()
 	c := emulators.DynamoClient(t, nil)
@@ -71,7 +77,7 @@ func TestSortKeyTablePortableUnsupported(t *testing.T) {
 			t.Errorf("%s on a table with a sort key = %v; want errors.ErrUnsupported", name, err)
 		}
 	}
-	if _, err := tb.PutItem(t.Context(), 1, &dynamodb.PutItemInput{Item: key("x")}); err != nil {
+	if _, err := dynamo.PutItem(t.Context(), tb, 1, &dynamodb.PutItemInput{Item: key("x")}); err != nil {
 		t.Errorf("PutItem: %v", err)
 	}
 }

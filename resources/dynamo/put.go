@@ -21,23 +21,28 @@ import (
 //
 // A stale token gets a *fence.StaleTokenError, the caller's condition
 // failing a *ConditionFailedError, a corrupted fence attribute a
-// *fence.CorruptError; the item is then unchanged. Every error is a
+// *fence.CorruptError; the item is then unchanged. A resource r that is
+// not one of New's gets a *fence.InvalidError. Every error is a
 // *fence.OpError naming the item. The output is the SDK's, with
 // Attributes (ReturnValues ALL_OLD) nil when the old item was a tombstone,
 // and without the write id attribute. After a write that was found
 // applied by reading it back (see the package doc), the output is empty.
-func (r *Resource) PutItem(ctx context.Context, token fence.Token, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	if in == nil {
-		return nil, r.opErr("put item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
-	}
-	out, err := r.putItem(ctx, token, in, optFns)
+func PutItem(ctx context.Context, r *fence.Resource, token fence.Token, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	s, err := storeOf(r, "put item")
 	if err != nil {
-		return nil, r.opErr("put item", in.Item, err)
+		return nil, err
+	}
+	if in == nil {
+		return nil, s.opErr("put item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
+	}
+	out, err := s.putItem(ctx, token, in, optFns)
+	if err != nil {
+		return nil, s.opErr("put item", in.Item, err)
 	}
 	return out, nil
 }
 
-func (r *Resource) putItem(ctx context.Context, token fence.Token, in *dynamodb.PutItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+func (r *store) putItem(ctx context.Context, token fence.Token, in *dynamodb.PutItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	if err := r.checkWrite(token, in.TableName, in.Expected, in.ConditionalOperator, in.ExpressionAttributeNames, in.ExpressionAttributeValues); err != nil {
 		return nil, err
 	}
@@ -54,7 +59,7 @@ func (r *Resource) putItem(ctx context.Context, token fence.Token, in *dynamodb.
 }
 
 // sendPut sends the fenced PutItem of w for a checked in.
-func (r *Resource) sendPut(ctx context.Context, w *write, in *dynamodb.PutItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+func (r *store) sendPut(ctx context.Context, w *write, in *dynamodb.PutItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	e := r.fenced(w, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	item := maps.Clone(in.Item)
 	item[r.o.FenceAttribute] = tokenValue(w.token)

@@ -73,7 +73,7 @@ func TestPutItemTellsStaleFromConditionFailed(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()
 			id := t.Name()
-			if _, err := tb.PutItem(t.Context(), 5, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{"status": s("open")})}); err != nil {
+			if _, err := dynamo.PutItem(t.Context(), tb, 5, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{"status": s("open")})}); err != nil {
 				t.Fatalf("first PutItem: %v", err)
 			}
 			in := &dynamodb.PutItemInput{
@@ -82,7 +82,7 @@ func TestPutItemTellsStaleFromConditionFailed(t *testing.T) {
 				ExpressionAttributeNames:  map[string]string{"#st": "status"},
 				ExpressionAttributeValues: map[string]types.AttributeValue{":want": s(tc.want)},
 			}
-			_, err := tb.PutItem(t.Context(), tc.token, in)
+			_, err := dynamo.PutItem(t.Context(), tb, tc.token, in)
 			wantKind(t, "PutItem", err, tc.kind, 5)
 			item := raw(t, c, tb, key(id))
 			wantStatus, wantFence := "open", "5"
@@ -112,7 +112,7 @@ func TestPutItemReturnValues(t *testing.T) {
 	id := "rv"
 	put := func(tok fence.Token, v string) map[string]types.AttributeValue {
 		t.Helper()
-		out, err := tb.PutItem(t.Context(), tok, &dynamodb.PutItemInput{
+		out, err := dynamo.PutItem(t.Context(), tb, tok, &dynamodb.PutItemInput{
 			Item:         withKey(id, map[string]types.AttributeValue{"v": s(v)}),
 			ReturnValues: types.ReturnValueAllOld,
 		})
@@ -131,7 +131,7 @@ func TestPutItemReturnValues(t *testing.T) {
 	if _, ok := old[dynamo.DefaultWriteIDAttribute]; ok {
 		t.Errorf("old attributes carry the write id: %v", old)
 	}
-	out, err := tb.DeleteItem(t.Context(), 3, &dynamodb.DeleteItemInput{Key: key(id), ReturnValues: types.ReturnValueAllOld})
+	out, err := dynamo.DeleteItem(t.Context(), tb, 3, &dynamodb.DeleteItemInput{Key: key(id), ReturnValues: types.ReturnValueAllOld})
 	if err != nil {
 		t.Fatalf("DeleteItem: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // Limits of DynamoDB that the package checks before sending a request.
@@ -34,9 +35,8 @@ const (
 	DefaultWriteIDAttribute   = "fencewriteid"
 )
 
-// Options configure a Resource. A nil *Options means all defaults: a table
-// whose only key is the string partition key "key", as CreateTable makes
-// with nil TableOptions.
+// Options configure New. A nil *Options means all defaults: a table
+// whose only key is the string partition key "key".
 type Options struct {
 	// KeyAttribute names the table's partition key attribute. The
 	// portable methods need it to be of type S. Default:
@@ -44,7 +44,7 @@ type Options struct {
 	KeyAttribute string
 	// SortKeyAttribute names the table's sort key attribute; empty when
 	// the table has none. On a table with a sort key, a portable key
-	// names no single item: only the item methods (PutItem, ...) work.
+	// names no single item: only the item functions (PutItem, ...) work.
 	SortKeyAttribute string
 	// ValueAttribute names the binary attribute in which the portable
 	// Put keeps the value. Default: DefaultValueAttribute.
@@ -61,20 +61,6 @@ type Options struct {
 	WriteIDAttribute string
 }
 
-// Resource fences writes to the items of one DynamoDB table. It is a
-// fence.Resource (the embedded *fence.PortableResource: one item per key,
-// the value in a binary attribute) and has the item methods PutItem,
-// UpdateItem, DeleteItem, GetItem and HighestItem, which take the SDK's
-// inputs. Create it with New; it is safe for concurrent use.
-type Resource struct {
-	*fence.PortableResource
-	api   API
-	table string
-	o     Options
-}
-
-var _ fence.Resource = (*Resource)(nil)
-
 var tableName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
 
 // checkTableName refuses what DynamoDB does not accept as a table name.
@@ -85,10 +71,23 @@ func checkTableName(table string) error {
 	return nil
 }
 
-// New returns a Resource on table through api (a *dynamodb.Client). opts
-// may be nil. It checks the options and fills in the defaults; it does
-// not call DynamoDB (create the table with CreateTable or your own tools).
-func New(api API, table string, opts *Options) (*Resource, error) {
+// New returns a resource on table through api (a *dynamodb.Client); it is
+// safe for concurrent use. opts may be nil. It checks the options and
+// fills in the defaults; it does not call DynamoDB (create the table with
+// the resource's Create, or your own tools). Its portable methods keep
+// one item per key, the value in a binary attribute; the item functions
+// (PutItem, UpdateItem, DeleteItem, GetItem, HighestItem) take it with
+// the SDK's inputs.
+func New(api API, table string, opts *Options) (*fence.Resource, error) {
+	s, err := newStore(api, table, opts)
+	if err != nil {
+		return nil, err
+	}
+	return driver.NewResource(s, nil)
+}
+
+// newStore checks New's arguments and returns the store they describe.
+func newStore(api API, table string, opts *Options) (*store, error) {
 	if api == nil {
 		return nil, &fence.InvalidError{Field: "api", Reason: "nil"}
 	}
@@ -125,7 +124,7 @@ func New(api API, table string, opts *Options) (*Resource, error) {
 	}
 	seen := map[string]string{}
 	for _, a := range attrs {
-		if err := fence.ValidateKey(a.field, a.name, maxAttributeNameLen); err != nil {
+		if err := driver.ValidateKey(a.field, a.name, maxAttributeNameLen); err != nil {
 			return nil, err
 		}
 		if other, dup := seen[a.name]; dup {
@@ -133,17 +132,5 @@ func New(api API, table string, opts *Options) (*Resource, error) {
 		}
 		seen[a.name] = a.field
 	}
-	r := &Resource{api: api, table: table, o: o}
-	p, err := fence.NewResource(&driver{r: r})
-	if err != nil {
-		return nil, err
-	}
-	r.PortableResource = p
-	return r, nil
+	return &store{api: api, table: table, o: o}, nil
 }
-
-// Table returns the name of the table.
-func (r *Resource) Table() string { return r.table }
-
-// Options returns the options with the defaults filled in.
-func (r *Resource) Options() Options { return r.o }

@@ -23,18 +23,22 @@ import (
 //
 // Errors and output are as for PutItem; Attributes are nil when the
 // returned old values are those of a tombstone.
-func (r *Resource) UpdateItem(ctx context.Context, token fence.Token, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	if in == nil {
-		return nil, r.opErr("update item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
-	}
-	out, err := r.updateItem(ctx, token, in, optFns)
+func UpdateItem(ctx context.Context, r *fence.Resource, token fence.Token, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	s, err := storeOf(r, "update item")
 	if err != nil {
-		return nil, r.opErr("update item", in.Key, err)
+		return nil, err
+	}
+	if in == nil {
+		return nil, s.opErr("update item", nil, &fence.InvalidError{Field: "input", Reason: "nil"})
+	}
+	out, err := s.updateItem(ctx, token, in, optFns)
+	if err != nil {
+		return nil, s.opErr("update item", in.Key, err)
 	}
 	return out, nil
 }
 
-func (r *Resource) updateItem(ctx context.Context, token fence.Token, in *dynamodb.UpdateItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+func (r *store) updateItem(ctx context.Context, token fence.Token, in *dynamodb.UpdateItemInput, optFns []func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	if err := r.checkWrite(token, in.TableName, in.Expected, in.ConditionalOperator, in.ExpressionAttributeNames, in.ExpressionAttributeValues); err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func TestUpdateItemKeepsTheCallersClauses(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()
 			id := t.Name()
-			if _, err := tb.PutItem(t.Context(), 1, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{
+			if _, err := dynamo.PutItem(t.Context(), tb, 1, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{
 				"old": s("x"), "count": n("1"), "tags": &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
 			})}); err != nil {
 				t.Fatalf("PutItem: %v", err)
@@ -65,7 +65,7 @@ func TestUpdateItemKeepsTheCallersClauses(t *testing.T) {
 			if tc.expr != "" {
 				in.UpdateExpression = aws.String(tc.expr)
 			}
-			out, err := tb.UpdateItem(t.Context(), 7, in)
+			out, err := dynamo.UpdateItem(t.Context(), tb, 7, in)
 			if err != nil {
 				t.Fatalf("UpdateItem(%q): %v", tc.expr, err)
 			}
@@ -86,7 +86,7 @@ func TestUpdateItemKeepsTheCallersClauses(t *testing.T) {
 				t.Errorf("after %q: tags = %v, want %v", tc.expr, item["tags"], tc.tags)
 			}
 			// A lower token is refused and changes nothing.
-			_, err = tb.UpdateItem(t.Context(), 6, in)
+			_, err = dynamo.UpdateItem(t.Context(), tb, 6, in)
 			wantKind(t, "UpdateItem with token 6", err, "stale", 7)
 			if after := raw(t, c, tb, key(id)); attr(after, "count") != tc.count || attr(after, dynamo.DefaultFenceAttribute) != "7" {
 				t.Errorf("a stale UpdateItem changed the item: %v", after)
@@ -114,10 +114,10 @@ func TestUpdateItemCondition(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()
 			id := t.Name()
-			if _, err := tb.PutItem(t.Context(), 9, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{"count": n("3")})}); err != nil {
+			if _, err := dynamo.PutItem(t.Context(), tb, 9, &dynamodb.PutItemInput{Item: withKey(id, map[string]types.AttributeValue{"count": n("3")})}); err != nil {
 				t.Fatalf("PutItem: %v", err)
 			}
-			_, err := tb.UpdateItem(t.Context(), tc.token, &dynamodb.UpdateItemInput{
+			_, err := dynamo.UpdateItem(t.Context(), tb, tc.token, &dynamodb.UpdateItemInput{
 				Key:                       key(id),
 				UpdateExpression:          aws.String("ADD #c :one"),
 				ConditionExpression:       aws.String("#c < :limit"),
@@ -142,7 +142,7 @@ func TestUpdateItemCreates(t *testing.T) {
 	t.Parallel()
 	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
-	if _, err := tb.UpdateItem(t.Context(), 4, &dynamodb.UpdateItemInput{
+	if _, err := dynamo.UpdateItem(t.Context(), tb, 4, &dynamodb.UpdateItemInput{
 		Key: key("new"), UpdateExpression: aws.String("SET v = :v"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": s("created")},
 	}); err != nil {
@@ -152,7 +152,7 @@ func TestUpdateItemCreates(t *testing.T) {
 	if attr(item, "v") != "created" || attr(item, dynamo.DefaultFenceAttribute) != "4" {
 		t.Errorf("item = %v, want v=created and fence 4", item)
 	}
-	h, err := tb.HighestItem(t.Context(), key("new"))
+	h, err := dynamo.HighestItem(t.Context(), tb, key("new"))
 	if err != nil || h != 4 {
 		t.Errorf("Highest = %d, %v; want 4", h, err)
 	}
@@ -165,7 +165,7 @@ func TestUpdateItemCannotTouchTheFence(t *testing.T) {
 	t.Parallel()
 	c := emulators.DynamoClient(t, nil)
 	tb := itemTable(t, c)
-	if _, err := tb.PutItem(t.Context(), 3, &dynamodb.PutItemInput{Item: key("touch")}); err != nil {
+	if _, err := dynamo.PutItem(t.Context(), tb, 3, &dynamodb.PutItemInput{Item: key("touch")}); err != nil {
 		t.Fatal(err)
 	}
 	for _, expr := range []string{"SET " + dynamo.DefaultFenceAttribute + " = :big", "REMOVE " + dynamo.DefaultFenceAttribute, "SET #f = :big", "ADD #f :big"} {
@@ -176,10 +176,10 @@ func TestUpdateItemCannotTouchTheFence(t *testing.T) {
 		if strings.Contains(expr, "#f") {
 			in.ExpressionAttributeNames = map[string]string{"#f": dynamo.DefaultFenceAttribute}
 		}
-		if _, err := tb.UpdateItem(t.Context(), 3, in); err == nil {
+		if _, err := dynamo.UpdateItem(t.Context(), tb, 3, in); err == nil {
 			t.Errorf("UpdateItem(%q) succeeded", expr)
 		}
-		if h, err := tb.HighestItem(t.Context(), key("touch")); err != nil || h != 3 {
+		if h, err := dynamo.HighestItem(t.Context(), tb, key("touch")); err != nil || h != 3 {
 			t.Errorf("after UpdateItem(%q): Highest = %d, %v; want 3", expr, h, err)
 		}
 	}

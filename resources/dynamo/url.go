@@ -6,27 +6,18 @@ import (
 	"net/url"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/dynamotable"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterResource("dynamodb", URLOpener{}) }
+func init() { driver.RegisterResource("dynamodb", urlOpener{}) }
 
-// URLOpener opens Resources from URLs of the form
-//
-//	dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]
-//
-// TABLE is the table, region the AWS region (default: the SDK's chain:
-// AWS_REGION, the profile, ...), endpoint the DynamoDB endpoint (for
-// emulators and private endpoints; default: the SDK's, which reads
-// AWS_ENDPOINT_URL_DYNAMODB), key-attribute Options.KeyAttribute.
-// Credentials come from the SDK's default chain (environment, shared
-// files, roles), as config.LoadDefaultConfig finds them. The client sends
-// its requests through OpenOptions.HTTPClient when set. Opened.Create
-// creates the table (CreateTable).
-type URLOpener struct{}
+// urlOpener opens resources from dynamodb:// URLs (see the package doc).
+type urlOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
-func (URLOpener) URLForm() string { return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]" }
+// URLForm implements driver.ResourceOpener.
+func (urlOpener) URLForm() string { return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A]" }
 
 // urlConfig is what a URL says.
 type urlConfig struct {
@@ -35,7 +26,7 @@ type urlConfig struct {
 
 // parseURL reads u, without building a client.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	c := urlConfig{
 		table:        p.Name("table"),
 		region:       p.String("region"),
@@ -46,7 +37,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		failOn(p, checkTableName(c.table))
 	}
 	if c.keyAttribute != "" {
-		failOn(p, fence.ValidateKey("key-attribute", c.keyAttribute, maxAttributeNameLen))
+		failOn(p, driver.ValidateKey("key-attribute", c.keyAttribute, maxAttributeNameLen))
 	}
 	if err := p.Done(); err != nil {
 		return urlConfig{}, err
@@ -55,30 +46,22 @@ func parseURL(u *url.URL) (urlConfig, error) {
 }
 
 // failOn records in p the *fence.InvalidError err, if it is one.
-func failOn(p *fence.URLParams, err error) {
+func failOn(p *urlparam.Params, err error) {
 	if ie, bad := errors.AsType[*fence.InvalidError](err); bad {
 		p.Fail("%s: %s", ie.Field, ie.Reason)
 	}
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener. It does not call
+// OpenResourceURL implements driver.ResourceOpener. It does not call
 // DynamoDB.
-func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
+func (urlOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Resource, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
-	client, err := dynamotable.Client(ctx, c.region, c.endpoint, opts.Client())
+	client, err := dynamotable.Client(ctx, c.region, c.endpoint, urlparam.HTTPClient(opts))
 	if err != nil {
-		return none, &fence.OpError{Backend: backend, Op: "open", Key: c.table, Err: err}
+		return nil, &fence.OpError{Backend: backend, Op: "open", Key: c.table, Err: err}
 	}
-	r, err := New(client, c.table, &Options{KeyAttribute: c.keyAttribute})
-	if err != nil {
-		return none, err
-	}
-	create := func(ctx context.Context) error {
-		return CreateTable(ctx, client, c.table, &TableOptions{KeyAttribute: c.keyAttribute})
-	}
-	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Create: create}, nil
+	return New(client, c.table, &Options{KeyAttribute: c.keyAttribute})
 }

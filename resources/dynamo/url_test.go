@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/testing/testenv"
-	"github.com/fencekit/fence/resources/dynamo"
 )
 
 // emulatorURL returns a dynamodb:// URL of a new table name on dynalite,
@@ -48,14 +49,11 @@ func emulatorURL(t *testing.T, params string) (string, string) {
 func TestOpenResourceURL(t *testing.T) {
 	t.Parallel()
 	raw, table := emulatorURL(t, "&key-attribute=id")
-	u, err := url.Parse(raw)
+	opened, err := fence.OpenResource(t.Context(), raw, nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("OpenResource: %v", err)
 	}
-	opened, err := dynamo.URLOpener{}.OpenResourceURL(t.Context(), u, nil)
-	if err != nil {
-		t.Fatalf("OpenResourceURL: %v", err)
-	}
+	defer opened.Close()
 	if err := opened.Create(t.Context()); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -70,9 +68,9 @@ func TestOpenResourceURL(t *testing.T) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	cnt := &counting{next: tr}
-	r, err := fence.OpenResourceWith(t.Context(), raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: cnt}})
+	r, err := fence.OpenResource(t.Context(), raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: cnt}})
 	if err != nil {
-		t.Fatalf("OpenResourceWith: %v", err)
+		t.Fatalf("OpenResource with an HTTP client: %v", err)
 	}
 	defer r.Close()
 	if err := r.Put(t.Context(), "k", 3, []byte("v")); err != nil {
@@ -93,12 +91,13 @@ func TestOpenResourceURL(t *testing.T) {
 func TestOpenResourceURLRefuses(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{"dynamodb://values?nope=1", "dynamodb://x", "dynamodb://u:s3cret@values"} {
-		_, err := fence.OpenResource(t.Context(), raw)
+		_, err := fence.OpenResource(t.Context(), raw, nil)
 		if !errors.Is(err, fence.ErrInvalid) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("OpenResource(%q) = %v; want ErrInvalid without the password", raw, err)
 		}
 	}
-	if got := (dynamo.URLOpener{}).URLForm(); !strings.HasPrefix(got, "dynamodb://TABLE") {
-		t.Errorf("URLForm = %q", got)
+	_, forms := driver.ResourceSchemes()
+	if !slices.ContainsFunc(forms, func(f string) bool { return strings.HasPrefix(f, "dynamodb://TABLE") }) {
+		t.Errorf("the registered URL forms %q have none of dynamodb://TABLE", forms)
 	}
 }

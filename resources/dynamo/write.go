@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // write is one fenced write in progress.
@@ -50,8 +51,8 @@ func (w *write) watch(optFns []func(*dynamodb.Options)) []func(*dynamodb.Options
 }
 
 // checkWrite checks what every fenced item method needs.
-func (r *Resource) checkWrite(token fence.Token, table *string, expected map[string]types.ExpectedAttributeValue, op types.ConditionalOperator, names map[string]string, values map[string]types.AttributeValue) error {
-	if err := fence.ValidateToken(token); err != nil {
+func (r *store) checkWrite(token fence.Token, table *string, expected map[string]types.ExpectedAttributeValue, op types.ConditionalOperator, names map[string]string, values map[string]types.AttributeValue) error {
+	if err := driver.ValidateToken(token); err != nil {
 		return err
 	}
 	if err := r.checkTable(table); err != nil {
@@ -68,14 +69,14 @@ func (r *Resource) checkWrite(token fence.Token, table *string, expected map[str
 
 // newWrite returns the write of op ("put", "update", "delete") with
 // token on the item of key.
-func (r *Resource) newWrite(op string, token fence.Token, key map[string]types.AttributeValue) *write {
+func (r *store) newWrite(op string, token fence.Token, key map[string]types.AttributeValue) *write {
 	return &write{token: token, id: rand.Text(), key: key, resource: r.describeKey(key), delete: op == "delete"}
 }
 
 // checkTable refuses an input naming another table than r's.
-func (r *Resource) checkTable(table *string) error {
+func (r *store) checkTable(table *string) error {
 	if table != nil && *table != r.table {
-		return &fence.InvalidError{Field: "TableName", Reason: fmt.Sprintf("%q, but this Resource writes to %q", *table, r.table)}
+		return &fence.InvalidError{Field: "TableName", Reason: fmt.Sprintf("%q, but this resource writes to %q", *table, r.table)}
 	}
 	return nil
 }
@@ -97,7 +98,7 @@ func checkLegacy(expected map[string]types.ExpectedAttributeValue, op types.Cond
 // applied after all (a lost response, or an SDK retry of an applied
 // attempt). A write that may have been applied and is not found is a
 // *fence.UnknownOutcomeError, never a stale token.
-func (r *Resource) settle(ctx context.Context, w *write, err error) (applied bool, _ error) {
+func (r *store) settle(ctx context.Context, w *write, err error) (applied bool, _ error) {
 	if ccf, ok := errors.AsType[*types.ConditionalCheckFailedException](err); ok {
 		item := ccf.Item
 		if len(item) == 0 {
@@ -170,7 +171,7 @@ func ambiguous(err error) bool {
 
 // mine reports whether item is the result of w: it carries w's token and
 // write id, and is a tombstone exactly when w is a delete.
-func (r *Resource) mine(w *write, item map[string]types.AttributeValue) bool {
+func (r *store) mine(w *write, item map[string]types.AttributeValue) bool {
 	id, ok := item[r.o.WriteIDAttribute].(*types.AttributeValueMemberS)
 	if !ok || id.Value != w.id {
 		return false
@@ -185,7 +186,7 @@ func (r *Resource) mine(w *write, item map[string]types.AttributeValue) bool {
 
 // visible returns what a caller sees of item: nil for a tombstone, and
 // the item without the write id attribute otherwise.
-func (r *Resource) visible(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+func (r *store) visible(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	if item == nil {
 		return nil
 	}

@@ -1,10 +1,12 @@
-// Package etcd is a fenced store of values in an etcd cluster, a
-// fence.Resource: each write carries a fencing token and is applied only
+// Package etcd is a fenced store of values in an etcd cluster, behind
+// *fence.Resource: each write carries a fencing token and is applied only
 // if the token is at least the highest the name has seen, in one etcd
 // transaction that also raises that high-water mark.
 //
 // Its name clashes with lockers/etcd; alias one on import, for example
-// etcdres "github.com/fencekit/fence/resources/etcd".
+// etcdres "github.com/fencekit/fence/resources/etcd". The resource's As
+// gives the *clientv3.Client it was made with, to a **clientv3.Client
+// target.
 //
 // # Records
 //

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/etcdclient"
 )
 
@@ -17,32 +18,28 @@ const (
 	// MaxKeyLen is the longest name accepted, in bytes of UTF-8 (the etcd
 	// key is longer by the prefix).
 	MaxKeyLen = 1024
-	// DefaultPrefix is the prefix of the etcd keys of a Resource whose
+	// DefaultPrefix is the prefix of the etcd keys of a resource whose
 	// Options.Prefix is empty.
 	DefaultPrefix = "fence/values/"
 )
 
-// Options configure a Resource. A nil *Options means all defaults.
+// Options configure New. A nil *Options means all defaults.
 type Options struct {
 	// Prefix starts the etcd key of every name: name N is kept under
 	// Prefix + N. Default: DefaultPrefix.
 	Prefix string
 }
 
-// Resource is a fence.Resource on an etcd cluster: the portable resource
-// over this package's driver. Create it with New; it is safe for
-// concurrent use.
-type Resource struct {
-	*fence.PortableResource
-	d *driver
+// New returns a resource that keeps its values in etcd through client,
+// under the prefix of opts; it is safe for concurrent use. It does not
+// contact the server. Close the client when done; the resource's Close
+// does not.
+func New(client *clientv3.Client, opts *Options) (*fence.Resource, error) {
+	return newResource(client, opts, nil)
 }
 
-var _ fence.Resource = (*Resource)(nil)
-
-// New returns a Resource that keeps its values in etcd through client,
-// under the prefix of opts. It does not contact the server. Close the
-// client when done; the Resource's Close does not.
-func New(client *clientv3.Client, opts *Options) (*Resource, error) {
+// newResource is New, with the options of driver.NewResource.
+func newResource(client *clientv3.Client, opts *Options, ropts *driver.ResourceOptions) (*fence.Resource, error) {
 	if client == nil {
 		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
 	}
@@ -56,39 +53,41 @@ func New(client *clientv3.Client, opts *Options) (*Resource, error) {
 	if strings.IndexByte(o.Prefix, 0) >= 0 {
 		return nil, &fence.InvalidError{Field: "Prefix", Reason: "holds a NUL byte"}
 	}
-	d := &driver{c: client, prefix: o.Prefix}
-	pr, err := fence.NewResource(d)
-	if err != nil {
-		return nil, err
-	}
-	return &Resource{PortableResource: pr, d: d}, nil
+	return driver.NewResource(&store{c: client, prefix: o.Prefix}, ropts)
 }
 
-// EtcdKey returns the etcd key that holds name's record.
-func (r *Resource) EtcdKey(name string) string { return r.d.key(name) }
-
-// driver is the fence.ResourceDriver on etcd.
-type driver struct {
+// store is the driver.Resource on etcd.
+type store struct {
 	c      *clientv3.Client
 	prefix string
 }
 
-var _ fence.ResourceDriver = (*driver)(nil)
+var _ driver.Resource = (*store)(nil)
 
-// ResourceInfo implements fence.ResourceDriver.
-func (d *driver) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: "etcd", MaxKeyLen: MaxKeyLen}
+// ResourceInfo implements driver.Resource.
+func (d *store) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: "etcd", MaxKeyLen: MaxKeyLen}
 }
 
-func (d *driver) key(name string) string { return d.prefix + name }
+func (d *store) key(name string) string { return d.prefix + name }
 
-// Put implements fence.ResourceDriver.
-func (d *driver) Put(ctx context.Context, name string, token fence.Token, value []byte) error {
+// As implements driver.Aser: a **clientv3.Client target gets the client
+// the resource was made with.
+func (d *store) As(target any) bool {
+	if p, ok := target.(**clientv3.Client); ok {
+		*p = d.c
+		return true
+	}
+	return false
+}
+
+// Put implements driver.Resource.
+func (d *store) Put(ctx context.Context, name string, token fence.Token, value []byte) error {
 	return d.write(ctx, name, token, false, value)
 }
 
-// Delete implements fence.ResourceDriver: it writes a tombstone of token.
-func (d *driver) Delete(ctx context.Context, name string, token fence.Token) error {
+// Delete implements driver.Resource: it writes a tombstone of token.
+func (d *store) Delete(ctx context.Context, name string, token fence.Token) error {
 	return d.write(ctx, name, token, true, nil)
 }
 
@@ -98,7 +97,7 @@ func (d *driver) Delete(ctx context.Context, name string, token fence.Token) err
 // not exist, put it; else read what is there. Both puts are the same
 // write; the read tells a stale token from a corrupt record. When the
 // answer is lost, the record is read back (see settle).
-func (d *driver) write(ctx context.Context, name string, token fence.Token, tombstone bool, value []byte) error {
+func (d *store) write(ctx context.Context, name string, token fence.Token, tombstone bool, value []byte) error {
 	k := d.key(name)
 	rec := encodeRecord(token, tombstone, value)
 	resp, err := d.c.Txn(ctx).
@@ -141,7 +140,7 @@ func (d *driver) write(ctx context.Context, name string, token fence.Token, tomb
 // (same token, kind and value: a write with an equal token and the same
 // value is the same write). Otherwise the outcome is unknown, with the
 // token that replaced it when there is a higher one.
-func (d *driver) settle(ctx context.Context, name string, token fence.Token, rec string, err error) error {
+func (d *store) settle(ctx context.Context, name string, token fence.Token, rec string, err error) error {
 	ue := &fence.UnknownOutcomeError{Key: name, Token: token, Err: err}
 	if cerr := ctx.Err(); cerr != nil {
 		if !errors.Is(err, cerr) {
@@ -166,7 +165,7 @@ func (d *driver) settle(ctx context.Context, name string, token fence.Token, rec
 }
 
 // read returns name's record, and ok false when the key does not exist.
-func (d *driver) read(ctx context.Context, name string) (record, bool, error) {
+func (d *store) read(ctx context.Context, name string) (record, bool, error) {
 	resp, err := d.c.Get(ctx, d.key(name))
 	if err != nil {
 		return record{}, false, err
@@ -178,8 +177,8 @@ func (d *driver) read(ctx context.Context, name string) (record, bool, error) {
 	return r, err == nil, err
 }
 
-// Get implements fence.ResourceDriver.
-func (d *driver) Get(ctx context.Context, name string) ([]byte, fence.Token, error) {
+// Get implements driver.Resource.
+func (d *store) Get(ctx context.Context, name string) ([]byte, fence.Token, error) {
 	r, ok, err := d.read(ctx, name)
 	switch {
 	case err != nil:
@@ -190,9 +189,9 @@ func (d *driver) Get(ctx context.Context, name string) ([]byte, fence.Token, err
 	return r.value, r.token, nil
 }
 
-// Highest implements fence.ResourceDriver: the token of the stored
+// Highest implements driver.Resource: the token of the stored
 // record, which every accepted write raises to its own.
-func (d *driver) Highest(ctx context.Context, name string) (fence.Token, error) {
+func (d *store) Highest(ctx context.Context, name string) (fence.Token, error) {
 	r, ok, err := d.read(ctx, name)
 	if err != nil || !ok {
 		return 0, err
@@ -200,7 +199,7 @@ func (d *driver) Highest(ctx context.Context, name string) (fence.Token, error) 
 	return r.token, nil
 }
 
-// Claim implements fence.ResourceDriver: it reads name's record and, if
+// Claim implements driver.Resource: it reads name's record and, if
 // token is at least its token, puts the same record with token, in a
 // transaction that compares the key's mod revision with the one read (or,
 // for a key that does not exist, its create revision with 0): every put
@@ -208,7 +207,7 @@ func (d *driver) Highest(ctx context.Context, name string) (fence.Token, error) 
 // without a record gets a tombstone of token. A failed compare reads
 // again; a lost answer is settled by reading back (a record of token is
 // the claim, or the token's holder's write).
-func (d *driver) Claim(ctx context.Context, name string, token fence.Token) error {
+func (d *store) Claim(ctx context.Context, name string, token fence.Token) error {
 	k := d.key(name)
 	for {
 		resp, err := d.c.Get(ctx, k)
@@ -244,7 +243,7 @@ func (d *driver) Claim(ctx context.Context, name string, token fence.Token) erro
 // settleClaim decides a claim whose answer was lost, by reading the record
 // back: a record of token is the claim; anything else leaves the outcome
 // unknown.
-func (d *driver) settleClaim(ctx context.Context, name string, token fence.Token, err error) error {
+func (d *store) settleClaim(ctx context.Context, name string, token fence.Token, err error) error {
 	ue := &fence.UnknownOutcomeError{Key: name, Token: token, Err: err}
 	if cerr := ctx.Err(); cerr != nil {
 		if !errors.Is(err, cerr) {

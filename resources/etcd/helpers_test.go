@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -40,7 +41,8 @@ func uniquePrefix(tag string) string {
 	return fmt.Sprintf("fence-test/%s/%s/", tag, strings.ToLower(rand.Text()[:10]))
 }
 
-func newResource(t testing.TB, c *clientv3.Client, prefix string) *Resource {
+// testResource returns a resource on c under prefix.
+func testResource(t testing.TB, c *clientv3.Client, prefix string) *fence.Resource {
 	t.Helper()
 	r, err := New(c, &Options{Prefix: prefix})
 	if err != nil {

@@ -47,7 +47,7 @@ func TestOneTransactionPerWrite(t *testing.T) {
 		calls.Add(1)
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
-	r := newResource(t, newClient(t, grpc.WithChainUnaryInterceptor(count)), uniquePrefix("calls"))
+	r := testResource(t, newClient(t, grpc.WithChainUnaryInterceptor(count)), uniquePrefix("calls"))
 	ctx := t.Context()
 	for _, step := range []struct {
 		what string
@@ -93,8 +93,9 @@ func TestCorruptRecord(t *testing.T) {
 		t.Run(tt.v, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			r := newResource(t, c, uniquePrefix("corrupt"))
-			if _, err := c.Put(ctx, r.EtcdKey("n"), tt.v); err != nil {
+			prefix := uniquePrefix("corrupt")
+			r := testResource(t, c, prefix)
+			if _, err := c.Put(ctx, prefix+"n", tt.v); err != nil {
 				t.Fatal(err)
 			}
 			_, _, err := r.Get(ctx, "n")
@@ -108,7 +109,7 @@ func TestCorruptRecord(t *testing.T) {
 				wantCorrupt(t, r.Put(ctx, "n", tok, []byte("new")), "Put")
 				wantCorrupt(t, r.Delete(ctx, "n", tok), "Delete")
 			}
-			resp, err := c.Get(ctx, r.EtcdKey("n"))
+			resp, err := c.Get(ctx, prefix+"n")
 			if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != tt.v {
 				t.Fatalf("the corrupt record was replaced: %v, %v", resp, err)
 			}

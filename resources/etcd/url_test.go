@@ -13,7 +13,7 @@ func TestOpenResource(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	prefix := uniquePrefix("url")
-	r, err := fence.OpenResource(ctx, "etcd://"+testenv.EtcdEndpoints(t)+"/"+prefix+"?dial-timeout=2s")
+	r, err := fence.OpenResource(ctx, "etcd://"+testenv.EtcdEndpoints(t)+"/"+prefix+"?dial-timeout=2s", nil)
 	if err != nil {
 		t.Fatalf("OpenResource: %v", err)
 	}
@@ -48,7 +48,7 @@ func TestOpenResourceErrors(t *testing.T) {
 	} {
 		t.Run(tt.raw, func(t *testing.T) {
 			t.Parallel()
-			_, err := fence.OpenResource(t.Context(), tt.raw)
+			_, err := fence.OpenResource(t.Context(), tt.raw, nil)
 			if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("OpenResource(%q) = %v; want an invalid-input error saying %q", tt.raw, err, tt.want)
 			}

@@ -24,7 +24,7 @@ func BenchmarkWrite(b *testing.B) {
 		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
 			ft := newFaultTransport(b)
 			bucket := newBucket(b, newClient(b, ft))
-			r := newResource(b, bucket, nil)
+			r := testResource(b, bucket, nil)
 			value := bytes.Repeat([]byte("v"), size)
 			perOp := map[string]time.Duration{}
 			var token fence.Token // rises across the runs of each sub-benchmark

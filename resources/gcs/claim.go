@@ -11,10 +11,11 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
-// Claim implements fence.ResourceDriver: it raises the token of key's
+// Claim implements driver.Resource: it raises the token of key's
 // object to token and keeps its content, headers and custom metadata. It
 // reads the record and, if token is at least its token, reads the content
 // of that very generation (as stored, not decompressed) and uploads it
@@ -65,7 +66,7 @@ func (b *bucket) Claim(ctx context.Context, key string, token fence.Token) error
 		o := classify(err)
 		if o == permanent {
 			if isNotFound(err) {
-				return fence.StoreMissing(fmt.Errorf("upload: %w: %w", storage.ErrBucketNotExist, err))
+				return driver.StoreMissing(fmt.Errorf("upload: %w: %w", storage.ErrBucketNotExist, err))
 			}
 			return fmt.Errorf("upload: %w", err)
 		}

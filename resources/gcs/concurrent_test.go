@@ -51,8 +51,8 @@ func faultyWriters(t *testing.T, unconditional bool) *resourcetest.History {
 			}
 			return resp, nil
 		})
-		r := newResource(t, newClient(t, ft).Bucket(bucketName), fastOptions)
-		r.b.unconditional = unconditional
+		r := testResource(t, newClient(t, ft).Bucket(bucketName), fastOptions)
+		bucketIn(t, r).unconditional = unconditional
 		tokens := make([]fence.Token, writes)
 		tok := fence.Token(2)
 		for i := range tokens {

@@ -14,7 +14,7 @@ import (
 func TestCorruptedMetadataIsRefusedAndKept(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t, newClient(t, nil))
-	r := newResource(t, bucket, fastOptions)
+	r := testResource(t, bucket, fastOptions)
 	for _, tc := range []struct {
 		desc string
 		meta map[string]string
@@ -54,7 +54,7 @@ func TestCorruptedMetadataIsRefusedAndKept(t *testing.T) {
 			}
 			wantCorrupt("Put", r.Put(t.Context(), key, 9, []byte("over it")))
 			wantCorrupt("Delete", r.Delete(t.Context(), key, 9))
-			_, err := r.Upload(t.Context(), key, 9, nil, nil)
+			_, err := Upload(t.Context(), r, key, 9, nil, nil)
 			wantCorrupt("Upload", err)
 			_, _, err = r.Get(t.Context(), key)
 			wantCorrupt("Get", err)
@@ -77,7 +77,7 @@ func TestCorruptedMetadataIsRefusedAndKept(t *testing.T) {
 func TestUnfencedOverwriteIsCaught(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t, newClient(t, nil))
-	r := newResource(t, bucket, fastOptions)
+	r := testResource(t, bucket, fastOptions)
 	mustPut(t, r, "overwritten", 5, []byte("five"))
 	w := bucket.Object("overwritten").NewWriter(t.Context())
 	w.ChunkSize = 0

@@ -9,8 +9,8 @@ import (
 
 	"cloud.google.com/go/storage"
 
-	"github.com/fencekit/fence/internal/testing/createtest"
 	"github.com/fencekit/fence/internal/gcsbucket"
+	"github.com/fencekit/fence/internal/testing/createtest"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 

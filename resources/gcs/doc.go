@@ -9,25 +9,35 @@
 //
 // # Layering
 //
-// A Resource is the portable fence.Resource over this package's driver:
-// the embedded *fence.PortableResource checks keys (fence.ValidateKey, at
-// most MaxKeyLen bytes less Options.Prefix) and tokens, checks ctx, and
-// wraps every error as a *fence.OpError ("fence/gcs: put "k": ..."); the
-// driver keeps what only Cloud Storage can do: the conditional upload and
-// its retries, the read-back that settles a lost answer, the rules of
-// object names, and the metadata. The native methods (Upload, Open) make
-// the same checks and wrap their errors the same way.
+// New returns a *fence.Resource over this package's driver: the portable
+// type checks keys (at most MaxKeyLen bytes less Options.Prefix) and
+// tokens, checks ctx, and wraps every error as a *fence.OpError
+// ("fence/gcs: put "k": ..."); the driver keeps what only Cloud Storage
+// can do: the conditional upload and its retries, the read-back that
+// settles a lost answer, the rules of object names, and the metadata.
+// Upload and NewReader take that resource for streaming bodies and the
+// object's attributes; they make the same checks and wrap their errors
+// the same way, and refuse a resource of another backend with
+// fence.ErrInvalid. The resource's As gives the bucket handle New was
+// given, to a **storage.BucketHandle target.
 //
 // # Opening by URL
 //
-// Importing the package registers the resource URL scheme gs (see
-// URLOpener):
+// Importing the package registers the resource URL scheme gs with
+// fence.OpenResource:
 //
 //	gs://BUCKET[?prefix=P&project=ID&endpoint=URL]
 //
-// Credentials come from Application Default Credentials, as
-// storage.NewClient finds them, or none on an emulator
-// (STORAGE_EMULATOR_HOST).
+// The client is built by storage.NewClient, which takes credentials from
+// Application Default Credentials, or none when STORAGE_EMULATOR_HOST
+// points at an emulator. prefix is Options.Prefix; endpoint is the base
+// URL of a Cloud Storage server other than Google's (the JSON API is
+// ENDPOINT/storage/v1/); project names the project the resource's Create
+// makes the bucket in (default: GOOGLE_CLOUD_PROJECT; any on an
+// emulator). Create succeeds when the bucket exists already.
+// OpenOptions.HTTPClient, when set, carries the SDK's requests, with the
+// SDK's credentials added to them (none on an emulator). The resource's
+// Close closes the client.
 //
 // # How a write is fenced
 //
@@ -109,7 +119,7 @@
 // Every method on a bucket that does not exist gets an error matching
 // fence.ErrStoreMissing and storage.ErrBucketNotExist. Cloud Storage
 // answers 404 to a missing object and to a missing bucket alike, so until
-// a Resource has seen its bucket, a missing object is checked by reading
+// a resource has seen its bucket, a missing object is checked by reading
 // the bucket's attributes; a caller not allowed to read them (403) is
 // taken at the object's word.
 //
@@ -137,23 +147,4 @@
 // object must keep fencetoken at least the highest token any holder may
 // still write with: a lower token or a deleted object lets a stale writer
 // through. An object without fencetoken is corrupt, not unfenced.
-//
-// # The emulator
-//
-// The tests run against fake-gcs-server (scripts/emulators.sh starts it
-// with -scheme http -backend memory on 127.0.0.1:PORT), which honours
-// DoesNotExist and GenerationMatch preconditions on uploads (all this
-// package relies on) but ignores metageneration preconditions and
-// conditional deletes, and never answers 429. Configure the client for it
-// with
-//
-//	storage.NewClient(ctx,
-//		option.WithEndpoint("http://127.0.0.1:PORT/storage/v1/"),
-//		option.WithoutAuthentication(),
-//		storage.WithJSONReads())
-//
-// (or set STORAGE_EMULATOR_HOST=http://127.0.0.1:PORT), or open it by URL
-// with STORAGE_EMULATOR_HOST set:
-//
-//	gs://BUCKET?endpoint=http://127.0.0.1:PORT
 package gcs

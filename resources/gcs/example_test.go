@@ -51,7 +51,7 @@ func Example() {
 // (or none on an emulator named by STORAGE_EMULATOR_HOST).
 func Example_openResource() {
 	ctx := context.Background()
-	res, err := fence.OpenResource(ctx, "gs://reports?prefix=acme/")
+	res, err := fence.OpenResource(ctx, "gs://reports?prefix=acme/", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func Example_openResource() {
 // Upload streams a file: an *os.File is an io.Seeker, so a retry after a
 // concurrent write seeks back instead of buffering the file in memory. A
 // writer whose lease was taken over gets a stale-token error.
-func ExampleResource_Upload() {
+func ExampleUpload() {
 	ctx := context.Background()
 	client, err := storage.NewClient(ctx)
 	if err != nil {
@@ -82,7 +82,7 @@ func ExampleResource_Upload() {
 	defer f.Close()
 
 	var token fence.Token = 42 // from the lease
-	attrs, err := res.Upload(ctx, "report/acme/2024-05-01.csv", token, f, &fencegcs.UploadOptions{
+	attrs, err := fencegcs.Upload(ctx, res, "report/acme/2024-05-01.csv", token, f, &fencegcs.UploadOptions{
 		ContentType: "text/csv",
 		Metadata:    map[string]string{"customer": "acme"},
 	})
@@ -97,8 +97,8 @@ func ExampleResource_Upload() {
 	}
 }
 
-// Open streams an object's content with the token that wrote it.
-func ExampleResource_Open() {
+// NewReader streams an object's content with the token that wrote it.
+func ExampleNewReader() {
 	ctx := context.Background()
 	client, err := storage.NewClient(ctx)
 	if err != nil {
@@ -109,7 +109,7 @@ func ExampleResource_Open() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r, err := res.Open(ctx, "report/acme/2024-05-01.csv")
+	r, err := fencegcs.NewReader(ctx, res, "report/acme/2024-05-01.csv")
 	var nf *fence.NotFoundError
 	if errors.As(err, &nf) {
 		fmt.Println("no report; deleted:", nf.Tombstone)
@@ -127,7 +127,7 @@ func ExampleResource_Open() {
 
 // Delete leaves a tombstone carrying the token, so a stale writer cannot
 // re-create the object afterwards.
-func ExampleResource_Delete() {
+func Example_delete() {
 	ctx := context.Background()
 	client, err := storage.NewClient(ctx)
 	if err != nil {

@@ -19,7 +19,7 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 	t.Parallel()
 	ft := newFaultTransport(t)
 	bucket := newBucket(t, newClient(t, ft))
-	r := newResource(t, bucket, fastOptions)
+	r := testResource(t, bucket, fastOptions)
 	key := "lost-answer"
 	mustPut(t, r, key, 3, []byte("three"))
 
@@ -39,7 +39,7 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 		return nil, errDropped
 	})
 	before := ft.uploads.Load()
-	attrs, err := r.Upload(t.Context(), key, 4, strings.NewReader("four"), nil)
+	attrs, err := Upload(t.Context(), r, key, 4, strings.NewReader("four"), nil)
 	if err != nil {
 		t.Fatalf("Upload whose answer was lost: %v; want success after reading the object back", err)
 	}
@@ -70,8 +70,8 @@ func TestLostAnswerThenHigherTokenIsUnknown(t *testing.T) {
 			t.Parallel()
 			ft := newFaultTransport(t)
 			bucket := newBucket(t, newClient(t, ft))
-			r := newResource(t, bucket, fastOptions)
-			other := newResource(t, newClient(t, nil).Bucket(bucket.BucketName()), nil)
+			r := testResource(t, bucket, fastOptions)
+			other := testResource(t, newClient(t, nil).Bucket(bucket.BucketName()), nil)
 			key := "lost-overtaken"
 			mustPut(t, r, key, 3, []byte("three"))
 			ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
@@ -106,7 +106,7 @@ func TestRetriedPutDoesNotWriteAgain(t *testing.T) {
 	// shows the write was applied, so nothing is written twice.
 	t.Parallel()
 	ft := newFaultTransport(t)
-	r := newResource(t, newBucket(t, newClient(t, ft)), fastOptions)
+	r := testResource(t, newBucket(t, newClient(t, ft)), fastOptions)
 	key := "retried-put"
 	ctx, cancel := context.WithCancel(t.Context())
 	ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
@@ -144,7 +144,7 @@ func TestThrottledWritesBackOffAndSucceed(t *testing.T) {
 		t.Run(http.StatusText(code), func(t *testing.T) {
 			t.Parallel()
 			ft := newFaultTransport(t)
-			r := newResource(t, newBucket(t, newClient(t, ft)), fastOptions)
+			r := testResource(t, newBucket(t, newClient(t, ft)), fastOptions)
 			ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
 				if n <= 2 {
 					return answer(req, code), nil
@@ -163,7 +163,7 @@ func TestThrottledWritesBackOffAndSucceed(t *testing.T) {
 func TestPermanentErrorsAreNotRetried(t *testing.T) {
 	t.Parallel()
 	ft := newFaultTransport(t)
-	r := newResource(t, newBucket(t, newClient(t, ft)), fastOptions)
+	r := testResource(t, newBucket(t, newClient(t, ft)), fastOptions)
 	ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
 		return answer(req, http.StatusForbidden), nil
 	})
@@ -181,7 +181,7 @@ func TestMaxAttemptsBoundsRetries(t *testing.T) {
 	ft := newFaultTransport(t)
 	opts := *fastOptions
 	opts.MaxAttempts = 3
-	r := newResource(t, newBucket(t, newClient(t, ft)), &opts)
+	r := testResource(t, newBucket(t, newClient(t, ft)), &opts)
 	ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
 		return answer(req, http.StatusTooManyRequests), nil
 	})
@@ -197,7 +197,7 @@ func TestMaxAttemptsBoundsRetries(t *testing.T) {
 
 // raceFirstUpload makes another writer write key with token just before
 // the first upload through ft is forwarded, so that upload meets 412.
-func raceFirstUpload(t *testing.T, ft *faultTransport, other fence.Resource, key string, token fence.Token, value string) {
+func raceFirstUpload(t *testing.T, ft *faultTransport, other *fence.Resource, key string, token fence.Token, value string) {
 	ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
 		if n == 1 {
 			mustPut(t, other, key, token, []byte(value))
@@ -210,8 +210,8 @@ func TestConflictRetrySeeksBack(t *testing.T) {
 	t.Parallel()
 	ft := newFaultTransport(t)
 	bucket := newBucket(t, newClient(t, ft))
-	r := newResource(t, bucket, fastOptions)
-	other := newResource(t, newClient(t, nil).Bucket(bucket.BucketName()), nil)
+	r := testResource(t, bucket, fastOptions)
+	other := testResource(t, newClient(t, nil).Bucket(bucket.BucketName()), nil)
 	raceFirstUpload(t, ft, other, "seek", 4, "four by another")
 
 	// The body starts at offset 6 of the reader: the retry must seek back
@@ -220,7 +220,7 @@ func TestConflictRetrySeeksBack(t *testing.T) {
 	if _, err := body.Seek(6, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Upload(t.Context(), "seek", 4, body, nil); err != nil {
+	if _, err := Upload(t.Context(), r, "seek", 4, body, nil); err != nil {
 		t.Fatalf("Upload racing an equal token: %v", err)
 	}
 	if got := ft.uploads.Load(); got != 2 {
@@ -243,11 +243,11 @@ func TestConflictWithPlainReader(t *testing.T) {
 			t.Parallel()
 			ft := newFaultTransport(t)
 			bucket := newBucket(t, newClient(t, ft))
-			r := newResource(t, bucket, fastOptions)
-			other := newResource(t, newClient(t, nil).Bucket(bucket.BucketName()), nil)
+			r := testResource(t, bucket, fastOptions)
+			other := testResource(t, newClient(t, nil).Bucket(bucket.BucketName()), nil)
 			raceFirstUpload(t, ft, other, "plain", tc.otherToken, "by another")
 			body := io.MultiReader(strings.NewReader("plain body")) // not a Seeker
-			_, err := r.Upload(t.Context(), "plain", 4, body, nil)
+			_, err := Upload(t.Context(), r, "plain", 4, body, nil)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Upload of a plain reader racing token %d = %v; want %v", tc.otherToken, err, tc.want)
 			}

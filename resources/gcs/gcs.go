@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // backendName names the backend in errors ("fence/gcs: put ...").
@@ -29,7 +30,7 @@ const (
 	DefaultMaxBackoff = 30 * time.Second
 )
 
-// Options configure a Resource. The zero value gives the defaults.
+// Options configure New. The zero value gives the defaults.
 type Options struct {
 	// Prefix is put before every key to name its object, for example
 	// "reports/" (a key "acme.csv" is then the object
@@ -51,21 +52,9 @@ type Options struct {
 	MaxAttempts int
 }
 
-// Resource fences the objects of one bucket. The embedded
-// *fence.PortableResource is its fence.Resource (Put, Get, Delete,
-// Highest, with byte-slice values; keys checked and errors wrapped there);
-// Upload and Open are the native API, with streaming bodies and the
-// object's attributes. Create it with New, or open it from a gs:// URL
-// (see URLOpener). It is safe for concurrent use.
-type Resource struct {
-	*fence.PortableResource
-	b *bucket
-}
-
-var _ fence.Resource = (*Resource)(nil)
-
-// bucket is the driver under a Resource: the conditional uploads and reads
-// of one bucket.
+// bucket is the driver under the *fence.Resource of New: the conditional
+// uploads and reads of one bucket. Upload and NewReader reach it through
+// bucketOf.
 type bucket struct {
 	handle *storage.BucketHandle
 	prefix string
@@ -81,16 +70,27 @@ type bucket struct {
 	unconditional bool
 }
 
-var _ fence.ResourceDriver = (*bucket)(nil)
+var (
+	_ driver.Resource = (*bucket)(nil)
+	_ driver.Aser     = (*bucket)(nil)
+)
 
-// New returns a Resource on bucket. The SDK exposes concrete handles, not
-// interfaces, so New takes the bucket handle itself; the package calls
-// Object and Attrs on it, and on the object handle Attrs, NewReader and
-// NewWriter. The bucket must exist (URLOpener's Create makes it); a
-// missing one gets an error matching fence.ErrStoreMissing. opts may be
-// nil. A bad Prefix, negative durations or attempts, or a MaxBackoff below
-// one of the first pauses get an error matching fence.ErrInvalid.
-func New(handle *storage.BucketHandle, opts *Options) (*Resource, error) {
+// New returns a resource on bucket, safe for concurrent use. Its methods
+// (Put, Get, Delete, Highest, Claim) take byte-slice values; Upload and
+// NewReader take it for streaming bodies and the object's attributes. The
+// SDK exposes concrete handles, not interfaces, so New takes the bucket
+// handle itself; the package calls Object and Attrs on it, and on the
+// object handle Attrs, NewReader and NewWriter. The bucket must exist
+// (the Create of a resource opened by URL makes it); a missing one gets
+// an error matching fence.ErrStoreMissing. opts may be nil. A bad Prefix,
+// negative durations or attempts, or a MaxBackoff below one of the first
+// pauses get an error matching fence.ErrInvalid.
+func New(handle *storage.BucketHandle, opts *Options) (*fence.Resource, error) {
+	return newResource(handle, opts, nil)
+}
+
+// newResource is New, with the options of driver.NewResource.
+func newResource(handle *storage.BucketHandle, opts *Options, ropts *driver.ResourceOptions) (*fence.Resource, error) {
 	if handle == nil {
 		return nil, &fence.InvalidError{Field: "bucket", Reason: "nil bucket handle"}
 	}
@@ -126,35 +126,59 @@ func New(handle *storage.BucketHandle, opts *Options) (*Resource, error) {
 	if o.MaxAttempts < 0 {
 		return nil, &fence.InvalidError{Field: "MaxAttempts", Reason: fmt.Sprintf("%d is negative", o.MaxAttempts)}
 	}
-	b := &bucket{handle: handle, prefix: o.Prefix, opts: o}
-	pr, err := fence.NewResource(b)
-	if err != nil {
-		return nil, err
+	return driver.NewResource(&bucket{handle: handle, prefix: o.Prefix, opts: o}, ropts)
+}
+
+// bucketOf returns the bucket under r, or a *fence.InvalidError when r is
+// nil or not a resource of New.
+func bucketOf(r *fence.Resource) (*bucket, error) {
+	if r == nil {
+		return nil, &fence.InvalidError{Field: "resource", Reason: "nil"}
 	}
-	return &Resource{PortableResource: pr, b: b}, nil
+	b, ok := driver.ResourceOf(r).(*bucket)
+	if !ok {
+		return nil, &fence.InvalidError{Field: "resource", Reason: fmt.Sprintf("a %s resource, not one of gcs.New", r.Name())}
+	}
+	return b, nil
 }
 
-// ResourceInfo implements fence.ResourceDriver.
-func (b *bucket) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen - len(b.prefix)}
+// As implements driver.Aser: a **storage.BucketHandle target gets the
+// bucket handle New was given.
+func (b *bucket) As(target any) bool {
+	if p, ok := target.(**storage.BucketHandle); ok {
+		*p = b.handle
+		return true
+	}
+	return false
 }
 
-// checkNative checks the input of a native method as the PortableResource
-// checks that of the portable ones: the key, a write's token (token nil
-// for a read), ctx.
-func (r *Resource) checkNative(ctx context.Context, key string, token *fence.Token) error {
-	err := fence.ValidateKey("key", key, r.Info().MaxKeyLen)
+// ResourceInfo implements driver.Resource.
+func (b *bucket) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen - len(b.prefix)}
+}
+
+// native returns the bucket under r after checking the input of Upload
+// or NewReader as the *fence.Resource checks that of its methods: the
+// resource, the key, a write's token (token nil for a read), ctx.
+func native(ctx context.Context, r *fence.Resource, key string, token *fence.Token) (*bucket, error) {
+	b, err := bucketOf(r)
+	if err == nil {
+		err = driver.ValidateKey("key", key, MaxKeyLen-len(b.prefix))
+	}
 	if err == nil && token != nil {
-		err = fence.ValidateToken(*token)
+		err = driver.ValidateToken(*token)
 	}
 	if err == nil {
 		err = ctx.Err()
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
-// fail wraps an error of a native method as the PortableResource wraps
-// those of the portable ones.
+// fail wraps an error of Upload or NewReader as the *fence.Resource wraps
+// those of its methods.
 func fail(ctx context.Context, op, key string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		err = fmt.Errorf("%w (%w)", err, cerr)

@@ -17,13 +17,13 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t, newClient(t, nil))
 	resourcetest.Run(t, resourcetest.Harness{
-		New: func(t *testing.T) fence.Resource {
-			return newResource(t, newClient(t, nil).Bucket(bucket.BucketName()), fastOptions)
+		New: func(t *testing.T) *fence.Resource {
+			return testResource(t, newClient(t, nil).Bucket(bucket.BucketName()), fastOptions)
 		},
 		MaxKeyLen: MaxKeyLen,
 		// fake-gcs-server applies the first upload; the transport drops
 		// its answer.
-		LostAnswer: func(t *testing.T, after func()) fence.Resource {
+		LostAnswer: func(t *testing.T, after func()) *fence.Resource {
 			ft := newFaultTransport(t)
 			ft.intercept(func(n int64, req *http.Request, next http.RoundTripper) (*http.Response, error) {
 				if n != 1 {
@@ -37,7 +37,7 @@ func TestConformance(t *testing.T) {
 				after()
 				return nil, errDropped
 			})
-			return newResource(t, newClient(t, ft).Bucket(bucket.BucketName()), fastOptions)
+			return testResource(t, newClient(t, ft).Bucket(bucket.BucketName()), fastOptions)
 		},
 	})
 }

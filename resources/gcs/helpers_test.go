@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -59,8 +60,18 @@ func uniqueName(prefix string) string {
 // fastOptions keep the backoff short so that tests of retries are quick.
 var fastOptions = &Options{ConflictBackoff: time.Millisecond, RateLimitBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
 
-// newResource returns a Resource on bucket, failing the test on an error.
-func newResource(t testing.TB, bucket *storage.BucketHandle, opts *Options) *Resource {
+// bucketIn returns the driver under r, a resource of New.
+func bucketIn(t testing.TB, r *fence.Resource) *bucket {
+	t.Helper()
+	b, err := bucketOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// testResource returns a resource on bucket, failing the test on an error.
+func testResource(t testing.TB, bucket *storage.BucketHandle, opts *Options) *fence.Resource {
 	t.Helper()
 	r, err := New(bucket, opts)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // offlineBucket returns a bucket handle whose client fails the test on
@@ -41,10 +42,10 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // with and without a prefix.
 func TestKeyRules(t *testing.T) {
 	t.Parallel()
-	bare := newResource(t, offlineBucket(t), nil)
-	pre := newResource(t, offlineBucket(t), &Options{Prefix: "p/"})
+	bare := testResource(t, offlineBucket(t), nil)
+	pre := testResource(t, offlineBucket(t), &Options{Prefix: "p/"})
 	for _, tc := range []struct {
-		r   *Resource
+		r   *fence.Resource
 		key string
 		ok  bool
 	}{
@@ -73,23 +74,23 @@ func TestKeyRules(t *testing.T) {
 		{pre, strings.Repeat("a", MaxKeyLen-1), false},
 		{pre, "a\nb", false},
 	} {
-		err := fence.ValidateKey("key", tc.key, tc.r.Info().MaxKeyLen)
+		err := driver.ValidateKey("key", tc.key, driver.ResourceOf(tc.r).ResourceInfo().MaxKeyLen)
 		if err == nil {
-			_, err = tc.r.b.objectName(tc.key)
+			_, err = bucketIn(t, tc.r).objectName(tc.key)
 		}
 		var ie *fence.InvalidError
 		if tc.ok && err != nil {
-			t.Errorf("key %.40q (prefix %q) = %v; want nil", tc.key, tc.r.b.prefix, err)
+			t.Errorf("key %.40q (prefix %q) = %v; want nil", tc.key, bucketIn(t, tc.r).prefix, err)
 		}
 		if !tc.ok && (!errors.As(err, &ie) || ie.Field != "key") {
-			t.Errorf("key %.40q (prefix %q) = %v; want a *fence.InvalidError for the key", tc.key, tc.r.b.prefix, err)
+			t.Errorf("key %.40q (prefix %q) = %v; want a *fence.InvalidError for the key", tc.key, bucketIn(t, tc.r).prefix, err)
 		}
 	}
 }
 
 func TestBadInputSendsNothing(t *testing.T) {
 	t.Parallel()
-	r := newResource(t, offlineBucket(t), nil)
+	r := testResource(t, offlineBucket(t), nil)
 	ctx := t.Context()
 	long := strings.Repeat("x", MaxKeyLen+1)
 	for _, tc := range []struct {
@@ -104,24 +105,24 @@ func TestBadInputSendsNothing(t *testing.T) {
 		{"Delete token 0", func() error { return r.Delete(ctx, "a", 0) }},
 		{"Get long key", func() error { _, _, err := r.Get(ctx, long); return err }},
 		{"Highest LF key", func() error { _, err := r.Highest(ctx, "a\n"); return err }},
-		{"Open empty key", func() error { _, err := r.Open(ctx, ""); return err }},
-		{"Open acme key", func() error { _, err := r.Open(ctx, ".well-known/acme-challenge/t"); return err }},
-		{"Upload CR key", func() error { _, err := r.Upload(ctx, "a\r", 1, nil, nil); return err }},
-		{"Upload token 0", func() error { _, err := r.Upload(ctx, "a", 0, nil, nil); return err }},
+		{"NewReader empty key", func() error { _, err := NewReader(ctx, r, ""); return err }},
+		{"NewReader acme key", func() error { _, err := NewReader(ctx, r, ".well-known/acme-challenge/t"); return err }},
+		{"Upload CR key", func() error { _, err := Upload(ctx, r, "a\r", 1, nil, nil); return err }},
+		{"Upload token 0", func() error { _, err := Upload(ctx, r, "a", 0, nil, nil); return err }},
 		{"Upload reserved metadata", func() error {
-			_, err := r.Upload(ctx, "a", 1, nil, &UploadOptions{Metadata: map[string]string{"FenceToken": "9"}})
+			_, err := Upload(ctx, r, "a", 1, nil, &UploadOptions{Metadata: map[string]string{"FenceToken": "9"}})
 			return err
 		}},
 		{"Upload reserved prefix", func() error {
-			_, err := r.Upload(ctx, "a", 1, nil, &UploadOptions{Metadata: map[string]string{"fenceOwner": "me"}})
+			_, err := Upload(ctx, r, "a", 1, nil, &UploadOptions{Metadata: map[string]string{"fenceOwner": "me"}})
 			return err
 		}},
 		{"Upload long write id", func() error {
-			_, err := r.Upload(ctx, "a", 1, nil, &UploadOptions{WriteID: strings.Repeat("w", 129)})
+			_, err := Upload(ctx, r, "a", 1, nil, &UploadOptions{WriteID: strings.Repeat("w", 129)})
 			return err
 		}},
 		{"Upload write id with a newline", func() error {
-			_, err := r.Upload(ctx, "a", 1, nil, &UploadOptions{WriteID: "a\nb"})
+			_, err := Upload(ctx, r, "a", 1, nil, &UploadOptions{WriteID: "a\nb"})
 			return err
 		}},
 	} {

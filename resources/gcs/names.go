@@ -9,7 +9,7 @@ import (
 
 // MaxKeyLen is the longest object name Cloud Storage accepts, in bytes of
 // UTF-8. With Options.Prefix, the longest key is MaxKeyLen minus the
-// prefix's length (Resource.Info().MaxKeyLen).
+// prefix's length.
 const MaxKeyLen = 1024
 
 // reservedStart starts the object names Cloud Storage refuses.

@@ -10,12 +10,14 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	memres "github.com/fencekit/fence/resources/memory"
 )
 
 func TestUploadKeepsCallerAttributes(t *testing.T) {
 	t.Parallel()
-	r := newResource(t, newBucket(t, newClient(t, nil)), fastOptions)
-	attrs, err := r.Upload(t.Context(), "report.csv", 5, strings.NewReader("a,b\n"), &UploadOptions{
+	r := testResource(t, newBucket(t, newClient(t, nil)), fastOptions)
+	attrs, err := Upload(t.Context(), r, "report.csv", 5, strings.NewReader("a,b\n"), &UploadOptions{
 		ContentType:  "text/csv",
 		CacheControl: "no-store",
 		Metadata:     map[string]string{"customer": "acme"},
@@ -24,7 +26,7 @@ func TestUploadKeepsCallerAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Upload: %v", err)
 	}
-	rd, err := r.Open(t.Context(), "report.csv")
+	rd, err := NewReader(t.Context(), r, "report.csv")
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -46,7 +48,7 @@ func TestUploadKeepsCallerAttributes(t *testing.T) {
 
 	// The same write id and token again: recognised as applied, not
 	// written again (the generation stays).
-	again, err := r.Upload(t.Context(), "report.csv", 5, strings.NewReader("a,b\n"), &UploadOptions{WriteID: "job-17"})
+	again, err := Upload(t.Context(), r, "report.csv", 5, strings.NewReader("a,b\n"), &UploadOptions{WriteID: "job-17"})
 	if err != nil || again.Generation != attrs.Generation {
 		t.Errorf("Upload with the same write id = generation %v, %v; want %d, nil", again.Generation, err, attrs.Generation)
 	}
@@ -54,7 +56,7 @@ func TestUploadKeepsCallerAttributes(t *testing.T) {
 
 func TestNotFoundTellsTombstones(t *testing.T) {
 	t.Parallel()
-	r := newResource(t, newBucket(t, newClient(t, nil)), fastOptions)
+	r := testResource(t, newBucket(t, newClient(t, nil)), fastOptions)
 	mustPut(t, r, "deleted", 2, []byte("two"))
 	if err := r.Delete(t.Context(), "deleted", 3); err != nil {
 		t.Fatal(err)
@@ -68,7 +70,7 @@ func TestNotFoundTellsTombstones(t *testing.T) {
 		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone || nf.Key != tc.key {
 			t.Errorf("Get(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.key, err, tc.tombstone)
 		}
-		_, err = r.Open(t.Context(), tc.key)
+		_, err = NewReader(t.Context(), r, tc.key)
 		if !errors.As(err, &nf) || nf.Tombstone != tc.tombstone {
 			t.Errorf("Open(%q) = %v; want a *fence.NotFoundError with Tombstone %v", tc.key, err, tc.tombstone)
 		}
@@ -84,17 +86,20 @@ func TestMissingBucket(t *testing.T) {
 	c := newClient(t, nil)
 	for _, tc := range []struct {
 		method string
-		call   func(ctx context.Context, r *Resource) error
+		call   func(ctx context.Context, r *fence.Resource) error
 	}{
-		{"Put", func(ctx context.Context, r *Resource) error { return r.Put(ctx, "k", 1, []byte("v")) }},
-		{"Get", func(ctx context.Context, r *Resource) error { _, _, err := r.Get(ctx, "k"); return err }},
-		{"Delete", func(ctx context.Context, r *Resource) error { return r.Delete(ctx, "k", 1) }},
-		{"Highest", func(ctx context.Context, r *Resource) error { _, err := r.Highest(ctx, "k"); return err }},
-		{"Open", func(ctx context.Context, r *Resource) error { _, err := r.Open(ctx, "k"); return err }},
-		{"Upload", func(ctx context.Context, r *Resource) error { _, err := r.Upload(ctx, "k", 1, nil, nil); return err }},
+		{"Put", func(ctx context.Context, r *fence.Resource) error { return r.Put(ctx, "k", 1, []byte("v")) }},
+		{"Get", func(ctx context.Context, r *fence.Resource) error { _, _, err := r.Get(ctx, "k"); return err }},
+		{"Delete", func(ctx context.Context, r *fence.Resource) error { return r.Delete(ctx, "k", 1) }},
+		{"Highest", func(ctx context.Context, r *fence.Resource) error { _, err := r.Highest(ctx, "k"); return err }},
+		{"NewReader", func(ctx context.Context, r *fence.Resource) error { _, err := NewReader(ctx, r, "k"); return err }},
+		{"Upload", func(ctx context.Context, r *fence.Resource) error {
+			_, err := Upload(ctx, r, "k", 1, nil, nil)
+			return err
+		}},
 	} {
 		// A fresh Resource for each, which has not seen the bucket.
-		r := newResource(t, c.Bucket("fence-missing-"+tc.method), fastOptions)
+		r := testResource(t, c.Bucket("fence-missing-"+tc.method), fastOptions)
 		err := tc.call(t.Context(), r)
 		if !errors.Is(err, fence.ErrStoreMissing) || !errors.Is(err, storage.ErrBucketNotExist) || errors.Is(err, fence.ErrNotFound) {
 			t.Errorf("%s on a missing bucket: %v; want ErrStoreMissing and storage.ErrBucketNotExist", tc.method, err)
@@ -107,7 +112,7 @@ func TestMissingBucket(t *testing.T) {
 func TestUploadIntoDeletedBucket(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t, newClient(t, nil))
-	r := newResource(t, bucket, fastOptions)
+	r := testResource(t, bucket, fastOptions)
 	mustPut(t, r, "seen", 1, []byte("the bucket is there"))
 	if err := bucket.Object("seen").Delete(t.Context()); err != nil {
 		t.Fatal(err)
@@ -125,7 +130,7 @@ func TestUploadIntoDeletedBucket(t *testing.T) {
 func TestPrefix(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t, newClient(t, nil))
-	r := newResource(t, bucket, &Options{Prefix: "tenant/a/"})
+	r := testResource(t, bucket, &Options{Prefix: "tenant/a/"})
 	mustPut(t, r, "k", 5, []byte("five"))
 	attrs, err := bucket.Object("tenant/a/k").Attrs(t.Context())
 	if err != nil || attrs.Metadata[MetaToken] != "5" {
@@ -139,10 +144,10 @@ func TestPrefix(t *testing.T) {
 	if want := `fence/gcs: put "k": stale token 4`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("stale Put = %v; want it to start %s", err, want)
 	}
-	if n := r.Info().MaxKeyLen; n != MaxKeyLen-len("tenant/a/") {
+	if n := driver.ResourceOf(r).ResourceInfo().MaxKeyLen; n != MaxKeyLen-len("tenant/a/") {
 		t.Errorf("Info().MaxKeyLen = %d; want %d", n, MaxKeyLen-len("tenant/a/"))
 	}
-	rd, err := r.Open(t.Context(), "k")
+	rd, err := NewReader(t.Context(), r, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +161,10 @@ func TestPrefix(t *testing.T) {
 // portable methods do.
 func TestNativeErrorsAreOpErrors(t *testing.T) {
 	t.Parallel()
-	r := newResource(t, offlineBucket(t), nil)
+	r := testResource(t, offlineBucket(t), nil)
 	ctx := t.Context()
-	_, errUp := r.Upload(ctx, "", 1, nil, nil)
-	_, errOpen := r.Open(ctx, "..")
+	_, errUp := Upload(ctx, r, "", 1, nil, nil)
+	_, errOpen := NewReader(ctx, r, "..")
 	for op, err := range map[string]error{"put": errUp, "get": errOpen} {
 		var oe *fence.OpError
 		var ie *fence.InvalidError
@@ -169,7 +174,41 @@ func TestNativeErrorsAreOpErrors(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := r.Open(cancelled, "k"); !errors.Is(err, context.Canceled) {
+	if _, err := NewReader(cancelled, r, "k"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Open on a cancelled context: %v; want context.Canceled", err)
+	}
+}
+
+// TestAs: As gives the bucket handle New was given, and nothing else.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	h := offlineBucket(t)
+	r := testResource(t, h, nil)
+	var got *storage.BucketHandle
+	if !r.As(&got) || got != h {
+		t.Errorf("As(**storage.BucketHandle) = %p; want %p", got, h)
+	}
+	var c *storage.Client
+	if r.As(&c) {
+		t.Errorf("As(**storage.Client) = true; want false")
+	}
+}
+
+// TestNativeRefusesOtherResources: Upload and NewReader take only a
+// resource of New, and say so.
+func TestNativeRefusesOtherResources(t *testing.T) {
+	t.Parallel()
+	for _, r := range []*fence.Resource{memres.New(nil), nil} {
+		_, errUp := Upload(t.Context(), r, "k", 1, strings.NewReader("x"), nil)
+		_, errRead := NewReader(t.Context(), r, "k")
+		for op, err := range map[string]error{"put": errUp, "get": errRead} {
+			ie, ok := errors.AsType[*fence.InvalidError](err)
+			if !ok || ie.Field != "resource" {
+				t.Errorf("%s on %v = %v; want a *fence.InvalidError for the resource", op, r, err)
+			}
+			if oe, ok := errors.AsType[*fence.OpError](err); !ok || oe.Backend != "gcs" || oe.Op != op {
+				t.Errorf("%s on %v = %v; want a *fence.OpError of gcs, %q", op, r, err, op)
+			}
+		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // putContentType is the content type of values stored with Put.
 const putContentType = "application/octet-stream"
 
-// Put implements fence.ResourceDriver: an upload of value with content
+// Put implements driver.Resource: an upload of value with content
 // type application/octet-stream. Its write id is derived from token and
 // value, so a Put retried with the same arguments after an ambiguous
 // failure finds its own write and does not write again.
@@ -32,7 +32,7 @@ func putWriteID(token fence.Token, value []byte) string {
 	return "put-" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// Delete implements fence.ResourceDriver. If token >= highest(key) it
+// Delete implements driver.Resource. If token >= highest(key) it
 // replaces the object with a zero-length tombstone carrying token
 // (MetaTombstone), under the same generation precondition as Upload;
 // deleting an absent key writes a tombstone too. A tombstone already

@@ -11,9 +11,10 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
-// maxOpenTries bounds how often Open starts over when the object is
+// maxOpenTries bounds how often NewReader starts over when the object is
 // replaced between reading its attributes and opening its content.
 const maxOpenTries = 10
 
@@ -58,31 +59,34 @@ func (b *bucket) absent(ctx context.Context) error {
 	var ge *googleapi.Error
 	switch {
 	case errors.Is(err, storage.ErrBucketNotExist):
-		return fence.StoreMissing(err)
+		return driver.StoreMissing(err)
 	case err == nil, errors.As(err, &ge) && ge.Code == http.StatusForbidden:
 		b.seen.Store(true)
 	}
 	return nil
 }
 
-// Open opens the content of key for reading, with the token of the write
-// that stored it. The content is that of the very generation whose
+// NewReader opens the content of key in r for reading, with the token of
+// the write that stored it. The content is that of the very generation whose
 // attributes were read. A key never written gets a *fence.NotFoundError,
 // a tombstone one with Tombstone set; an object with corrupted fence
 // metadata gets an error matching fence.ErrCorrupt; a missing bucket,
-// fence.ErrStoreMissing. Errors are *fence.OpError for op "get", as Get's.
-func (r *Resource) Open(ctx context.Context, key string) (*Reader, error) {
-	if err := r.checkNative(ctx, key, nil); err != nil {
+// fence.ErrStoreMissing; a bad key, or a resource r that is not one of
+// New's, fence.ErrInvalid. Errors are *fence.OpError for op "get", as
+// Get's.
+func NewReader(ctx context.Context, r *fence.Resource, key string) (*Reader, error) {
+	b, err := native(ctx, r, key, nil)
+	if err != nil {
 		return nil, fail(ctx, "get", key, err)
 	}
-	rd, err := r.b.open(ctx, key)
+	rd, err := b.open(ctx, key)
 	if err != nil {
 		return nil, fail(ctx, "get", key, err)
 	}
 	return rd, nil
 }
 
-// open is Open on a valid key.
+// open is NewReader on a valid key.
 func (b *bucket) open(ctx context.Context, key string) (*Reader, error) {
 	for range maxOpenTries {
 		rec, err := b.read(ctx, key)
@@ -104,7 +108,7 @@ func (b *bucket) open(ctx context.Context, key string) (*Reader, error) {
 	return nil, fmt.Errorf("the object was replaced before each of %d reads", maxOpenTries)
 }
 
-// Get implements fence.ResourceDriver: it reads the whole value of key.
+// Get implements driver.Resource: it reads the whole value of key.
 func (b *bucket) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
 	rd, err := b.open(ctx, key)
 	if err != nil {
@@ -118,7 +122,7 @@ func (b *bucket) Get(ctx context.Context, key string) ([]byte, fence.Token, erro
 	return v, rd.Token, nil
 }
 
-// Highest implements fence.ResourceDriver: the token in the metadata of
+// Highest implements driver.Resource: the token in the metadata of
 // the object or tombstone stored under key, 0 when there is none.
 func (b *bucket) Highest(ctx context.Context, key string) (fence.Token, error) {
 	rec, err := b.read(ctx, key)

@@ -29,14 +29,14 @@ func (p *patternReader) Read(b []byte) (int, error) {
 // parallel, so that no other test allocates meanwhile.
 func TestLargePlainBodyIsStreamed(t *testing.T) {
 	const size = 32 << 20
-	r := newResource(t, newBucket(t, newClient(t, nil)), fastOptions)
+	r := testResource(t, newBucket(t, newClient(t, nil)), fastOptions)
 	want := crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	_, _ = io.Copy(want, &patternReader{n: size})
 
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	attrs, err := r.Upload(t.Context(), "large", 3, &patternReader{n: size}, &UploadOptions{ContentType: "application/octet-stream"})
+	attrs, err := Upload(t.Context(), r, "large", 3, &patternReader{n: size}, &UploadOptions{ContentType: "application/octet-stream"})
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatalf("Upload of %d bytes: %v", size, err)
@@ -50,7 +50,7 @@ func TestLargePlainBodyIsStreamed(t *testing.T) {
 		t.Errorf("Upload allocated %d bytes for a %d-byte body; want far less (streamed, not buffered)", alloc, size)
 	}
 
-	rd, err := r.Open(t.Context(), "large")
+	rd, err := NewReader(t.Context(), r, "large")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -76,17 +77,19 @@ func newWriteID() string {
 // *fence.StaleTokenError carrying the highest token, and changes nothing.
 // body may be nil (an empty object); an io.Seeker is sought back for a
 // retry, a plain io.Reader is never read twice (ErrBodyConsumed). opts may
-// be nil. Bad input gets an error matching fence.ErrInvalid, as Put's, and
-// errors are *fence.OpError for op "put".
+// be nil. Bad input, and a resource r that is not one of New's, get an
+// error matching fence.ErrInvalid, as Put's, and errors are
+// *fence.OpError for op "put".
 //
 // When ctx is done first, Upload returns an error wrapping ctx.Err(); the
 // write may have been applied. Retry with the same token, body and
 // opts.WriteID to have it recognised.
-func (r *Resource) Upload(ctx context.Context, key string, token fence.Token, body io.Reader, opts *UploadOptions) (*storage.ObjectAttrs, error) {
-	if err := r.checkNative(ctx, key, &token); err != nil {
+func Upload(ctx context.Context, r *fence.Resource, key string, token fence.Token, body io.Reader, opts *UploadOptions) (*storage.ObjectAttrs, error) {
+	b, err := native(ctx, r, key, &token)
+	if err != nil {
 		return nil, fail(ctx, "put", key, err)
 	}
-	attrs, err := r.b.upload(ctx, key, token, body, opts)
+	attrs, err := b.upload(ctx, key, token, body, opts)
 	if err != nil {
 		return nil, fail(ctx, "put", key, err)
 	}
@@ -173,7 +176,7 @@ func (b *bucket) write(ctx context.Context, req *writeReq) (*storage.ObjectAttrs
 		o := classify(err)
 		if o == permanent {
 			if isNotFound(err) {
-				return nil, fence.StoreMissing(fmt.Errorf("upload: %w: %w", storage.ErrBucketNotExist, err))
+				return nil, driver.StoreMissing(fmt.Errorf("upload: %w: %w", storage.ErrBucketNotExist, err))
 			}
 			return nil, fmt.Errorf("upload: %w", err)
 		}

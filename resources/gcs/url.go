@@ -11,39 +11,29 @@ import (
 	htransport "google.golang.org/api/transport/http"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/gcsbucket"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 // Environment variables the opener reads, besides those of the SDK's
 // Application Default Credentials.
 const (
-	// EnvGoogleProject names the project in which Create makes the bucket
+	// envGoogleProject names the project in which Create makes the bucket
 	// when the URL has no project parameter.
-	EnvGoogleProject = "GOOGLE_CLOUD_PROJECT"
-	// EnvEmulatorHost points the SDK at an emulator, without credentials
+	envGoogleProject = "GOOGLE_CLOUD_PROJECT"
+	// envEmulatorHost points the SDK at an emulator, without credentials
 	// (the SDK reads it; Create then needs no project).
-	EnvEmulatorHost = "STORAGE_EMULATOR_HOST"
+	envEmulatorHost = "STORAGE_EMULATOR_HOST"
 )
 
-func init() { fence.RegisterResource("gs", URLOpener{}) }
+func init() { driver.RegisterResource("gs", urlOpener{}) }
 
-// URLOpener opens resources from URLs of the form
-//
-//	gs://BUCKET[?prefix=P&project=ID&endpoint=URL]
-//
-// with a client built by storage.NewClient, which takes credentials from
-// Application Default Credentials, or none when STORAGE_EMULATOR_HOST
-// points at an emulator. prefix is Options.Prefix; endpoint is the base
-// URL of a Cloud Storage server other than Google's (the JSON API is
-// ENDPOINT/storage/v1/); project names the project the Opened's Create
-// makes the bucket in (default: GOOGLE_CLOUD_PROJECT; any on an emulator).
-// Create succeeds when the bucket exists already. OpenOptions.HTTPClient,
-// when set, carries the SDK's requests, with the SDK's credentials added
-// to them (none on an emulator). The Opened's Close closes the client.
-type URLOpener struct{}
+// urlOpener opens resources from gs:// URLs (see the package doc).
+type urlOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
-func (URLOpener) URLForm() string { return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL]" }
+// URLForm implements driver.ResourceOpener.
+func (urlOpener) URLForm() string { return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL]" }
 
 // urlConfig is what a gs:// URL says.
 type urlConfig struct {
@@ -52,7 +42,7 @@ type urlConfig struct {
 
 // parseURL reads a gs:// URL. Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	var c urlConfig
 	c.bucket = p.Name("bucket")
 	c.prefix = p.Optional("prefix")
@@ -61,25 +51,26 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	return c, p.Done()
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener.
-func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
+// OpenResourceURL implements driver.ResourceOpener.
+func (urlOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Resource, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
-	client, err := c.client(ctx, opts.Client())
+	client, err := c.client(ctx, urlparam.HTTPClient(opts))
 	if err != nil {
-		return none, &fence.OpError{Backend: backendName, Op: "open", Err: err}
+		return nil, &fence.OpError{Backend: backendName, Op: "open", Err: err}
 	}
 	handle := client.Bucket(c.bucket)
-	r, err := New(handle, &Options{Prefix: c.prefix})
+	r, err := newResource(handle, &Options{Prefix: c.prefix}, &driver.ResourceOptions{
+		Create: func(ctx context.Context) error { return c.createBucket(ctx, handle) },
+		Close:  client.Close,
+	})
 	if err != nil {
 		_ = client.Close()
-		return none, err
+		return nil, err
 	}
-	create := func(ctx context.Context) error { return c.createBucket(ctx, handle) }
-	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Create: create, Close: client.Close}, nil
+	return r, nil
 }
 
 // client builds the Cloud Storage client of c. With hc, the SDK's requests
@@ -91,7 +82,7 @@ func (c urlConfig) client(ctx context.Context, hc *http.Client) (*storage.Client
 		opts = append(opts, option.WithEndpoint(c.endpoint+"/storage/v1/"))
 	}
 	if hc != nil {
-		if os.Getenv(EnvEmulatorHost) == "" {
+		if os.Getenv(envEmulatorHost) == "" {
 			base := hc.Transport
 			if base == nil {
 				base = http.DefaultTransport
@@ -110,16 +101,16 @@ func (c urlConfig) client(ctx context.Context, hc *http.Client) (*storage.Client
 }
 
 // createBucket makes the bucket in c's project; one that exists already
-// is not an error. Its errors are bare, as a driver's: the portable type
-// wraps them (as PortableLocker.Create does).
+// is not an error. Its errors are bare, as a driver's: the
+// *fence.Resource's Create wraps them.
 func (c urlConfig) createBucket(ctx context.Context, handle *storage.BucketHandle) error {
 	project := c.project
 	if project == "" {
-		project = os.Getenv(EnvGoogleProject)
+		project = os.Getenv(envGoogleProject)
 	}
 	if project == "" {
-		if os.Getenv(EnvEmulatorHost) == "" && c.endpoint == "" {
-			return &fence.InvalidError{Field: "project", Reason: "creating a bucket needs a project: add ?project=ID to the URL or set " + EnvGoogleProject}
+		if os.Getenv(envEmulatorHost) == "" && c.endpoint == "" {
+			return &fence.InvalidError{Field: "project", Reason: "creating a bucket needs a project: add ?project=ID to the URL or set " + envGoogleProject}
 		}
 		project = "emulator" // emulators take any
 	}

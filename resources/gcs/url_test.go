@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -106,21 +107,22 @@ func TestOpenResource(t *testing.T) {
 	bucket := uniqueName("fence-url-")
 	raw := "gs://" + bucket + "?endpoint=" + url.QueryEscape(testenv.GCSEndpoint(t)) + "&prefix=under/"
 	ctx := t.Context()
-	r, err := fence.OpenResource(ctx, raw)
+	r, err := fence.OpenResource(ctx, raw, nil)
 	if err != nil {
 		t.Fatalf("OpenResource(%s): %v", raw, err)
 	}
 	defer r.Close()
-	if info := r.Info(); info.Name != "gcs" || info.MaxKeyLen != MaxKeyLen-len("under/") {
-		t.Errorf("Info = %+v; want gcs, %d", info, MaxKeyLen-len("under/"))
+	if info := driver.ResourceOf(r).ResourceInfo(); r.Name() != "gcs" || info.MaxKeyLen != MaxKeyLen-len("under/") {
+		t.Errorf("Name = %s, ResourceInfo = %+v; want gcs, %d", r.Name(), info, MaxKeyLen-len("under/"))
 	}
 	if err := r.Put(ctx, "k", 1, []byte("v")); !errors.Is(err, fence.ErrStoreMissing) {
 		t.Fatalf("Put before Create: %v; want ErrStoreMissing", err)
 	}
-	u, _ := url.Parse(raw)
-	opened, err := URLOpener{}.OpenResourceURL(ctx, u, nil)
-	if err != nil || opened.Create == nil || opened.Close == nil {
-		t.Fatalf("OpenResourceURL = %+v, %v; want a Create and a Close", opened, err)
+	// A second resource on the URL, with a client of its own, creates
+	// the bucket and closes its client.
+	opened, err := fence.OpenResource(ctx, raw, nil)
+	if err != nil {
+		t.Fatalf("OpenResource(%s): %v", raw, err)
 	}
 	for range 2 {
 		if err := opened.Create(ctx); err != nil {
@@ -159,7 +161,7 @@ func TestOpenResourceWithHTTPClient(t *testing.T) {
 	bucket := newBucket(t, newClient(t, nil)).BucketName()
 	rt := &countingTransport{next: newFaultTransport(t).next}
 	raw := "gs://" + bucket + "?endpoint=" + url.QueryEscape(testenv.GCSEndpoint(t))
-	r, err := fence.OpenResourceWith(t.Context(), raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}})
+	r, err := fence.OpenResource(t.Context(), raw, &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +178,7 @@ func TestOpenResourceWithHTTPClient(t *testing.T) {
 func TestOpenErrorsAreInvalid(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{"gs://b?unknown=1", "gs://b?prefix=" + strings.Repeat("p", MaxKeyLen), "gs://b?prefix=a%0A"} {
-		if _, err := fence.OpenResource(context.Background(), raw); !errors.Is(err, fence.ErrInvalid) {
+		if _, err := fence.OpenResource(context.Background(), raw, nil); !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("OpenResource(%.60s): %v; want ErrInvalid", raw, err)
 		}
 	}
@@ -185,8 +187,8 @@ func TestOpenErrorsAreInvalid(t *testing.T) {
 // TestCreateNeedsAProject: off an emulator, Create without a project asks
 // for one and sends nothing. Not parallel: it changes the environment.
 func TestCreateNeedsAProject(t *testing.T) {
-	t.Setenv(EnvEmulatorHost, "")
-	t.Setenv(EnvGoogleProject, "")
+	t.Setenv(envEmulatorHost, "")
+	t.Setenv(envGoogleProject, "")
 	err := urlConfig{bucket: "b"}.createBucket(t.Context(), offlineBucket(t))
 	if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), "project") {
 		t.Errorf("Create without a project: %v; want ErrInvalid asking for one", err)

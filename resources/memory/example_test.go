@@ -12,7 +12,7 @@ import (
 // A holder paused past its lease wakes up and writes with its old token:
 // the resource refuses, because a later holder has written with a higher
 // one.
-func ExampleResource_Put() {
+func ExampleNew() {
 	ctx := context.Background()
 	r := memory.New(nil)
 
@@ -36,7 +36,7 @@ func ExampleResource_Put() {
 
 // Delete leaves a tombstone carrying its token, so a stale writer cannot
 // re-create the value.
-func ExampleResource_Delete() {
+func ExampleNew_delete() {
 	ctx := context.Background()
 	r := memory.New(nil)
 

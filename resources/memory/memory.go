@@ -1,14 +1,19 @@
-// Package memory is an in-process fenced store implementing fence.Resource:
+// Package memory is an in-process fenced store behind *fence.Resource:
 // keyed values guarded by the highest token each key has seen, under one
 // mutex. It protects goroutines of one process only; it is the embedded
 // default for demos and tests, and the reference implementation of the
 // resource contract.
 //
-// Like every backend, it is a driver behind fence.PortableResource: the
+// Like every backend, it is a driver behind *fence.Resource: the
 // portable layer validates keys and tokens, checks the context and wraps
 // errors ("fence/memory: put "k": ..."); the driver here keeps only the
-// map and its token check. OpenResource opens it from mem:// URLs (see
-// URLOpener).
+// map and its token check. It has no client, so Resource.As gives nothing.
+//
+// fence.OpenResource opens it from URLs of the form mem:// (a new, empty
+// resource on every open) or mem://NAME (the one resource of this process
+// named NAME, created on first open: resources opened with one name share
+// their values). The URL takes no parameters; an unfenced resource
+// (Options.Unfenced) is not offered by URL.
 //
 // Its name clashes with lockers/memory; alias one on import, for example
 // memres "github.com/fencekit/fence/resources/memory".
@@ -20,12 +25,13 @@ import (
 	"sync"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // MaxKeyLen is the longest key accepted, in bytes.
 const MaxKeyLen = 1024
 
-// Options configure a Resource. The zero value is the fenced store.
+// Options configure New. The zero value is the fenced store.
 type Options struct {
 	// Unfenced switches the token check off. For control runs only: it
 	// accepts every write, whatever its token, so that a test can show
@@ -33,10 +39,6 @@ type Options struct {
 	// returns the highest token accepted. Default: false (fenced).
 	Unfenced bool
 }
-
-// Resource is an in-memory fence.Resource, safe for concurrent use: the
-// portable resource over the in-memory driver. Create it with New.
-type Resource = fence.PortableResource
 
 // store is the in-memory driver.
 type store struct {
@@ -55,24 +57,25 @@ type entry struct {
 	claimed bool        // only claimed, never written or deleted
 }
 
-var _ fence.ResourceDriver = (*store)(nil)
+var _ driver.Resource = (*store)(nil)
 
-// New returns an empty Resource. opts may be nil.
-func New(opts *Options) *Resource {
+// New returns an empty in-memory resource, safe for concurrent use. opts
+// may be nil.
+func New(opts *Options) *fence.Resource {
 	s := &store{entries: make(map[string]*entry)}
 	if opts != nil {
 		s.unfenced = opts.Unfenced
 	}
-	r, err := fence.NewResource(s)
+	r, err := driver.NewResource(s, nil)
 	if err != nil {
 		panic(err) // the driver's ResourceInfo is constant and valid
 	}
 	return r
 }
 
-// ResourceInfo implements fence.ResourceDriver.
-func (s *store) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: "memory", MaxKeyLen: MaxKeyLen}
+// ResourceInfo implements driver.Resource.
+func (s *store) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: "memory", MaxKeyLen: MaxKeyLen}
 }
 
 // admit returns the entry of key, created if absent, when a write with
@@ -90,7 +93,7 @@ func (s *store) admit(key string, token fence.Token) (*entry, error) {
 	return e, nil
 }
 
-// Put implements fence.ResourceDriver. It stores a copy of value.
+// Put implements driver.Resource. It stores a copy of value.
 func (s *store) Put(_ context.Context, key string, token fence.Token, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -102,7 +105,7 @@ func (s *store) Put(_ context.Context, key string, token fence.Token, value []by
 	return nil
 }
 
-// Delete implements fence.ResourceDriver.
+// Delete implements driver.Resource.
 func (s *store) Delete(_ context.Context, key string, token fence.Token) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,7 +117,7 @@ func (s *store) Delete(_ context.Context, key string, token fence.Token) error {
 	return nil
 }
 
-// Get implements fence.ResourceDriver. It returns a copy of the value; the
+// Get implements driver.Resource. It returns a copy of the value; the
 // error for an absent key is a *fence.NotFoundError telling a tombstone
 // from a key never written.
 func (s *store) Get(_ context.Context, key string) ([]byte, fence.Token, error) {
@@ -127,7 +130,7 @@ func (s *store) Get(_ context.Context, key string) ([]byte, fence.Token, error) 
 	return slices.Clone(e.value), e.token, nil
 }
 
-// Claim implements fence.ResourceDriver: it raises the entry's highest
+// Claim implements driver.Resource: it raises the entry's highest
 // token, and a value's token, and leaves the value or the tombstone as it
 // is; a key never written gets an entry that Get still reports as never
 // written. Unfenced, it does nothing, as a store without fencing would.
@@ -150,7 +153,7 @@ func (s *store) Claim(_ context.Context, key string, token fence.Token) error {
 	return nil
 }
 
-// Highest implements fence.ResourceDriver.
+// Highest implements driver.Resource.
 func (s *store) Highest(_ context.Context, key string) (fence.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

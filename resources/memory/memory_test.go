@@ -13,7 +13,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	store := memory.New(nil)
 	resourcetest.Run(t, resourcetest.Harness{
-		New:       func(*testing.T) fence.Resource { return store },
+		New:       func(*testing.T) *fence.Resource { return store },
 		MaxKeyLen: memory.MaxKeyLen,
 		// A wrapper that applied a write and then failed would test the
 		// wrapper's read-back, not this resource.

@@ -6,25 +6,23 @@ import (
 	"sync"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterResource("mem", &URLOpener{}) }
+func init() { driver.RegisterResource("mem", &urlOpener{}) }
 
-// URLOpener opens memory resources from URLs of the form mem:// (a new,
-// empty resource on every open) or mem://NAME (the one resource of this
-// process named NAME, created on first open: resources opened with one
-// name share their values). It takes no parameters; an unfenced resource
-// (Options.Unfenced) is not offered by URL.
-type URLOpener struct {
-	named sync.Map // name -> *Resource
+// urlOpener opens memory resources from mem:// URLs (see the package doc).
+type urlOpener struct {
+	named sync.Map // name -> *fence.Resource
 }
 
-// URLForm implements fence.ResourceURLOpener.
-func (*URLOpener) URLForm() string { return "mem://[NAME]" }
+// URLForm implements driver.ResourceOpener.
+func (*urlOpener) URLForm() string { return "mem://[NAME]" }
 
 // parseURL returns the name a mem:// URL gives, "" for none.
 func parseURL(u *url.URL) (string, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	if u.User != nil || u.Port() != "" || (u.Path != "" && u.Path != "/") || u.Opaque != "" {
 		p.Fail("a memory resource URL is mem:// or mem://NAME")
 	}
@@ -34,18 +32,18 @@ func parseURL(u *url.URL) (string, error) {
 	return u.Host, nil
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener.
-func (o *URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
+// OpenResourceURL implements driver.ResourceOpener.
+func (o *urlOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (*fence.Resource, error) {
 	name, err := parseURL(u)
 	if err != nil {
-		return fence.Opened[*fence.PortableResource]{}, err
+		return nil, err
 	}
 	if name == "" {
-		return fence.Opened[*fence.PortableResource]{Value: New(nil)}, nil
+		return New(nil), nil
 	}
 	r, ok := o.named.Load(name)
 	if !ok {
 		r, _ = o.named.LoadOrStore(name, New(nil))
 	}
-	return fence.Opened[*fence.PortableResource]{Value: r.(*Resource)}, nil
+	return r.(*fence.Resource), nil
 }

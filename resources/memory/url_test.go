@@ -69,9 +69,9 @@ func FuzzParseURL(f *testing.F) {
 func TestOpenResource(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	open := func(raw string) *fence.PortableResource {
+	open := func(raw string) *fence.Resource {
 		t.Helper()
-		r, err := fence.OpenResource(ctx, raw)
+		r, err := fence.OpenResource(ctx, raw, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestOpenResource(t *testing.T) {
 	if _, _, err := open("mem://").Get(ctx, "k"); !errors.Is(err, fence.ErrNotFound) {
 		t.Errorf("Get through a new mem:// = %v; want ErrNotFound", err)
 	}
-	if _, err := fence.OpenResource(ctx, "mem://x?unfenced=true"); !errors.Is(err, fence.ErrInvalid) {
+	if _, err := fence.OpenResource(ctx, "mem://x?unfenced=true", nil); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("OpenResource(unfenced=true) = %v; want ErrInvalid", err)
 	}
 }

@@ -34,7 +34,7 @@ func TestCorruptRecords(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			name := tt.name
-			key := r.Key(name)
+			key := keyOf(r, name)
 			if err := tt.set(t, key); err != nil {
 				t.Fatal(err)
 			}
@@ -75,10 +75,10 @@ func FuzzRecord(f *testing.F) {
 	r := newResource(f, c, uniquePrefix("fuzz"))
 	f.Fuzz(func(t *testing.T, token string) {
 		const name = "v"
-		if err := c.Del(t.Context(), r.Key(name)).Err(); err != nil {
+		if err := c.Del(t.Context(), keyOf(r, name)).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.HSet(t.Context(), r.Key(name), "token", token, "value", "x").Err(); err != nil {
+		if err := c.HSet(t.Context(), keyOf(r, name), "token", token, "value", "x").Err(); err != nil {
 			t.Fatal(err)
 		}
 		want, perr := redisscript.ParseToken(token)
@@ -96,7 +96,7 @@ func FuzzRecord(f *testing.F) {
 		}
 		if perr != nil {
 			_ = r.Put(t.Context(), name, 1<<63, []byte("new"))
-			if v, err := c.HGet(t.Context(), r.Key(name), "token").Result(); err != nil || v != token {
+			if v, err := c.HGet(t.Context(), keyOf(r, name), "token").Result(); err != nil || v != token {
 				t.Fatalf("a Put over the corrupt record changed the token to %q (%v)", v, err)
 			}
 		}

@@ -25,7 +25,8 @@
 //	}
 //
 // Readers read the hash's value field (HGET PREFIX+NAME value) or call
-// Get.
+// Get. The resource's As gives the go-redis client it was made with, to
+// a *goredis.UniversalClient target.
 //
 // # Records
 //

@@ -10,46 +10,57 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/redisscript"
 )
 
-// driver is the fence.ResourceDriver on Redis: one script per call.
-type driver struct {
+// store is the driver.Resource on Redis: one script per call.
+type store struct {
 	c      goredis.UniversalClient
 	prefix string
 }
 
-var _ fence.ResourceDriver = (*driver)(nil)
+var _ driver.Resource = (*store)(nil)
 
-// ResourceInfo implements fence.ResourceDriver. Tokens are stored as
+// ResourceInfo implements driver.Resource. Tokens are stored as
 // decimal strings, so every token fits.
-func (d *driver) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: "redis", MaxKeyLen: MaxKeyLen}
+func (d *store) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: "redis", MaxKeyLen: MaxKeyLen}
 }
 
-func (d *driver) key(name string) string { return d.prefix + name }
+func (d *store) key(name string) string { return d.prefix + name }
 
-// Put implements fence.ResourceDriver.
-func (d *driver) Put(ctx context.Context, key string, token fence.Token, value []byte) error {
+// As implements driver.Aser: a *goredis.UniversalClient target gets the
+// client the resource was made with.
+func (d *store) As(target any) bool {
+	if p, ok := target.(*goredis.UniversalClient); ok {
+		*p = d.c
+		return true
+	}
+	return false
+}
+
+// Put implements driver.Resource.
+func (d *store) Put(ctx context.Context, key string, token fence.Token, value []byte) error {
 	return d.write(ctx, key, token, "put", value)
 }
 
-// Delete implements fence.ResourceDriver: it leaves a tombstone, the hash
+// Delete implements driver.Resource: it leaves a tombstone, the hash
 // without its value, which keeps the token.
-func (d *driver) Delete(ctx context.Context, key string, token fence.Token) error {
+func (d *store) Delete(ctx context.Context, key string, token fence.Token) error {
 	return d.write(ctx, key, token, "delete", nil)
 }
 
-// Claim implements fence.ResourceDriver: the write script raises the
+// Claim implements driver.Resource: the write script raises the
 // hash's token and write id and keeps its value, or its absence.
-func (d *driver) Claim(ctx context.Context, key string, token fence.Token) error {
+func (d *store) Claim(ctx context.Context, key string, token fence.Token) error {
 	return d.write(ctx, key, token, "claim", nil)
 }
 
 // write runs the write script once (go-redis does not resend it: see
 // redisscript.Script.RunOnce), and settles an answer lost after the script was sent by reading
 // the hash back: the write was applied if the hash carries its write id.
-func (d *driver) write(ctx context.Context, key string, token fence.Token, op string, value []byte) error {
+func (d *store) write(ctx context.Context, key string, token fence.Token, op string, value []byte) error {
 	id := rand.Text()
 	args := []any{token.String(), id, op}
 	if op == "put" {
@@ -83,7 +94,7 @@ func (d *driver) write(ctx context.Context, key string, token fence.Token, op st
 // if the hash carries the write's id, and a *fence.UnknownOutcomeError
 // otherwise, because the write may still land, or have landed and been
 // replaced by a higher token.
-func (d *driver) settle(ctx context.Context, key string, token fence.Token, id string, err error) error {
+func (d *store) settle(ctx context.Context, key string, token fence.Token, id string, err error) error {
 	ue := &fence.UnknownOutcomeError{Key: key, Token: token, Err: err}
 	if cerr := ctx.Err(); cerr != nil {
 		if !errors.Is(err, cerr) {
@@ -122,8 +133,8 @@ func ambiguous(err error) bool {
 	return true
 }
 
-// Get implements fence.ResourceDriver.
-func (d *driver) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
+// Get implements driver.Resource.
+func (d *store) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
 	rec, err := d.read(ctx, key)
 	if err != nil {
 		return nil, 0, err
@@ -134,8 +145,8 @@ func (d *driver) Get(ctx context.Context, key string) ([]byte, fence.Token, erro
 	return []byte(rec.value), rec.token, nil
 }
 
-// Highest implements fence.ResourceDriver.
-func (d *driver) Highest(ctx context.Context, key string) (fence.Token, error) {
+// Highest implements driver.Resource.
+func (d *store) Highest(ctx context.Context, key string) (fence.Token, error) {
 	rec, err := d.read(ctx, key)
 	if err != nil {
 		return 0, err
@@ -153,7 +164,7 @@ type record struct {
 }
 
 // read reads key's hash with the read script.
-func (d *driver) read(ctx context.Context, key string) (record, error) {
+func (d *store) read(ctx context.Context, key string) (record, error) {
 	v, err := readScript.Run(ctx, d.c, []string{d.key(key)}).Result()
 	if err != nil {
 		return record{}, err

@@ -51,12 +51,14 @@ func Example_cacheRebuild() {
 	}
 }
 
-// The Redis key of a value, for readers outside fence (HGET KEY value).
-func ExampleResource_Key() {
+// The go-redis client under a resource, for readers outside fence: the
+// value named N is the hash PREFIX+N (HGET cache:report value).
+func ExampleNew_as() {
 	cache, err := fenceredis.New(goredis.NewClient(&goredis.Options{}), &fenceredis.Options{Prefix: "cache:"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(cache.Key("report"))
-	// Output: cache:report
+	var client goredis.UniversalClient
+	fmt.Println(cache.As(&client))
+	// Output: true
 }

@@ -12,6 +12,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -36,14 +38,19 @@ func uniquePrefix(tag string) string {
 	return "fence-test:res:" + tag + ":" + hex.EncodeToString(b[:]) + ":"
 }
 
-// newResource returns a Resource on c under prefix.
-func newResource(t testing.TB, c goredis.UniversalClient, prefix string) *Resource {
+// newResource returns a resource on c under prefix.
+func newResource(t testing.TB, c goredis.UniversalClient, prefix string) *fence.Resource {
 	t.Helper()
 	r, err := New(c, &Options{Prefix: prefix})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	return r
+}
+
+// keyOf returns the name of the Redis hash that holds r's value name.
+func keyOf(r *fence.Resource, name string) string {
+	return driver.ResourceOf(r).(*store).key(name)
 }
 
 // errDropped is what a connection of lostAnswer returns instead of the

@@ -4,6 +4,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/redisscript"
 )
 
@@ -16,26 +17,17 @@ const (
 	DefaultPrefix = "fence:value:"
 )
 
-// Options configure a Resource. A nil *Options means all defaults.
+// Options configure New. A nil *Options means all defaults.
 type Options struct {
 	// Prefix starts the Redis key of every value: the value named N is
 	// the hash PREFIX + N. Default: DefaultPrefix.
 	Prefix string
 }
 
-// Resource is a fence.Resource on Redis: the portable resource (its
-// methods are fence.Resource's) over this package's driver. Create it
-// with New; it is safe for concurrent use.
-type Resource struct {
-	*fence.PortableResource
-	d *driver
-}
-
-var _ fence.Resource = (*Resource)(nil)
-
-// New returns a Resource that keeps its values in Redis through client,
-// under opts.Prefix. It does not contact the server.
-func New(client goredis.UniversalClient, opts *Options) (*Resource, error) {
+// New returns a resource that keeps its values in Redis through client,
+// under opts.Prefix; it is safe for concurrent use. It does not contact
+// the server. Its Close does not close client.
+func New(client goredis.UniversalClient, opts *Options) (*fence.Resource, error) {
 	if client == nil {
 		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
 	}
@@ -46,12 +38,7 @@ func New(client goredis.UniversalClient, opts *Options) (*Resource, error) {
 	if err := checkOptions(&o); err != nil {
 		return nil, err
 	}
-	d := &driver{c: client, prefix: o.Prefix}
-	pr, err := fence.NewResource(d)
-	if err != nil {
-		return nil, err
-	}
-	return &Resource{PortableResource: pr, d: d}, nil
+	return driver.NewResource(&store{c: client, prefix: o.Prefix}, nil)
 }
 
 // checkOptions checks o and sets its defaults.
@@ -60,6 +47,3 @@ func checkOptions(o *Options) error {
 	o.Prefix = p
 	return err
 }
-
-// Key returns the name of the Redis hash that holds the value name.
-func (r *Resource) Key(name string) string { return r.d.key(name) }

@@ -7,51 +7,53 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/redisclient"
 	"github.com/fencekit/fence/internal/redisscript"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
 func init() {
-	o := &URLOpener{}
-	fence.RegisterResource("redis", o)
-	fence.RegisterResource("rediss", o)
+	o := &urlOpener{}
+	driver.RegisterResource("redis", o)
+	driver.RegisterResource("rediss", o)
 }
 
-// URLOpener opens Redis resources from URLs of the form of URLForm: the
+// urlOpener opens Redis resources from URLs of the form of URLForm: the
 // prefix parameter is fence's (Options.Prefix), every other one
 // go-redis's (see goredis.ParseURL). Each open makes a client, which the
 // opened resource's Close closes.
-type URLOpener struct{}
+type urlOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
-func (*URLOpener) URLForm() string {
+// URLForm implements driver.ResourceOpener.
+func (*urlOpener) URLForm() string {
 	return "redis[s]://[USER[:PASSWORD]@]HOST[:PORT][/DB][?prefix=P&...]"
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener. It parses the URL
+// OpenResourceURL implements driver.ResourceOpener. It parses the URL
 // and makes a client, but does not connect.
-func (*URLOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (fence.Opened[*fence.PortableResource], error) {
-	var none fence.Opened[*fence.PortableResource]
+func (*urlOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOptions) (*fence.Resource, error) {
 	o, ropts, err := parseURL(u)
 	if err != nil {
-		return none, err
+		return nil, err
 	}
 	client := redisclient.New(ropts)
-	r, err := New(client, &o)
+	r, err := driver.NewResource(&store{c: client, prefix: o.Prefix}, &driver.ResourceOptions{Close: client.Close})
 	if err != nil {
 		_ = client.Close()
-		return none, err
+		return nil, err
 	}
-	return fence.Opened[*fence.PortableResource]{Value: r.PortableResource, Close: client.Close}, nil
+	return r, nil
 }
 
 // parseURL reads a redis:// or rediss:// URL. Errors match
 // fence.ErrInvalid and never show the URL's password.
 func parseURL(u *url.URL) (Options, *goredis.Options, error) {
-	pws := fence.URLPasswords(u)
+	pws := redact.Passwords(u)
 	invalid := func(reason string) error {
 		shown := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
-		return &fence.InvalidError{Field: "url", Reason: fence.Scrub(shown.String()+": "+reason, pws...)}
+		return &fence.InvalidError{Field: "url", Reason: redact.Scrub(shown.String()+": "+reason, pws...)}
 	}
 	if u.Opaque != "" {
 		return Options{}, nil, invalid("want " + u.Scheme + "://HOST...")
@@ -62,7 +64,7 @@ func parseURL(u *url.URL) (Options, *goredis.Options, error) {
 	ours, theirs := redisscript.SplitQuery(u.RawQuery, []string{"prefix"})
 	fu := *u
 	fu.RawQuery = ours
-	p := fence.NewURLParams(&fu)
+	p := urlparam.New(&fu)
 	o := Options{Prefix: p.String("prefix")}
 	if err := p.Done(); err != nil {
 		return Options{}, nil, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -42,7 +43,7 @@ func TestParseURLErrors(t *testing.T) {
 		{"redis://u:pw@h/x", "database"},
 		{"redis://u:pw@h?a=%zz", "cannot be parsed"},
 	} {
-		_, err := fence.OpenResource(t.Context(), tt.raw)
+		_, err := fence.OpenResource(t.Context(), tt.raw, nil)
 		if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("OpenResource(%q): %v; want an invalid URL error saying %q", tt.raw, err, tt.want)
 		}
@@ -56,7 +57,7 @@ func TestParseURLErrors(t *testing.T) {
 func TestOpenResource(t *testing.T) {
 	t.Parallel()
 	prefix := uniquePrefix("url")
-	r, err := fence.OpenResource(t.Context(), testenv.RedisURL(t)+"?prefix="+url.QueryEscape(prefix))
+	r, err := fence.OpenResource(t.Context(), testenv.RedisURL(t)+"?prefix="+url.QueryEscape(prefix), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func FuzzParseURL(f *testing.F) {
 			if !errors.Is(err, fence.ErrInvalid) {
 				t.Fatalf("parseURL(%q): %v does not match ErrInvalid", raw, err)
 			}
-			for _, pw := range fence.URLPasswords(u) {
+			for _, pw := range redact.Passwords(u) {
 				if len(pw) >= 4 && strings.Contains(err.Error(), pw) {
 					t.Fatalf("parseURL(%q): %v shows the password", raw, err)
 				}

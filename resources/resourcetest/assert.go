@@ -13,21 +13,21 @@ import (
 // The helpers below perform one call and fail the test, naming the call,
 // when it does not behave as the contract says.
 
-func mustPut(t *testing.T, r fence.Resource, name string, token fence.Token, value []byte) {
+func mustPut(t *testing.T, r *fence.Resource, name string, token fence.Token, value []byte) {
 	t.Helper()
 	if err := r.Put(t.Context(), name, token, value); err != nil {
 		t.Fatalf("Put(%s, token %d): %v; want it accepted", show(name), token, err)
 	}
 }
 
-func mustClaim(t *testing.T, r fence.Resource, name string, token fence.Token) {
+func mustClaim(t *testing.T, r *fence.Resource, name string, token fence.Token) {
 	t.Helper()
 	if err := r.Claim(t.Context(), name, token); err != nil {
 		t.Fatalf("Claim(%s, token %d): %v; want it accepted", show(name), token, err)
 	}
 }
 
-func mustDelete(t *testing.T, r fence.Resource, name string, token fence.Token) {
+func mustDelete(t *testing.T, r *fence.Resource, name string, token fence.Token) {
 	t.Helper()
 	if err := r.Delete(t.Context(), name, token); err != nil {
 		t.Fatalf("Delete(%s, token %d): %v; want it accepted", show(name), token, err)
@@ -35,7 +35,7 @@ func mustDelete(t *testing.T, r fence.Resource, name string, token fence.Token) 
 }
 
 // wantValue checks that Get(name) returns value and token.
-func wantValue(t *testing.T, r fence.Resource, name string, value []byte, token fence.Token) {
+func wantValue(t *testing.T, r *fence.Resource, name string, value []byte, token fence.Token) {
 	t.Helper()
 	got, tok, err := r.Get(t.Context(), name)
 	if err != nil {
@@ -51,7 +51,7 @@ func wantValue(t *testing.T, r fence.Resource, name string, value []byte, token 
 
 // wantNotFound checks that Get(name) fails with an error matching
 // fence.ErrNotFound.
-func wantNotFound(t *testing.T, r fence.Resource, name string) {
+func wantNotFound(t *testing.T, r *fence.Resource, name string) {
 	t.Helper()
 	got, tok, err := r.Get(t.Context(), name)
 	if !errors.Is(err, fence.ErrNotFound) {
@@ -59,7 +59,7 @@ func wantNotFound(t *testing.T, r fence.Resource, name string) {
 	}
 }
 
-func wantHighest(t *testing.T, r fence.Resource, name string, want fence.Token) {
+func wantHighest(t *testing.T, r *fence.Resource, name string, want fence.Token) {
 	t.Helper()
 	got, err := r.Highest(t.Context(), name)
 	if err != nil {
@@ -108,25 +108,25 @@ func wantInvalid(t *testing.T, call string, err error) {
 // table can hold them all.
 type call struct {
 	method string
-	do     func(ctx context.Context, r fence.Resource, name string, token fence.Token) error
+	do     func(ctx context.Context, r *fence.Resource, name string, token fence.Token) error
 }
 
 var calls = []call{
-	{"Put", func(ctx context.Context, r fence.Resource, name string, token fence.Token) error {
+	{"Put", func(ctx context.Context, r *fence.Resource, name string, token fence.Token) error {
 		return r.Put(ctx, name, token, []byte("v"))
 	}},
-	{"Get", func(ctx context.Context, r fence.Resource, name string, _ fence.Token) error {
+	{"Get", func(ctx context.Context, r *fence.Resource, name string, _ fence.Token) error {
 		_, _, err := r.Get(ctx, name)
 		return err
 	}},
-	{"Delete", func(ctx context.Context, r fence.Resource, name string, token fence.Token) error {
+	{"Delete", func(ctx context.Context, r *fence.Resource, name string, token fence.Token) error {
 		return r.Delete(ctx, name, token)
 	}},
-	{"Highest", func(ctx context.Context, r fence.Resource, name string, _ fence.Token) error {
+	{"Highest", func(ctx context.Context, r *fence.Resource, name string, _ fence.Token) error {
 		_, err := r.Highest(ctx, name)
 		return err
 	}},
-	{"Claim", func(ctx context.Context, r fence.Resource, name string, token fence.Token) error {
+	{"Claim", func(ctx context.Context, r *fence.Resource, name string, token fence.Token) error {
 		return r.Claim(ctx, name, token)
 	}},
 }

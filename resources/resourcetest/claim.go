@@ -132,7 +132,7 @@ func testClaimConcurrent(t *testing.T, s *suite) {
 	writers, writes := s.h.writers(), s.h.writesPerWriter()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("%d writers x %d claim-then-put on %q, seed %d", writers, writes, name, seed)
-	resources := make([]fence.Resource, writers)
+	resources := make([]*fence.Resource, writers)
 	for w := range resources {
 		resources[w] = s.h.New(t)
 	}

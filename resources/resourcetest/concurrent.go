@@ -40,7 +40,7 @@ func testConcurrentWriters(t *testing.T, s *suite) {
 			}
 		}
 	}
-	resources := make([]fence.Resource, writers)
+	resources := make([]*fence.Resource, writers)
 	for w := range resources {
 		resources[w] = s.h.New(t)
 	}

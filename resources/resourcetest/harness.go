@@ -1,8 +1,8 @@
 // Package resourcetest is the conformance suite every fenced resource
-// passes in its portable form, fence.Resource. A backend's test is a small
+// passes in its portable form, *fence.Resource. A backend's test is a small
 // Harness and one call to Run; third-party backends can import it the same
-// way. A backend is a fence.ResourceDriver; its Harness.New returns
-// fence.NewResource over it (or the backend's constructor, which does
+// way. A backend is a driver.Resource; its Harness.New returns
+// driver.NewResource over it (or the backend's constructor, which does
 // that), so the suite certifies the driver together with the portable
 // layer every user gets.
 //
@@ -23,7 +23,7 @@ type Harness struct {
 	// New returns a Resource on the backend's store. It may be called many
 	// times in one run, also concurrently; resources from one Harness share
 	// the store (the suite makes its keys unique per case).
-	New func(t *testing.T) fence.Resource
+	New func(t *testing.T) *fence.Resource
 	// MaxKeyLen is the longest key the backend accepts, in bytes.
 	MaxKeyLen int
 
@@ -57,7 +57,7 @@ type Harness struct {
 	// the suite lands a higher token there through a Resource from New to
 	// test the write that cannot be settled. Later calls pass untouched.
 	// Default: nil, and the lost-answer cases are skipped.
-	LostAnswer func(t *testing.T, after func()) fence.Resource
+	LostAnswer func(t *testing.T, after func()) *fence.Resource
 	// NoLostAnswer says why the backend has no LostAnswer (for example,
 	// an in-process store has no answer to lose); the lost-answer cases
 	// skip with it.

@@ -36,7 +36,7 @@ var lostWrites = []lostWrite{
 
 // do runs w with token 4 through r, returning its error and a
 // description of the call.
-func (w lostWrite) do(t *testing.T, r fence.Resource, name string) (string, error) {
+func (w lostWrite) do(t *testing.T, r *fence.Resource, name string) (string, error) {
 	if w.delete {
 		return fmt.Sprintf("Delete(%s, token 4)", show(name)), r.Delete(t.Context(), name, 4)
 	}
@@ -58,7 +58,7 @@ func (s *suite) skipWithoutLostAnswer(t *testing.T) {
 
 // lostResource returns the harness's Resource whose first write loses its
 // answer, with after as the hook, and a check that the hook ran once.
-func (s *suite) lostResource(t *testing.T, after func()) (fence.Resource, func()) {
+func (s *suite) lostResource(t *testing.T, after func()) (*fence.Resource, func()) {
 	t.Helper()
 	var ran atomic.Int32
 	r := s.h.LostAnswer(t, func() {

@@ -74,9 +74,9 @@ func sumOf(from, to int64) [32]byte {
 
 // objectSum reads key through the fence and returns the SHA-256 of its
 // body, its length and token.
-func objectSum(t *testing.T, b *Resource, key string) ([32]byte, int64, fence.Token) {
+func objectSum(t *testing.T, b *fence.Resource, key string) ([32]byte, int64, fence.Token) {
 	t.Helper()
-	obj, err := b.GetObject(t.Context(), key)
+	obj, err := GetObject(t.Context(), b, key)
 	if err != nil {
 		t.Fatalf("GetObject(%q): %v", key, err)
 	}
@@ -99,7 +99,7 @@ func TestSeekableBodyIsStreamed(t *testing.T) {
 	g := &genReader{size: size}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	res, err := e.b.PutObject(t.Context(), "big", 3, g, nil)
+	res, err := PutObject(t.Context(), e.b, "big", 3, g, nil)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatalf("PutObject of %d bytes: %v", size, err)
@@ -125,7 +125,7 @@ func TestSeekableBodyFromItsOffset(t *testing.T) {
 	if _, err := g.Seek(40_000, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.b.PutObject(t.Context(), "tail", 1, g, nil); err != nil {
+	if _, err := PutObject(t.Context(), e.b, "tail", 1, g, nil); err != nil {
 		t.Fatalf("PutObject: %v", err)
 	}
 	sum, n, _ := objectSum(t, e.b, "tail")
@@ -142,7 +142,7 @@ func TestRetrySeeksBack(t *testing.T) {
 	t.Parallel()
 	f := newFaulty(t)
 	e := newEnv(t)
-	b := newResource(t, newClient(t, f), e.bucket, &minioOptions)
+	b := testResource(t, newClient(t, f), e.bucket, &minioOptions)
 	const key = "raced"
 	if err := e.b.Put(t.Context(), key, 1, []byte("first")); err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestRetrySeeksBack(t *testing.T) {
 	}})
 	const size = 3 << 20
 	g := &genReader{size: size}
-	res, err := b.PutObject(t.Context(), key, 5, g, nil)
+	res, err := PutObject(t.Context(), b, key, 5, g, nil)
 	if err != nil {
 		t.Fatalf("PutObject after a lost race: %v", err)
 	}
@@ -184,14 +184,14 @@ func TestUnseekableBodyIsBufferedUpToTheLimit(t *testing.T) {
 	e := newEnv(t)
 	o := minioOptions
 	o.MaxBufferedBody = 1000
-	b := newResource(t, e.client, e.bucket, &o)
+	b := testResource(t, e.client, e.bucket, &o)
 	for _, tc := range []struct {
 		size int
 		ok   bool
 	}{{0, true}, {999, true}, {1000, true}, {1001, false}, {5000, false}} {
 		key := uniqueName("unseekable-")
 		body := strings.Repeat("x", tc.size)
-		_, err := b.PutObject(t.Context(), key, 1, onlyReader{strings.NewReader(body)}, nil)
+		_, err := PutObject(t.Context(), b, key, 1, onlyReader{strings.NewReader(body)}, nil)
 		if !tc.ok {
 			if !errors.Is(err, fence.ErrInvalid) {
 				t.Errorf("PutObject of an unseekable %d-byte body (limit 1000): %v; want ErrInvalid", tc.size, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Claim implements fence.ResourceDriver: it raises the object's token to
+// Claim implements driver.Resource: it raises the object's token to
 // token and keeps its bytes, content type and user metadata. It reads the
 // object with GetObject and, if token is at least the object's token,
 // writes the same bytes back with the new token and a new write id, on
@@ -49,7 +49,7 @@ func (b *bucket) Claim(ctx context.Context, key string, token fence.Token) error
 		if !maybe {
 			return err
 		}
-		return &UnknownOutcomeError{Key: key, Token: token, Highest: highest, Err: err}
+		return &fence.UnknownOutcomeError{Key: key, Token: token, Highest: highest, Err: err}
 	}
 	for n := 0; ; n++ {
 		if n > 0 {

@@ -15,7 +15,7 @@ import (
 // MinIO applied it) and with the SDK's retries off, and checks the history
 // of accepted and refused writes: no token lower than one accepted before
 // it may be accepted, no refusal may be false, and a lost answer may
-// surface only as an *UnknownOutcomeError when a higher write overtook it
+// surface only as an *fence.UnknownOutcomeError when a higher write overtook it
 // before it could be read back.
 func TestConcurrentWritersWithLostAnswers(t *testing.T) {
 	t.Parallel()
@@ -31,7 +31,7 @@ func TestConcurrentWritersWithLostAnswers(t *testing.T) {
 		f.add(rule{method: "PUT", path: key, n: writes, every: 3, fault: drop})
 		o := minioOptions
 		o.MinBackoff, o.MaxBackoff = 1e6, 2e7
-		b := newResource(t, newClient(t, f, noRetries), e.bucket, &o)
+		b := testResource(t, newClient(t, f, noRetries), e.bucket, &o)
 		wg.Go(func() {
 			for i := range writes {
 				// Tokens interleave across writers; every fourth write is
@@ -43,7 +43,7 @@ func TestConcurrentWritersWithLostAnswers(t *testing.T) {
 				} else {
 					err = h.Write(key, tok, func() error { return b.Put(t.Context(), key, tok, fmt.Appendf(nil, "w%d-%d", w, i)) })
 				}
-				var ue *UnknownOutcomeError
+				var ue *fence.UnknownOutcomeError
 				if resourcetest.OutcomeOf(err) == resourcetest.Unknown && !(errors.As(err, &ue) && ue.Highest > tok) {
 					t.Errorf("writer %d, token %d: %v; want accepted, stale, or overtaken after a lost answer", w, tok, err)
 				}

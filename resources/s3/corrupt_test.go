@@ -42,7 +42,7 @@ func TestCorruptMetadataIsRefusedAndKept(t *testing.T) {
 			checks["Delete"] = e.b.Delete(ctx, key, 9)
 			_, _, checks["Get"] = e.b.Get(ctx, key)
 			_, checks["Highest"] = e.b.Highest(ctx, key)
-			_, checks["GetObject"] = e.b.GetObject(ctx, key)
+			_, checks["GetObject"] = GetObject(ctx, e.b, key)
 			for method, err := range checks {
 				var ce *fence.CorruptError
 				if !errors.Is(err, fence.ErrCorrupt) || !errors.As(err, &ce) {

@@ -9,29 +9,43 @@
 //
 // # Layering
 //
-// A Resource is the portable fence.Resource over this package's driver:
-// the embedded *fence.PortableResource checks keys (fence.ValidateKey,
-// at most MaxKeyLen bytes less Options.Prefix) and tokens, checks ctx, and
-// wraps every error as a *fence.OpError ("fence/s3: put "k": ..."); the
-// driver keeps what only S3 can do: the conditional PUT, the read-back
-// that settles a lost answer, the key segment limit, and the metadata.
-// The native methods (PutObject, GetObject, DeleteObject) make the same
-// checks and wrap their errors the same way.
+// New returns a *fence.Resource over this package's driver: the portable
+// type checks keys (at most MaxKeyLen bytes less Options.Prefix) and
+// tokens, checks ctx, and wraps every error as a *fence.OpError
+// ("fence/s3: put "k": ..."); the driver keeps what only S3 can do: the
+// conditional PUT, the read-back that settles a lost answer, the key
+// segment limit, and the metadata. PutObject and GetObject take that
+// resource for streamed bodies, metadata and what S3 reports; they make
+// the same checks and wrap their errors the same way, and refuse a
+// resource of another backend with fence.ErrInvalid. The resource's As
+// gives the client New was given, to a *API target, or to an **s3.Client
+// target when it is one.
 //
 // # Opening by URL
 //
-// Importing the package registers the resource URL scheme s3 (see
-// URLOpener):
+// Importing the package registers the resource URL scheme s3 with
+// fence.OpenResource:
 //
 //	s3://BUCKET[?region=R&endpoint=URL&path-style=true&prefix=P&max-key-segment=N]
 //
-// Credentials come from the AWS SDK's default chain.
+// Credentials, and the region and endpoint when the URL has none, come
+// from the AWS SDK's default chain (AWS_REGION, AWS_ENDPOINT_URL_S3,
+// AWS_ACCESS_KEY_ID..., shared files, instance roles). endpoint is an S3
+// server other than AWS's; path-style=true addresses buckets in the path
+// rather than the host name; prefix and max-key-segment are
+// Options.Prefix and Options.MaxKeySegmentLen. OpenOptions.HTTPClient,
+// when set, carries the SDK's requests. The resource's Create creates the
+// bucket in the client's region, and succeeds when the bucket is yours
+// already. MinIO, which refuses a key segment (between slashes) longer
+// than 255 bytes, is opened with
+//
+//	s3://BUCKET?endpoint=http://HOST:9000&path-style=true&max-key-segment=255
 //
 // # How a write is fenced
 //
 // The token travels in the object's user metadata (x-amz-meta-fencetoken),
 // next to a random id of the write (x-amz-meta-fencewriteid). A fenced
-// write (PutObject and Put, DeleteObject and Delete) first reads the
+// write (PutObject and Put, and Delete) first reads the
 // object's metadata and ETag with HeadObject, refuses a lower token with a
 // *fence.StaleTokenError carrying the highest token, and then writes with
 // If-Match on that ETag, or If-None-Match: * when there is no object. If
@@ -46,7 +60,7 @@
 //
 // S3 has no conditional delete that every implementation honours, and a
 // deleted object would forget its token: a stale writer could then create
-// it again. DeleteObject therefore replaces the object, through the
+// it again. Delete therefore replaces the object, through the
 // same conditional PUT, with a tombstone: a small object whose metadata
 // carries the token and x-amz-meta-fencetombstone: true. GetObject and
 // Get report a tombstone as not found (a *fence.NotFoundError with
@@ -81,7 +95,7 @@
 // neither duplicates a write nor reports a false stale token. When the
 // outcome cannot be settled (the context ends, answers keep being lost, or
 // a write with a higher token replaced the object before it could be read
-// back), the error is an *UnknownOutcomeError, which matches neither
+// back), the error is a *fence.UnknownOutcomeError, which matches neither
 // success nor fence.ErrStaleToken; a retry with the same token and body is
 // harmless.
 //
@@ -150,30 +164,10 @@
 // Every method on a bucket that does not exist gets an error matching
 // fence.ErrStoreMissing (and S3's NoSuchBucket). HeadObject answers 404
 // to a missing key and to a missing bucket alike, without a body, so until
-// a Resource has seen its bucket, a 404 to HeadObject is checked with a
+// a resource has seen its bucket, a 404 to HeadObject is checked with a
 // GetObject of the key, whose answer names NoSuchBucket.
 //
 // # Conformance
 //
-// Resource passes resources/resourcetest on MinIO.
-//
-// # The emulator
-//
-// The tests run on MinIO (scripts/emulators.sh starts it on
-// 127.0.0.1:PORT with a root user and password), which honours If-Match
-// and If-None-Match: * on PUT and refuses a key segment (between slashes)
-// longer than 255 bytes: set Options.MaxKeySegmentLen to 255. Point the
-// SDK at it with path-style addressing:
-//
-//	client := s3.New(s3.Options{
-//		Region:       "us-east-1",
-//		BaseEndpoint: aws.String("http://127.0.0.1:PORT"),
-//		UsePathStyle: true,
-//		Credentials:  credentials.NewStaticCredentialsProvider(user, password, ""),
-//	})
-//
-// or open it by URL, with the user and password in AWS_ACCESS_KEY_ID and
-// AWS_SECRET_ACCESS_KEY and AWS_REGION=us-east-1:
-//
-//	s3://BUCKET?endpoint=http://127.0.0.1:PORT&path-style=true&max-key-segment=255
+// The resource of New passes resources/resourcetest on MinIO.
 package s3

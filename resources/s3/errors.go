@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // statusOf returns the HTTP status of S3's answer in err, or 0 when err
@@ -39,7 +39,7 @@ func isNotFound(err error) bool {
 // when it is S3's NoSuchBucket, and err otherwise.
 func missingBucket(err error) error {
 	if codeOf(err) == "NoSuchBucket" {
-		return fence.StoreMissing(err)
+		return driver.StoreMissing(err)
 	}
 	return err
 }

@@ -35,14 +35,16 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("fencing bucket", res.BucketName())
+	if err := res.Put(ctx, "2026-02-12.csv", 42, []byte("a,b\n1,2\n")); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // Open a fenced bucket from a URL, with credentials from the AWS SDK's
 // default chain (environment, shared files, instance roles).
 func Example_openResource() {
 	ctx := context.Background()
-	res, err := fence.OpenResource(ctx, "s3://reports?region=eu-west-1&prefix=acme/")
+	res, err := fence.OpenResource(ctx, "s3://reports?region=eu-west-1&prefix=acme/", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,17 +57,17 @@ func Example_openResource() {
 // Upload a file under the token of the lease that produced it: a worker
 // whose lease was taken over gets a stale-token error instead of
 // overwriting a newer report. The file is streamed, not read into memory.
-func ExampleResource_PutObject() {
+func ExamplePutObject() {
 	ctx := context.Background()
-	var res *fences3.Resource // from New
-	var lease fence.Lease     // from a Locker or the guard
+	var res *fence.Resource // from New
+	var lease fence.Lease   // from a Locker or the guard
 
 	f, err := os.Open("report-acme-2026-02-12.csv")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	_, err = res.PutObject(ctx, "reports/acme/2026-02-12.csv", lease.Token, f, &fences3.PutOptions{
+	_, err = fences3.PutObject(ctx, res, "reports/acme/2026-02-12.csv", lease.Token, f, &fences3.PutOptions{
 		ContentType: "text/csv",
 		Metadata:    map[string]string{"worker": lease.Owner},
 	})
@@ -80,11 +82,11 @@ func ExampleResource_PutObject() {
 
 // Read an object with the token of the write that stored it; a deleted
 // object (a tombstone) is not found.
-func ExampleResource_GetObject() {
+func ExampleGetObject() {
 	ctx := context.Background()
-	var res *fences3.Resource // from New
+	var res *fence.Resource // from New
 
-	obj, err := res.GetObject(ctx, "reports/acme/2026-02-12.csv")
+	obj, err := fences3.GetObject(ctx, res, "reports/acme/2026-02-12.csv")
 	if errors.Is(err, fence.ErrNotFound) {
 		fmt.Println("no report")
 		return
@@ -99,12 +101,12 @@ func ExampleResource_GetObject() {
 
 // Delete under a token: a tombstone keeps the token, so a stale worker
 // cannot re-create the object afterwards.
-func ExampleResource_DeleteObject() {
+func Example_delete() {
 	ctx := context.Background()
-	var res *fences3.Resource // from New
-	var lease fence.Lease     // from a Locker or the guard
+	var res *fence.Resource // from New
+	var lease fence.Lease   // from a Locker or the guard
 
-	if _, err := res.DeleteObject(ctx, "reports/acme/2026-02-12.csv", lease.Token); err != nil {
+	if err := res.Delete(ctx, "reports/acme/2026-02-12.csv", lease.Token); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 type faultEnv struct {
 	*env
 	f  *faulty
-	fb *Resource
+	fb *fence.Resource
 }
 
 func newFaultEnv(t *testing.T, optFns ...func(*s3.Options)) *faultEnv {
@@ -25,7 +25,7 @@ func newFaultEnv(t *testing.T, optFns ...func(*s3.Options)) *faultEnv {
 	f := newFaulty(t)
 	o := minioOptions
 	o.MinBackoff, o.MaxBackoff = 1, 1 // the tests need no pause
-	return &faultEnv{env: e, f: f, fb: newResource(t, newClient(t, f, optFns...), e.bucket, &o)}
+	return &faultEnv{env: e, f: f, fb: testResource(t, newClient(t, f, optFns...), e.bucket, &o)}
 }
 
 // TestLostAnswerIsReconciled drops the answer to a PUT that MinIO applied:
@@ -58,7 +58,7 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 			}
 			e.f.add(rule{method: "PUT", path: key, n: 1, fault: drop})
 			before := e.f.count("PUT")
-			res, err := e.fb.PutObject(t.Context(), key, 4, strings.NewReader("new"), nil)
+			res, err := PutObject(t.Context(), e.fb, key, 4, strings.NewReader("new"), nil)
 			if err != nil {
 				t.Fatalf("PutObject with a lost answer: %v; want success", err)
 			}
@@ -86,9 +86,9 @@ func TestLostAnswerOfDeleteIsReconciled(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.f.add(rule{method: "PUT", path: key, n: 1, fault: drop})
-	res, err := e.fb.DeleteObject(t.Context(), key, 3)
+	res, err := deleteObject(t, e.fb, key, 3)
 	if err != nil || !res.Reconciled {
-		t.Fatalf("DeleteObject with a lost answer = %+v, %v; want a reconciled success", res, err)
+		t.Fatalf("deleteObject with a lost answer = %+v, %v; want a reconciled success", res, err)
 	}
 	var nf *fence.NotFoundError
 	if _, _, err := e.b.Get(t.Context(), key); !errors.As(err, &nf) || !nf.Tombstone {
@@ -106,7 +106,7 @@ func TestUnsentRequestIsSentAgain(t *testing.T) {
 	e := newFaultEnv(t, noRetries)
 	key := uniqueName("unsent-")
 	e.f.add(rule{method: "PUT", path: key, n: 2, fault: unsent})
-	res, err := e.fb.PutObject(t.Context(), key, 6, strings.NewReader("six"), nil)
+	res, err := PutObject(t.Context(), e.fb, key, 6, strings.NewReader("six"), nil)
 	if err != nil {
 		t.Fatalf("PutObject after 2 unsent PUTs: %v", err)
 	}
@@ -124,8 +124,8 @@ func TestPersistentLossGivesUp(t *testing.T) {
 	e := newFaultEnv(t, noRetries)
 	key := uniqueName("down-")
 	e.f.add(rule{method: "PUT", path: key, n: 1000, fault: unsent})
-	_, err := e.fb.PutObject(t.Context(), key, 1, strings.NewReader("x"), nil)
-	var ue *UnknownOutcomeError
+	_, err := PutObject(t.Context(), e.fb, key, 1, strings.NewReader("x"), nil)
+	var ue *fence.UnknownOutcomeError
 	if !errors.As(err, &ue) || errors.Is(err, fence.ErrStaleToken) || !strings.Contains(err.Error(), "outcome unknown") {
 		t.Fatalf("PutObject with every answer lost: %v; want an error saying the outcome is unknown", err)
 	}
@@ -156,7 +156,7 @@ func TestServerAnswersAreRetried(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.f.add(rule{method: "PUT", path: key, n: 1, fault: respond, status: tc.status, code: tc.code})
-			res, err := e.fb.PutObject(t.Context(), key, 2, strings.NewReader("two"), nil)
+			res, err := PutObject(t.Context(), e.fb, key, 2, strings.NewReader("two"), nil)
 			if err != nil || res.Attempts != 2 {
 				t.Fatalf("PutObject after a %d %s = %+v, %v; want success on the 2nd attempt", tc.status, tc.code, res, err)
 			}
@@ -168,7 +168,7 @@ func TestServerAnswersAreRetried(t *testing.T) {
 		e := newFaultEnv(t, noRetries)
 		key := uniqueName("answer-")
 		e.f.add(rule{method: "PUT", path: key, n: 1, fault: respond, status: 409, code: "OperationAborted"})
-		if _, err := e.fb.PutObject(t.Context(), key, 2, strings.NewReader("two"), nil); err == nil || statusOf(err) != 409 {
+		if _, err := PutObject(t.Context(), e.fb, key, 2, strings.NewReader("two"), nil); err == nil || statusOf(err) != 409 {
 			t.Fatalf("PutObject after a 409 OperationAborted: %v; want that error", err)
 		}
 	})
@@ -183,7 +183,7 @@ func TestCancelAfterSendingIsUnknown(t *testing.T) {
 	key := uniqueName("cancel-")
 	ctx, cancel := context.WithCancel(t.Context())
 	e.f.add(rule{method: "PUT", path: key, n: 1, fault: drop, after: cancel})
-	_, err := e.fb.PutObject(ctx, key, 3, strings.NewReader("three"), nil)
+	_, err := PutObject(ctx, e.fb, key, 3, strings.NewReader("three"), nil)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "outcome unknown") {
 		t.Fatalf("PutObject cancelled after sending: %v; want context.Canceled and an unknown outcome", err)
 	}
@@ -209,9 +209,9 @@ func TestLostAnswerThenOvertaken(t *testing.T) {
 		}
 	}})
 	err := e.fb.Put(t.Context(), key, 5, []byte("five"))
-	var ue *UnknownOutcomeError
+	var ue *fence.UnknownOutcomeError
 	if !errors.As(err, &ue) || ue.Highest != 9 || ue.Token != 5 || errors.Is(err, fence.ErrStaleToken) {
-		t.Fatalf("Put overtaken after a lost answer: %v; want an *UnknownOutcomeError with highest 9, not a stale token", err)
+		t.Fatalf("Put overtaken after a lost answer: %v; want an *fence.UnknownOutcomeError with highest 9, not a stale token", err)
 	}
 	e.wantStored(t, key, []byte("nine"), 9)
 }

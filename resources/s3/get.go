@@ -33,15 +33,17 @@ type Object struct {
 // GetObject reads key in one request, so the body and the token belong to
 // the same write. A missing key or a tombstone gets a *fence.NotFoundError
 // (Tombstone set for the latter); corrupt fence metadata gets an error
-// matching fence.ErrCorrupt; a bad key, fence.ErrInvalid; a missing
+// matching fence.ErrCorrupt; a bad key, or a resource r that is not one
+// of New's, fence.ErrInvalid; a missing
 // bucket, fence.ErrStoreMissing. Errors are *fence.OpError for op "get",
 // as Get's. Unlike Get, GetObject returns an object written without
 // fencing, with Token 0.
-func (r *Resource) GetObject(ctx context.Context, key string) (*Object, error) {
-	if err := r.native(ctx, key, 0, false); err != nil {
+func GetObject(ctx context.Context, r *fence.Resource, key string) (*Object, error) {
+	b, err := native(ctx, r, key, 0, false)
+	if err != nil {
 		return nil, fail(ctx, "get", key, err)
 	}
-	obj, err := r.b.getObject(ctx, key)
+	obj, err := b.getObject(ctx, key)
 	if err != nil {
 		return nil, fail(ctx, "get", key, err)
 	}

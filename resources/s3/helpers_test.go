@@ -124,8 +124,8 @@ func deleteObjects(ctx context.Context, client *s3.Client, bucket string) (int, 
 	return n, nil
 }
 
-// newResource returns a Resource on bucket, failing the test on error.
-func newResource(t testing.TB, client API, bucket string, opts *Options) *Resource {
+// testResource returns a resource on bucket, failing the test on error.
+func testResource(t testing.TB, client API, bucket string, opts *Options) *fence.Resource {
 	t.Helper()
 	b, err := New(client, bucket, opts)
 	if err != nil {
@@ -134,11 +134,21 @@ func newResource(t testing.TB, client API, bucket string, opts *Options) *Resour
 	return b
 }
 
+// deleteObject is r's Delete with the PutResult of the tombstone's write.
+func deleteObject(t testing.TB, r *fence.Resource, key string, token fence.Token) (*PutResult, error) {
+	t.Helper()
+	b, err := bucketOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.deleteObject(t.Context(), key, token)
+}
+
 // env is one test's MinIO client, bucket and fence Resource.
 type env struct {
 	client *s3.Client
 	bucket string
-	b      *Resource
+	b      *fence.Resource
 }
 
 // newEnv returns a fresh bucket with a fence Resource on it.
@@ -146,7 +156,7 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	c := newClient(t, nil)
 	name := newS3Bucket(t, c)
-	return &env{client: c, bucket: name, b: newResource(t, c, name, &minioOptions)}
+	return &env{client: c, bucket: name, b: testResource(t, c, name, &minioOptions)}
 }
 
 // rawPut writes an object with the plain SDK, no fence, no condition.

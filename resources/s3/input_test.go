@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // TestNewValidates checks that New refuses impossible settings.
@@ -72,9 +73,9 @@ func TestKeyLimits(t *testing.T) {
 			t.Errorf("Get of a %d-byte key = %q, %d, %v", len(key), got, tok, err)
 		}
 		long := keyOf(MaxKeyLen+1, wide)
-		_, errPut := e.b.PutObject(t.Context(), long, 1, strings.NewReader("x"), nil)
-		_, errGet := e.b.GetObject(t.Context(), long)
-		_, errDel := e.b.DeleteObject(t.Context(), long, 1)
+		_, errPut := PutObject(t.Context(), e.b, long, 1, strings.NewReader("x"), nil)
+		_, errGet := GetObject(t.Context(), e.b, long)
+		errDel := e.b.Delete(t.Context(), long, 1)
 		_, errHi := e.b.Highest(t.Context(), long)
 		for _, err := range []error{errPut, errGet, errDel, errHi} {
 			if !errors.Is(err, fence.ErrInvalid) {
@@ -105,7 +106,7 @@ func TestUserMetadataIsChecked(t *testing.T) {
 		{"": "empty key"},
 		{"big": strings.Repeat("v", 2000)},
 	} {
-		_, err := b.PutObject(t.Context(), "k", 1, strings.NewReader("x"), &PutOptions{Metadata: md})
+		_, err := PutObject(t.Context(), b, "k", 1, strings.NewReader("x"), &PutOptions{Metadata: md})
 		if !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("PutObject with metadata %.40v: %v; want ErrInvalid", md, err)
 		}
@@ -119,7 +120,7 @@ func TestPrefix(t *testing.T) {
 	e := newEnv(t)
 	o := minioOptions
 	o.Prefix = "tenant/a/"
-	r := newResource(t, e.client, e.bucket, &o)
+	r := testResource(t, e.client, e.bucket, &o)
 	if err := r.Put(t.Context(), "k", 5, []byte("five")); err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +138,11 @@ func TestPrefix(t *testing.T) {
 	if want := `fence/s3: put "k": stale token 4`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("stale Put = %v; want it to start %s", err, want)
 	}
-	if n := r.Info().MaxKeyLen; n != MaxKeyLen-len(o.Prefix) {
+	if n := driver.ResourceOf(r).ResourceInfo().MaxKeyLen; n != MaxKeyLen-len(o.Prefix) {
 		t.Errorf("Info().MaxKeyLen = %d; want %d", n, MaxKeyLen-len(o.Prefix))
 	}
 	long := strings.Repeat("k/", MaxKeyLen)[:MaxKeyLen-len(o.Prefix)+1]
-	if _, err := r.PutObject(t.Context(), long, 1, strings.NewReader("x"), nil); !errors.Is(err, fence.ErrInvalid) {
+	if _, err := PutObject(t.Context(), r, long, 1, strings.NewReader("x"), nil); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("PutObject of a key that is too long with the prefix: %v; want ErrInvalid", err)
 	}
 }
@@ -150,11 +151,11 @@ func TestPrefix(t *testing.T) {
 // the portable ones do.
 func TestNativeErrorsAreOpErrors(t *testing.T) {
 	t.Parallel()
-	r := newResource(t, newClientNoEnv(), "b", nil)
+	r := testResource(t, newClientNoEnv(), "b", nil)
 	ctx := t.Context()
-	_, errPut := r.PutObject(ctx, "", 1, nil, nil)
-	_, errGet := r.GetObject(ctx, "a\x00b")
-	_, errDel := r.DeleteObject(ctx, "k", 0)
+	_, errPut := PutObject(ctx, r, "", 1, nil, nil)
+	_, errGet := GetObject(ctx, r, "a\x00b")
+	errDel := r.Delete(ctx, "k", 0)
 	for op, err := range map[string]error{"put": errPut, "get": errGet, "delete": errDel} {
 		var oe *fence.OpError
 		var ie *fence.InvalidError
@@ -164,7 +165,7 @@ func TestNativeErrorsAreOpErrors(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := r.GetObject(cancelled, "k"); !errors.Is(err, context.Canceled) {
+	if _, err := GetObject(cancelled, r, "k"); !errors.Is(err, context.Canceled) {
 		t.Errorf("GetObject on a cancelled context: %v; want context.Canceled", err)
 	}
 }

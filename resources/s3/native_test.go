@@ -13,6 +13,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/fencekit/fence"
+	memres "github.com/fencekit/fence/resources/memory"
 	"github.com/fencekit/fence/resources/resourcetest"
 )
 
@@ -22,7 +23,7 @@ func TestPutObjectOptions(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	md := map[string]string{"customer": "acme", "report-date": "2026-02-12"}
-	res, err := e.b.PutObject(t.Context(), "report.csv", 7, strings.NewReader("a,b\n1,2\n"), &PutOptions{
+	res, err := PutObject(t.Context(), e.b, "report.csv", 7, strings.NewReader("a,b\n1,2\n"), &PutOptions{
 		ContentType: "text/csv",
 		Metadata:    md,
 		Input: func(in *s3.PutObjectInput) {
@@ -34,7 +35,7 @@ func TestPutObjectOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PutObject: %v", err)
 	}
-	obj, err := e.b.GetObject(t.Context(), "report.csv")
+	obj, err := GetObject(t.Context(), e.b, "report.csv")
 	if err != nil {
 		t.Fatalf("GetObject: %v", err)
 	}
@@ -57,7 +58,7 @@ func TestUnfencedObjectCountsAsTokenZero(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.rawPut(t, "legacy", []byte("before fencing"), map[string]string{"owner": "batch"})
-	obj, err := e.b.GetObject(t.Context(), "legacy")
+	obj, err := GetObject(t.Context(), e.b, "legacy")
 	if err != nil {
 		t.Fatalf("GetObject of an unfenced object: %v", err)
 	}
@@ -91,18 +92,18 @@ func TestTombstonesHaveTheirOwnETags(t *testing.T) {
 	e := newEnv(t)
 	etags := map[string]bool{}
 	for tok := range fence.Token(4) {
-		res, err := e.b.DeleteObject(t.Context(), "gone", tok+1)
+		res, err := deleteObject(t, e.b, "gone", tok+1)
 		if err != nil {
-			t.Fatalf("DeleteObject(token %d): %v", tok+1, err)
+			t.Fatalf("deleteObject(token %d): %v", tok+1, err)
 		}
 		if etags[res.ETag] {
 			t.Errorf("tombstone of token %d has the ETag %s of an earlier one", tok+1, res.ETag)
 		}
 		etags[res.ETag] = true
 	}
-	again, err := e.b.DeleteObject(t.Context(), "gone", 4)
+	again, err := deleteObject(t, e.b, "gone", 4)
 	if err != nil || again.Attempts != 0 {
-		t.Errorf("DeleteObject of a tombstone with its own token = %+v, %v; want no write", again, err)
+		t.Errorf("deleteObject of a tombstone with its own token = %+v, %v; want no write", again, err)
 	}
 }
 
@@ -115,11 +116,11 @@ func TestTombstonesHaveTheirOwnETags(t *testing.T) {
 func TestGapIdenticalBytesKeepTheETag(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a, err := e.b.PutObject(t.Context(), "same", 1, strings.NewReader("report"), nil)
+	a, err := PutObject(t.Context(), e.b, "same", 1, strings.NewReader("report"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.b.PutObject(t.Context(), "same", 2, strings.NewReader("report"), nil)
+	b, err := PutObject(t.Context(), e.b, "same", 2, strings.NewReader("report"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestUnfencedControlRunFailsTheChecker(t *testing.T) {
 	for _, unfenced := range []bool{false, true} {
 		o := minioOptions
 		o.Unfenced = unfenced
-		b := newResource(t, e.client, e.bucket, &o)
+		b := testResource(t, e.client, e.bucket, &o)
 		var h resourcetest.History
 		key := uniqueName("control-")
 		for _, tok := range []fence.Token{5, 3, 6, 4} {
@@ -168,19 +169,65 @@ func TestMissingBucket(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		method string
-		call   func(ctx context.Context, r *Resource) error
+		call   func(ctx context.Context, r *fence.Resource) error
 	}{
-		{"Put", func(ctx context.Context, r *Resource) error { return r.Put(ctx, "k", 1, []byte("v")) }},
-		{"Get", func(ctx context.Context, r *Resource) error { _, _, err := r.Get(ctx, "k"); return err }},
-		{"Delete", func(ctx context.Context, r *Resource) error { return r.Delete(ctx, "k", 1) }},
-		{"Highest", func(ctx context.Context, r *Resource) error { _, err := r.Highest(ctx, "k"); return err }},
-		{"GetObject", func(ctx context.Context, r *Resource) error { _, err := r.GetObject(ctx, "k"); return err }},
+		{"Put", func(ctx context.Context, r *fence.Resource) error { return r.Put(ctx, "k", 1, []byte("v")) }},
+		{"Get", func(ctx context.Context, r *fence.Resource) error { _, _, err := r.Get(ctx, "k"); return err }},
+		{"Delete", func(ctx context.Context, r *fence.Resource) error { return r.Delete(ctx, "k", 1) }},
+		{"Highest", func(ctx context.Context, r *fence.Resource) error { _, err := r.Highest(ctx, "k"); return err }},
+		{"GetObject", func(ctx context.Context, r *fence.Resource) error { _, err := GetObject(ctx, r, "k"); return err }},
 	} {
 		// A fresh Resource for each, which has not seen the bucket.
-		b := newResource(t, c, uniqueName("fence-missing-"), &minioOptions)
+		b := testResource(t, c, uniqueName("fence-missing-"), &minioOptions)
 		err := tc.call(t.Context(), b)
 		if !errors.Is(err, fence.ErrStoreMissing) || !noBucket(err) || errors.Is(err, fence.ErrNotFound) {
 			t.Errorf("%s on a missing bucket: %v; want ErrStoreMissing wrapping S3's NoSuchBucket", tc.method, err)
+		}
+	}
+}
+
+// TestAs: As gives the client New was given, as an API and, when it is
+// one, as an *s3.Client; nothing else.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	c := newClientNoEnv()
+	r := testResource(t, c, "b", nil)
+	var api API
+	if !r.As(&api) || api != API(c) {
+		t.Errorf("As(*API) = %v; want the client New was given", api)
+	}
+	var got *s3.Client
+	if !r.As(&got) || got != c {
+		t.Errorf("As(**s3.Client) = %p; want %p", got, c)
+	}
+	var s string
+	if r.As(&s) {
+		t.Errorf("As(*string) = true; want false")
+	}
+	wrapped := testResource(t, apiOnly{c}, "b", nil)
+	if got = nil; wrapped.As(&got) || got != nil {
+		t.Errorf("As(**s3.Client) on a client of another type = true, %p; want false", got)
+	}
+}
+
+// apiOnly is a client that has the API's methods and no others.
+type apiOnly struct{ API }
+
+// TestNativeRefusesOtherResources: PutObject and GetObject take only a
+// resource of New, and say so.
+func TestNativeRefusesOtherResources(t *testing.T) {
+	t.Parallel()
+	for _, r := range []*fence.Resource{memres.New(nil), nil} {
+		_, errPut := PutObject(t.Context(), r, "k", 1, strings.NewReader("x"), nil)
+		_, errGet := GetObject(t.Context(), r, "k")
+		for op, err := range map[string]error{"put": errPut, "get": errGet} {
+			ie, ok := errors.AsType[*fence.InvalidError](err)
+			if !ok || ie.Field != "resource" {
+				t.Errorf("%s on %v = %v; want a *fence.InvalidError for the resource", op, r, err)
+			}
+			if oe, ok := errors.AsType[*fence.OpError](err); !ok || oe.Backend != "s3" || oe.Op != op {
+				t.Errorf("%s on %v = %v; want a *fence.OpError of s3, %q", op, r, err, op)
+			}
 		}
 	}
 }

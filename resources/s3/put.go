@@ -31,9 +31,10 @@ type PutOptions struct {
 // lower token gets a *fence.StaleTokenError carrying the highest token and
 // writes nothing; so does an object whose fence metadata is corrupt (an
 // error matching fence.ErrCorrupt). A key that is empty, longer than
-// Info().MaxKeyLen bytes, not valid UTF-8 or holding a NUL, token 0 or bad
-// metadata gets an error matching fence.ErrInvalid. Errors are
-// *fence.OpError for op "put", as Put's.
+// MaxKeyLen bytes less Options.Prefix, not valid UTF-8 or holding a NUL,
+// token 0, bad metadata, or a resource r that is not one of New's gets an
+// error matching fence.ErrInvalid. Errors are *fence.OpError for op
+// "put", as Put's.
 //
 // A body that is an io.ReadSeeker is streamed from its current offset to
 // its end and is sought back to that offset on every retry; any other body
@@ -44,12 +45,14 @@ type PutOptions struct {
 // PutObject retries lost races until ctx is done, and reconciles lost
 // answers by reading the object back (see the package doc). When that
 // cannot settle whether the write was applied, the error is an
-// *UnknownOutcomeError; retrying with the same token and body is harmless.
-func (r *Resource) PutObject(ctx context.Context, key string, token fence.Token, body io.Reader, opts *PutOptions) (*PutResult, error) {
-	if err := r.native(ctx, key, token, true); err != nil {
+// *fence.UnknownOutcomeError; retrying with the same token and body is
+// harmless.
+func PutObject(ctx context.Context, r *fence.Resource, key string, token fence.Token, body io.Reader, opts *PutOptions) (*PutResult, error) {
+	b, err := native(ctx, r, key, token, true)
+	if err != nil {
 		return nil, fail(ctx, "put", key, err)
 	}
-	res, err := r.b.putObject(ctx, key, token, body, opts)
+	res, err := b.putObject(ctx, key, token, body, opts)
 	if err != nil {
 		return nil, fail(ctx, "put", key, err)
 	}

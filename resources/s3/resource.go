@@ -9,17 +9,17 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// The methods of the driver, called by the PortableResource with a valid
+// The methods of the driver, called by the *fence.Resource with a valid
 // key and token.
 
-// Put implements fence.ResourceDriver: putObject of value.
+// Put implements driver.Resource: putObject of value.
 func (b *bucket) Put(ctx context.Context, key string, token fence.Token, value []byte) error {
 	_, err := b.putObject(ctx, key, token, bytes.NewReader(value), nil)
 	return err
 }
 
-// Get implements fence.ResourceDriver: getObject, read whole. An object
-// written without fencing has token 0, which the PortableResource reports
+// Get implements driver.Resource: getObject, read whole. An object
+// written without fencing has token 0, which the *fence.Resource reports
 // as corrupt.
 func (b *bucket) Get(ctx context.Context, key string) ([]byte, fence.Token, error) {
 	obj, err := b.getObject(ctx, key)
@@ -34,13 +34,13 @@ func (b *bucket) Get(ctx context.Context, key string) ([]byte, fence.Token, erro
 	return v, obj.Token, nil
 }
 
-// Delete implements fence.ResourceDriver: deleteObject.
+// Delete implements driver.Resource: deleteObject.
 func (b *bucket) Delete(ctx context.Context, key string, token fence.Token) error {
 	_, err := b.deleteObject(ctx, key, token)
 	return err
 }
 
-// Highest implements fence.ResourceDriver: the token of the object or
+// Highest implements driver.Resource: the token of the object or
 // tombstone under key, from HeadObject; 0 when there is none, or when the
 // object was written without fencing.
 func (b *bucket) Highest(ctx context.Context, key string) (fence.Token, error) {

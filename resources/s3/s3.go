@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -18,8 +19,7 @@ import (
 const backendName = "s3"
 
 // MaxKeyLen is the longest object key S3 accepts, in bytes of UTF-8. With
-// Options.Prefix, the longest key is MaxKeyLen minus the prefix's length
-// (Resource.Info().MaxKeyLen).
+// Options.Prefix, the longest key is MaxKeyLen minus the prefix's length.
 const MaxKeyLen = 1024
 
 // DefaultMaxBufferedBody is the default of Options.MaxBufferedBody.
@@ -32,7 +32,7 @@ type API interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 }
 
-// Options configure a Resource. The zero value is the default.
+// Options configure New. The zero value is the default.
 type Options struct {
 	// Prefix is put before every key to name its object, for example
 	// "reports/" (a key "acme.csv" is then the object
@@ -61,21 +61,9 @@ type Options struct {
 	Unfenced bool
 }
 
-// Resource fences the objects of one S3 bucket. The embedded
-// *fence.PortableResource is its fence.Resource (Put, Get, Delete,
-// Highest with []byte values, keys checked and errors wrapped there);
-// PutObject, GetObject and DeleteObject are the native API, with streamed
-// bodies, metadata and what S3 reports. Create it with New, or open it
-// from an s3:// URL (see URLOpener). It is safe for concurrent use.
-type Resource struct {
-	*fence.PortableResource
-	b *bucket
-}
-
-var _ fence.Resource = (*Resource)(nil)
-
-// bucket is the driver under a Resource: the conditional PUTs and reads
-// of one bucket.
+// bucket is the driver under the *fence.Resource of New: the conditional
+// PUTs and reads of one bucket. PutObject and GetObject reach it through
+// bucketOf.
 type bucket struct {
 	client      API
 	name        string
@@ -90,13 +78,23 @@ type bucket struct {
 	seen atomic.Bool
 }
 
-var _ fence.ResourceDriver = (*bucket)(nil)
+var (
+	_ driver.Resource = (*bucket)(nil)
+	_ driver.Aser     = (*bucket)(nil)
+)
 
-// New returns a Resource writing into bucket through client, typically an
-// *s3.Client. The bucket must exist (URLOpener's Create makes it); a
-// missing one gets an error matching fence.ErrStoreMissing. opts may be
-// nil.
-func New(client API, bucketName string, opts *Options) (*Resource, error) {
+// New returns a resource writing into bucket through client, typically an
+// *s3.Client; it is safe for concurrent use. Its methods (Put, Get,
+// Delete, Highest, Claim) take []byte values; PutObject and GetObject
+// take it for streamed bodies, metadata and what S3 reports. The bucket
+// must exist (the Create of a resource opened by URL makes it); a missing
+// one gets an error matching fence.ErrStoreMissing. opts may be nil.
+func New(client API, bucketName string, opts *Options) (*fence.Resource, error) {
+	return newResource(client, bucketName, opts, nil)
+}
+
+// newResource is New, with the options of driver.NewResource.
+func newResource(client API, bucketName string, opts *Options, ropts *driver.ResourceOptions) (*fence.Resource, error) {
 	if client == nil {
 		return nil, &fence.InvalidError{Field: "client", Reason: "nil"}
 	}
@@ -140,19 +138,42 @@ func New(client API, bucketName string, opts *Options) (*Resource, error) {
 	if b.backoff.First > b.backoff.Max {
 		return nil, &fence.InvalidError{Field: "backoff", Reason: fmt.Sprintf("MinBackoff %v is above MaxBackoff %v", b.backoff.First, b.backoff.Max)}
 	}
-	pr, err := fence.NewResource(b)
-	if err != nil {
-		return nil, err
-	}
-	return &Resource{PortableResource: pr, b: b}, nil
+	return driver.NewResource(b, ropts)
 }
 
-// BucketName returns the bucket's name.
-func (r *Resource) BucketName() string { return r.b.name }
+// bucketOf returns the bucket under r, or a *fence.InvalidError when r is
+// nil or not a resource of New.
+func bucketOf(r *fence.Resource) (*bucket, error) {
+	if r == nil {
+		return nil, &fence.InvalidError{Field: "resource", Reason: "nil"}
+	}
+	b, ok := driver.ResourceOf(r).(*bucket)
+	if !ok {
+		return nil, &fence.InvalidError{Field: "resource", Reason: fmt.Sprintf("a %s resource, not one of s3.New", r.Name())}
+	}
+	return b, nil
+}
 
-// ResourceInfo implements fence.ResourceDriver.
-func (b *bucket) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen - len(b.prefix)}
+// As implements driver.Aser: a *API target gets the client New was
+// given, and an **s3.Client target gets it when it is one.
+func (b *bucket) As(target any) bool {
+	switch p := target.(type) {
+	case *API:
+		*p = b.client
+		return true
+	case **s3.Client:
+		c, ok := b.client.(*s3.Client)
+		if ok {
+			*p = c
+		}
+		return ok
+	}
+	return false
+}
+
+// ResourceInfo implements driver.Resource.
+func (b *bucket) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen - len(b.prefix)}
 }
 
 // objectKey returns the object key of key, prefix + key, after the
@@ -171,23 +192,31 @@ func (b *bucket) objectKey(key string) (string, error) {
 	return name, nil
 }
 
-// native checks the input of a native method, as the PortableResource
-// does for Put, Get, Delete and Highest: the key, the token unless it is
-// 0 for a read (withToken false), and ctx.
-func (r *Resource) native(ctx context.Context, key string, token fence.Token, withToken bool) error {
-	if err := fence.ValidateKey("key", key, MaxKeyLen-len(r.b.prefix)); err != nil {
-		return err
+// native returns the bucket under r after checking the input of
+// PutObject or GetObject, as the *fence.Resource does for its methods:
+// the resource, the key, the token unless it is 0 for a read (withToken
+// false), and ctx.
+func native(ctx context.Context, r *fence.Resource, key string, token fence.Token, withToken bool) (*bucket, error) {
+	b, err := bucketOf(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := driver.ValidateKey("key", key, MaxKeyLen-len(b.prefix)); err != nil {
+		return nil, err
 	}
 	if withToken {
-		if err := fence.ValidateToken(token); err != nil {
-			return err
+		if err := driver.ValidateToken(token); err != nil {
+			return nil, err
 		}
 	}
-	return ctxErr(ctx)
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
-// fail wraps an error of a native method as the PortableResource wraps
-// those of the portable ones.
+// fail wraps an error of PutObject or GetObject as the *fence.Resource
+// wraps those of its methods.
 func fail(ctx context.Context, op, key string, err error) error {
 	return &fence.OpError{Backend: backendName, Op: op, Key: key, Err: withCtx(ctx, err)}
 }

@@ -21,17 +21,17 @@ func TestResourceSuite(t *testing.T) {
 	c := newClient(t, nil)
 	bucket := newS3Bucket(t, c)
 	resourcetest.Run(t, resourcetest.Harness{
-		New: func(t *testing.T) fence.Resource {
+		New: func(t *testing.T) *fence.Resource {
 			o := minioOptions
-			return newResource(t, newClient(t, nil), bucket, &o)
+			return testResource(t, newClient(t, nil), bucket, &o)
 		},
 		MaxKeyLen: minioOptions.MaxKeySegmentLen,
 		// MinIO applies the first PUT; the transport drops its answer.
-		LostAnswer: func(t *testing.T, after func()) fence.Resource {
+		LostAnswer: func(t *testing.T, after func()) *fence.Resource {
 			f := newFaulty(t)
 			f.add(rule{method: "PUT", n: 1, fault: drop, after: after})
 			o := minioOptions
-			return newResource(t, newClient(t, f, noRetries), bucket, &o)
+			return testResource(t, newClient(t, f, noRetries), bucket, &o)
 		},
 	})
 }

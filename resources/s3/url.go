@@ -14,28 +14,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/awsconfig"
+	"github.com/fencekit/fence/internal/urlparam"
 )
 
-func init() { fence.RegisterResource("s3", URLOpener{}) }
+func init() { driver.RegisterResource("s3", urlOpener{}) }
 
-// URLOpener opens resources from URLs of the form
-//
-//	s3://BUCKET[?region=R&endpoint=URL&path-style=true&prefix=P&max-key-segment=N]
-//
-// with credentials, and the region and endpoint when the URL has none,
-// from the AWS SDK's default chain (AWS_REGION, AWS_ENDPOINT_URL_S3,
-// AWS_ACCESS_KEY_ID..., shared files, instance roles). endpoint is an S3
-// server other than AWS's (MinIO); path-style=true addresses buckets in
-// the path rather than the host name, as MinIO needs; prefix and
-// max-key-segment are Options.Prefix and Options.MaxKeySegmentLen (255 for
-// MinIO). OpenOptions.HTTPClient, when set, carries the SDK's requests.
-// The Opened's Create creates the bucket in the client's region, and
-// succeeds when the bucket is yours already.
-type URLOpener struct{}
+// urlOpener opens resources from s3:// URLs (see the package doc).
+type urlOpener struct{}
 
-// URLForm implements fence.ResourceURLOpener.
-func (URLOpener) URLForm() string {
+// URLForm implements driver.ResourceOpener.
+func (urlOpener) URLForm() string {
 	return "s3://BUCKET[?region=R&endpoint=URL&path-style=true&prefix=P&max-key-segment=N]"
 }
 
@@ -48,7 +38,7 @@ type urlConfig struct {
 
 // parseURL reads an s3:// URL. Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (urlConfig, error) {
-	p := fence.NewURLParams(u)
+	p := urlparam.New(u)
 	var c urlConfig
 	c.bucket = p.Name("bucket")
 	c.region = p.String("region")
@@ -65,23 +55,19 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	return c, p.Done()
 }
 
-// OpenResourceURL implements fence.ResourceURLOpener.
-func (URLOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (opened fence.Opened[*fence.PortableResource], err error) {
+// OpenResourceURL implements driver.ResourceOpener.
+func (urlOpener) OpenResourceURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Resource, error) {
 	c, err := parseURL(u)
 	if err != nil {
-		return opened, err
+		return nil, err
 	}
-	client, err := c.client(ctx, opts.Client())
+	client, err := c.client(ctx, urlparam.HTTPClient(opts))
 	if err != nil {
-		return opened, err
+		return nil, err
 	}
-	r, err := New(client, c.bucket, &c.opts)
-	if err != nil {
-		return opened, err
-	}
-	opened.Value = r.PortableResource
-	opened.Create = func(ctx context.Context) error { return c.createBucket(ctx, client) }
-	return opened, nil
+	return newResource(client, c.bucket, &c.opts, &driver.ResourceOptions{
+		Create: func(ctx context.Context) error { return c.createBucket(ctx, client) },
+	})
 }
 
 // client builds the S3 client of c from the SDK's default configuration,
@@ -111,7 +97,7 @@ func (c urlConfig) client(ctx context.Context, hc *http.Client) (*s3.Client, err
 
 // createBucket creates the bucket in the client's region; one you own
 // already is not an error. Its errors are bare, as a driver's: the
-// portable type wraps them (as PortableLocker.Create does).
+// *fence.Resource's Create wraps them.
 func (c urlConfig) createBucket(ctx context.Context, client *s3.Client) error {
 	in := &s3.CreateBucketInput{Bucket: aws.String(c.bucket)}
 	// us-east-1 is the default location and may not be named.

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -120,24 +121,19 @@ func TestOpenResource(t *testing.T) {
 	bucket := uniqueName("fence-url-")
 	raw := emulatorURL(t, bucket) + "&prefix=" + url.QueryEscape("under/")
 	ctx := t.Context()
-	r, err := fence.OpenResource(ctx, raw)
+	r, err := fence.OpenResource(ctx, raw, nil)
 	if err != nil {
 		t.Fatalf("OpenResource(%s): %v", raw, err)
 	}
 	defer r.Close()
-	if info := r.Info(); info.Name != "s3" || info.MaxKeyLen != MaxKeyLen-len("under/") {
-		t.Errorf("Info = %+v; want s3, %d", info, MaxKeyLen-len("under/"))
+	if info := driver.ResourceOf(r).ResourceInfo(); r.Name() != "s3" || info.MaxKeyLen != MaxKeyLen-len("under/") {
+		t.Errorf("Name = %s, ResourceInfo = %+v; want s3, %d", r.Name(), info, MaxKeyLen-len("under/"))
 	}
 	if err := r.Put(ctx, "k", 1, []byte("v")); !errors.Is(err, fence.ErrStoreMissing) {
 		t.Fatalf("Put before Create: %v; want ErrStoreMissing", err)
 	}
-	u, _ := url.Parse(raw)
-	opened, err := URLOpener{}.OpenResourceURL(ctx, u, nil)
-	if err != nil || opened.Create == nil {
-		t.Fatalf("OpenResourceURL = %+v, %v; want a Create", opened, err)
-	}
 	for range 2 {
-		if err := opened.Create(ctx); err != nil {
+		if err := r.Create(ctx); err != nil {
 			t.Fatalf("Create: %v", err)
 		}
 	}
@@ -159,7 +155,7 @@ func TestOpenResourceWithHTTPClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	rt := &counting{next: newTransport(t)}
-	r, err := fence.OpenResourceWith(t.Context(), emulatorURL(t, e.bucket), &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}})
+	r, err := fence.OpenResource(t.Context(), emulatorURL(t, e.bucket), &fence.OpenOptions{HTTPClient: &http.Client{Transport: rt}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +174,7 @@ func TestOpenResourceWithHTTPClient(t *testing.T) {
 func TestOpenErrorsAreInvalid(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{"s3://b?unknown=1", "s3://b?prefix=" + strings.Repeat("p", MaxKeyLen), "s3://b?prefix=%ff"} {
-		if _, err := fence.OpenResource(context.Background(), raw); !errors.Is(err, fence.ErrInvalid) {
+		if _, err := fence.OpenResource(context.Background(), raw, nil); !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("OpenResource(%.60s): %v; want ErrInvalid", raw, err)
 		}
 	}

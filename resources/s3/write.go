@@ -73,7 +73,7 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 		if !maybe {
 			return err
 		}
-		return &UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
+		return &fence.UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
 	}
 	for n := 0; ; n++ {
 		if n > 0 {
@@ -167,7 +167,3 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 	return nil
 }
-
-// UnknownOutcomeError reports a write that may or may not have been
-// applied; see fence.UnknownOutcomeError.
-type UnknownOutcomeError = fence.UnknownOutcomeError

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
+	memlock "github.com/fencekit/fence/lockers/memory"
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
 
@@ -57,6 +58,9 @@ func runVariants(b *testing.B, vs []*variant, base map[string]string) {
 // fence and with each kind of fence, in one run:
 //
 //	go test -run XX -bench Ledger -benchtime 2000x ./resources/sql
+//
+// run-fenced is Run under a handle held across the run: BEGIN and the
+// fence in one round trip.
 func BenchmarkLedgerPostgres(b *testing.B) {
 	conn, _, _ := connect(b)
 	l := newLedger(b, conn)
@@ -72,11 +76,18 @@ func BenchmarkLedgerPostgres(b *testing.B) {
 		}
 		return tx.Commit(ctx)
 	}
+	sess, err := fence.NewSession(memlock.New(nil), &fence.SessionOptions{TTL: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = sess.Close(context.Background()) })
+	held, err := sess.Lock(context.Background(), "account/6", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 	update := fmt.Sprintf(`UPDATE %q SET balance = balance + $1 WHERE id = $2`, l.accounts)
 	insert := fmt.Sprintf(`INSERT INTO %q (account, amount) VALUES ($1, $2)`, l.entries)
 	runVariants(b, []*variant{
-		{name: "batch", write: func(ctx context.Context) error { return l.write(ctx, conn, 1, 1, 0) }},
-		{name: "batch-fenced", write: func(ctx context.Context) error { return l.write(ctx, conn, 2, 1, token) }},
 		{name: "tx", write: func(ctx context.Context) error {
 			return inTx(ctx, func(tx pgx.Tx) error {
 				if _, err := tx.Exec(ctx, update, 1, 3); err != nil {
@@ -88,7 +99,7 @@ func BenchmarkLedgerPostgres(b *testing.B) {
 		}},
 		{name: "tx-fence-row", write: func(ctx context.Context) error {
 			return inTx(ctx, func(tx pgx.Tx) error {
-				if err := l.fences.CheckPgx(ctx, tx, "account/4", token); err != nil {
+				if err := l.fences.Check(ctx, tx, "account/4", token); err != nil {
 					return err
 				}
 				if _, err := tx.Exec(ctx, update, 1, 4); err != nil {
@@ -100,22 +111,30 @@ func BenchmarkLedgerPostgres(b *testing.B) {
 		}},
 		{name: "tx-fence-column", write: func(ctx context.Context) error {
 			return inTx(ctx, func(tx pgx.Tx) error {
-				if err := l.column.UpdatePgx(ctx, tx, int64(5), token, "balance = balance + $1", int64(1)); err != nil {
+				if err := l.column.Update(ctx, tx, int64(5), token, "balance = balance + $1", int64(1)); err != nil {
 					return err
 				}
 				_, err := tx.Exec(ctx, insert, 5, 1)
 				return err
 			})
 		}},
-	}, map[string]string{"batch-fenced": "batch", "tx-fence-row": "tx", "tx-fence-column": "tx"})
+		{name: "run-fenced", write: func(ctx context.Context) error {
+			return l.fences.Run(ctx, held, func(ctx context.Context, tx pgx.Tx) error { return l.write(ctx, tx, 6, 1) }, nil)
+		}},
+	}, map[string]string{"tx-fence-row": "tx", "tx-fence-column": "tx", "run-fenced": "tx"})
 }
 
 // BenchmarkLedgerSQLite measures the same write on SQLite through
-// database/sql and RunTx, without and with a fence row.
+// database/sql, in transactions retried on conflicts as Run's are,
+// without and with a fence row.
 func BenchmarkLedgerSQLite(b *testing.B) {
 	db := openSQLite(b)
 	ctx := context.Background()
-	if err := fencesql.CreateTables(ctx, db, fencesql.SQLite, fencesql.Tables{}); err != nil {
+	fences, err := fencesql.New(db, fencesql.SQLite, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := fences.Create(ctx); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := db.Exec(`CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL);
@@ -123,13 +142,9 @@ func BenchmarkLedgerSQLite(b *testing.B) {
 		INSERT INTO accounts VALUES (1, 0), (2, 0)`); err != nil {
 		b.Fatal(err)
 	}
-	fences, err := fencesql.NewFences("")
-	if err != nil {
-		b.Fatal(err)
-	}
 	write := func(account int64, fenced bool) func(context.Context) error {
 		return func(ctx context.Context) error {
-			return fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
+			return fencesql.InTx(ctx, fences, sql.LevelDefault, func(ctx context.Context, tx *sql.Tx) error {
 				if fenced {
 					if err := fences.Check(ctx, tx, "account", 5); err != nil {
 						return err
@@ -150,7 +165,7 @@ func BenchmarkLedgerSQLite(b *testing.B) {
 }
 
 // BenchmarkLedgerMySQL measures the ledger write on MariaDB through
-// database/sql and RunTx on one connection, without a fence, with a fence
+// database/sql on one connection, without a fence, with a fence
 // row (and, for comparison, with MariaDB's one-statement RETURNING form
 // of it) and with a fenced column, in one run; with the driver's server-side
 // prepared statements (its default: two round trips per statement with
@@ -166,15 +181,20 @@ func BenchmarkLedgerMySQL(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			db := openMySQL(b, 1, func(c *mysql.Config) { c.InterpolateParams = interpolate })
 			ctx := context.Background()
-			tb := fencesql.Tables{Fence: uniqueName("fence"), Value: uniqueName("value")}
+			tb := fencesql.Options{FenceTable: uniqueName("fence"), ValueTable: uniqueName("value")}
 			accounts, entries := mysqlQuote(uniqueName("accounts")), mysqlQuote(uniqueName("entries"))
-			if err := fencesql.CreateTables(ctx, db, fencesql.MySQL, tb); err != nil {
-				b.Fatal(err)
-			}
-			col, err := fencesql.ColumnDefinitionFor(fencesql.MySQL, "fence")
+			fences, err := fencesql.New(db, fencesql.MySQL, &tb)
 			if err != nil {
 				b.Fatal(err)
 			}
+			if err := fences.Create(ctx); err != nil {
+				b.Fatal(err)
+			}
+			column, err := fences.Column(strings.Trim(accounts, "`"), "id", "fence")
+			if err != nil {
+				b.Fatal(err)
+			}
+			col := column.Definition()
 			for _, s := range []string{
 				"CREATE TABLE " + accounts + " (id BIGINT PRIMARY KEY, balance BIGINT NOT NULL, " + col + ") ENGINE=InnoDB",
 				"CREATE TABLE " + entries + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, account BIGINT NOT NULL, amount BIGINT NOT NULL) ENGINE=InnoDB",
@@ -185,26 +205,18 @@ func BenchmarkLedgerMySQL(b *testing.B) {
 				}
 			}
 			b.Cleanup(func() {
-				for _, t := range []string{mysqlQuote(tb.Fence), mysqlQuote(tb.Value), accounts, entries} {
+				for _, t := range []string{mysqlQuote(tb.FenceTable), mysqlQuote(tb.ValueTable), accounts, entries} {
 					_, _ = db.Exec("DROP TABLE IF EXISTS " + t)
 				}
 			})
-			fences, err := fencesql.NewFencesFor(fencesql.MySQL, tb.Fence)
-			if err != nil {
-				b.Fatal(err)
-			}
-			column, err := fencesql.NewColumnFor(fencesql.MySQL, strings.Trim(accounts, "`"), "id", "fence")
-			if err != nil {
-				b.Fatal(err)
-			}
 			const token fence.Token = 5
 			update := "UPDATE " + accounts + " SET balance = balance + ? WHERE id = ?"
 			insert := "INSERT INTO " + entries + " (account, amount) VALUES (?, ?)"
-			returning := "INSERT INTO " + mysqlQuote(tb.Fence) + " (`key`, `token`) VALUES (?, ?) ON DUPLICATE KEY UPDATE " +
+			returning := "INSERT INTO " + mysqlQuote(tb.FenceTable) + " (`key`, `token`) VALUES (?, ?) ON DUPLICATE KEY UPDATE " +
 				"`token` = IF(`token` > 0 AND `token` <= VALUES(`token`), VALUES(`token`), `token`) RETURNING `token`"
 			write := func(account int64, fenced func(ctx context.Context, tx *sql.Tx) error) func(context.Context) error {
 				return func(ctx context.Context) error {
-					return fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
+					return fencesql.InTx(ctx, fences, sql.LevelDefault, func(ctx context.Context, tx *sql.Tx) error {
 						if fenced != nil {
 							if err := fenced(ctx, tx); err != nil {
 								return err

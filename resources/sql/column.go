@@ -2,13 +2,11 @@ package sql
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
@@ -16,50 +14,60 @@ import (
 
 // Column fences writes with a token column on the protected rows
 // themselves (fenced-column mode): each row records the highest token that
-// wrote it. Declare the column as ColumnDefinition says. Create a Column with
-// NewColumn; it is safe for concurrent use and holds no connection.
+// wrote it. Declare the column as Definition says. Get a Column from
+// Fences.Column; it is safe for concurrent use and holds no connection.
 //
 // Deleting a row with a plain DELETE loses its token, so a stale writer
 // could re-create it. Delete such rows softly, with an Update that sets a
-// deleted flag, or fence them with a fence row (Fences), which a delete
-// leaves in place.
-type Column struct {
+// deleted flag, or fence them with a fence row (Fences.Check), which a
+// delete leaves in place.
+type Column[Tx any] struct {
+	conn              conn[Tx]
 	dialect           Dialect
 	table, key, fence string // quoted
 	name              string // table as given, for messages
 	fenceName         string // fence column as given
 }
 
-// NewColumn returns the fenced-column writer for table, whose rows are
+// Column returns the fenced-column writer for table, whose rows are
 // identified by keyColumn (unique: a primary key) and carry their token in
-// fenceColumn, in a PostgreSQL or SQLite database. Names are quoted and
-// used exactly as written.
-func NewColumn(table, keyColumn, fenceColumn string) (*Column, error) {
-	return NewColumnFor(PostgreSQL, table, keyColumn, fenceColumn)
+// fenceColumn. Names are quoted and used exactly as written; a table may
+// be schema-qualified ("app.accounts").
+func (f *Fences[Tx]) Column(table, keyColumn, fenceColumn string) (*Column[Tx], error) {
+	d := f.dialect
+	t, err := d.quoteTable("table", table)
+	if err != nil {
+		return nil, err
+	}
+	k, err := d.quote("key column", keyColumn)
+	if err != nil {
+		return nil, err
+	}
+	fc, err := d.quote("fence column", fenceColumn)
+	if err != nil {
+		return nil, err
+	}
+	return &Column[Tx]{conn: f.conn, dialect: d, table: t, key: k, fence: fc, name: table, fenceName: fenceColumn}, nil
 }
 
-// NewColumnFor is NewColumn for a database of dialect d. A MySQL Column
-// has only Update (database/sql); its SET clauses take ? placeholders.
-func NewColumnFor(d Dialect, table, keyColumn, fenceColumn string) (*Column, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
+// Definition returns the definition of the fence column, for CREATE TABLE
+// or ALTER TABLE ... ADD COLUMN:
+//
+//	"fence" bigint NOT NULL DEFAULT 0 CHECK ("fence" >= 0)
+//
+// and in MySQL
+//
+//	`fence` BIGINT NOT NULL DEFAULT 0 CHECK (`fence` >= 0)
+//
+// 0 means "never written under a token"; every valid token passes it.
+func (c *Column[Tx]) Definition() string {
+	if c.dialect == MySQL {
+		return c.fence + " BIGINT NOT NULL DEFAULT 0 CHECK (" + c.fence + " >= 0)"
 	}
-	t, err := quoteTableIn(d, "table", table)
-	if err != nil {
-		return nil, err
-	}
-	k, err := quoteIdentIn(d, "key column", keyColumn)
-	if err != nil {
-		return nil, err
-	}
-	f, err := quoteIdentIn(d, "fence column", fenceColumn)
-	if err != nil {
-		return nil, err
-	}
-	return &Column{dialect: d, table: t, key: k, fence: f, name: table, fenceName: fenceColumn}, nil
+	return c.fence + " bigint NOT NULL DEFAULT 0 CHECK (" + c.fence + " >= 0)"
 }
 
-// UpdateSQL returns the statement Update runs for a SET clause with nargs
+// updateSQL returns the statement Update runs for a SET clause with nargs
 // arguments: the caller's arguments are $1..$nargs, the key is $nargs+1
 // and the token $nargs+2.
 //
@@ -74,11 +82,11 @@ func NewColumnFor(d Dialect, table, keyColumn, fenceColumn string) (*Column, err
 //
 // MySQL runs the assignments left to right, each seeing the values set
 // before it; the fence's comes last, so set sees the row's old token.
-func (c *Column) UpdateSQL(set string, nargs int) (string, error) {
+func (c *Column[Tx]) updateSQL(set string, nargs int) (string, error) {
 	if nargs < 0 {
 		return "", &fence.InvalidError{Field: "args", Reason: "negative count"}
 	}
-	if err := checkSetIn(c.dialect, set, nargs); err != nil {
+	if err := checkSet(c.dialect, set, nargs); err != nil {
 		return "", err
 	}
 	if err := checkAssignments(c.dialect, set, c.fenceName); err != nil {
@@ -96,44 +104,38 @@ func (c *Column) UpdateSQL(set string, nargs int) (string, error) {
 		"\nWHERE " + c.key + " = " + k + " AND " + c.fence + " >= 0 AND " + c.fence + " <= " + t, nil
 }
 
-// Update applies, in the database/sql transaction tx, the assignments in
-// set to the row whose key is key, if token is at least the row's fence
-// token, and records token there, in one conditional statement. set is a
-// comma-separated list of assignments ("balance = balance + $1, note =
-// $2") that refers to args as $1, $2, ...; each assigns a column (or a
+// Update applies, in the transaction tx, the assignments in set to the
+// row whose key is key, if token is at least the row's fence token, and
+// records token there, in one conditional statement:
+//
+//	UPDATE t SET <set>, fence = <token> WHERE key = <key> AND fence >= 0 AND fence <= <token>
+//
+// set is a comma-separated list of assignments ("balance = balance + $1,
+// note = $2"; in MySQL with ? placeholders, exactly one per argument) that
+// refers to args as $1, $2, ...; each assigns a column (or a
 // parenthesised list of columns) other than the fence column, which is
 // recognised without regard to ASCII case. An empty set only advances the
 // token. An error matching fence.ErrInvalid refuses, before anything is
 // sent, a set that assigns the fence column, that is not such a list, or
 // that could reach beyond the assignments (a semicolon, a comment, a
-// WHERE, a placeholder other than $1..$len(args)); and, from the
-// database, a set whose expressions are not valid SQL (a syntax error).
+// WHERE, a placeholder other than $1..$len(args); in MySQL a # or a $);
+// and, from the database, a set whose expressions are not valid SQL (a
+// syntax error).
 //
 // Errors come in a *fence.OpError whose key is the table and the row's
 // key ("fence/sql: update "accounts/42": ..."). A lower token gets a
 // *fence.StaleTokenError with the row's token; a missing row a
 // *fence.NotFoundError; a fence column holding NULL or a negative value a
 // *fence.CorruptError. On any error, roll tx back.
-func (c *Column) Update(ctx context.Context, tx *sql.Tx, key any, token fence.Token, set string, args ...any) error {
-	if tx == nil {
+func (c *Column[Tx]) Update(ctx context.Context, tx Tx, key any, token fence.Token, set string, args ...any) error {
+	if c.conn.isNil(tx) {
 		return opError("update", c.resource(key), errNilTx)
 	}
-	return opError("update", c.resource(key), c.update(ctx, sqlTx{tx}, key, token, set, args))
-}
-
-// UpdatePgx is Update for a native pgx transaction.
-func (c *Column) UpdatePgx(ctx context.Context, tx pgx.Tx, key any, token fence.Token, set string, args ...any) error {
-	if c.dialect == MySQL {
-		return opError("update", c.resource(key), &fence.InvalidError{Field: "column", Reason: "a MySQL Column has no pgx calls"})
-	}
-	if tx == nil {
-		return opError("update", c.resource(key), errNilTx)
-	}
-	return opError("update", c.resource(key), c.update(ctx, pgxTx{tx}, key, token, set, args))
+	return opError("update", c.resource(key), c.update(ctx, c.conn.wrap(tx), key, token, set, args))
 }
 
 // resource names the row of key in errors: "accounts/42".
-func (c *Column) resource(key any) string {
+func (c *Column[Tx]) resource(key any) string {
 	if key == nil {
 		return c.name
 	}
@@ -144,14 +146,14 @@ func (c *Column) resource(key any) string {
 // update and the re-read (a concurrent insert under READ COMMITTED).
 const attempts = 3
 
-func (c *Column) update(ctx context.Context, q querier, key any, token fence.Token, set string, args []any) error {
+func (c *Column[Tx]) update(ctx context.Context, q querier, key any, token fence.Token, set string, args []any) error {
 	if key == nil {
 		return &fence.InvalidError{Field: "key", Reason: "nil"}
 	}
 	if err := validToken(token); err != nil {
 		return err
 	}
-	stmt, err := c.UpdateSQL(set, len(args))
+	stmt, err := c.updateSQL(set, len(args))
 	if err != nil {
 		return err
 	}

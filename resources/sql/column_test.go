@@ -16,10 +16,11 @@ func accountsTable(t *testing.T, b *backend, check bool) string {
 	name := uniqueName("accounts")
 	col := `"fence" bigint` // a schema made by hand, without the constraints
 	if check {
-		var err error
-		if col, err = fencesql.ColumnDefinitionFor(b.dialect, "fence"); err != nil {
+		c, err := b.newColumn(name, "id", "fence")
+		if err != nil {
 			t.Fatal(err)
 		}
+		col = c.Definition()
 	}
 	b.exec(t, fmt.Sprintf(`CREATE TABLE %q (id bigint PRIMARY KEY, balance bigint NOT NULL, note text, %s)`, name, col))
 	b.dropLater(t, name)
@@ -131,10 +132,7 @@ func TestColumnConstraintsKeepCorruptionOut(t *testing.T) {
 
 func TestColumnRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	c, err := fencesql.NewColumn("accounts", "id", "fence")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := offlineColumn(t, fencesql.PostgreSQL, "accounts", "id", "fence")
 	for _, tc := range []struct {
 		set   string
 		nargs int
@@ -186,7 +184,7 @@ func TestColumnRefusesBadInput(t *testing.T) {
 		{"a = (1]", 0},
 		{"U&\"fence\" = 1", 0},
 	} {
-		if _, err := c.UpdateSQL(tc.set, tc.nargs); !errors.Is(err, fence.ErrInvalid) {
+		if _, err := fencesql.UpdateSQL(c, tc.set, tc.nargs); !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("UpdateSQL(%q, %d) err = %v; want ErrInvalid", tc.set, tc.nargs, err)
 		}
 	}
@@ -199,7 +197,7 @@ func TestColumnRefusesBadInput(t *testing.T) {
 		{"a = $1, b = 'x; -- where' || $2, \"where\" = (SELECT max(v) FROM t WHERE k = $1)", 2,
 			"UPDATE \"accounts\" SET a = $1, b = 'x; -- where' || $2, \"where\" = (SELECT max(v) FROM t WHERE k = $1)\n, \"fence\" = $4\nWHERE \"id\" = $3 AND \"fence\" >= 0 AND \"fence\" <= $4"},
 	} {
-		got, err := c.UpdateSQL(tc.set, tc.nargs)
+		got, err := fencesql.UpdateSQL(c, tc.set, tc.nargs)
 		if err != nil || got != tc.want {
 			t.Errorf("UpdateSQL(%q, %d) = %q, %v; want %q", tc.set, tc.nargs, got, err, tc.want)
 		}
@@ -211,7 +209,7 @@ func TestColumnRefusesBadInput(t *testing.T) {
 		"  a = 1 ,\n\tb = 2  ",
 		`"fence "" col" = 1`,
 	} {
-		if _, err := c.UpdateSQL(set, 0); err != nil {
+		if _, err := fencesql.UpdateSQL(c, set, 0); err != nil {
 			t.Errorf("UpdateSQL(%q) = %v; want it accepted", set, err)
 		}
 	}
@@ -255,7 +253,7 @@ func TestColumnUpdateRefusesBadSetClauses(t *testing.T) {
 			if !errors.Is(err, fence.ErrInvalid) || !errors.As(err, &ie) || ie.Field != "set clause" {
 				t.Errorf("Update(%q) = %v; want a *fence.InvalidError for the set clause", tc.set, err)
 			}
-			if _, sentErr := c.UpdateSQL(tc.set, 0); (sentErr == nil) != tc.byServer {
+			if _, sentErr := updateSQL(c, tc.set, 0); (sentErr == nil) != tc.byServer {
 				t.Errorf("UpdateSQL(%q) = %v; want it refused before sending: %v", tc.set, sentErr, !tc.byServer)
 			}
 			if bal, tok := account(t, b, table); bal != int64(10) || tok != int64(5) {

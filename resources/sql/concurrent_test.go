@@ -24,7 +24,7 @@ func dataTable(t *testing.T, b *backend) string {
 
 // fencedWrite checks token on name, then records it in data as the last
 // write, returning the token it replaced (0 for the first).
-func fencedWrite(x txn, f *fencesql.Fences, data, name string, token fence.Token) (prev int64, err error) {
+func fencedWrite(x txn, f fences, d fencesql.Dialect, data, name string, token fence.Token) (prev int64, err error) {
 	if err := x.check(f, name, token); err != nil {
 		return 0, err
 	}
@@ -35,7 +35,7 @@ func fencedWrite(x txn, f *fencesql.Fences, data, name string, token fence.Token
 	prev, _ = v.(int64)
 	upsert := `INSERT INTO %q (name, last, writes) VALUES ($1, $2, 1)
 ON CONFLICT (name) DO UPDATE SET last = excluded.last, writes = %[1]q.writes + 1`
-	if f.Dialect() == fencesql.MySQL {
+	if d == fencesql.MySQL {
 		upsert = `INSERT INTO %q (name, last, writes) VALUES ($1, $2, 1)
 ON DUPLICATE KEY UPDATE last = VALUES(last), writes = writes + 1`
 	}
@@ -100,8 +100,8 @@ func (o *outcome) verify(t *testing.T, b *backend, fenceTable, data, name string
 }
 
 // TestConcurrentWritersMixedTokens runs writers with random tokens on one
-// name, in READ COMMITTED and SERIALIZABLE transactions (retried through
-// RunTx and RunPgxTx): every committed write saw a lower or equal token
+// name, in READ COMMITTED and SERIALIZABLE transactions (retried on
+// conflicts): every committed write saw a lower or equal token
 // before it, and the final state is the highest accepted.
 func TestConcurrentWritersMixedTokens(t *testing.T) {
 	t.Parallel()
@@ -114,10 +114,7 @@ func TestConcurrentWritersMixedTokens(t *testing.T) {
 					t.Skip("SQLite transactions are always serializable; covered by serializable=false")
 				}
 				tb, data := b.tables(t), dataTable(t, b)
-				f, err := b.newFences(tb.Fence)
-				if err != nil {
-					t.Fatal(err)
-				}
+				f := b.mustFences(t, tb)
 				name, o := "hot", &outcome{}
 				var attempts atomic.Int64
 				var wg sync.WaitGroup
@@ -133,7 +130,7 @@ func TestConcurrentWritersMixedTokens(t *testing.T) {
 							var prev int64
 							err := b.inTx(t.Context(), serializable, func(x txn) (err error) {
 								attempts.Add(1)
-								prev, err = fencedWrite(x, f, data, name, token)
+								prev, err = fencedWrite(x, f, b.dialect, data, name, token)
 								return err
 							})
 							o.record(token, prev, err)
@@ -142,7 +139,7 @@ func TestConcurrentWritersMixedTokens(t *testing.T) {
 				}
 				close(start)
 				wg.Wait()
-				o.verify(t, b, tb.Fence, data, name, writers*writes)
+				o.verify(t, b, tb.FenceTable, data, name, writers*writes)
 				t.Logf("%d transactions took %d attempts", writers*writes, attempts.Load())
 			})
 		})
@@ -157,10 +154,7 @@ func TestConcurrentFirstInserts(t *testing.T) {
 	const writers, rounds = 8, 4
 	onEachBackend(t, writers, func(t *testing.T, b *backend) {
 		tb, data := b.tables(t), dataTable(t, b)
-		f, err := b.newFences(tb.Fence)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := b.mustFences(t, tb)
 		for r := range rounds {
 			name, o := fmt.Sprintf("fresh-%d", r), &outcome{}
 			tokens := rand.Perm(writers)
@@ -172,7 +166,7 @@ func TestConcurrentFirstInserts(t *testing.T) {
 					<-start
 					var prev int64
 					err := b.inTx(t.Context(), false, func(x txn) (err error) {
-						prev, err = fencedWrite(x, f, data, name, token)
+						prev, err = fencedWrite(x, f, b.dialect, data, name, token)
 						return err
 					})
 					o.record(token, prev, err)
@@ -180,7 +174,7 @@ func TestConcurrentFirstInserts(t *testing.T) {
 			}
 			close(start)
 			wg.Wait()
-			o.verify(t, b, tb.Fence, data, name, writers)
+			o.verify(t, b, tb.FenceTable, data, name, writers)
 			if o.maxToken != writers {
 				t.Errorf("round %d: highest accepted %d; want %d, which no one can refuse", r, o.maxToken, writers)
 			}

@@ -1,7 +1,6 @@
 package sql_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/fencekit/fence/internal/testing/createtest"
@@ -11,8 +10,7 @@ import (
 // TestConcurrentCreate checks that replicas starting together may all
 // create the tables: on each database, three creators, each with a
 // connection of its own, create the same fresh tables at once, through
-// Resource.Create and through CreateTables (CreateTablesPgx on pgx), and
-// each succeeds.
+// Resource.Create and through Fences.Create, and each succeeds.
 func TestConcurrentCreate(t *testing.T) {
 	t.Parallel()
 	kinds := []struct {
@@ -32,17 +30,21 @@ func TestConcurrentCreate(t *testing.T) {
 	}
 	vias := []struct {
 		name   string
-		create func(b *backend, tb fencesql.Tables) (createtest.Create, error)
+		create func(b *backend, tb fencesql.Options) (createtest.Create, error)
 	}{
-		{"Resource.Create", func(b *backend, tb fencesql.Tables) (createtest.Create, error) {
+		{"Resource.Create", func(b *backend, tb fencesql.Options) (createtest.Create, error) {
 			r, err := b.newResource(tb)
 			if err != nil {
 				return nil, err
 			}
 			return r.Create, nil
 		}},
-		{"CreateTables", func(b *backend, tb fencesql.Tables) (createtest.Create, error) {
-			return func(ctx context.Context) error { return b.createTables(ctx, tb) }, nil
+		{"Fences.Create", func(b *backend, tb fencesql.Options) (createtest.Create, error) {
+			f, err := b.newFences(&tb)
+			if err != nil {
+				return nil, err
+			}
+			return f.Create, nil
 		}},
 	}
 	for _, k := range kinds {
@@ -54,12 +56,12 @@ func TestConcurrentCreate(t *testing.T) {
 					if k.name == "sqlite" {
 						dsn = sqliteDSN(t)
 					}
-					tb := fencesql.Tables{Fence: uniqueName("fence"), Value: uniqueName("value")}
+					tb := fencesql.Options{FenceTable: uniqueName("fence"), ValueTable: uniqueName("value")}
 					creates := make([]createtest.Create, n)
 					for i := range creates {
 						b := k.open(t, dsn)
 						if i == 0 {
-							b.dropLater(t, tb.Fence, tb.Value)
+							b.dropLater(t, tb.FenceTable, tb.ValueTable)
 						}
 						c, err := via.create(b, tb)
 						if err != nil {

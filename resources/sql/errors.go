@@ -2,12 +2,13 @@ package sql
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // backendName names this package in errors: "fence/sql: check "k": ...".
@@ -32,20 +33,20 @@ var errNilTx = &fence.InvalidError{Field: "tx", Reason: "nil"}
 func storeMissing(err error) error {
 	if n, ok := mysqlErrno(err); ok {
 		if n == erNoSuchTable || n == erBadDB {
-			return fence.StoreMissing(err)
+			return driver.StoreMissing(err)
 		}
 		return err
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		if pgErr.Code == "42P01" || pgErr.Code == "3F000" {
-			return fence.StoreMissing(err)
+			return driver.StoreMissing(err)
 		}
 		return err
 	}
 	var code interface{ Code() int }
 	if errors.As(err, &code) && code.Code()&0xff == 1 && strings.Contains(err.Error(), "no such table") {
-		return fence.StoreMissing(err)
+		return driver.StoreMissing(err)
 	}
 	return err
 }
@@ -61,10 +62,54 @@ const (
 )
 
 // mysqlErrno returns the error number of a MySQL server error in err's
-// chain.
-func mysqlErrno(err error) (uint16, bool) {
-	if me, ok := errors.AsType[*mysql.MySQLError](err); ok {
-		return me.Number, true
+// tree: a *mysql.MySQLError of github.com/go-sql-driver/mysql, the only
+// driver of the MySQL dialect. It is recognised by its type's package
+// path and name and its Number read by reflection, so that this package
+// does not link the driver into programs that never use it (a pgx
+// program); a test pins it to the driver's type.
+func mysqlErrno(err error) (n uint16, ok bool) {
+	walkErrors(err, func(e error) bool {
+		v := reflect.ValueOf(e)
+		if v.Kind() != reflect.Pointer || v.IsNil() {
+			return false
+		}
+		t := v.Type().Elem()
+		if t.Name() != "MySQLError" || t.PkgPath() != mysqlDriverPath || t.Kind() != reflect.Struct {
+			return false
+		}
+		f := v.Elem().FieldByName("Number")
+		if f.Kind() != reflect.Uint16 {
+			return false
+		}
+		n, ok = uint16(f.Uint()), true
+		return true
+	})
+	return n, ok
+}
+
+// mysqlDriverPath is the import path of the MySQL driver.
+const mysqlDriverPath = "github.com/go-sql-driver/mysql"
+
+// walkErrors calls visit on err and the errors it wraps, depth first, as
+// errors.As walks them, until visit returns true.
+func walkErrors(err error, visit func(error) bool) bool {
+	for err != nil {
+		if visit(err) {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if walkErrors(e, visit) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
 	}
-	return 0, false
+	return false
 }

@@ -1,12 +1,10 @@
 package sql_test
 
 import (
-	"context"
-	"database/sql"
 	"errors"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
 	fencesql "github.com/fencekit/fence/resources/sql"
@@ -30,12 +28,9 @@ func TestErrorsNameTheBackend(t *testing.T) {
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		ctx := t.Context()
 		tb := b.tables(t)
-		f, err := b.newFences(tb.Fence)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := b.mustFences(t, tb)
 		b.do(t, func(x txn) error { return x.check(f, "k", 5) })
-		err = b.inTx(ctx, false, func(x txn) error { return x.check(f, "k", 4) })
+		err := b.inTx(ctx, false, func(x txn) error { return x.check(f, "k", 4) })
 		wantOp(t, "a stale Check", err, "check", "k", fence.ErrStaleToken)
 		err = b.inTx(ctx, false, func(x txn) error { return x.check(f, "", 4) })
 		wantOp(t, "Check of an empty key", err, "check", "", fence.ErrInvalid)
@@ -43,11 +38,9 @@ func TestErrorsNameTheBackend(t *testing.T) {
 		if !errors.As(err, &ie) || ie.Field != "key" {
 			t.Errorf("Check of an empty key = %v; want a *fence.InvalidError for field \"key\"", err)
 		}
-		_, err = b.highest(ctx, f, "")
-		wantOp(t, "Highest of an empty key", err, "highest", "", fence.ErrInvalid)
 
 		table := accountsTable(t, b, true)
-		c, err := b.newColumn(table, "id", "fence")
+		c, err := newColumn(f, table, "id", "fence")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,23 +64,26 @@ func TestErrorsNameTheBackend(t *testing.T) {
 	t.Run("nil", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()
-		f, _ := fencesql.NewFences("")
+		f, err := fencesql.New(openSQLite(t), fencesql.SQLite, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		wantOp(t, "Check(nil tx)", f.Check(ctx, nil, "k", 1), "check", "k", fence.ErrInvalid)
-		wantOp(t, "CheckPgx(nil tx)", f.CheckPgx(ctx, nil, "k", 1), "check", "k", fence.ErrInvalid)
-		wantOp(t, "QueueCheck(nil batch)", f.QueueCheck(nil, "k", 1), "check", "k", fence.ErrInvalid)
-		wantOp(t, "QueueCheck(token 0)", f.QueueCheck(&pgx.Batch{}, "k", 0), "check", "k", fence.ErrInvalid)
-		c, _ := fencesql.NewColumn("accounts", "id", "fence")
+		p, err := fencesql.NewPgx(&pgxpool.Pool{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantOp(t, "pgx: Check(nil tx)", p.Check(ctx, nil, "k", 1), "check", "k", fence.ErrInvalid)
+		c, err := f.Column("accounts", "id", "fence")
+		if err != nil {
+			t.Fatal(err)
+		}
 		wantOp(t, "Column.Update(nil tx)", c.Update(ctx, nil, 7, 1, ""), "update", "accounts/7", fence.ErrInvalid)
-		wantOp(t, "CreateTables(nil db)", fencesql.CreateTables(ctx, nil, fencesql.SQLite, fencesql.Tables{}), "create", "", fence.ErrInvalid)
-		wantOp(t, "CreateTables(bad dialect)", fencesql.CreateTables(ctx, openSQLite(t), 0, fencesql.Tables{}), "create", "", fence.ErrInvalid)
-		err := fencesql.RunTx(ctx, nil, nil, func(context.Context, *sql.Tx) error { return nil })
-		wantOp(t, "RunTx(nil db)", err, "transaction", "", fence.ErrInvalid)
-		if _, err := fencesql.NewResource(nil, fencesql.SQLite, fencesql.Tables{}); !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("NewResource(nil db) = %v; want ErrInvalid", err)
+		pc, err := p.Column("accounts", "id", "fence")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if _, err := fencesql.NewResource(openSQLite(t), 0, fencesql.Tables{}); !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("NewResource(no dialect) = %v; want ErrInvalid", err)
-		}
+		wantOp(t, "pgx: Column.Update(nil tx)", pc.Update(ctx, nil, 7, 1, ""), "update", "accounts/7", fence.ErrInvalid)
 	})
 }
 
@@ -98,10 +94,10 @@ func TestMissingTables(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		ctx := t.Context()
-		tables := []fencesql.Tables{{Fence: uniqueName("missing_fence"), Value: uniqueName("missing_value")}}
+		tables := []fencesql.Options{{FenceTable: uniqueName("missing_fence"), ValueTable: uniqueName("missing_value")}}
 		if b.dialect != fencesql.SQLite {
 			// A schema (in MySQL, a database) that does not exist either.
-			tables = append(tables, fencesql.Tables{Fence: uniqueName("noschema") + ".f", Value: uniqueName("noschema") + ".v"})
+			tables = append(tables, fencesql.Options{FenceTable: uniqueName("noschema") + ".f", ValueTable: uniqueName("noschema") + ".v"})
 		}
 		for _, tb := range tables {
 			r, err := b.newResource(tb)
@@ -117,16 +113,13 @@ func TestMissingTables(t *testing.T) {
 				{"get", func() error { _, _, err := r.Get(ctx, "k"); return err }()},
 				{"highest", func() error { _, err := r.Highest(ctx, "k"); return err }()},
 			} {
-				wantOp(t, c.op+" on "+tb.Fence, c.err, c.op, "k", fence.ErrStoreMissing)
+				wantOp(t, c.op+" on "+tb.FenceTable, c.err, c.op, "k", fence.ErrStoreMissing)
 			}
-			f, err := b.newFences(tb.Fence)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f := b.mustFences(t, tb)
 			err = b.inTx(ctx, false, func(x txn) error { return x.check(f, "k", 1) })
-			wantOp(t, "Check on "+tb.Fence, err, "check", "k", fence.ErrStoreMissing)
+			wantOp(t, "Check on "+tb.FenceTable, err, "check", "k", fence.ErrStoreMissing)
 			_, err = b.highest(ctx, f, "k")
-			wantOp(t, "Fences.Highest on "+tb.Fence, err, "highest", "k", fence.ErrStoreMissing)
+			wantOp(t, "Resource.Highest on "+tb.FenceTable, err, "highest", "k", fence.ErrStoreMissing)
 		}
 
 		tb := tables[0]
@@ -134,7 +127,7 @@ func TestMissingTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.dropLater(t, tb.Fence, tb.Value)
+		b.dropLater(t, tb.FenceTable, tb.ValueTable)
 		for range 2 {
 			if err := r.Create(ctx); err != nil {
 				t.Fatal(err)

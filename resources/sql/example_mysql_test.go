@@ -13,12 +13,16 @@ import (
 
 // The MySQL schema: InnoDB tables keyed by bytes, for users who run their
 // own migrations.
-func ExampleSchemaSQL_mySQL() {
-	stmts, err := fencesql.SchemaSQL(fencesql.MySQL, fencesql.Tables{})
+func ExampleFences_SchemaSQL_mySQL() {
+	db, err := sql.Open("mysql", "app@tcp(127.0.0.1:3306)/app") // not reached
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(stmts[0])
+	fences, err := fencesql.New(db, fencesql.MySQL, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(fences.SchemaSQL()[0])
 	// Output:
 	// CREATE TABLE IF NOT EXISTS `fence_tokens` (
 	// 	`key` VARBINARY(1024) NOT NULL PRIMARY KEY CHECK (`key` <> ''),
@@ -27,29 +31,41 @@ func ExampleSchemaSQL_mySQL() {
 }
 
 // A fenced write on MySQL or MariaDB: the fence row of the account and the
-// update commit together; RunTx runs the transaction again after a
-// deadlock. The SET clause of a fenced column takes ? placeholders.
-func ExampleNewFencesFor() {
+// update commit together. The SET clause of a fenced column takes ?
+// placeholders. A deadlock (Retryable) runs the transaction again.
+func ExampleNew_mySQL() {
 	ctx := context.Background()
 	db, err := sql.Open("mysql", "app@tcp(127.0.0.1:3306)/app")
 	if err != nil {
 		panic(err)
 	}
 	defer db.Close()
-	fences, err := fencesql.NewFencesFor(fencesql.MySQL, fencesql.DefaultFenceTable)
+	fences, err := fencesql.New(db, fencesql.MySQL, nil)
 	if err != nil {
 		panic(err)
 	}
-	accounts, err := fencesql.NewColumnFor(fencesql.MySQL, "accounts", "id", "fence")
+	accounts, err := fences.Column("accounts", "id", "fence")
 	if err != nil {
 		panic(err)
 	}
 	var token fence.Token = 7 // the lease's
-	err = fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
-		if err := fences.Check(ctx, tx, "ledger/42", token); err != nil {
-			return err // stale: RunTx rolls back
+	write := func() error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
 		}
-		return accounts.Update(ctx, tx, 42, token, "balance = balance + ?", 100)
-	})
+		defer tx.Rollback()
+		if err := fences.Check(ctx, tx, "ledger/42", token); err != nil {
+			return err
+		}
+		if err := accounts.Update(ctx, tx, 42, token, "balance = balance + ?", 100); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	err = write()
+	for attempts := 1; fencesql.Retryable(err) && attempts < 5; attempts++ {
+		err = write()
+	}
 	fmt.Println(err)
 }

@@ -8,9 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/fencekit/fence"
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
@@ -31,31 +28,36 @@ func openExampleDB() (db *sql.DB, cleanup func()) {
 	return db, func() { db.Close(); os.RemoveAll(dir) }
 }
 
-// A fence row per account: the check and the write commit together, in
-// one transaction that RunTx retries on conflicts and rolls back on error.
+// A fence row per account, checked in the application's own transaction:
+// the check and the write commit together, or roll back together.
 func ExampleFences_Check() {
 	ctx := context.Background()
 	db, cleanup := openExampleDB()
 	defer cleanup()
-	if err := fencesql.CreateTables(ctx, db, fencesql.SQLite, fencesql.Tables{}); err != nil {
+	fences, err := fencesql.New(db, fencesql.SQLite, nil)
+	if err != nil {
+		panic(err)
+	}
+	if err := fences.Create(ctx); err != nil {
 		panic(err)
 	}
 	if _, err := db.Exec(`CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL);
 		INSERT INTO accounts VALUES (42, 0)`); err != nil {
 		panic(err)
 	}
-	fences, err := fencesql.NewFences(fencesql.DefaultFenceTable)
-	if err != nil {
-		panic(err)
-	}
 	credit := func(token fence.Token, amount int) error {
-		return fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
-			if err := fences.Check(ctx, tx, "account/42", token); err != nil {
-				return err // RunTx rolls back
-			}
-			_, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = 42`, amount)
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
 			return err
-		})
+		}
+		defer tx.Rollback() // does nothing after the Commit
+		if err := fences.Check(ctx, tx, "account/42", token); err != nil {
+			return err // stale: nothing of the transaction commits
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = 42`, amount); err != nil {
+			return err
+		}
+		return tx.Commit()
 	}
 	fmt.Println(credit(7, 100)) // the current holder
 	fmt.Println(credit(7, 50))  // the same holder again
@@ -71,46 +73,33 @@ func ExampleFences_Check() {
 	// balance: 150
 }
 
-// A name's high-water mark, read without a hand-written query.
-func ExampleFences_Highest() {
-	ctx := context.Background()
-	db, cleanup := openExampleDB()
-	defer cleanup()
-	if err := fencesql.CreateTables(ctx, db, fencesql.SQLite, fencesql.Tables{}); err != nil {
-		panic(err)
-	}
-	fences, err := fencesql.NewFences(fencesql.DefaultFenceTable)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(fences.Highest(ctx, db, "account/42"))
-	_ = fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
-		return fences.Check(ctx, tx, "account/42", 7)
-	})
-	fmt.Println(fences.Highest(ctx, db, "account/42"))
-	// Output:
-	// 0 <nil>
-	// 7 <nil>
-}
-
 // A fenced column on the protected row itself.
 func ExampleColumn_Update() {
 	ctx := context.Background()
 	db, cleanup := openExampleDB()
 	defer cleanup()
-	col, _ := fencesql.ColumnDefinition("fence")
-	if _, err := db.Exec(`CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL, ` + col + `);
-		INSERT INTO accounts (id, balance) VALUES (42, 0)`); err != nil {
-		panic(err)
-	}
-	accounts, err := fencesql.NewColumn("accounts", "id", "fence")
+	fences, err := fencesql.New(db, fencesql.SQLite, nil)
 	if err != nil {
 		panic(err)
 	}
+	accounts, err := fences.Column("accounts", "id", "fence")
+	if err != nil {
+		panic(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL, ` + accounts.Definition() + `);
+		INSERT INTO accounts (id, balance) VALUES (42, 0)`); err != nil {
+		panic(err)
+	}
 	credit := func(id int64, token fence.Token, amount int) error {
-		return fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
-			return accounts.Update(ctx, tx, id, token, "balance = balance + $1", amount)
-		})
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := accounts.Update(ctx, tx, id, token, "balance = balance + $1", amount); err != nil {
+			return err
+		}
+		return tx.Commit()
 	}
 	fmt.Println(credit(42, 3, 100))
 	fmt.Println(credit(42, 2, 100))
@@ -126,15 +115,15 @@ func ExampleColumn_Update() {
 }
 
 // The portable form: a fence.Resource on SQLite.
-func ExampleResource() {
+func ExampleFences_Resource() {
 	ctx := context.Background()
 	db, cleanup := openExampleDB()
 	defer cleanup()
-	tables := fencesql.Tables{Fence: "report_fences", Value: "reports"}
-	store, err := fencesql.NewResource(db, fencesql.SQLite, tables)
+	fences, err := fencesql.New(db, fencesql.SQLite, &fencesql.Options{FenceTable: "report_fences", ValueTable: "reports"})
 	if err != nil {
 		panic(err)
 	}
+	store := fences.Resource()
 	if err := store.Create(ctx); err != nil {
 		panic(err)
 	}
@@ -154,53 +143,19 @@ func ExampleResource() {
 }
 
 // The schema for your own migrations.
-func ExampleSchemaSQL() {
-	stmts, err := fencesql.SchemaSQL(fencesql.PostgreSQL, fencesql.Tables{Fence: "app.fences"})
+func ExampleFences_SchemaSQL() {
+	db, err := sql.Open("pgx", "postgres://app@db/app") // not reached
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(stmts[0])
+	fences, err := fencesql.New(db, fencesql.PostgreSQL, &fencesql.Options{FenceTable: "app.fences"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(fences.SchemaSQL()[0])
 	// Output:
 	// CREATE TABLE IF NOT EXISTS "app"."fences" (
 	// 	key text PRIMARY KEY CHECK (key <> ''),
 	// 	token bigint NOT NULL CHECK (token > 0)
 	// )
-}
-
-// The fence pipelined with a ledger write: one batch begins the
-// transaction, checks the token and writes; a stale token makes the server
-// skip the writes. The fence adds no round trip.
-func ExampleFences_QueueCheck() {
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
-	if err != nil {
-		panic(err)
-	}
-	defer pool.Close()
-	fences, _ := fencesql.NewFences(fencesql.DefaultFenceTable)
-	var token fence.Token = 7 // from the lease
-
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		panic(err)
-	}
-	defer conn.Release()
-	b := &pgx.Batch{}
-	b.BeginTx(pgx.TxOptions{})
-	if err := fences.QueueCheck(b, "account/42", token); err != nil {
-		panic(err)
-	}
-	b.Queue(`UPDATE accounts SET balance = balance + $1 WHERE id = $2`, 100, 42)
-	b.Queue(`INSERT INTO entries (account, amount) VALUES ($1, $2)`, 42, 100)
-	br := conn.SendBatch(ctx, b)
-	err = br.Close()
-	tx := br.Tx()
-	if err != nil {
-		_ = tx.Rollback(ctx)
-		fmt.Println(err, errors.Is(err, fence.ErrStaleToken))
-		return
-	}
-	if err := tx.Commit(ctx); err != nil {
-		panic(err)
-	}
 }

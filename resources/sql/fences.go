@@ -10,33 +10,203 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// Fences checks and advances tokens in a fence table (fence-row mode),
-// inside the caller's transaction. Create it with NewFences; it is safe for
-// concurrent use and holds no connection.
-type Fences struct {
+// Fences fences writes in one SQL database: it checks and advances tokens
+// in a fence table inside the caller's transactions (Check), runs fenced
+// transactions under a lease (Run), fences rows by a token column of
+// their own (Column), creates its tables (Create, SchemaSQL), and gives
+// the portable fence.Resource over the same tables (Resource).
+//
+// Tx is the transaction type of the driver family that reaches the
+// database: *sql.Tx for a Fences from New (database/sql: PostgreSQL,
+// SQLite, MySQL), pgx.Tx for one from NewPgx (native pgx on
+// PostgreSQL). The methods are the same for both. A Fences holds no
+// connection of its own and is safe for concurrent use.
+type Fences[Tx any] struct {
+	dialect Dialect
+	db      any // the caller's *sql.DB or PgxDB, for Resource's As
+	conn    conn[Tx]
+	row     *fenceRow
+	tables  Options // with the defaults filled in
+}
+
+// Options are the optional settings of New and NewPgx. A nil *Options
+// means every default.
+type Options struct {
+	// FenceTable names the fence table: one row per resource key with the
+	// highest token accepted. A name is a table ("fence_tokens") or a
+	// schema-qualified table ("app.fence_tokens"; in MySQL the schema is
+	// the database); each part is at most 63 bytes (64 in MySQL) and is
+	// quoted, so it is used exactly as written, case included. Default:
+	// "fence_tokens".
+	FenceTable string
+	// ValueTable names the value table of Resource, as FenceTable names
+	// the fence table; only Resource and Create use it. Default:
+	// "fence_values".
+	ValueTable string
+}
+
+// Default table names.
+const (
+	defaultFenceTable = "fence_tokens"
+	defaultValueTable = "fence_values"
+)
+
+// withDefaults returns t with the default table names where it names
+// none.
+func withDefaults(t Options) Options {
+	if t.FenceTable == "" {
+		t.FenceTable = defaultFenceTable
+	}
+	if t.ValueTable == "" {
+		t.ValueTable = defaultValueTable
+	}
+	return t
+}
+
+// PgxDB is what NewPgx needs of a PostgreSQL database reached through
+// pgx: a *pgxpool.Pool, or a *pgx.Conn used by one goroutine at a time.
+// (A pgx.Tx is not one: Fences begins transactions of its own.)
+type PgxDB interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// New returns the Fences of db, a database/sql database of dialect d:
+// PostgreSQL (through github.com/jackc/pgx/v5/stdlib), SQLite (through
+// modernc.org/sqlite) or MySQL (through github.com/go-sql-driver/mysql).
+// Its transactions are *sql.Tx. It checks the options but does not touch
+// the database; the tables must exist (see Create and SchemaSQL).
+func New(db *sql.DB, d Dialect, opts *Options) (*Fences[*sql.Tx], error) {
+	if db == nil {
+		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	return newFences(d, db, stdConn{db}, opts)
+}
+
+// NewPgx returns the Fences of db, a PostgreSQL database reached through
+// native pgx. Its transactions are pgx.Tx, and Run sends BEGIN and the
+// fence to the server in one round trip. It does not touch the database;
+// the tables must exist (see Create and SchemaSQL).
+func NewPgx(db PgxDB, opts *Options) (*Fences[pgx.Tx], error) {
+	if db == nil {
+		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	return newFences(PostgreSQL, db, pgxConn{db}, opts)
+}
+
+func newFences[Tx any](d Dialect, db any, c conn[Tx], opts *Options) (*Fences[Tx], error) {
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	var t Options
+	if opts != nil {
+		t = *opts
+	}
+	t = withDefaults(t)
+	if _, err := d.quoteTable("value table", t.ValueTable); err != nil {
+		return nil, err
+	}
+	row, err := newFenceRow(d, t.FenceTable)
+	if err != nil {
+		return nil, err
+	}
+	return &Fences[Tx]{dialect: d, db: db, conn: c, row: row, tables: t}, nil
+}
+
+// Check admits a write carrying token on the resource key, in the
+// transaction tx that does the write: if token is at least the highest
+// token recorded for key, it records token and returns nil; the fence row
+// stays locked until tx ends, so concurrent writers of key queue behind
+// tx. Call it first in tx, before the write it protects, never in a
+// transaction of its own; on any error, roll tx back.
+//
+// Errors come in a *fence.OpError ("fence/sql: check "k": ..."). A lower
+// token gets a *fence.StaleTokenError (matching fence.ErrStaleToken)
+// carrying the highest; a fence row that holds no valid token gets a
+// *fence.CorruptError; an empty or over-long key, token 0 or a token
+// above MaxToken a *fence.InvalidError; a missing fence table an error
+// matching fence.ErrStoreMissing. A conflict that running tx again can
+// resolve is Retryable.
+//
+// Check before the transaction reads what it will write back is the
+// claim of fence.Resource.Claim: once the check holds the row, no write
+// with a lower token can land before tx ends, so a read-modify-write
+// cannot lose an acknowledged write to a stale holder.
+func (f *Fences[Tx]) Check(ctx context.Context, tx Tx, key string, token fence.Token) error {
+	if f.conn.isNil(tx) {
+		return opError("check", key, errNilTx)
+	}
+	if err := validWrite(key, token); err != nil {
+		return opError("check", key, err)
+	}
+	return opError("check", key, f.row.check(ctx, f.conn.wrap(tx), key, token))
+}
+
+// Create creates the fence and value tables where they are missing, with
+// the statements of SchemaSQL, and leaves existing tables as they are.
+// Replicas may run it at once: on PostgreSQL the statements run in one DO
+// block that first takes a transaction-scoped advisory lock per table, so
+// that concurrent creators run one after the other (a bare CREATE TABLE
+// IF NOT EXISTS racing another fails with a unique violation), and a
+// statement that meets a concurrent creator anyway runs again. In MySQL
+// each CREATE TABLE commits on its own. Errors come in a *fence.OpError
+// for operation "create".
+func (f *Fences[Tx]) Create(ctx context.Context) error {
+	return opError("create", "", f.create(ctx))
+}
+
+// create is Create, its errors unwrapped.
+func (f *Fences[Tx]) create(ctx context.Context) error {
+	return f.inTx(ctx, func(ctx context.Context, q querier) error {
+		return createTables(ctx, f.dialect, f.tables, func(ctx context.Context, stmt string) error {
+			_, err := q.exec(ctx, stmt)
+			return err
+		})
+	})
+}
+
+// inTx runs fn in a transaction of its own at the default isolation
+// level, retried on conflicts, its errors unwrapped.
+func (f *Fences[Tx]) inTx(ctx context.Context, fn func(ctx context.Context, q querier) error) error {
+	return f.conn.runTx(ctx, sql.LevelDefault, func(ctx context.Context, tx Tx) error {
+		return fn(ctx, f.conn.wrap(tx))
+	})
+}
+
+// SchemaSQL returns the statements that create f's tables (CREATE TABLE
+// IF NOT EXISTS, one statement per string), for users who run their own
+// migrations. The CHECK constraints (a positive token, a non-empty key)
+// and, in SQLite, STRICT typing keep a hand-made corruption out; the
+// package still reports any it meets with fence.ErrCorrupt. The value
+// table is needed only by Resource.
+//
+// In MySQL the tables are InnoDB tables keyed by VARBINARY(MaxKeyLen)
+// (bytes compared exactly; 1024 bytes fit InnoDB's index limit of 3072)
+// with BIGINT tokens and a LONGBLOB value; the CHECK constraints need
+// MariaDB 10.2 or MySQL 8.0.16 to be enforced (older servers parse and
+// ignore them).
+func (f *Fences[Tx]) SchemaSQL() []string {
+	stmts, err := schemaSQL(f.dialect, f.tables)
+	if err != nil {
+		panic(err) // the names were checked by New
+	}
+	return stmts
+}
+
+// fenceRow holds the statements of one fence table in one dialect.
+type fenceRow struct {
 	dialect Dialect
 	table   string // as given, for messages
-	quoted  string // quoted, for statements
 	upsert  string // check-and-advance; returns the stored token, except in MySQL
 	reread  string // MySQL: the locking read of the token after upsert
 	readTok string // the token of a key
-	raise   string // the same, raising an error unless the token passed
+	raise   string // the same, raising an error unless the token passed (PostgreSQL)
 }
 
-// NewFences returns the fence-row checker for the fence table named table
-// (see Tables.Fence; "" means DefaultFenceTable) in a PostgreSQL or SQLite
-// database. The table must exist: see SchemaSQL and CreateTables.
-func NewFences(table string) (*Fences, error) {
-	return NewFencesFor(PostgreSQL, table)
-}
-
-// NewFencesFor returns the fence-row checker for the fence table named
-// table in a database of dialect d. NewFences(table) is
-// NewFencesFor(PostgreSQL, table), which SQLite shares. A MySQL Fences
-// has only the database/sql calls (Check, Highest, Run, Locked); its pgx
-// calls return an error matching fence.ErrInvalid.
+// newFenceRow builds the statements of the fence table named table.
 //
-// In MySQL, Check runs two statements in the caller's transaction: an
+// In MySQL, check runs two statements in the caller's transaction: an
 // upsert that raises the token when the caller's is not lower,
 //
 //	INSERT INTO t (`key`, `token`) VALUES (?, ?) ON DUPLICATE KEY UPDATE
@@ -46,14 +216,8 @@ func NewFences(table string) (*Fences, error) {
 // token the upsert left: the affected-rows count cannot tell a stale token
 // from the same token written again, and MySQL 8 has no RETURNING. The
 // locking read sees the latest committed row under every isolation level.
-func NewFencesFor(d Dialect, table string) (*Fences, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	if table == "" {
-		table = DefaultFenceTable
-	}
-	q, err := quoteTableIn(d, "fence table", table)
+func newFenceRow(d Dialect, table string) (*fenceRow, error) {
+	q, err := d.quoteTable("fence table", table)
 	if err != nil {
 		return nil, err
 	}
@@ -62,10 +226,9 @@ func NewFencesFor(d Dialect, table string) (*Fences, error) {
 		// assignments (each sees the values set before it) cannot reorder
 		// the check and the write. "`token` > 0" keeps a hand-corrupted
 		// token (NULL, zero, negative) from being written over.
-		return &Fences{
+		return &fenceRow{
 			dialect: d,
 			table:   table,
-			quoted:  q,
 			upsert: `INSERT INTO ` + q + " (`key`, `token`) VALUES (?, ?)\n" +
 				"ON DUPLICATE KEY UPDATE `token` = IF(`token` > 0 AND `token` <= VALUES(`token`), VALUES(`token`), `token`)",
 			reread:  `SELECT ` + "`token`" + ` FROM ` + q + " WHERE `key` = ? FOR UPDATE",
@@ -83,10 +246,9 @@ ON CONFLICT (key) DO UPDATE SET token =
 	CASE WHEN f.token > 0 AND f.token <= excluded.token AND CAST(f.token AS bigint) = f.token
 	THEN excluded.token ELSE f.token END
 RETURNING token`
-	return &Fences{
+	return &fenceRow{
 		dialect: d,
 		table:   table,
-		quoted:  q,
 		upsert:  upsert,
 		readTok: `SELECT token FROM ` + q + ` WHERE key = $1`,
 		raise: raiseTag + `WITH up AS (` + upsert + `)
@@ -96,65 +258,8 @@ FROM up`,
 	}, nil
 }
 
-// Table returns the fence table's name as given to NewFences.
-func (f *Fences) Table() string { return f.table }
-
-// Dialect returns the dialect of f's statements.
-func (f *Fences) Dialect() Dialect { return f.dialect }
-
-// noPgx returns the error of a pgx call of a MySQL Fences, nil otherwise.
-func (f *Fences) noPgx(op, key string) error {
-	if f != nil && f.dialect == MySQL {
-		return opError(op, key, &fence.InvalidError{Field: "fences", Reason: "a MySQL Fences has no pgx calls"})
-	}
-	return nil
-}
-
-// Check admits a write carrying token on the resource key, in the
-// database/sql transaction tx that does the write, in f's dialect:
-// if token is at least the highest token recorded for key, it records
-// token and returns nil; the row stays locked until tx ends, so
-// concurrent writers of key queue behind tx.
-//
-// Errors come in a *fence.OpError ("fence/sql: check "k": ..."). A lower
-// token gets a *fence.StaleTokenError (matching fence.ErrStaleToken)
-// carrying the highest; a fence row that holds no valid token gets a
-// *fence.CorruptError; an empty or over-long key, token 0 or a token
-// above MaxToken a *fence.InvalidError; a missing fence table an error
-// matching fence.ErrStoreMissing. On any error, roll tx back.
-//
-// Check before the transaction reads what it will write back is the
-// claim of fence.Resource.Claim: once the check holds the row, no write
-// with a lower token can land before tx ends, so a read-modify-write
-// cannot lose an acknowledged write to a stale holder. Run, RunPgx,
-// Locked and LockedPgx check first.
-func (f *Fences) Check(ctx context.Context, tx *sql.Tx, key string, token fence.Token) error {
-	if tx == nil {
-		return opError("check", key, errNilTx)
-	}
-	return f.checkNative(ctx, sqlTx{tx}, key, token)
-}
-
-// CheckPgx is Check for a native pgx transaction.
-func (f *Fences) CheckPgx(ctx context.Context, tx pgx.Tx, key string, token fence.Token) error {
-	if err := f.noPgx("check", key); err != nil {
-		return err
-	}
-	if tx == nil {
-		return opError("check", key, errNilTx)
-	}
-	return f.checkNative(ctx, pgxTx{tx}, key, token)
-}
-
-func (f *Fences) checkNative(ctx context.Context, q querier, key string, token fence.Token) error {
-	if err := validWrite(key, token); err != nil {
-		return opError("check", key, err)
-	}
-	return opError("check", key, f.check(ctx, q, key, token))
-}
-
 // check is Check on valid input, its errors unwrapped.
-func (f *Fences) check(ctx context.Context, q querier, key string, token fence.Token) error {
+func (f *fenceRow) check(ctx context.Context, q querier, key string, token fence.Token) error {
 	var stored any
 	if f.dialect == MySQL {
 		// The count of affected rows is not looked at: 0 both for a
@@ -173,42 +278,9 @@ func (f *Fences) check(ctx context.Context, q querier, key string, token fence.T
 	return judge(key, token, stored)
 }
 
-// Highest returns the highest token recorded for key in the fence table,
-// 0 if none was, read through db: a *sql.DB or *sql.Conn reads the
-// committed token, and a *sql.Tx also sees its own Check. It takes no lock
-// and writes nothing. Errors come in a *fence.OpError: a fence row that
-// holds no valid token gets a *fence.CorruptError, an empty or over-long
-// key a *fence.InvalidError.
-func (f *Fences) Highest(ctx context.Context, db SQLQueryer, key string) (fence.Token, error) {
-	if db == nil {
-		return 0, opError("highest", key, &fence.InvalidError{Field: "db", Reason: "nil"})
-	}
-	return f.highestNative(ctx, sqlRows{db}, key)
-}
-
-// HighestPgx is Highest for pgx: db is a *pgx.Conn, a *pgxpool.Pool or a
-// pgx.Tx.
-func (f *Fences) HighestPgx(ctx context.Context, db PgxQueryer, key string) (fence.Token, error) {
-	if err := f.noPgx("highest", key); err != nil {
-		return 0, err
-	}
-	if db == nil {
-		return 0, opError("highest", key, &fence.InvalidError{Field: "db", Reason: "nil"})
-	}
-	return f.highestNative(ctx, pgxRows{db}, key)
-}
-
-func (f *Fences) highestNative(ctx context.Context, q rowQuerier, key string) (fence.Token, error) {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
-		return 0, opError("highest", key, err)
-	}
-	h, err := f.highest(ctx, q, key)
-	return h, opError("highest", key, err)
-}
-
 // highest returns the token recorded for key, 0 if none, its errors
 // unwrapped.
-func (f *Fences) highest(ctx context.Context, q rowQuerier, key string) (fence.Token, error) {
+func (f *fenceRow) highest(ctx context.Context, q rowQuerier, key string) (fence.Token, error) {
 	var stored any
 	err := q.queryRow(ctx, f.readTok, key).Scan(&stored)
 	if isNoRows(err) {

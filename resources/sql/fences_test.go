@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/fencekit/fence"
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
@@ -43,10 +45,7 @@ func TestCheckAdmitsEqualAndHigherRefusesLower(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 4, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := b.newFences(tb.Fence)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := b.mustFences(t, tb)
 		log := uniqueName("log")
 		b.exec(t, fmt.Sprintf(`CREATE TABLE %q (token bigint NOT NULL)`, log))
 		b.dropLater(t, log)
@@ -80,7 +79,7 @@ func TestCheckAdmitsEqualAndHigherRefusesLower(t *testing.T) {
 			} else {
 				admitted++
 			}
-			if got := storedToken(t, b, tb.Fence, name); got != int64(s.highest) {
+			if got := storedToken(t, b, tb.FenceTable, name); got != int64(s.highest) {
 				t.Fatalf("step %d: fence row holds %v; want %d", i, got, s.highest)
 			}
 		}
@@ -98,17 +97,15 @@ func TestCheckAdmitsEqualAndHigherRefusesLower(t *testing.T) {
 	})
 }
 
-// TestHighest reads a name's high-water mark without a hand-written
-// query: outside a transaction the committed token, inside one also its
-// own Check; 0 for a name never checked; ErrCorrupt for a corrupted row.
+// TestHighest reads a name's high-water mark through the Resource of a
+// Fences: the committed token, not that of a transaction still open (which
+// sees its own Check); 0 for a name never checked; ErrInvalid for a bad
+// name.
 func TestHighest(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 4, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := b.newFences(tb.Fence)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := b.mustFences(t, tb)
 		ctx := t.Context()
 		want := func(what string, got fence.Token, err error, token fence.Token) {
 			t.Helper()
@@ -129,9 +126,11 @@ func TestHighest(t *testing.T) {
 			if err := x.check(f, "account/1", 9); err != nil {
 				return err
 			}
-			h, err := x.highest(f, "account/1")
-			want("Highest in the transaction of Check(9)", h, err, 9)
-			h, err = b.highest(ctx, f, "account/1")
+			v, err := x.scalar(fmt.Sprintf(`SELECT token FROM %q WHERE key = $1`, tb.FenceTable), "account/1")
+			if err != nil || v != int64(9) {
+				t.Errorf("the fence row in the transaction of Check(9) = %v, %v; want 9", v, err)
+			}
+			h, err := b.highest(ctx, f, "account/1")
 			want("Highest outside the transaction of Check(9)", h, err, 7)
 			return errRollBack
 		})
@@ -146,26 +145,13 @@ func TestHighest(t *testing.T) {
 			}
 		}
 	})
-	t.Run("nil db", func(t *testing.T) {
-		t.Parallel()
-		f, _ := fencesql.NewFences("")
-		if _, err := f.Highest(t.Context(), nil, "n"); !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("Highest(nil db) = %v; want ErrInvalid", err)
-		}
-		if _, err := f.HighestPgx(t.Context(), nil, "n"); !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("HighestPgx(nil db) = %v; want ErrInvalid", err)
-		}
-	})
 }
 
 func TestCheckRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := b.newFences(tb.Fence)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := b.mustFences(t, tb)
 		for _, tc := range []struct {
 			desc  string
 			name  string
@@ -184,20 +170,47 @@ func TestCheckRefusesBadInput(t *testing.T) {
 				t.Errorf("%s: err = %v; want ErrInvalid", tc.desc, err)
 			}
 		}
-		if got := storedToken(t, b, tb.Fence, "n"); got != nil {
+		if got := storedToken(t, b, tb.FenceTable, "n"); got != nil {
 			t.Errorf("a refused check wrote token %v", got)
 		}
 	})
 }
 
-func TestNewFencesRefusesBadTableNames(t *testing.T) {
+// TestNewRefusesBadInput: New and NewPgx check their arguments and the
+// table names before they touch the database.
+func TestNewRefusesBadInput(t *testing.T) {
 	t.Parallel()
+	db := openSQLite(t)
 	for _, name := range []string{"a.b.c", ".x", "x.", strings.Repeat("t", fencesql.MaxIdentLen+1), "a\x00", "\xff"} {
-		if _, err := fencesql.NewFences(name); !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("NewFences(%q) err = %v; want ErrInvalid", name, err)
+		if _, err := fencesql.New(db, fencesql.SQLite, &fencesql.Options{FenceTable: name}); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("New(fence table %q) err = %v; want ErrInvalid", name, err)
+		}
+		if _, err := fencesql.New(db, fencesql.PostgreSQL, &fencesql.Options{ValueTable: name}); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("New(value table %q) err = %v; want ErrInvalid", name, err)
+		}
+		if _, err := fencesql.NewPgx(&pgxpool.Pool{}, &fencesql.Options{FenceTable: name}); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("NewPgx(fence table %q) err = %v; want ErrInvalid", name, err)
 		}
 	}
+	for what, err := range map[string]error{
+		"New(nil db)":        second(fencesql.New(nil, fencesql.SQLite, nil)),
+		"New(no dialect)":    second(fencesql.New(db, 0, nil)),
+		"New(dialect 4)":     second(fencesql.New(db, 4, nil)),
+		"NewPgx(nil db)":     second(fencesql.NewPgx(nil, nil)),
+		"New(MySQL, 65 b)":   second(fencesql.New(db, fencesql.MySQL, &fencesql.Options{FenceTable: strings.Repeat("t", fencesql.MaxMySQLIdentLen+1)})),
+		"NewPgx(64 b table)": second(fencesql.NewPgx(&pgxpool.Pool{}, &fencesql.Options{ValueTable: strings.Repeat("t", fencesql.MaxMySQLIdentLen)})),
+	} {
+		if !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("%s = %v; want ErrInvalid", what, err)
+		}
+	}
+	if _, err := fencesql.New(db, fencesql.MySQL, &fencesql.Options{FenceTable: strings.Repeat("t", fencesql.MaxMySQLIdentLen)}); err != nil {
+		t.Errorf("New(MySQL, a 64-byte table) = %v; want it accepted", err)
+	}
 }
+
+// second returns the second of two results.
+func second[T any](_ T, err error) error { return err }
 
 func TestTableNamesAreQuoted(t *testing.T) {
 	t.Parallel()
@@ -205,13 +218,13 @@ func TestTableNamesAreQuoted(t *testing.T) {
 		// A name that would be an injection if it were not quoted, and
 		// one that differs from another only in case.
 		odd := uniqueName("we\"i`rd; DROP TABLE x; --")
-		tb := fencesql.Tables{Fence: odd, Value: strings.ToUpper(uniqueName("value"))}
+		tb := fencesql.Options{FenceTable: odd, ValueTable: strings.ToUpper(uniqueName("value"))}
 		if err := b.createTables(t.Context(), tb); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
 			if b.dialect != fencesql.SQLite {
-				b.exec(t, `DROP TABLE "`+strings.ReplaceAll(odd, `"`, `""`)+`"`, `DROP TABLE "`+tb.Value+`"`)
+				b.exec(t, `DROP TABLE "`+strings.ReplaceAll(odd, `"`, `""`)+`"`, `DROP TABLE "`+tb.ValueTable+`"`)
 			}
 		})
 		s, err := b.newResource(tb)

@@ -15,7 +15,7 @@ var (
 	myQuoted    = regexp.MustCompile("'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`")
 )
 
-// FuzzUpdateSQL checks that a SET clause UpdateSQL accepts cannot reach
+// FuzzUpdateSQL checks that a SET clause Column.Update accepts cannot reach
 // past its assignments: outside quoted text it holds no statement
 // separator, comment, stray quote, ? or $ other than $1..$nargs, and the
 // statement ends with the fence condition.
@@ -27,17 +27,11 @@ func FuzzUpdateSQL(f *testing.F) {
 	} {
 		f.Add(s, 2)
 	}
-	c, err := fencesql.NewColumn("t", "id", "fence")
-	if err != nil {
-		f.Fatal(err)
-	}
-	my, err := fencesql.NewColumnFor(fencesql.MySQL, "t", "id", "fence")
-	if err != nil {
-		f.Fatal(err)
-	}
+	c := offlineColumn(f, fencesql.PostgreSQL, "t", "id", "fence")
+	my := offlineColumn(f, fencesql.MySQL, "t", "id", "fence")
 	f.Fuzz(func(t *testing.T, set string, nargs int) {
 		nargs = nargs & 0xff
-		if stmt, err := my.UpdateSQL(set, nargs); err == nil {
+		if stmt, err := fencesql.UpdateSQL(my, set, nargs); err == nil {
 			// MySQL: ? placeholders, exactly nargs of them outside quoted
 			// text and backquoted names, and nothing that ends the
 			// statement or starts a comment there.
@@ -54,7 +48,7 @@ func FuzzUpdateSQL(f *testing.F) {
 				t.Fatalf("MySQL accepted %q, with %d ? outside quotes for %d arguments", set, n, nargs)
 			}
 		}
-		stmt, err := c.UpdateSQL(set, nargs)
+		stmt, err := fencesql.UpdateSQL(c, set, nargs)
 		if err != nil {
 			return
 		}

@@ -79,14 +79,54 @@ func openPgPool(t testing.TB, maxConns int32, tracer pgx.QueryTracer) *pgxpool.P
 	return pool
 }
 
+// fences is a *fencesql.Fences of either driver family, as the tests
+// that run the same steps on each use it.
+type fences interface {
+	Create(ctx context.Context) error
+	SchemaSQL() []string
+	Resource() *fence.Resource
+}
+
+// column is a *fencesql.Column of either driver family.
+type column interface{ Definition() string }
+
+// newColumn returns f's Column of table.
+func newColumn(f fences, table, keyColumn, fenceColumn string) (column, error) {
+	switch f := f.(type) {
+	case *fencesql.Fences[*sql.Tx]:
+		c, err := f.Column(table, keyColumn, fenceColumn)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	case *fencesql.Fences[pgx.Tx]:
+		c, err := f.Column(table, keyColumn, fenceColumn)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	panic(fmt.Sprintf("fences of type %T", f))
+}
+
+// updateSQL returns the statement c's Update runs.
+func updateSQL(c column, set string, nargs int) (string, error) {
+	switch c := c.(type) {
+	case *fencesql.Column[*sql.Tx]:
+		return fencesql.UpdateSQL(c, set, nargs)
+	case *fencesql.Column[pgx.Tx]:
+		return fencesql.UpdateSQL(c, set, nargs)
+	}
+	panic(fmt.Sprintf("column of type %T", c))
+}
+
 // txn is a transaction of either driver family, for tests that run the
 // same steps on each.
 type txn interface {
-	check(f *fencesql.Fences, name string, token fence.Token) error
-	update(c *fencesql.Column, key any, token fence.Token, set string, args ...any) error
+	check(f fences, name string, token fence.Token) error
+	update(c column, key any, token fence.Token, set string, args ...any) error
 	exec(query string, args ...any) error
 	scalar(query string, args ...any) (any, error)
-	highest(f *fencesql.Fences, name string) (fence.Token, error)
 }
 
 type stdTxn struct {
@@ -94,16 +134,12 @@ type stdTxn struct {
 	tx  *sql.Tx
 }
 
-func (x stdTxn) check(f *fencesql.Fences, name string, token fence.Token) error {
-	return f.Check(x.ctx, x.tx, name, token)
+func (x stdTxn) check(f fences, name string, token fence.Token) error {
+	return f.(*fencesql.Fences[*sql.Tx]).Check(x.ctx, x.tx, name, token)
 }
 
-func (x stdTxn) update(c *fencesql.Column, key any, token fence.Token, set string, args ...any) error {
-	return c.Update(x.ctx, x.tx, key, token, set, args...)
-}
-
-func (x stdTxn) highest(f *fencesql.Fences, name string) (fence.Token, error) {
-	return f.Highest(x.ctx, x.tx, name)
+func (x stdTxn) update(c column, key any, token fence.Token, set string, args ...any) error {
+	return c.(*fencesql.Column[*sql.Tx]).Update(x.ctx, x.tx, key, token, set, args...)
 }
 
 func (x stdTxn) exec(query string, args ...any) error {
@@ -122,16 +158,12 @@ type pgxTxn struct {
 	tx  pgx.Tx
 }
 
-func (x pgxTxn) check(f *fencesql.Fences, name string, token fence.Token) error {
-	return f.CheckPgx(x.ctx, x.tx, name, token)
+func (x pgxTxn) check(f fences, name string, token fence.Token) error {
+	return f.(*fencesql.Fences[pgx.Tx]).Check(x.ctx, x.tx, name, token)
 }
 
-func (x pgxTxn) update(c *fencesql.Column, key any, token fence.Token, set string, args ...any) error {
-	return c.UpdatePgx(x.ctx, x.tx, key, token, set, args...)
-}
-
-func (x pgxTxn) highest(f *fencesql.Fences, name string) (fence.Token, error) {
-	return f.HighestPgx(x.ctx, x.tx, name)
+func (x pgxTxn) update(c column, key any, token fence.Token, set string, args ...any) error {
+	return c.(*fencesql.Column[pgx.Tx]).Update(x.ctx, x.tx, key, token, set, args...)
 }
 
 func (x pgxTxn) exec(query string, args ...any) error {
@@ -149,30 +181,81 @@ func (x pgxTxn) scalar(query string, args ...any) (any, error) {
 type backend struct {
 	name    string
 	dialect fencesql.Dialect
-	// inTx runs fn in a transaction through RunTx or RunPgxTx. serializable
-	// asks for that isolation level (SQLite always is).
+	// newFences returns the Fences of the tables opts names.
+	newFences func(opts *fencesql.Options) (fences, error)
+	// inTx runs fn in a transaction, retried on conflicts, rolled back
+	// on error. serializable asks for that isolation level (SQLite
+	// always is).
 	inTx func(ctx context.Context, serializable bool, fn func(txn) error) error
-	// newResource returns a Resource on tables of this backend.
-	newResource func(t fencesql.Tables) (*fencesql.Resource, error)
-	// createTables creates tables on this backend.
-	createTables func(ctx context.Context, t fencesql.Tables) error
-	// highest reads the highest token of name with Fences.Highest or
-	// HighestPgx on the database itself, outside any transaction.
-	highest func(ctx context.Context, f *fencesql.Fences, name string) (fence.Token, error)
 	// lostResource returns a Resource on tables of this backend, through
 	// connections of its own, whose first COMMIT is applied but loses its
 	// answer, calling after in between (see withLostResource).
-	lostResource func(t *testing.T, tb fencesql.Tables, after func()) *fencesql.Resource
+	lostResource func(t *testing.T, tb fencesql.Options, after func()) *fence.Resource
 }
 
-// newFences returns the Fences of table in b's dialect.
-func (b *backend) newFences(table string) (*fencesql.Fences, error) {
-	return fencesql.NewFencesFor(b.dialect, table)
+// mustFences returns the Fences of tb, failing the test on error.
+func (b *backend) mustFences(t testing.TB, tb fencesql.Options) fences {
+	t.Helper()
+	f, err := b.newFences(&tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
-// newColumn returns the Column of table in b's dialect.
-func (b *backend) newColumn(table, keyColumn, fenceColumn string) (*fencesql.Column, error) {
-	return fencesql.NewColumnFor(b.dialect, table, keyColumn, fenceColumn)
+// newColumn returns the Column of table on this backend.
+func (b *backend) newColumn(table, keyColumn, fenceColumn string) (column, error) {
+	f, err := b.newFences(nil)
+	if err != nil {
+		return nil, err
+	}
+	return newColumn(f, table, keyColumn, fenceColumn)
+}
+
+// offlineFences returns Fences of dialect d on a database that is never
+// reached, for the tests of statements.
+func offlineFences(t testing.TB, d fencesql.Dialect) *fencesql.Fences[*sql.Tx] {
+	t.Helper()
+	f, err := fencesql.New(new(sql.DB), d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// offlineColumn returns the Column of table in dialect d, for the tests
+// of statements.
+func offlineColumn(t testing.TB, d fencesql.Dialect, table, keyColumn, fenceColumn string) *fencesql.Column[*sql.Tx] {
+	t.Helper()
+	c, err := offlineFences(t, d).Column(table, keyColumn, fenceColumn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// newResource returns the Resource on tables tb.
+func (b *backend) newResource(tb fencesql.Options) (*fence.Resource, error) {
+	f, err := b.newFences(&tb)
+	if err != nil {
+		return nil, err
+	}
+	return f.Resource(), nil
+}
+
+// createTables creates the tables tb on this backend.
+func (b *backend) createTables(ctx context.Context, tb fencesql.Options) error {
+	f, err := b.newFences(&tb)
+	if err != nil {
+		return err
+	}
+	return f.Create(ctx)
+}
+
+// highest reads the highest token of name in f's fence table, outside
+// any transaction, through f's Resource.
+func (b *backend) highest(ctx context.Context, f fences, name string) (fence.Token, error) {
+	return f.Resource().Highest(ctx, name)
 }
 
 // do runs fn in its own transaction and fails the test on error.
@@ -191,19 +274,19 @@ func (b *backend) exec(t testing.TB, stmts ...string) {
 	}
 }
 
-// tables returns fresh table names and creates them; on PostgreSQL they
-// are dropped when the test ends.
-func (b *backend) tables(t testing.TB) fencesql.Tables {
+// tables returns fresh table names and creates them; on PostgreSQL and
+// MySQL they are dropped when the test ends.
+func (b *backend) tables(t testing.TB) fencesql.Options {
 	t.Helper()
-	tb := fencesql.Tables{Fence: uniqueName("fence"), Value: uniqueName("value")}
+	tb := fencesql.Options{FenceTable: uniqueName("fence"), ValueTable: uniqueName("value")}
 	if err := b.createTables(context.Background(), tb); err != nil {
 		t.Fatal(err)
 	}
-	b.dropLater(t, tb.Fence, tb.Value)
+	b.dropLater(t, tb.FenceTable, tb.ValueTable)
 	return tb
 }
 
-// dropLater drops tables at the end of the test on PostgreSQL.
+// dropLater drops tables at the end of the test on PostgreSQL and MySQL.
 func (b *backend) dropLater(t testing.TB, tables ...string) {
 	if b.dialect == fencesql.SQLite {
 		return // the database file goes with t.TempDir()
@@ -217,47 +300,67 @@ func (b *backend) dropLater(t testing.TB, tables ...string) {
 	})
 }
 
+// stdFences returns newFences for db.
+func stdFences(db *sql.DB, d fencesql.Dialect) func(opts *fencesql.Options) (fences, error) {
+	return func(opts *fencesql.Options) (fences, error) {
+		f, err := fencesql.New(db, d, opts)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+}
+
+// pgxFences returns newFences for db.
+func pgxFences(db fencesql.PgxDB) func(opts *fencesql.Options) (fences, error) {
+	return func(opts *fencesql.Options) (fences, error) {
+		f, err := fencesql.NewPgx(db, opts)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+}
+
 func sqlBackend(name string, d fencesql.Dialect, db *sql.DB) *backend {
+	tx, err := fencesql.New(db, d, nil)
+	if err != nil {
+		panic(err)
+	}
 	return &backend{
-		name:    name,
-		dialect: d,
+		name:      name,
+		dialect:   d,
+		newFences: stdFences(db, d),
 		inTx: func(ctx context.Context, serializable bool, fn func(txn) error) error {
-			var opts *sql.TxOptions
+			iso := sql.LevelDefault
 			if serializable && d == fencesql.PostgreSQL {
-				opts = &sql.TxOptions{Isolation: sql.LevelSerializable}
+				iso = sql.LevelSerializable
 			}
-			return fencesql.RunTx(ctx, db, opts, func(ctx context.Context, tx *sql.Tx) error {
+			return fencesql.InTx(ctx, tx, iso, func(ctx context.Context, tx *sql.Tx) error {
 				return fn(stdTxn{ctx, tx})
 			})
-		},
-		newResource: func(t fencesql.Tables) (*fencesql.Resource, error) { return fencesql.NewResource(db, d, t) },
-		highest: func(ctx context.Context, f *fencesql.Fences, name string) (fence.Token, error) {
-			return f.Highest(ctx, db, name)
-		},
-		createTables: func(ctx context.Context, t fencesql.Tables) error {
-			return fencesql.CreateTables(ctx, db, d, t)
 		},
 	}
 }
 
 func pgxBackend(pool *pgxpool.Pool) *backend {
+	tx, err := fencesql.NewPgx(pool, nil)
+	if err != nil {
+		panic(err)
+	}
 	return &backend{
-		name:    "postgres-pgx",
-		dialect: fencesql.PostgreSQL,
+		name:      "postgres-pgx",
+		dialect:   fencesql.PostgreSQL,
+		newFences: pgxFences(pool),
 		inTx: func(ctx context.Context, serializable bool, fn func(txn) error) error {
-			opts := pgx.TxOptions{}
+			iso := sql.LevelDefault
 			if serializable {
-				opts.IsoLevel = pgx.Serializable
+				iso = sql.LevelSerializable
 			}
-			return fencesql.RunPgxTx(ctx, pool, opts, func(ctx context.Context, tx pgx.Tx) error {
+			return fencesql.InTx(ctx, tx, iso, func(ctx context.Context, tx pgx.Tx) error {
 				return fn(pgxTxn{ctx, tx})
 			})
 		},
-		newResource: func(t fencesql.Tables) (*fencesql.Resource, error) { return fencesql.NewPgxResource(pool, t) },
-		highest: func(ctx context.Context, f *fencesql.Fences, name string) (fence.Token, error) {
-			return f.HighestPgx(ctx, pool, name)
-		},
-		createTables: func(ctx context.Context, t fencesql.Tables) error { return fencesql.CreateTablesPgx(ctx, pool, t) },
 	}
 }
 

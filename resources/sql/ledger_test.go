@@ -10,27 +10,33 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
 
-// ledger is a small ledger on PostgreSQL: accounts with balances (and a
-// fenced column), entries, and a fence table, all with names of their own.
+// ledger is a small ledger on PostgreSQL, reached through pgx: accounts
+// with balances (and a fenced column), entries, and a fence table, all
+// with names of their own.
 type ledger struct {
-	accounts, entries string
-	fences            *fencesql.Fences
-	column            *fencesql.Column
+	accounts, entries, fenceTable string
+	fences                        *fencesql.Fences[pgx.Tx]
+	column                        *fencesql.Column[pgx.Tx]
 }
 
 func newLedger(t testing.TB, conn *pgx.Conn) *ledger {
 	t.Helper()
 	ctx := context.Background()
-	l := &ledger{accounts: uniqueName("accounts"), entries: uniqueName("entries")}
-	tb := fencesql.Tables{Fence: uniqueName("fence"), Value: uniqueName("value")}
-	col, _ := fencesql.ColumnDefinition("fence")
+	l := &ledger{accounts: uniqueName("accounts"), entries: uniqueName("entries"), fenceTable: uniqueName("fence")}
+	tb := fencesql.Options{FenceTable: l.fenceTable, ValueTable: uniqueName("value")}
+	var err error
+	if l.fences, err = fencesql.NewPgx(conn, &tb); err != nil {
+		t.Fatal(err)
+	}
+	if l.column, err = l.fences.Column(l.accounts, "id", "fence"); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []string{
-		fmt.Sprintf(`CREATE TABLE %q (id bigint PRIMARY KEY, balance bigint NOT NULL, %s)`, l.accounts, col),
+		fmt.Sprintf(`CREATE TABLE %q (id bigint PRIMARY KEY, balance bigint NOT NULL, %s)`, l.accounts, l.column.Definition()),
 		fmt.Sprintf(`CREATE TABLE %q (id bigserial PRIMARY KEY, account bigint NOT NULL, amount bigint NOT NULL)`, l.entries),
 		fmt.Sprintf(`INSERT INTO %q (id, balance) SELECT g, 0 FROM generate_series(1, 10) g`, l.accounts),
 	} {
@@ -38,49 +44,24 @@ func newLedger(t testing.TB, conn *pgx.Conn) *ledger {
 			t.Fatal(err)
 		}
 	}
-	if err := fencesql.CreateTablesPgx(ctx, conn, tb); err != nil {
+	if err := l.fences.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, tbl := range []string{l.accounts, l.entries, tb.Fence, tb.Value} {
+		for _, tbl := range []string{l.accounts, l.entries, tb.FenceTable, tb.ValueTable} {
 			_, _ = conn.Exec(context.Background(), fmt.Sprintf(`DROP TABLE IF EXISTS %q`, tbl))
 		}
 	})
-	var err error
-	if l.fences, err = fencesql.NewFences(tb.Fence); err != nil {
-		t.Fatal(err)
-	}
-	if l.column, err = fencesql.NewColumn(l.accounts, "id", "fence"); err != nil {
-		t.Fatal(err)
-	}
 	return l
 }
 
-// queueWrite queues the ledger write: credit the account, record the entry.
-func (l *ledger) queueWrite(b *pgx.Batch, account, amount int64) {
-	b.Queue(fmt.Sprintf(`UPDATE %q SET balance = balance + $1 WHERE id = $2`, l.accounts), amount, account)
-	b.Queue(fmt.Sprintf(`INSERT INTO %q (account, amount) VALUES ($1, $2)`, l.entries), account, amount)
-}
-
-// write credits account in one batch that begins the transaction, with the
-// fence queued first when token is not 0, then commits.
-func (l *ledger) write(ctx context.Context, conn *pgx.Conn, account, amount int64, token fence.Token) error {
-	b := &pgx.Batch{}
-	b.BeginTx(pgx.TxOptions{})
-	if token != 0 {
-		if err := l.fences.QueueCheck(b, fmt.Sprintf("account/%d", account), token); err != nil {
-			return err
-		}
-	}
-	l.queueWrite(b, account, amount)
-	br := conn.SendBatch(ctx, b)
-	err := br.Close()
-	tx := br.Tx()
-	if err != nil {
-		_ = tx.Rollback(ctx)
+// write credits account in tx: credit the account, record the entry.
+func (l *ledger) write(ctx context.Context, tx pgx.Tx, account, amount int64) error {
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`UPDATE %q SET balance = balance + $1 WHERE id = $2`, l.accounts), amount, account); err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	_, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %q (account, amount) VALUES ($1, $2)`, l.entries), account, amount)
+	return err
 }
 
 // balance returns the balance of account and the number of its entries.

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
@@ -246,15 +247,15 @@ func (tx *lossyTx) Commit() error {
 }
 
 // withLostResource gives b a constructor of Resources whose first COMMIT
-// loses its answer; dsn is the SQLite database's, unused on PostgreSQL.
+// loses its answer; dsn is the SQLite database's, unused elsewhere.
 func withLostResource(b *backend, dsn string) *backend {
-	b.lostResource = func(t *testing.T, tb fencesql.Tables, after func()) *fencesql.Resource {
+	b.lostResource = func(t *testing.T, tb fencesql.Options, after func()) *fence.Resource {
 		t.Helper()
-		var s *fencesql.Resource
+		var f fences
 		var err error
 		switch b.name {
 		case "sqlite":
-			s, err = fencesql.NewResource(lostSQLiteDB(t, dsn, after), fencesql.SQLite, tb)
+			f, err = stdFences(lostSQLiteDB(t, dsn, after), fencesql.SQLite)(&tb)
 		case "postgres-stdlib":
 			cfg, perr := pgx.ParseConfig(testenv.PostgresURL(t))
 			if perr != nil {
@@ -263,7 +264,7 @@ func withLostResource(b *backend, dsn string) *backend {
 			cfg.DialFunc = lossyDial(t, after)
 			db := stdlib.OpenDB(*cfg)
 			t.Cleanup(func() { _ = db.Close() })
-			s, err = fencesql.NewResource(db, fencesql.PostgreSQL, tb)
+			f, err = stdFences(db, fencesql.PostgreSQL)(&tb)
 		case "postgres-pgx":
 			cfg, perr := pgxpool.ParseConfig(testenv.PostgresURL(t))
 			if perr != nil {
@@ -275,16 +276,16 @@ func withLostResource(b *backend, dsn string) *backend {
 				t.Fatal(perr)
 			}
 			t.Cleanup(pool.Close)
-			s, err = fencesql.NewPgxResource(pool, tb)
+			f, err = pgxFences(pool)(&tb)
 		case "mysql":
-			s = mysqlLostResource(t, tb, after)
+			return mysqlLostResource(t, tb, after)
 		default:
 			t.Fatalf("no lost-answer resource for backend %s", b.name)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return f.Resource()
 	}
 	return b
 }

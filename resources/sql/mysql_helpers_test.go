@@ -58,12 +58,16 @@ func openMySQL(t testing.TB, maxConns int, edit func(*mysql.Config)) *sql.DB {
 // tests' PostgreSQL-flavoured statements (see mysqlize).
 func mysqlBackend(db *sql.DB) *backend {
 	b := sqlBackend("mysql", fencesql.MySQL, db)
+	f, err := fencesql.New(db, fencesql.MySQL, nil)
+	if err != nil {
+		panic(err)
+	}
 	b.inTx = func(ctx context.Context, serializable bool, fn func(txn) error) error {
-		var opts *sql.TxOptions // InnoDB's default, REPEATABLE READ
+		iso := sql.LevelDefault // InnoDB's default, REPEATABLE READ
 		if serializable {
-			opts = &sql.TxOptions{Isolation: sql.LevelSerializable}
+			iso = sql.LevelSerializable
 		}
-		return fencesql.RunTx(ctx, db, opts, func(ctx context.Context, tx *sql.Tx) error {
+		return fencesql.InTx(ctx, f, iso, func(ctx context.Context, tx *sql.Tx) error {
 			return fn(mysqlTxn{stdTxn{ctx, tx}})
 		})
 	}
@@ -74,7 +78,7 @@ func mysqlBackend(db *sql.DB) *backend {
 // statements through mysqlize.
 type mysqlTxn struct{ stdTxn }
 
-func (x mysqlTxn) update(c *fencesql.Column, key any, token fence.Token, set string, args ...any) error {
+func (x mysqlTxn) update(c column, key any, token fence.Token, set string, args ...any) error {
 	s, a := mysqlize(set, args)
 	return x.stdTxn.update(c, key, token, s, a...)
 }
@@ -254,14 +258,14 @@ func (c *mysqlCutConn) Read(p []byte) (int, error) {
 
 // mysqlLostResource returns a Resource on tables tb whose first COMMIT
 // loses its answer.
-func mysqlLostResource(t *testing.T, tb fencesql.Tables, after func()) *fencesql.Resource {
+func mysqlLostResource(t *testing.T, tb fencesql.Options, after func()) *fence.Resource {
 	t.Helper()
 	db := openMySQL(t, 4, func(cfg *mysql.Config) { cfg.DialFunc = lossyMySQLDial(t, after) })
-	s, err := fencesql.NewResource(db, fencesql.MySQL, tb)
+	f, err := fencesql.New(db, fencesql.MySQL, &tb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return f.Resource()
 }
 
 // mysqlQuote quotes a name for MySQL.

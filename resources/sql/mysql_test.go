@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
 	fencesql "github.com/fencekit/fence/resources/sql"
@@ -35,10 +34,7 @@ func TestMySQLSameTokenAndValueAgain(t *testing.T) {
 				c.ClientFoundRows, c.InterpolateParams = mode.foundRows, mode.interpolate
 			}))
 			tb := b.tables(t)
-			f, err := b.newFences(tb.Fence)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f := b.mustFences(t, tb)
 			for i, tc := range []struct {
 				token, highest fence.Token
 				stale          bool
@@ -105,10 +101,7 @@ func TestMySQLCheckAfterASnapshot(t *testing.T) {
 	db := openMySQL(t, 3, nil)
 	b := mysqlBackend(db)
 	tb := b.tables(t)
-	f, err := b.newFences(tb.Fence)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := b.mustFences(t, tb).(*fencesql.Fences[*sql.Tx])
 	b.do(t, func(x txn) error { return x.check(f, "k", 5) })
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 	if err != nil {
@@ -116,11 +109,11 @@ func TestMySQLCheckAfterASnapshot(t *testing.T) {
 	}
 	defer func() { _ = tx.Rollback() }()
 	var seen int64
-	if err := tx.QueryRowContext(ctx, "SELECT `token` FROM "+mysqlQuote(tb.Fence)+" WHERE `key` = 'k'").Scan(&seen); err != nil || seen != 5 {
+	if err := tx.QueryRowContext(ctx, "SELECT `token` FROM "+mysqlQuote(tb.FenceTable)+" WHERE `key` = 'k'").Scan(&seen); err != nil || seen != 5 {
 		t.Fatalf("snapshot read %d, %v; want 5", seen, err)
 	}
 	b.do(t, func(x txn) error { return x.check(f, "k", 8) }) // the newer holder
-	if err := tx.QueryRowContext(ctx, "SELECT `token` FROM "+mysqlQuote(tb.Fence)+" WHERE `key` = 'k'").Scan(&seen); err != nil || seen != 5 {
+	if err := tx.QueryRowContext(ctx, "SELECT `token` FROM "+mysqlQuote(tb.FenceTable)+" WHERE `key` = 'k'").Scan(&seen); err != nil || seen != 5 {
 		t.Fatalf("the snapshot reads %d, %v; want still 5 (or the test proves nothing)", seen, err)
 	}
 	wantStale(t, f.Check(ctx, tx, "k", 5), 5, 8)
@@ -175,18 +168,15 @@ func TestMySQLAssignmentOrder(t *testing.T) {
 
 // TestMySQLDeadlockIsRetried provokes a real deadlock: two transactions
 // check the fence rows of two keys in opposite orders, each waiting for
-// the other's first row. InnoDB rolls one back with error 1213; RunTx
-// runs that one again, and both commit, each having run its function
+// the other's first row. InnoDB rolls one back with error 1213; the
+// retry of Run's and Resource's transactions runs that one again, and both commit, each having run its function
 // twice or once.
 func TestMySQLDeadlockIsRetried(t *testing.T) {
 	t.Parallel()
 	db := openMySQL(t, 4, nil)
 	b := mysqlBackend(db)
 	tb := b.tables(t)
-	f, err := b.newFences(tb.Fence)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := b.mustFences(t, tb).(*fencesql.Fences[*sql.Tx])
 	b.do(t, func(x txn) error { return x.check(f, "a", 1) })
 	b.do(t, func(x txn) error { return x.check(f, "b", 1) })
 	var firstLocks sync.WaitGroup
@@ -197,7 +187,7 @@ func TestMySQLDeadlockIsRetried(t *testing.T) {
 	errs := make([]error, 2)
 	for i, order := range [][2]string{{"a", "b"}, {"b", "a"}} {
 		wg.Go(func() {
-			errs[i] = fencesql.RunTx(t.Context(), db, nil, func(ctx context.Context, tx *sql.Tx) error {
+			errs[i] = fencesql.InTx(t.Context(), f, sql.LevelDefault, func(ctx context.Context, tx *sql.Tx) error {
 				n := calls[i].Add(1)
 				if err := f.Check(ctx, tx, order[0], 2); err != nil {
 					return err
@@ -225,7 +215,7 @@ func TestMySQLDeadlockIsRetried(t *testing.T) {
 		t.Errorf("%d deadlocks, functions ran %d and %d times; want one deadlock and one retry", deadlocks.Load(), calls[0].Load(), calls[1].Load())
 	}
 	for _, k := range []string{"a", "b"} {
-		if h, err := f.Highest(t.Context(), db, k); err != nil || h != 2 {
+		if h, err := b.highest(t.Context(), f, k); err != nil || h != 2 {
 			t.Errorf("Highest(%s) = %d, %v; want 2", k, h, err)
 		}
 	}
@@ -247,9 +237,41 @@ func TestMySQLRetryable(t *testing.T) {
 	}
 }
 
+// MySQLError is a type of the same name as the driver's, in another
+// package.
+type MySQLError struct{ Number uint16 }
+
+func (*MySQLError) Error() string { return "not the driver's" }
+
+// TestMySQLErrno: the package reads the number of the driver's
+// *mysql.MySQLError without importing the driver (by its type's name and
+// package), wherever it sits in the error's tree, and nothing else.
+func TestMySQLErrno(t *testing.T) {
+	t.Parallel()
+	driverErr := &mysql.MySQLError{Number: 1213, Message: "deadlock"}
+	for _, tc := range []struct {
+		desc string
+		err  error
+		n    uint16
+		ok   bool
+	}{
+		{"the driver's error", driverErr, 1213, true},
+		{"wrapped", fmt.Errorf("x: %w", driverErr), 1213, true},
+		{"joined", errors.Join(errors.New("a"), fmt.Errorf("b: %w", driverErr)), 1213, true},
+		{"a nil *mysql.MySQLError", (*mysql.MySQLError)(nil), 0, false},
+		{"a type of the same name elsewhere", &MySQLError{Number: 1213}, 0, false},
+		{"the driver's other errors", mysql.ErrInvalidConn, 0, false},
+		{"nil", nil, 0, false},
+	} {
+		if n, ok := fencesql.MySQLErrno(tc.err); n != tc.n || ok != tc.ok {
+			t.Errorf("%s: mysqlErrno = %d, %v; want %d, %v", tc.desc, n, ok, tc.n, tc.ok)
+		}
+	}
+}
+
 // TestMySQLLockWaitTimeoutIsRetried: a transaction that waits longer than
 // innodb_lock_wait_timeout for a fence row another transaction holds
-// fails with error 1205 and is run again by RunTx; once the holder has
+// fails with error 1205 and is run again; once the holder has
 // committed, the retry finds the higher token and gets a stale-token
 // error, not the timeout.
 func TestMySQLLockWaitTimeoutIsRetried(t *testing.T) {
@@ -259,7 +281,8 @@ func TestMySQLLockWaitTimeoutIsRetried(t *testing.T) {
 	waiter := openMySQL(t, 1, func(c *mysql.Config) { c.Params = map[string]string{"innodb_lock_wait_timeout": "1"} })
 	b := mysqlBackend(db)
 	tb := b.tables(t)
-	f, err := b.newFences(tb.Fence)
+	f := b.mustFences(t, tb).(*fencesql.Fences[*sql.Tx])
+	onWaiter, err := fencesql.New(waiter, fencesql.MySQL, &tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,8 +298,8 @@ func TestMySQLLockWaitTimeoutIsRetried(t *testing.T) {
 	var timeouts atomic.Int32
 	done := make(chan error, 1)
 	go func() {
-		done <- fencesql.RunTx(ctx, waiter, nil, func(ctx context.Context, tx *sql.Tx) error {
-			err := f.Check(ctx, tx, "k", 5)
+		done <- fencesql.InTx(ctx, onWaiter, sql.LevelDefault, func(ctx context.Context, tx *sql.Tx) error {
+			err := onWaiter.Check(ctx, tx, "k", 5)
 			var me *mysql.MySQLError
 			if errors.As(err, &me) && me.Number == 1205 {
 				if timeouts.Add(1) == 1 {
@@ -293,40 +316,6 @@ func TestMySQLLockWaitTimeoutIsRetried(t *testing.T) {
 	wantStale(t, err, 5, 9)
 }
 
-// TestMySQLHasNoPgxCalls: the pgx calls of a MySQL Fences or Column
-// refuse with fence.ErrInvalid before anything is sent.
-func TestMySQLHasNoPgxCalls(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	f, err := fencesql.NewFencesFor(fencesql.MySQL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := fencesql.NewColumnFor(fencesql.MySQL, "accounts", "id", "fence")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, herr := f.HighestPgx(ctx, nil, "k")
-	for what, err := range map[string]error{
-		"CheckPgx":   f.CheckPgx(ctx, nil, "k", 1),
-		"HighestPgx": herr,
-		"QueueCheck": f.QueueCheck(&pgx.Batch{}, "k", 1),
-		"RunPgx":     f.RunPgx(ctx, nil, nil, nil, nil),
-		"LockedPgx":  f.LockedPgx(ctx, nil, nil, "k", nil, nil),
-		"UpdatePgx":  c.UpdatePgx(ctx, nil, 1, 1, ""),
-	} {
-		if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), "MySQL") {
-			t.Errorf("%s of a MySQL dialect = %v; want ErrInvalid naming MySQL", what, err)
-		}
-	}
-	if _, err := fencesql.NewFencesFor(0, ""); !errors.Is(err, fence.ErrInvalid) {
-		t.Errorf("NewFencesFor(no dialect) = %v; want ErrInvalid", err)
-	}
-	if _, err := fencesql.NewColumnFor(0, "a", "b", "c"); !errors.Is(err, fence.ErrInvalid) {
-		t.Errorf("NewColumnFor(no dialect) = %v; want ErrInvalid", err)
-	}
-}
-
 // TestMySQLNames: names are backquoted, up to 64 bytes (one more than
 // PostgreSQL's limit), and the SET clauses of a MySQL Column take ?
 // placeholders, backquoted names and qualified targets, and refuse what
@@ -335,20 +324,21 @@ func TestMySQLHasNoPgxCalls(t *testing.T) {
 func TestMySQLNames(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("t", fencesql.MaxMySQLIdentLen)
-	if _, err := fencesql.NewFencesFor(fencesql.MySQL, long); err != nil {
-		t.Errorf("NewFencesFor(MySQL, 64 bytes) = %v; want it accepted", err)
+	db := new(sql.DB) // never reached
+	if _, err := fencesql.New(db, fencesql.MySQL, &fencesql.Options{FenceTable: long}); err != nil {
+		t.Errorf("New(MySQL, a 64-byte fence table) = %v; want it accepted", err)
 	}
-	if _, err := fencesql.NewFencesFor(fencesql.MySQL, long+"t"); !errors.Is(err, fence.ErrInvalid) {
-		t.Errorf("NewFencesFor(MySQL, 65 bytes) = %v; want ErrInvalid", err)
+	if _, err := fencesql.New(db, fencesql.MySQL, &fencesql.Options{FenceTable: long + "t"}); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("New(MySQL, a 65-byte fence table) = %v; want ErrInvalid", err)
 	}
-	if def, err := fencesql.ColumnDefinitionFor(fencesql.MySQL, "fe`nce"); err != nil || def != "`fe``nce` BIGINT NOT NULL DEFAULT 0 CHECK (`fe``nce` >= 0)" {
-		t.Errorf("ColumnDefinitionFor(MySQL) = %q, %v", def, err)
+	if _, err := offlineFences(t, fencesql.MySQL).Column("t", "id", long+"t"); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("Column(MySQL, a 65-byte fence column) = %v; want ErrInvalid", err)
 	}
-	c, err := fencesql.NewColumnFor(fencesql.MySQL, "app.accounts", "id", "fence")
-	if err != nil {
-		t.Fatal(err)
+	if def := offlineColumn(t, fencesql.MySQL, "t", "id", "fe`nce").Definition(); def != "`fe``nce` BIGINT NOT NULL DEFAULT 0 CHECK (`fe``nce` >= 0)" {
+		t.Errorf("MySQL Definition = %q", def)
 	}
-	got, err := c.UpdateSQL("balance = balance + ?, `note` = 'a ?'", 1)
+	c := offlineColumn(t, fencesql.MySQL, "app.accounts", "id", "fence")
+	got, err := fencesql.UpdateSQL(c, "balance = balance + ?, `note` = 'a ?'", 1)
 	want := "UPDATE `app`.`accounts` SET balance = balance + ?, `note` = 'a ?'\n, `fence` = ?\nWHERE `id` = ? AND `fence` >= 0 AND `fence` <= ?"
 	if err != nil || got != want {
 		t.Errorf("UpdateSQL = %q, %v; want %q", got, err, want)
@@ -372,12 +362,12 @@ func TestMySQLNames(t *testing.T) {
 		{"a = 1 -- c", 0},
 		{"a = 1 /*! c */", 0},
 	} {
-		if _, err := c.UpdateSQL(tc.set, tc.nargs); !errors.Is(err, fence.ErrInvalid) {
+		if _, err := fencesql.UpdateSQL(c, tc.set, tc.nargs); !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("MySQL UpdateSQL(%q, %d) = %v; want ErrInvalid", tc.set, tc.nargs, err)
 		}
 	}
 	for _, set := range []string{"accounts.balance = ?", "`odd`` name` = ?", "note = \"x # y\", b = ?"} {
-		if _, err := c.UpdateSQL(set, strings.Count(set, "?")); err != nil {
+		if _, err := fencesql.UpdateSQL(c, set, strings.Count(set, "?")); err != nil {
 			t.Errorf("MySQL UpdateSQL(%q) = %v; want it accepted", set, err)
 		}
 	}

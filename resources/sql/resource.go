@@ -7,19 +7,19 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
-// Resource is the portable form of this package: a fence.Resource keeping
-// keyed values in a value table, fenced by a fence table (see Tables), one
-// transaction per call. It is the fence.PortableResource over this
-// package's driver (its errors read "fence/sql: put "k": ..."), with
-// Create besides. Create it with NewResource (database/sql: PostgreSQL,
-// SQLite or MySQL) or NewPgxResource (native pgx), or open it from a URL
-// (see PostgresURLOpener, SQLiteURLOpener and MySQLURLOpener). It is safe
-// for concurrent use.
+// Resource returns the portable form of f: a *fence.Resource keeping keyed
+// values in the value table, fenced by the fence table (see Options). Each
+// write is a transaction of its own and each read one statement, run
+// again after a conflict. Its errors read "fence/sql:
+// put "k": ...", its Create is f's Create, and its Close does nothing (f
+// holds no connection of its own). Each call returns a new Resource over
+// the same tables.
 //
 // Nothing a write does is applied before its COMMIT. When the COMMIT was
 // sent and its answer lost because the connection broke, Put and Delete
@@ -30,83 +30,48 @@ import (
 // has. When ctx ended while the COMMIT was in flight, nothing more is
 // sent: the error is a *fence.UnknownOutcomeError that also wraps ctx's
 // error, as for the other resources. A retry with the same token and
-// value is harmless.
+// value is harmless. A missing table gets an error matching
+// fence.ErrStoreMissing.
 //
-// A missing table gets an error matching fence.ErrStoreMissing.
-type Resource struct {
-	*fence.PortableResource
-	d *store
-}
-
-// store is the driver under Resource.
-type store struct {
-	dialect Dialect
-	tables  Tables
-	fences  *Fences
-	run     func(ctx context.Context, fn func(ctx context.Context, q querier) error) error
-	put     string // upsert of a value
-	del     string // delete of a value
-	claim   string // the token of a value, raised by a claim
-	get     string // value, its token and the highest, of one key
-}
-
-var (
-	_ fence.ResourceDriver                       = (*store)(nil)
-	_ interface{ Create(context.Context) error } = (*store)(nil)
-	_ fence.Resource                             = (*Resource)(nil)
-)
-
-// NewResource returns a Resource on db, a database of dialect d
-// (PostgreSQL through pgx stdlib, SQLite, or MySQL through
-// go-sql-driver/mysql) holding, or to hold (see
-// Create), the tables named by t. Each call runs in a transaction through
-// RunTx, so conflicts are retried.
-func NewResource(db *sql.DB, d Dialect, t Tables) (*Resource, error) {
-	if db == nil {
-		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
-	}
-	return newResource(d, t, func(ctx context.Context, fn func(context.Context, querier) error) error {
-		return runTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, sqlTx{tx}) })
-	})
-}
-
-// NewPgxResource returns a Resource on db, a *pgxpool.Pool (or a *pgx.Conn
-// used by one goroutine at a time) on a PostgreSQL database holding, or to
-// hold, the tables named by t. Each call runs in a transaction through
-// RunPgxTx.
-func NewPgxResource(db PgxBeginner, t Tables) (*Resource, error) {
-	if db == nil {
-		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
-	}
-	return newResource(PostgreSQL, t, func(ctx context.Context, fn func(context.Context, querier) error) error {
-		return runPgxTx(ctx, db, pgx.TxOptions{}, func(ctx context.Context, tx pgx.Tx) error { return fn(ctx, pgxTx{tx}) })
-	})
-}
-
-func newResource(d Dialect, t Tables, run func(context.Context, func(context.Context, querier) error) error) (*Resource, error) {
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
-	ft, vt, err := t.quotedIn(d)
+// The Resource's As gives f (target a **Fences[Tx] of f's Tx) and the
+// database it was made with: a **sql.DB for New, a *PgxDB or, for a pool,
+// a **pgxpool.Pool for NewPgx.
+func (f *Fences[Tx]) Resource() *fence.Resource {
+	r, err := f.resource(nil)
 	if err != nil {
-		return nil, err
+		panic(err) // a valid driver: NewResource cannot refuse it
 	}
-	f, err := NewFencesFor(d, t.Fence)
+	return r
+}
+
+// resource returns the portable Resource over f, whose Close calls
+// closeDB when it is not nil (a URL opener's).
+func (f *Fences[Tx]) resource(closeDB func() error) (*fence.Resource, error) {
+	ft, vt, err := quotedTables(f.dialect, f.tables)
 	if err != nil {
 		return nil, err
 	}
 	s := &store{
-		dialect: d,
-		tables:  t,
-		fences:  f,
-		run:     run,
+		dialect: f.dialect,
+		row:     f.row,
+		run:     f.inTx,
+		query:   f.conn.read,
+		create:  f.create,
+		db:      f.db,
+		asFences: func(target any) bool {
+			p, ok := target.(**Fences[Tx])
+			if ok {
+				*p = f
+			}
+			return ok
+		},
 		put: `INSERT INTO ` + vt + ` (key, value, token) VALUES ($1, $2, $3)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
 		del:   `DELETE FROM ` + vt + ` WHERE key = $1`,
 		claim: `UPDATE ` + vt + ` SET token = $2 WHERE key = $1`,
 		get:   `SELECT f.token, v.value, v.token FROM ` + ft + ` f LEFT JOIN ` + vt + ` v ON v.key = f.key WHERE f.key = $1`,
 	}
-	if d == MySQL {
+	if f.dialect == MySQL {
 		// The fence row has admitted the write before this upsert runs,
 		// so it overwrites unconditionally; both assignments take the new
 		// row's values, so their order does not matter.
@@ -116,36 +81,64 @@ ON CONFLICT (key) DO UPDATE SET value = excluded.value, token = excluded.token`,
 		s.claim = `UPDATE ` + vt + " SET `token` = ? WHERE `key` = ?"
 		s.get = "SELECT f.`token`, v.`value`, v.`token` FROM " + ft + " f LEFT JOIN " + vt + " v ON v.`key` = f.`key` WHERE f.`key` = ?"
 	}
-	p, err := fence.NewResource(s)
-	if err != nil {
-		return nil, err
+	return driver.NewResource(s, &driver.ResourceOptions{Close: closeDB})
+}
+
+// store is the driver under Fences.Resource.
+type store struct {
+	dialect  Dialect
+	row      *fenceRow
+	run      func(ctx context.Context, fn func(ctx context.Context, q querier) error) error
+	query    func(ctx context.Context, fn func(ctx context.Context, q rowQuerier) error) error // a read outside a transaction
+	create   func(ctx context.Context) error
+	db       any                   // the caller's *sql.DB or PgxDB
+	asFences func(target any) bool // sets a **Fences[Tx]
+	put      string                // upsert of a value
+	del      string                // delete of a value
+	claim    string                // the token of a value, raised by a claim
+	get      string                // value, its token and the highest, of one key
+}
+
+var (
+	_ driver.Resource = (*store)(nil)
+	_ driver.Creator  = (*store)(nil)
+	_ driver.Aser     = (*store)(nil)
+)
+
+// ResourceInfo implements driver.Resource.
+func (s *store) ResourceInfo() driver.ResourceInfo {
+	return driver.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen, MaxToken: MaxToken}
+}
+
+// Create implements driver.Creator: Fences.Create, its errors unwrapped.
+func (s *store) Create(ctx context.Context) error { return s.create(ctx) }
+
+// As implements driver.Aser: see Fences.Resource.
+func (s *store) As(target any) bool {
+	switch p := target.(type) {
+	case **sql.DB:
+		db, ok := s.db.(*sql.DB)
+		if ok {
+			*p = db
+		}
+		return ok
+	case *PgxDB:
+		db, ok := s.db.(PgxDB)
+		if ok {
+			*p = db
+		}
+		return ok
+	case **pgxpool.Pool:
+		db, ok := s.db.(*pgxpool.Pool)
+		if ok {
+			*p = db
+		}
+		return ok
 	}
-	return &Resource{PortableResource: p, d: s}, nil
+	return s.asFences(target)
 }
 
-// Create creates the fence and value tables if they are missing, as
-// CreateTables does, in one transaction; replicas may run it at once.
-// Errors come in a *fence.OpError for operation "create".
-func (r *Resource) Create(ctx context.Context) error {
-	return opError("create", "", r.d.Create(ctx))
-}
-
-// ResourceInfo implements fence.ResourceDriver.
-func (s *store) ResourceInfo() fence.ResourceInfo {
-	return fence.ResourceInfo{Name: backendName, MaxKeyLen: MaxKeyLen, MaxToken: MaxToken}
-}
-
-// Create creates the tables if missing.
-func (s *store) Create(ctx context.Context) error {
-	return s.run(ctx, func(ctx context.Context, q querier) error {
-		return createTables(ctx, s.dialect, s.tables, func(ctx context.Context, stmt string) error {
-			_, err := q.exec(ctx, stmt)
-			return err
-		})
-	})
-}
-
-// Put implements fence.ResourceDriver: in one transaction, it checks and
+// Put implements driver.Resource: in one transaction, it checks and
 // advances token in the fence table, then stores value. When the COMMIT
 // may have been applied but its answer was lost (see Resource), it reads
 // key back.
@@ -154,7 +147,7 @@ func (s *store) Put(ctx context.Context, key string, token fence.Token, value []
 		value = []byte{} // a value, not a NULL
 	}
 	err := s.run(ctx, func(ctx context.Context, q querier) error {
-		if err := s.fences.check(ctx, q, key, token); err != nil {
+		if err := s.row.check(ctx, q, key, token); err != nil {
 			return err
 		}
 		if _, err := q.exec(ctx, s.put, key, value, int64(token)); err != nil {
@@ -167,12 +160,12 @@ func (s *store) Put(ctx context.Context, key string, token fence.Token, value []
 	})
 }
 
-// Delete implements fence.ResourceDriver: in one transaction, it checks
+// Delete implements driver.Resource: in one transaction, it checks
 // and advances token in the fence table, then deletes the value. The fence
 // row is the tombstone. A lost answer is reconciled as for Put.
 func (s *store) Delete(ctx context.Context, key string, token fence.Token) error {
 	err := s.run(ctx, func(ctx context.Context, q querier) error {
-		if err := s.fences.check(ctx, q, key, token); err != nil {
+		if err := s.row.check(ctx, q, key, token); err != nil {
 			return err
 		}
 		if _, err := q.exec(ctx, s.del, key); err != nil {
@@ -183,7 +176,7 @@ func (s *store) Delete(ctx context.Context, key string, token fence.Token) error
 	return s.settle(ctx, key, token, err, func(r record) bool { return r.value == nil })
 }
 
-// Claim implements fence.ResourceDriver: in one transaction, it checks
+// Claim implements driver.Resource: in one transaction, it checks
 // and advances token in the fence table, as Put does, and sets the token
 // of the value row, if there is one, to token, leaving the value. A key
 // never written gets a fence row and no value row, which Get reports as
@@ -192,7 +185,7 @@ func (s *store) Delete(ctx context.Context, key string, token fence.Token) error
 // and the value row if there is one, hold token.
 func (s *store) Claim(ctx context.Context, key string, token fence.Token) error {
 	err := s.run(ctx, func(ctx context.Context, q querier) error {
-		if err := s.fences.check(ctx, q, key, token); err != nil {
+		if err := s.row.check(ctx, q, key, token); err != nil {
 			return err
 		}
 		args := []any{key, int64(token)}
@@ -207,7 +200,7 @@ func (s *store) Claim(ctx context.Context, key string, token fence.Token) error 
 	return s.settle(ctx, key, token, err, func(r record) bool { return r.value == nil || r.token == token })
 }
 
-// Get implements fence.ResourceDriver. The error for an absent key is a
+// Get implements driver.Resource. The error for an absent key is a
 // *fence.NotFoundError telling a tombstone from a key never written.
 func (s *store) Get(ctx context.Context, key string) (value []byte, token fence.Token, err error) {
 	r, err := s.read(ctx, key)
@@ -222,12 +215,12 @@ func (s *store) Get(ctx context.Context, key string) (value []byte, token fence.
 	return r.value, r.token, nil
 }
 
-// Highest implements fence.ResourceDriver.
+// Highest implements driver.Resource.
 func (s *store) Highest(ctx context.Context, key string) (fence.Token, error) {
 	var h fence.Token
-	err := s.run(ctx, func(ctx context.Context, q querier) error {
+	err := s.query(ctx, func(ctx context.Context, q rowQuerier) error {
 		var err error
-		h, err = s.fences.highest(ctx, q, key)
+		h, err = s.row.highest(ctx, q, key)
 		return err
 	})
 	return h, err
@@ -244,7 +237,7 @@ type record struct {
 // token is not positive or the value's is above the fence's.
 func (s *store) read(ctx context.Context, key string) (record, error) {
 	var r record
-	err := s.run(ctx, func(ctx context.Context, q querier) error {
+	err := s.query(ctx, func(ctx context.Context, q rowQuerier) error {
 		var highest, stored any
 		var v []byte
 		err := q.queryRow(ctx, s.get, key).Scan(&highest, &v, &stored)

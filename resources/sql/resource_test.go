@@ -2,9 +2,13 @@ package sql_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/resources/resourcetest"
@@ -16,7 +20,7 @@ func TestConformance(t *testing.T) {
 	onEachBackend(t, 10, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
 		resourcetest.Run(t, resourcetest.Harness{
-			New: func(t *testing.T) fence.Resource {
+			New: func(t *testing.T) *fence.Resource {
 				s, err := b.newResource(tb)
 				if err != nil {
 					t.Fatal(err)
@@ -25,7 +29,7 @@ func TestConformance(t *testing.T) {
 			},
 			MaxKeyLen: fencesql.MaxKeyLen,
 			MaxToken:  fencesql.MaxToken,
-			LostAnswer: func(t *testing.T, after func()) fence.Resource {
+			LostAnswer: func(t *testing.T, after func()) *fence.Resource {
 				return b.lostResource(t, tb, after)
 			},
 		})
@@ -50,7 +54,7 @@ func TestResourceKeepsTombstones(t *testing.T) {
 		// The value row is gone, the fence row stays.
 		var n any
 		b.do(t, func(x txn) (err error) {
-			n, err = x.scalar(fmt.Sprintf(`SELECT count(*) FROM %q`, tb.Value))
+			n, err = x.scalar(fmt.Sprintf(`SELECT count(*) FROM %q`, tb.ValueTable))
 			return err
 		})
 		if n != int64(0) {
@@ -106,4 +110,44 @@ func TestResourceLostCommitWithCtxDone(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestResourceAs: the Resource of a Fences gives, through As, the
+// database it was made with and the Fences itself, and nothing else.
+func TestResourceAs(t *testing.T) {
+	t.Parallel()
+	db := openSQLite(t)
+	f, err := fencesql.New(db, fencesql.SQLite, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Resource()
+	var (
+		gotDB  *sql.DB
+		gotF   *fencesql.Fences[*sql.Tx]
+		pool   *pgxpool.Pool
+		pgxF   *fencesql.Fences[pgx.Tx]
+		pgxDB  fencesql.PgxDB
+		notOne *int
+	)
+	if !r.As(&gotDB) || gotDB != db || !r.As(&gotF) || gotF != f {
+		t.Errorf("database/sql: As gave %p and %p; want %p and %p", gotDB, gotF, db, f)
+	}
+	if r.As(&pool) || r.As(&pgxF) || r.As(&pgxDB) || r.As(&notOne) || r.As(nil) {
+		t.Error("database/sql: As gave a pgx value, or an *int, or took nil")
+	}
+
+	p := &pgxpool.Pool{} // never reached
+	pf, err := fencesql.NewPgx(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := pf.Resource()
+	if !pr.As(&pool) || pool != p || !pr.As(&pgxDB) || pgxDB != fencesql.PgxDB(p) || !pr.As(&pgxF) || pgxF != pf {
+		t.Errorf("pgx: As gave %p, %v and %p; want %p, %p and %p", pool, pgxDB, pgxF, p, p, pf)
+	}
+	gotDB, gotF = nil, nil
+	if pr.As(&gotDB) || pr.As(&gotF) || gotDB != nil || gotF != nil {
+		t.Error("pgx: As gave a database/sql value")
+	}
 }

@@ -8,20 +8,18 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// checkSet checks the caller's SET clause of a fenced UPDATE, which refers
-// to its nargs arguments as $1..$nargs. It refuses anything that could
-// reach past the assignments and weaken the fence condition appended
-// after them: a semicolon, a comment, a top-level WHERE, FROM or
-// RETURNING, unbalanced parentheses or quotes; and placeholders other than
-// $1..$nargs (the fence's own follow), ? placeholders, backquotes and
-// backslashes (pass such values as arguments). Quoted text ('...' and "...") is
-// skipped. It returns a *fence.InvalidError.
-func checkSet(set string, nargs int) error { return checkSetIn(PostgreSQL, set, nargs) }
-
-// checkSetIn is checkSet for dialect d. In MySQL the placeholders are ?,
-// exactly nargs of them outside quotes ($ is refused), backquoted names
-// are skipped like quoted text, and # (a comment there) is refused.
-func checkSetIn(d Dialect, set string, nargs int) error {
+// checkSet checks the caller's SET clause of a fenced UPDATE in dialect
+// d, which refers to its nargs arguments as $1..$nargs. It refuses
+// anything that could reach past the assignments and weaken the fence
+// condition appended after them: a semicolon, a comment, a top-level
+// WHERE, FROM or RETURNING, unbalanced parentheses or quotes; and
+// placeholders other than $1..$nargs (the fence's own follow), ?
+// placeholders, backquotes and backslashes (pass such values as
+// arguments). Quoted text ('...' and "...") is skipped. In MySQL the
+// placeholders are ?, exactly nargs of them outside quotes ($ is refused),
+// backquoted names are skipped like quoted text, and # (a comment there)
+// is refused. It returns a *fence.InvalidError.
+func checkSet(d Dialect, set string, nargs int) error {
 	bad := func(format string, a ...any) error {
 		return &fence.InvalidError{Field: "set clause", Reason: fmt.Sprintf(format, a...)}
 	}

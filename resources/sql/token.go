@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // MaxKeyLen is the longest resource key accepted by Fences and Resource,
@@ -19,7 +20,7 @@ const MaxToken fence.Token = math.MaxInt64
 // validToken checks that token can be stored in a bigint (the native
 // calls; the portable layer checks a Resource's tokens).
 func validToken(token fence.Token) error {
-	if err := fence.ValidateToken(token); err != nil {
+	if err := driver.ValidateToken(token); err != nil {
 		return err
 	}
 	if token > MaxToken {
@@ -30,7 +31,7 @@ func validToken(token fence.Token) error {
 
 // validWrite checks the key and token of a fenced write of a native call.
 func validWrite(key string, token fence.Token) error {
-	if err := fence.ValidateKey("key", key, MaxKeyLen); err != nil {
+	if err := driver.ValidateKey("key", key, MaxKeyLen); err != nil {
 		return err
 	}
 	return validToken(token)

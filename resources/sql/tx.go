@@ -7,17 +7,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
-// MaxTxAttempts bounds the attempts RunTx and RunPgxTx make at one
-// transaction, besides the context.
-const MaxTxAttempts = 50
+// maxTxAttempts bounds the attempts made at one transaction, besides the
+// context.
+const maxTxAttempts = 50
 
 // txBackoff is the wait between attempts: from 2ms, doubling up to
 // 250ms, each drawn at random from its upper half.
@@ -26,13 +24,12 @@ var txBackoff = backoff.Policy{First: 2 * time.Millisecond, Max: 250 * time.Mill
 // rollbackTimeout bounds a rollback, which runs even when ctx is done.
 const rollbackTimeout = 5 * time.Second
 
-// ConflictError reports that RunTx or RunPgxTx gave up on a transaction
-// that kept failing with a conflict (a serialization failure, a deadlock,
-// a lock wait timeout, SQLITE_BUSY) because ctx ended or MaxTxAttempts attempts failed. Nothing
-// it ran was committed. It unwraps to the last conflict and to the
-// context's error. RunTx returns it inside a *fence.OpError, a Resource
-// inside the *fence.OpError of its call.
-type ConflictError struct {
+// conflictError reports that a transaction was given up that kept failing
+// with a conflict (a serialization failure, a deadlock, a lock wait
+// timeout, SQLITE_BUSY) because ctx ended or maxTxAttempts attempts
+// failed. Nothing it ran was committed. It unwraps to the last conflict,
+// so Retryable reports true for it, and to the context's error.
+type conflictError struct {
 	// Attempts is the number of attempts made.
 	Attempts int
 	// Err is the last conflict.
@@ -44,7 +41,7 @@ type ConflictError struct {
 
 // Error says how many attempts failed, why retrying stopped and the last
 // conflict.
-func (e *ConflictError) Error() string {
+func (e *conflictError) Error() string {
 	msg := fmt.Sprintf("transaction failed with a conflict %d times", e.Attempts)
 	if e.Cause != nil {
 		msg += " (stopped: " + e.Cause.Error() + ")"
@@ -53,7 +50,7 @@ func (e *ConflictError) Error() string {
 }
 
 // Unwrap returns the last conflict and the cause.
-func (e *ConflictError) Unwrap() []error {
+func (e *conflictError) Unwrap() []error {
 	if e.Cause == nil {
 		return []error{e.Err}
 	}
@@ -61,7 +58,9 @@ func (e *ConflictError) Unwrap() []error {
 }
 
 // Retryable reports whether err is a conflict that running the whole
-// transaction again can resolve: PostgreSQL's serialization_failure
+// transaction again can resolve, for callers of Check who run their own
+// transactions (Run retries these itself, and its error after it gave up
+// is Retryable too): PostgreSQL's serialization_failure
 // (40001) and deadlock_detected (40P01), SQLite's SQLITE_BUSY and
 // SQLITE_LOCKED (with any extended code), and MySQL's ER_LOCK_DEADLOCK
 // (1213, the transaction was rolled back), ER_LOCK_WAIT_TIMEOUT (1205:
@@ -85,94 +84,6 @@ func Retryable(err error) bool {
 	return false
 }
 
-// RunTx runs fn in a database/sql transaction begun with opts (nil for the
-// driver's defaults) and commits it if fn returns nil. If fn returns an
-// error or panics, it rolls the transaction back and returns that error
-// unchanged (a *fence.StaleTokenError stays one) or panics again. A
-// transaction that fails with a conflict (see Retryable), in fn or in the
-// commit, runs again from the start after a jittered backoff, so fn must
-// do nothing outside tx that cannot be repeated; after MaxTxAttempts, or
-// once ctx is done, RunTx returns a *ConflictError.
-//
-// A commit that fails for another reason (a broken connection, ctx ending
-// while the COMMIT was in flight) may or may not have been applied; RunTx
-// returns that error and does not retry. Resource reconciles such a commit
-// by reading the key back.
-//
-// RunTx's own errors (a failed BEGIN or COMMIT, a *ConflictError) come in
-// a *fence.OpError for operation "transaction": "fence/sql: transaction:
-// commit: ...".
-func RunTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	if db == nil {
-		return &fence.OpError{Backend: backendName, Op: "transaction", Err: &fence.InvalidError{Field: "db", Reason: "nil"}}
-	}
-	return txFailed(runTx(ctx, db, opts, fn))
-}
-
-// txFailed wraps the errors of runTx and runPgxTx that are their own, not
-// fn's, as RunTx's.
-func txFailed(err error) error {
-	switch err.(type) {
-	case *beginError, *commitError, *ConflictError:
-		return &fence.OpError{Backend: backendName, Op: "transaction", Err: err}
-	}
-	return err
-}
-
-// runTx is RunTx with its own errors unwrapped.
-func runTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	return retry(ctx, func() error {
-		tx, err := db.BeginTx(ctx, opts)
-		if err != nil {
-			return &beginError{err}
-		}
-		if err := callRollingBack(ctx, tx, fn, func() { _ = tx.Rollback() }); err != nil {
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return &commitError{err: err}
-		}
-		return nil
-	})
-}
-
-// PgxBeginner is the part of *pgx.Conn and *pgxpool.Pool that RunPgxTx and
-// NewPgxResource use.
-type PgxBeginner interface {
-	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
-}
-
-// RunPgxTx is RunTx for pgx: it runs fn in a transaction begun on db with
-// opts, retrying conflicts the same way.
-func RunPgxTx(ctx context.Context, db PgxBeginner, opts pgx.TxOptions, fn func(ctx context.Context, tx pgx.Tx) error) error {
-	if db == nil {
-		return &fence.OpError{Backend: backendName, Op: "transaction", Err: &fence.InvalidError{Field: "db", Reason: "nil"}}
-	}
-	return txFailed(runPgxTx(ctx, db, opts, fn))
-}
-
-// runPgxTx is RunPgxTx with its own errors unwrapped.
-func runPgxTx(ctx context.Context, db PgxBeginner, opts pgx.TxOptions, fn func(ctx context.Context, tx pgx.Tx) error) error {
-	return retry(ctx, func() error {
-		tx, err := db.BeginTx(ctx, opts)
-		if err != nil {
-			return &beginError{err}
-		}
-		rollback := func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
-			defer cancel()
-			_ = tx.Rollback(rctx)
-		}
-		if err := callRollingBack(ctx, tx, fn, rollback); err != nil {
-			return err
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return &commitError{err: err}
-		}
-		return nil
-	})
-}
-
 // beginError is a failed BEGIN.
 type beginError struct{ err error }
 
@@ -193,9 +104,9 @@ func (e *commitError) maybeApplied() bool {
 	err := e.err
 	var pgErr *pgconn.PgError
 	var code interface{ Code() int } // SQLite's answer
-	var myErr *mysql.MySQLError
+	_, isMySQL := mysqlErrno(err)
 	switch {
-	case errors.As(err, &pgErr), errors.As(err, &code), errors.As(err, &myErr):
+	case errors.As(err, &pgErr), errors.As(err, &code), isMySQL:
 		return false // the database answered: a failed COMMIT rolls back
 	case errors.Is(err, pgx.ErrTxCommitRollback):
 		return false // PostgreSQL answered ROLLBACK
@@ -229,9 +140,9 @@ func callRollingBack[T any](ctx context.Context, tx T, fn func(context.Context, 
 }
 
 // retry calls attempt until it succeeds, fails with an error that is not
-// Retryable, ctx is done or MaxTxAttempts attempts failed. An attempt
+// Retryable, ctx is done or maxTxAttempts attempts failed. An attempt
 // after a conflict that ctx ended (its BEGIN failed, or fn failed with
-// ctx's error) also ends in a *ConflictError: retrying stopped because ctx
+// ctx's error) also ends in a *conflictError: retrying stopped because ctx
 // ended, and nothing was committed. A failed COMMIT is always returned as
 // it is, for the Resource to settle.
 func retry(ctx context.Context, attempt func() error) error {
@@ -247,21 +158,21 @@ func retry(ctx context.Context, attempt func() error) error {
 			}
 			switch err.(type) {
 			case *beginError:
-				return &ConflictError{Attempts: n - 1, Err: conflict, Cause: context.Cause(ctx)}
+				return &conflictError{Attempts: n - 1, Err: conflict, Cause: context.Cause(ctx)}
 			case *commitError:
 				return err
 			}
 			if errors.Is(err, ctx.Err()) {
-				return &ConflictError{Attempts: n, Err: conflict, Cause: context.Cause(ctx)}
+				return &conflictError{Attempts: n, Err: conflict, Cause: context.Cause(ctx)}
 			}
 			return err
 		}
 		conflict = err
-		if n >= MaxTxAttempts {
-			return &ConflictError{Attempts: n, Err: err}
+		if n >= maxTxAttempts {
+			return &conflictError{Attempts: n, Err: err}
 		}
 		if backoff.Sleep(ctx, txBackoff.Delay(n)) != nil {
-			return &ConflictError{Attempts: n, Err: err, Cause: context.Cause(ctx)}
+			return &conflictError{Attempts: n, Err: err, Cause: context.Cause(ctx)}
 		}
 	}
 }

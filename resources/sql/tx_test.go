@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencekit/fence"
+	memlock "github.com/fencekit/fence/lockers/memory"
 	fencesql "github.com/fencekit/fence/resources/sql"
 )
 
@@ -19,7 +20,10 @@ import (
 // 40001, as a conflicting SERIALIZABLE transaction would.
 const serializationFailure = `DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$`
 
-func TestRunTxGivesUpOnEndlessConflicts(t *testing.T) {
+// TestTxGivesUpOnEndlessConflicts: the transactions of Run and Resource
+// run again after a conflict until ctx ends, and then give up with an
+// error of their own that is Retryable and wraps ctx's.
+func TestTxGivesUpOnEndlessConflicts(t *testing.T) {
 	t.Parallel()
 	check := func(t *testing.T, err error, calls int) {
 		t.Helper()
@@ -40,11 +44,11 @@ func TestRunTxGivesUpOnEndlessConflicts(t *testing.T) {
 	}
 	t.Run("postgres-stdlib", func(t *testing.T) {
 		t.Parallel()
-		db := openPgStd(t, 2)
+		f := mustNew(t, openPgStd(t, 2), fencesql.PostgreSQL)
 		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
 		defer cancel()
 		calls := 0
-		err := fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
+		err := fencesql.InTx(ctx, f, sql.LevelDefault, func(ctx context.Context, tx *sql.Tx) error {
 			calls++
 			_, err := tx.ExecContext(ctx, serializationFailure)
 			return err
@@ -53,11 +57,11 @@ func TestRunTxGivesUpOnEndlessConflicts(t *testing.T) {
 	})
 	t.Run("mysql", func(t *testing.T) {
 		t.Parallel()
-		db := openMySQL(t, 2, nil)
+		f := mustNew(t, openMySQL(t, 2, nil), fencesql.MySQL)
 		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
 		defer cancel()
 		calls := 0
-		err := fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
+		err := fencesql.InTx(ctx, f, sql.LevelDefault, func(ctx context.Context, tx *sql.Tx) error {
 			calls++
 			// The server's own deadlock error, as InnoDB raises it.
 			_, err := tx.ExecContext(ctx, "SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'deadlock'")
@@ -67,11 +71,14 @@ func TestRunTxGivesUpOnEndlessConflicts(t *testing.T) {
 	})
 	t.Run("postgres-pgx", func(t *testing.T) {
 		t.Parallel()
-		pool := openPgPool(t, 2, nil)
+		f, err := fencesql.NewPgx(openPgPool(t, 2, nil), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
 		defer cancel()
 		calls := 0
-		err := fencesql.RunPgxTx(ctx, pool, pgx.TxOptions{}, func(ctx context.Context, tx pgx.Tx) error {
+		err = fencesql.InTx(ctx, f, sql.LevelDefault, func(ctx context.Context, tx pgx.Tx) error {
 			calls++
 			_, err := tx.Exec(ctx, serializationFailure)
 			return err
@@ -102,7 +109,7 @@ func TestRunTxGivesUpOnEndlessConflicts(t *testing.T) {
 		defer db.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
 		defer cancel()
-		err = fencesql.RunTx(ctx, db, nil, func(ctx context.Context, tx *sql.Tx) error {
+		err = fencesql.InTx(ctx, mustNew(t, db, fencesql.SQLite), sql.LevelDefault, func(ctx context.Context, tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `CREATE TABLE y (a int)`)
 			return err
 		})
@@ -110,19 +117,19 @@ func TestRunTxGivesUpOnEndlessConflicts(t *testing.T) {
 	})
 }
 
-func TestRunTxReturnsOtherErrorsUnchangedAndRollsBack(t *testing.T) {
+// TestTxReturnsOtherErrorsUnchangedAndRollsBack: a transaction whose
+// function fails for another reason than a conflict runs once, returns
+// the error as it is and rolls back; a panic rolls back and goes on.
+func TestTxReturnsOtherErrorsUnchangedAndRollsBack(t *testing.T) {
 	t.Parallel()
 	onEachBackend(t, 2, func(t *testing.T, b *backend) {
 		tb := b.tables(t)
-		f, err := b.newFences(tb.Fence)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := b.mustFences(t, tb)
 		b.do(t, func(x txn) error { return x.check(f, "n", 9) })
 		calls := 0
-		err = b.inTx(t.Context(), false, func(x txn) error {
+		err := b.inTx(t.Context(), false, func(x txn) error {
 			calls++
-			if err := x.exec(fmt.Sprintf(`INSERT INTO %q (key, token) VALUES ('written', 1)`, tb.Fence)); err != nil {
+			if err := x.exec(fmt.Sprintf(`INSERT INTO %q (key, token) VALUES ('written', 1)`, tb.FenceTable)); err != nil {
 				return err
 			}
 			return x.check(f, "n", 3)
@@ -131,7 +138,7 @@ func TestRunTxReturnsOtherErrorsUnchangedAndRollsBack(t *testing.T) {
 		if calls != 1 {
 			t.Errorf("fn ran %d times for a stale token; want 1", calls)
 		}
-		if got := storedToken(t, b, tb.Fence, "written"); got != nil {
+		if got := storedToken(t, b, tb.FenceTable, "written"); got != nil {
 			t.Errorf("the insert before the stale check was committed: %v", got)
 		}
 		// A panic rolls back too, and goes on.
@@ -148,10 +155,83 @@ func TestRunTxReturnsOtherErrorsUnchangedAndRollsBack(t *testing.T) {
 				panic("boom")
 			})
 		}()
-		if got := storedToken(t, b, tb.Fence, "n"); got != int64(9) {
+		if got := storedToken(t, b, tb.FenceTable, "n"); got != int64(9) {
 			t.Errorf("fence row holds %v after a panicking transaction; want 9", got)
 		}
 	})
+}
+
+// TestRunGivesUpOnEndlessConflicts: Run runs its transaction again,
+// fence included, after each conflict, until ctx ends; it then returns
+// an error of operation "transaction" that is Retryable and wraps ctx's.
+func TestRunGivesUpOnEndlessConflicts(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, err error, calls int) {
+		t.Helper()
+		var oe *fence.OpError
+		if !errors.As(err, &oe) || oe.Backend != "sql" || oe.Op != "transaction" || oe.Key != "k" {
+			t.Fatalf("err = %v; want it in a *fence.OpError of sql, transaction, k", err)
+		}
+		var ce *fencesql.ConflictError
+		if !errors.As(err, &ce) || !fencesql.Retryable(err) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v; want conflicts given up on, Retryable, wrapping the deadline", err)
+		}
+		// The last attempt may have been cut in its fence, before fn.
+		if calls < 2 || ce.Attempts < calls || ce.Attempts > calls+1 {
+			t.Fatalf("%d attempts, fn called %d times; want at least 2, one fn call per attempt", ce.Attempts, calls)
+		}
+	}
+	sess, err := fence.NewSession(memlock.New(nil), &fence.SessionOptions{TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close(context.Background()) })
+	lock := func(t *testing.T) *fence.Handle {
+		h, err := sess.Lock(t.Context(), "k", &fence.LockOptions{Wait: fence.WaitForever})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = h.Release(context.Background()) })
+		return h
+	}
+	t.Run("postgres-stdlib", func(t *testing.T) {
+		b := sqlBackend("postgres-stdlib", fencesql.PostgreSQL, openPgStd(t, 2))
+		f := b.mustFences(t, b.tables(t)).(*fencesql.Fences[*sql.Tx])
+		h := lock(t)
+		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+		defer cancel()
+		calls := 0
+		err := f.Run(ctx, h, func(ctx context.Context, tx *sql.Tx) error {
+			calls++
+			_, err := tx.ExecContext(ctx, serializationFailure)
+			return err
+		}, nil)
+		check(t, err, calls)
+	})
+	t.Run("postgres-pgx", func(t *testing.T) {
+		b := pgxBackend(openPgPool(t, 2, nil))
+		f := b.mustFences(t, b.tables(t)).(*fencesql.Fences[pgx.Tx])
+		h := lock(t)
+		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+		defer cancel()
+		calls := 0
+		err := f.Run(ctx, h, func(ctx context.Context, tx pgx.Tx) error {
+			calls++
+			_, err := tx.Exec(ctx, serializationFailure)
+			return err
+		}, nil)
+		check(t, err, calls)
+	})
+}
+
+// mustNew returns the Fences of db, with the default tables.
+func mustNew(t testing.TB, db *sql.DB, d fencesql.Dialect) *fencesql.Fences[*sql.Tx] {
+	t.Helper()
+	f, err := fencesql.New(db, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func TestRetryable(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redact"
 )
 
 // Creators is the number of concurrent creators of one store in a round.
@@ -64,9 +65,9 @@ func OpenResources(t *testing.T, rawURL string, n int) []Create {
 	t.Helper()
 	creates := make([]Create, n)
 	for i := range creates {
-		r, err := fence.OpenResource(t.Context(), rawURL)
+		r, err := fence.OpenResource(t.Context(), rawURL, nil)
 		if err != nil {
-			t.Fatalf("OpenResource(%s): %v", fence.RedactURL(rawURL), err)
+			t.Fatalf("OpenResource(%s): %v", redact.URL(rawURL), err)
 		}
 		t.Cleanup(func() { _ = r.Close() })
 		creates[i] = r.Create

@@ -1,5 +1,5 @@
 // Package faultlock cuts one client off from a lock store in tests: a
-// Locker wraps a real fence.Locker and, while a test says so, fails its
+// Locker wraps a real *fence.Locker and, while a test says so, fails its
 // calls at once or lets them hang, without reaching the store. The store
 // and its other clients are untouched, so a test can partition one
 // replica (a candidate of an election, a replica of a scheduled job) from
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // ErrPartitioned is what the calls of a Failing Locker return: a store
@@ -48,20 +49,32 @@ func (m Mode) String() string {
 	return "Mode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// Locker wraps a fence.Locker and stands between one client and the
-// store. Create it with New; it starts Healthy. It is safe for concurrent
-// use, and Set may be called while calls are in flight: a call already
-// past the gate is not affected.
+// Locker stands between one client and the store: the *fence.Locker that
+// Locker returns is the wrapped one over a driver whose calls pass a gate,
+// which Set opens and closes. Create it with New; it starts Healthy. It is
+// safe for concurrent use, and Set may be called while calls are in
+// flight: a call already past the gate is not affected.
 type Locker struct {
-	fence.Locker
+	l    *fence.Locker
 	mu   sync.Mutex
 	mode Mode
 }
 
-var _ fence.Locker = (*Locker)(nil)
+// New returns a Healthy Locker in front of l: a new *fence.Locker over
+// l's driver (see driver.Wrap), sharing l's store, clock and leases'
+// records in the store but not l's waiting lines.
+func New(l *fence.Locker) *Locker {
+	p := &Locker{}
+	fl, err := driver.Wrap(l, func(d driver.Locker) driver.Locker { return &gated{d: d, p: p} })
+	if err != nil {
+		panic(err) // l's driver was valid, and so is the wrapper
+	}
+	p.l = fl
+	return p
+}
 
-// New returns a Healthy Locker in front of l.
-func New(l fence.Locker) *Locker { return &Locker{Locker: l} }
+// Locker returns the gated *fence.Locker, for a Session.
+func (p *Locker) Locker() *fence.Locker { return p.l }
 
 // Set switches the partition on (Failing or Hanging) or off (Healthy).
 func (p *Locker) Set(m Mode) {
@@ -85,42 +98,99 @@ func (p *Locker) gate(ctx context.Context) error {
 	return nil
 }
 
-// Acquire calls the wrapped Acquire unless partitioned.
-func (p *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error) {
-	if err := p.gate(ctx); err != nil {
+// gated is the driver behind the gate. It has every optional capability,
+// passing each on to d where d has it: RenewBatch renews one by one over a
+// driver without batches, and NotifyRelease answers errors.ErrUnsupported
+// (the session then polls) over one without notifications.
+type gated struct {
+	d driver.Locker
+	p *Locker
+}
+
+var (
+	_ driver.BatchRenewer    = (*gated)(nil)
+	_ driver.ReleaseNotifier = (*gated)(nil)
+	_ driver.Creator         = (*gated)(nil)
+	_ driver.Aser            = (*gated)(nil)
+)
+
+func (g *gated) Info() driver.Info { return g.d.Info() }
+
+func (g *gated) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	if err := g.p.gate(ctx); err != nil {
 		return fence.Lease{}, err
 	}
-	return p.Locker.Acquire(ctx, key, ttl, opts)
+	return g.d.Acquire(ctx, key, owner, ttl)
 }
 
-// Renew calls the wrapped Renew unless partitioned.
-func (p *Locker) Renew(ctx context.Context, lease fence.Lease) (fence.Lease, error) {
-	if err := p.gate(ctx); err != nil {
-		return fence.Lease{}, err
-	}
-	return p.Locker.Renew(ctx, lease)
-}
-
-// Release calls the wrapped Release unless partitioned.
-func (p *Locker) Release(ctx context.Context, lease fence.Lease) error {
-	if err := p.gate(ctx); err != nil {
+func (g *gated) Renew(ctx context.Context, lease fence.Lease) error {
+	if err := g.p.gate(ctx); err != nil {
 		return err
 	}
-	return p.Locker.Release(ctx, lease)
+	return g.d.Renew(ctx, lease)
 }
 
-// Break calls the wrapped Break unless partitioned.
-func (p *Locker) Break(ctx context.Context, key string) error {
-	if err := p.gate(ctx); err != nil {
+func (g *gated) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
+	errs := make([]error, len(leases))
+	if err := g.p.gate(ctx); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	if b, ok := g.d.(driver.BatchRenewer); ok {
+		return b.RenewBatch(ctx, leases)
+	}
+	for i, lease := range leases {
+		errs[i] = g.d.Renew(ctx, lease)
+	}
+	return errs
+}
+
+func (g *gated) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
+	n, ok := g.d.(driver.ReleaseNotifier)
+	if !ok {
+		return nil, nil, errors.ErrUnsupported
+	}
+	if err := g.p.gate(ctx); err != nil {
+		return nil, nil, err
+	}
+	return n.NotifyRelease(ctx, key)
+}
+
+func (g *gated) Release(ctx context.Context, lease fence.Lease) error {
+	if err := g.p.gate(ctx); err != nil {
 		return err
 	}
-	return p.Locker.Break(ctx, key)
+	return g.d.Release(ctx, lease)
 }
 
-// Inspect calls the wrapped Inspect unless partitioned.
-func (p *Locker) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
-	if err := p.gate(ctx); err != nil {
+func (g *gated) Break(ctx context.Context, key string) error {
+	if err := g.p.gate(ctx); err != nil {
+		return err
+	}
+	return g.d.Break(ctx, key)
+}
+
+func (g *gated) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	if err := g.p.gate(ctx); err != nil {
 		return fence.LockInfo{}, err
 	}
-	return p.Locker.Inspect(ctx, key)
+	return g.d.Inspect(ctx, key)
+}
+
+func (g *gated) Create(ctx context.Context) error {
+	c, ok := g.d.(driver.Creator)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	if err := g.p.gate(ctx); err != nil {
+		return err
+	}
+	return c.Create(ctx)
+}
+
+func (g *gated) As(target any) bool {
+	a, ok := g.d.(driver.Aser)
+	return ok && a.As(target)
 }

@@ -20,42 +20,42 @@ var calls = []struct {
 	call func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error
 }{
 	{"Acquire", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
-		_, err := p.Acquire(ctx, "other", ttl, nil)
+		_, err := p.Locker().Acquire(ctx, "other", ttl, nil)
 		return err
 	}},
 	{"Renew", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
-		_, err := p.Renew(ctx, held)
+		_, err := p.Locker().Renew(ctx, held)
 		return err
 	}},
 	{"Release", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
-		return p.Release(ctx, held)
+		return p.Locker().Release(ctx, held)
 	}},
 	{"Break", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
-		return p.Break(ctx, held.Key)
+		return p.Locker().Break(ctx, held.Key)
 	}},
 	{"Inspect", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
-		_, err := p.Inspect(ctx, held.Key)
+		_, err := p.Locker().Inspect(ctx, held.Key)
 		return err
 	}},
 }
 
 // setup returns a store whose key "k" is held, and a faultlock.Locker in
 // front of it in mode m.
-func setup(t *testing.T, m faultlock.Mode) (*memory.Locker, *faultlock.Locker, fence.Lease) {
+func setup(t *testing.T, m faultlock.Mode) (*fence.Locker, *faultlock.Locker, fence.Lease) {
 	t.Helper()
 	store := memory.New(nil)
-	held, err := store.Acquire(t.Context(), "k", ttl, nil)
+	p := faultlock.New(store)
+	held, err := p.Locker().Acquire(t.Context(), "k", ttl, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := faultlock.New(store)
 	p.Set(m)
 	return store, p, held
 }
 
 // untouched fails the test unless the store still shows key "k" held by
 // held and key "other" never taken.
-func untouched(t *testing.T, store *memory.Locker, held fence.Lease) {
+func untouched(t *testing.T, store *fence.Locker, held fence.Lease) {
 	t.Helper()
 	k, err := store.Inspect(t.Context(), "k")
 	// The store's expiry is measured a moment after the lease's send time:
@@ -117,29 +117,29 @@ func TestHealthyAndHealed(t *testing.T) {
 			store, p, held := setup(t, faultlock.Healthy)
 			if healed {
 				p.Set(faultlock.Failing)
-				if _, err := p.Inspect(t.Context(), "k"); !errors.Is(err, faultlock.ErrPartitioned) {
+				if _, err := p.Locker().Inspect(t.Context(), "k"); !errors.Is(err, faultlock.ErrPartitioned) {
 					t.Fatalf("Inspect while failing: %v, want ErrPartitioned", err)
 				}
 				p.Set(faultlock.Healthy)
 			}
-			if info, err := p.Inspect(t.Context(), "k"); err != nil || info.Token != held.Token {
+			if info, err := p.Locker().Inspect(t.Context(), "k"); err != nil || info.Token != held.Token {
 				t.Fatalf("Inspect: %+v, %v; want the store's key with token %d", info, err, held.Token)
 			}
-			renewed, err := p.Renew(t.Context(), held)
+			renewed, err := p.Locker().Renew(t.Context(), held)
 			if err != nil || renewed.Token != held.Token {
 				t.Fatalf("Renew: %+v, %v; want the lease renewed", renewed, err)
 			}
-			if err := p.Release(t.Context(), renewed); err != nil {
+			if err := p.Locker().Release(t.Context(), renewed); err != nil {
 				t.Fatalf("Release: %v", err)
 			}
 			if info, err := store.Inspect(t.Context(), "k"); err != nil || info.Held {
 				t.Fatalf("after Release the store shows %+v, %v; want k free", info, err)
 			}
-			next, err := p.Acquire(t.Context(), "k", ttl, nil)
+			next, err := p.Locker().Acquire(t.Context(), "k", ttl, nil)
 			if err != nil || next.Token <= held.Token {
 				t.Fatalf("Acquire: %+v, %v; want a token above %d", next, err, held.Token)
 			}
-			if err := p.Break(t.Context(), "k"); err != nil {
+			if err := p.Locker().Break(t.Context(), "k"); err != nil {
 				t.Fatalf("Break: %v", err)
 			}
 			if info, err := store.Inspect(t.Context(), "k"); err != nil || info.Held {

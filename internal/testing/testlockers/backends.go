@@ -18,8 +18,9 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/gcsbucket"
+	"github.com/fencekit/fence/internal/redact"
+	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/dynamo"
@@ -37,7 +38,7 @@ import (
 // lockers (guard, election, schedule, the fence command, the torture run)
 // are tested on. Every such test ranges over Backends, so a new locker
 // joins all of them by being added there once, with the URL of a fresh
-// key space: the lockers are opened from it with fence.OpenLockerWith,
+// key space: the lockers are opened from it with fence.OpenLocker,
 // like any program opens them.
 type Backend struct {
 	// Name names the store and its mode in subtest names.
@@ -70,19 +71,19 @@ type Backend struct {
 // client of its own like separate replicas (on memory they share the
 // store itself), after creating the store. clock (nil: the system clock)
 // is the Lockers' clock; on memory it also times the leases.
-func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []fence.Locker {
+func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []*fence.Locker {
 	t.Helper()
 	url := b.URL(t)
-	lockers := make([]fence.Locker, n)
+	lockers := make([]*fence.Locker, n)
 	for i := range lockers {
-		l, err := fence.OpenLockerWith(t.Context(), url, &fence.OpenOptions{Clock: clock})
+		l, err := fence.OpenLocker(t.Context(), url, &fence.OpenOptions{Clock: clock})
 		if err != nil {
-			t.Fatalf("open %s: %v", fence.RedactURL(url), err)
+			t.Fatalf("open %s: %v", redact.URL(url), err)
 		}
 		t.Cleanup(func() { _ = l.Close() })
 		if i == 0 && !b.InProcess {
 			if err := l.Create(t.Context()); err != nil && !(b.Keyspace && errors.Is(err, errors.ErrUnsupported)) {
-				t.Fatalf("create %s: %v", fence.RedactURL(url), err)
+				t.Fatalf("create %s: %v", redact.URL(url), err)
 			}
 		}
 		lockers[i] = l

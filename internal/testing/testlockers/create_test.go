@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/createtest"
 	"github.com/fencekit/fence/internal/testing/testlockers"
 )
@@ -24,9 +25,9 @@ func TestConcurrentCreate(t *testing.T) {
 				url := b.URL(t)
 				creates := make([]createtest.Create, n)
 				for i := range creates {
-					l, err := fence.OpenLocker(t.Context(), url)
+					l, err := fence.OpenLocker(t.Context(), url, nil)
 					if err != nil {
-						t.Fatalf("open %s: %v", fence.RedactURL(url), err)
+						t.Fatalf("open %s: %v", redact.URL(url), err)
 					}
 					t.Cleanup(func() { _ = l.Close() })
 					creates[i] = l.Create

@@ -1,5 +1,5 @@
 // Package waittest holds what the tests of the lockers that notify
-// releases (fence.ReleaseNotifier: PostgreSQL, etcd, Redis, Redlock)
+// releases (driver.ReleaseNotifier: PostgreSQL, etcd, Redis, Redlock)
 // share: sessions closed with the test, a Lock started in the background
 // that has found its key busy, and the cases every such locker passes.
 // A waiter uses Waiting, so that only a notification wakes it within
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 )
 
 // WakeBound is how long a test lets a woken waiter take to get its key:
@@ -25,7 +26,7 @@ const WakeBound = 10 * time.Second
 var Waiting = fence.SessionOptions{TTL: time.Minute, PollInterval: time.Hour}
 
 // NewSession returns a session on l, closed when the test ends.
-func NewSession(t testing.TB, l fence.Locker, opts *fence.SessionOptions) *fence.Session {
+func NewSession(t testing.TB, l *fence.Locker, opts *fence.SessionOptions) *fence.Session {
 	t.Helper()
 	s, err := fence.NewSession(l, opts)
 	if err != nil {
@@ -42,14 +43,14 @@ type Result struct {
 	At     time.Time
 }
 
-// StartLock runs Lock on key through a session on l with opts (whose
-// Observer it sets) on its own goroutine, and returns once an attempt
+// StartLock runs Lock on key through a session on l with opts on its own
+// goroutine (setting l's Observer), and returns once an attempt
 // found the key busy; busy counts those attempts.
-func StartLock(t *testing.T, l fence.Locker, key string, opts fence.SessionOptions) (result <-chan Result, busy *atomic.Int32) {
+func StartLock(t *testing.T, l *fence.Locker, key string, opts fence.SessionOptions) (result <-chan Result, busy *atomic.Int32) {
 	t.Helper()
 	busy = new(atomic.Int32)
 	first := make(chan struct{}, 1)
-	opts.Observer = &fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
+	l.SetObserver(&fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
 		if e.Outcome == fence.Busy {
 			busy.Add(1)
 			select {
@@ -57,11 +58,11 @@ func StartLock(t *testing.T, l fence.Locker, key string, opts fence.SessionOptio
 			default:
 			}
 		}
-	}}
+	}})
 	sess := NewSession(t, l, &opts)
 	c := make(chan Result, 1)
 	go func() {
-		h, err := sess.Lock(t.Context(), key, nil)
+		h, err := sess.Lock(t.Context(), key, &fence.LockOptions{Wait: fence.WaitForever})
 		c <- Result{Handle: h, Err: err, At: time.Now()}
 	}()
 	select {
@@ -96,9 +97,9 @@ func Wait(t *testing.T, c <-chan Result, bound time.Duration) Result {
 // The waiter, polling once an hour, must get the key within WakeBound,
 // with a higher token than the holder's. It returns how many attempts
 // found the key busy, for lockers that can say how many there must be.
-func WokenByFree(t *testing.T, a, b fence.Locker, how string) (busy int32) {
+func WokenByFree(t *testing.T, a, b *fence.Locker, how string) (busy int32) {
 	t.Helper()
-	holder, err := NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).TryLock(t.Context(), "k")
+	holder, err := NewSession(t, a, &fence.SessionOptions{TTL: time.Minute}).Lock(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func WokenByFree(t *testing.T, a, b fence.Locker, how string) (busy int32) {
 // ActiveOnReturn is the case of a release, through a, right after
 // NotifyRelease of b returned: it must be heard, five times over, each
 // time with a new subscription; stopping one twice is harmless.
-func ActiveOnReturn(t *testing.T, a fence.Locker, b fence.ReleaseNotifier) {
+func ActiveOnReturn(t *testing.T, a *fence.Locker, b driver.ReleaseNotifier) {
 	t.Helper()
 	ctx := t.Context()
 	for i := range 5 {
