@@ -206,6 +206,11 @@ func Wrap(l *fence.Locker, wrap func(Locker) Locker) (*fence.Locker, error) {
 	return out.(*fence.Locker), nil
 }
 
+// LockerOf returns the driver under l, for a backend's package functions
+// and tests that reach past the portable type, and for the project's
+// tools.
+func LockerOf(l *fence.Locker) Locker { return hook.Locker(l).Driver.(Locker) }
+
 // InfoOf returns the Info of the driver under l, with the defaults
 // NewLocker filled in.
 func InfoOf(l *fence.Locker) Info {

@@ -101,12 +101,9 @@ func newSeenLocker(t testing.TB, bucket *storage.BucketHandle, opts *Options, ob
 // storeOf returns the store under l, a Locker opened from a URL.
 func storeOf(t testing.TB, l *fence.Locker) *store {
 	t.Helper()
-	var d *store
-	if _, err := driver.Wrap(l, func(x driver.Locker) driver.Locker {
-		d, _ = x.(*store)
-		return x
-	}); err != nil || d == nil {
-		t.Fatalf("the Locker's driver is no *store (%v)", err)
+	d, ok := driver.LockerOf(l).(*store)
+	if !ok {
+		t.Fatalf("the Locker's driver is a %T, not a *store", driver.LockerOf(l))
 	}
 	return d
 }
