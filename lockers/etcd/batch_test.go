@@ -18,9 +18,12 @@ func TestRenewBatch(t *testing.T) {
 	ctx := t.Context()
 	c := sharedClient(t)
 	l := newTestLocker(t, c, nil)
+	// Taking 120 leases one by one takes seconds on a loaded machine: a
+	// TTL of a few times that keeps the first ones alive until the batch.
+	const ttl = 3 * DefaultMinTTL
 	var leases []fence.Lease
 	for i := range batchReads + 20 {
-		lease, err := l.Acquire(ctx, fmt.Sprint("k", i), DefaultMinTTL, nil)
+		lease, err := l.Acquire(ctx, fmt.Sprint("k", i), ttl, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +41,7 @@ func TestRenewBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(DefaultMinTTL / 2)
+	time.Sleep(time.Second) // so that the renewal moves every lease's end
 	errs := l.d.RenewBatch(ctx, leases)
 	if len(errs) != len(leases) {
 		t.Fatalf("RenewBatch answered %d leases of %d", len(errs), len(leases))
@@ -54,9 +57,9 @@ func TestRenewBatch(t *testing.T) {
 			t.Errorf("lease %d: %v", i, err)
 		}
 	}
-	// The renewals reached the server: past the first TTL, the keys are
-	// still held.
-	time.Sleep(DefaultMinTTL/2 + 500*time.Millisecond)
+	// The renewals reached the server: past the end of the first lease's
+	// first TTL, the keys are still held.
+	time.Sleep(time.Until(leases[0].ValidUntil) + 500*time.Millisecond)
 	for _, i := range []int{0, batchReads + 19} {
 		info, err := l.Inspect(ctx, leases[i].Key)
 		if err != nil || !info.Held || info.Token != leases[i].Token {
