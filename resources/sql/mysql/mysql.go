@@ -38,6 +38,7 @@ import (
 	"github.com/fencekit/fence/internal/urlparam"
 	fencesql "github.com/fencekit/fence/resources/sql"
 	"github.com/fencekit/fence/resources/sql/internal/ident"
+	"github.com/fencekit/fence/resources/sql/internal/opened"
 )
 
 func init() {
@@ -64,16 +65,7 @@ func (urlOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOpt
 		return nil, parsed.Invalid(err.Error())
 	}
 	db := sql.OpenDB(connector)
-	f, err := fencesql.New(db, fencesql.MySQL, &opts)
-	var r *fence.Resource
-	if err == nil {
-		r, err = driver.NewResource(driver.ResourceOf(f.Resource()), &driver.ResourceOptions{Close: db.Close})
-	}
-	if err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	return r, nil
+	return opened.Resource(db, fencesql.MySQL, &opts)
 }
 
 // parseURL reads a mysql:// URL with mysqlurl.Parse, as lockers/mysql

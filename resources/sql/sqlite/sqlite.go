@@ -39,6 +39,7 @@ import (
 	"github.com/fencekit/fence/internal/urlparam"
 	fencesql "github.com/fencekit/fence/resources/sql"
 	"github.com/fencekit/fence/resources/sql/internal/ident"
+	"github.com/fencekit/fence/resources/sql/internal/opened"
 )
 
 func init() {
@@ -67,16 +68,7 @@ func (urlOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOpt
 	if err != nil {
 		return nil, &fence.OpError{Backend: "sql", Op: "open", Err: err}
 	}
-	f, err := fencesql.New(db, fencesql.SQLite, &opts)
-	var r *fence.Resource
-	if err == nil {
-		r, err = driver.NewResource(driver.ResourceOf(f.Resource()), &driver.ResourceOptions{Close: db.Close})
-	}
-	if err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	return r, nil
+	return opened.Resource(db, fencesql.SQLite, &opts)
 }
 
 // parseURL returns the modernc.org/sqlite DSN of a sqlite:// URL,
