@@ -9,6 +9,8 @@ func init() {
 	hook.NewResource = func(s hook.ResourceSpec) (any, error) { return newResource(s) }
 	hook.Resource = func(r any) hook.ResourceSpec { return r.(*Resource).spec }
 	hook.ValidateKey = validateKey
+	hook.ValidateTTL = validateTTL
+	hook.ValidateToken = func(t uint64) error { return validateToken(Token(t)) }
 	hook.Register = func(kind, scheme string, opener any) {
 		switch kind {
 		case "Locker":

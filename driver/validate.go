@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/fencekit/fence"
@@ -17,20 +16,10 @@ func ValidateKey(field, key string, maxLen int) error { return hook.ValidateKey(
 
 // ValidateTTL checks that min <= ttl <= max and returns a
 // *fence.InvalidError naming the range otherwise.
-func ValidateTTL(ttl, min, max time.Duration) error {
-	if ttl < min || ttl > max {
-		return &fence.InvalidError{Field: "ttl", Reason: fmt.Sprintf("%v is outside the range %v to %v", ttl, min, max)}
-	}
-	return nil
-}
+func ValidateTTL(ttl, min, max time.Duration) error { return hook.ValidateTTL(ttl, min, max) }
 
 // ValidateToken rejects the zero Token with a *fence.InvalidError.
-func ValidateToken(t fence.Token) error {
-	if t == 0 {
-		return &fence.InvalidError{Field: "token", Reason: "token 0 is never valid"}
-	}
-	return nil
-}
+func ValidateToken(t fence.Token) error { return hook.ValidateToken(uint64(t)) }
 
 // StoreMissing wraps err, the store's own error for a missing table,
 // container or bucket, so that it also matches fence.ErrStoreMissing.

@@ -54,6 +54,9 @@ var (
 	// Schemes returns the registered schemes of kind, sorted, and the
 	// URL form of each (compacted).
 	Schemes func(kind string) (schemes, forms []string)
-	// ValidateKey is fence's check of keys and names.
-	ValidateKey func(field, key string, maxLen int) error
+	// ValidateKey, ValidateTTL and ValidateToken are fence's checks of
+	// keys and names, TTLs and tokens (a token as its uint64).
+	ValidateKey   func(field, key string, maxLen int) error
+	ValidateTTL   func(ttl, min, max time.Duration) error
+	ValidateToken func(t uint64) error
 )
