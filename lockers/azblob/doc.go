@@ -200,16 +200,8 @@
 // Metadata reported corrupt is repaired by setting the three names above
 // consistently, with a token no lower than the last one issued.
 //
-// # Running on an emulator
+// # Emulators
 //
-// Azurite's blob service serves this package (its tests run on it). With
-// Azurite's published development account its connection string reads:
-//
-//	DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:PORT/devstoreaccount1;
-//
-// and a Locker's client comes from it with
-// container.NewClientFromConnectionString(connStr, "locks", nil), or
-// fence.OpenLocker opens "azblob://locks" with it in
-// EnvConnectionString. Azurite times leases on its own clock, 15 to 60 s
-// as Azure does.
+// The package is tested on Azurite; CONTRIBUTING.md lists where Azurite
+// differs from Azure.
 package azblob

@@ -161,17 +161,8 @@
 // carries the SDK's requests and its Clock is Options.Clock. The opened
 // locker's Create creates the table (CreateTable).
 //
-// # Running on an emulator
+// # Emulators
 //
-// dynalite, a DynamoDB emulator, serves this package (its tests run on
-// it). config.LoadDefaultConfig reads its address from
-// AWS_ENDPOINT_URL_DYNAMODB; to point a client at it by hand:
-//
-//	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-//		o.BaseEndpoint = aws.String("http://127.0.0.1:PORT")
-//	})
-//
-// dynalite accepts any region and credentials. It offers no transactions
-// (this package uses none) and returns no item with a failed condition, so
-// a failed Acquire costs two requests there.
+// The package is tested on dynalite; CONTRIBUTING.md lists where it
+// differs from DynamoDB.
 package dynamo

@@ -159,16 +159,8 @@
 // Options.Clock. The opened Locker's Create makes the bucket
 // (CreateBucket), and its Close closes the client.
 //
-// # Running on an emulator
+// # Emulators
 //
-// fake-gcs-server serves this package (its tests run on it): it honours
-// ifGenerationMatch and the does-not-exist precondition on uploads, the
-// only preconditions this package uses, but never answers 429.
-// storage.NewClient talks to an emulator, without credentials, whenever
-// STORAGE_EMULATOR_HOST is set (to host:port or http://host:port), and so
-// does fence.OpenLocker on gs://BUCKET; or name the endpoint yourself:
-//
-//	client, err := storage.NewClient(ctx,
-//		option.WithEndpoint("http://127.0.0.1:PORT/storage/v1/"),
-//		option.WithoutAuthentication())
+// The package is tested on fake-gcs-server; CONTRIBUTING.md lists where
+// it differs from Cloud Storage.
 package gcs
