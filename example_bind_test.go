@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/fencekit/fence"
 	memlock "github.com/fencekit/fence/lockers/memory"
@@ -52,38 +51,4 @@ func ExampleBind() {
 	// stale: true
 	// fence/memory: put "report/2026-12": stale token 1 (highest seen 2)
 	// invalid: true
-}
-
-// Take a lock through a session: try once, wait a while, or wait until
-// the context ends (fence.WaitForever).
-func ExampleSession_Lock() {
-	ctx := context.Background()
-	sess, err := fence.NewSession(memlock.New(nil), nil)
-	if err != nil {
-		panic(err)
-	}
-	defer sess.Close(ctx)
-
-	h, err := sess.Lock(ctx, "nightly", nil) // try once
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println("token:", h.Token())
-
-	_, err = sess.Lock(ctx, "nightly", nil)
-	fmt.Println("busy:", errors.Is(err, fence.ErrHeld))
-
-	go func() {
-		time.Sleep(10 * time.Millisecond)
-		_ = h.Release(ctx)
-	}()
-	next, err := sess.Lock(ctx, "nightly", &fence.LockOptions{Wait: time.Minute})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println("after the release:", next.Token())
-	// Output:
-	// token: 1
-	// busy: true
-	// after the release: 2
 }

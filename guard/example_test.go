@@ -10,6 +10,7 @@ import (
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/guard"
 	"github.com/fencekit/fence/lockers/memory"
+	memres "github.com/fencekit/fence/resources/memory"
 )
 
 // Run a job under a lease. The token goes with every write to the
@@ -95,4 +96,40 @@ func ExampleRun_leaseLost() {
 	// Output:
 	// work stopped: fence: lease on "ledger" (token 1) lost: fence/memory: renew "ledger": lease not held: released or broken
 	// lost: true
+}
+
+// The work writes through a resource bound to its handle, so every write
+// carries the run's token. A write of an earlier run that arrives late
+// (its worker paused past its lease) is refused.
+func ExampleRun_fencedWrite() {
+	ctx := context.Background()
+	sess, err := fence.NewSession(memory.New(nil), nil)
+	if err != nil {
+		panic(err)
+	}
+	reports := memres.New(nil)
+	var late *fence.Bound // what a paused first run still holds
+	for _, body := range []string{"run 1", "run 2"} {
+		err := guard.Run(ctx, sess, "report/daily", func(ctx context.Context, h *fence.Handle) error {
+			report, err := fence.Bind(reports, h, nil)
+			if err != nil {
+				return err
+			}
+			if late == nil {
+				late = report
+			}
+			return report.Put(ctx, []byte(body))
+		}, nil)
+		fmt.Println(body+":", err)
+	}
+
+	err = late.Put(ctx, []byte("run 1, late"))
+	fmt.Println("late write refused:", errors.Is(err, fence.ErrStaleToken))
+	value, token, _ := reports.Get(ctx, "report/daily")
+	fmt.Printf("%s (token %d)\n", value, token)
+	// Output:
+	// run 1: <nil>
+	// run 2: <nil>
+	// late write refused: true
+	// run 2 (token 2)
 }

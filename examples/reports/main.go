@@ -4,6 +4,14 @@
 // report:{customer}:{date} (60 s, tried once) and uploads the rendered CSV
 // through a fenced object-store write carrying the lease's token.
 //
+// Every report names the write that stored it: each row carries the token of
+// the lease it was rendered under and the worker (columns token and
+// rendered_by). So the writes of two leases never have the same bytes,
+// which S3 needs: it derives an object's ETag from its bytes alone, and a
+// conditional PUT of the bytes an object already holds cannot be told apart
+// from the write before it (see resources/s3, "ETags name contents"). A
+// reader of the report also sees which lease wrote it.
+//
 // A duplicate whose key is busy skips its turn: the holder renders that
 // report. A duplicate that comes after the first finished finds the report
 // in the store, written under an earlier lease, and skips it too; it does not
@@ -17,7 +25,9 @@
 // another worker renders it with the late order and uploads it under a newer
 // token. The paused worker's late upload is then rejected with
 // fence.ErrStaleToken. At the end the program reads every report back,
-// checks the invariants and exits non-zero if any fails.
+// checks the invariants (among them: each report's body names the token the
+// store recorded for it, the highest token that tried to write it) and exits
+// non-zero if any fails.
 //
 // With no flags it needs no setup: an in-memory locker on a fake clock (the
 // pause moves the clock instead of sleeping) and the in-memory fenced store.

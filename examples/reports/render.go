@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/fencekit/fence"
 )
 
 // job asks for the daily report of one customer.
@@ -82,22 +85,57 @@ func (o *orders) add(j job, sku string, quantity int, cents int64) orderLine {
 	return l
 }
 
-// render returns the report of j as CSV, from the order lines known now.
-func (o *orders) render(j job) []byte {
+// The report's columns. The last two stamp every row with the write that
+// stored it: the token of the lease it was rendered under and the worker.
+var header = []string{"customer", "date", "order", "sku", "quantity", "unit_cents", "total_cents", "token", "rendered_by"}
+
+// render returns the report of j as CSV, from the order lines known now,
+// stamped with the token of the lease it is rendered and uploaded under,
+// and the worker. The stamp makes the bytes of every write differ: S3
+// derives an object's ETag from its bytes alone, so a conditional PUT of
+// the very bytes the object already holds could not be told apart from
+// the write before it (see resources/s3, "ETags name contents"). A job
+// that is delivered twice renders two different objects, each naming the
+// lease that wrote it.
+func (o *orders) render(j job, token fence.Token, worker string) []byte {
 	o.mu.Lock()
 	lines := slices.Clone(o.lines[j.String()])
 	o.mu.Unlock()
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	_ = w.Write([]string{"customer", "date", "order", "sku", "quantity", "unit_cents", "total_cents"})
+	_ = w.Write(header)
+	tok := token.String()
 	var sum int64
 	for _, l := range lines {
 		total := int64(l.quantity) * l.cents
 		sum += total
 		_ = w.Write([]string{j.customer, j.date, l.id, l.sku, strconv.Itoa(l.quantity),
-			strconv.FormatInt(l.cents, 10), strconv.FormatInt(total, 10)})
+			strconv.FormatInt(l.cents, 10), strconv.FormatInt(total, 10), tok, worker})
 	}
-	_ = w.Write([]string{j.customer, j.date, "TOTAL", "", "", "", strconv.FormatInt(sum, 10)})
+	_ = w.Write([]string{j.customer, j.date, "TOTAL", "", "", "", strconv.FormatInt(sum, 10), tok, worker})
 	w.Flush() // writes to a bytes.Buffer cannot fail
 	return buf.Bytes()
+}
+
+// stamp returns the token and worker a stored report names in its rows,
+// and an error when the body is not a report or its rows disagree.
+func stamp(body []byte) (fence.Token, string, error) {
+	records, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil {
+		return 0, "", err
+	}
+	if len(records) < 2 || !slices.Equal(records[0], header) {
+		return 0, "", errors.New("not a report: no header or no rows")
+	}
+	tok, worker := records[1][7], records[1][8]
+	for _, r := range records[2:] {
+		if r[7] != tok || r[8] != worker {
+			return 0, "", fmt.Errorf("rows name different writes: token %s by %s, token %s by %s", tok, worker, r[7], r[8])
+		}
+	}
+	t, err := fence.ParseToken(tok)
+	if err != nil {
+		return 0, "", err
+	}
+	return t, worker, nil
 }

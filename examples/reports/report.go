@@ -23,6 +23,7 @@ type report struct {
 	mu             sync.Mutex
 	tokens         map[string][]fence.Token // issued, per lock key
 	accepted       map[string][]upload      // per object name, in the order the uploads returned
+	tried          map[string]fence.Token   // per object name, the highest token of an upload accepted or refused
 	busy, already  int
 	stale          int
 	pausedRejected bool
@@ -41,9 +42,13 @@ type upload struct {
 // object is a report as read back from the store at the end.
 type object struct {
 	name  string
-	token fence.Token
+	token fence.Token // with which the store says it was written
 	size  int
 	err   error
+	// The write the body names (see stamp); stampErr when it names none.
+	stampToken  fence.Token
+	stampWorker string
+	stampErr    error
 }
 
 type invariant struct {
@@ -54,7 +59,7 @@ type invariant struct {
 
 func newReport(envName, prefix string) *report {
 	return &report{envName: envName, prefix: prefix,
-		tokens: map[string][]fence.Token{}, accepted: map[string][]upload{}}
+		tokens: map[string][]fence.Token{}, accepted: map[string][]upload{}, tried: map[string]fence.Token{}}
 }
 
 func (r *report) issued(key string, t fence.Token) {
@@ -90,6 +95,9 @@ func (r *report) outcome(lg *logger, worker string, j job, name string, token fe
 	if j.redelivered {
 		what += " (redelivered)"
 	}
+	if err == nil || errors.Is(err, fence.ErrStaleToken) {
+		r.tried[name] = max(r.tried[name], token)
+	}
 	switch {
 	case err == nil:
 		r.accepted[name] = append(r.accepted[name], upload{token: token, csv: csv, worker: worker})
@@ -113,6 +121,9 @@ func (r *report) outcome(lg *logger, worker string, j job, name string, token fe
 func (r *report) pausedOutcome(lg *logger, worker string, j job, name string, token fence.Token, csv []byte, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err == nil || errors.Is(err, fence.ErrStaleToken) {
+		r.tried[name] = max(r.tried[name], token)
+	}
 	switch {
 	case err == nil:
 		r.accepted[name] = append(r.accepted[name], upload{token: token, csv: csv, worker: worker})
@@ -139,17 +150,23 @@ func (r *report) check(ctx context.Context, st objectStore, ord *orders) error {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var finalOK, latestOK, onceOK int
-	var wrong, decreasing []string
+	var finalOK, latestOK, onceOK, stampOK int
+	var wrong, unstamped, decreasing []string
 	for _, j := range distinct {
 		name := j.objectName(r.prefix)
 		body, tok, err := st.read(ctx, name)
 		if err != nil && !errors.Is(err, fence.ErrNotFound) {
 			return fmt.Errorf("read %s back: %w", name, err)
 		}
-		r.objects = append(r.objects, object{name: name, token: tok, size: len(body), err: err})
+		o := object{name: name, token: tok, size: len(body), err: err}
+		if err == nil {
+			o.stampToken, o.stampWorker, o.stampErr = stamp(body)
+		}
+		r.objects = append(r.objects, o)
 		ups := r.accepted[name]
-		if err == nil && bytes.Equal(body, ord.render(j)) {
+		// The figures are the final orders' when the body is what
+		// rendering them now, under the write it names, gives.
+		if err == nil && o.stampErr == nil && bytes.Equal(body, ord.render(j, o.stampToken, o.stampWorker)) {
 			finalOK++
 		} else {
 			wrong = append(wrong, j.String())
@@ -159,6 +176,17 @@ func (r *report) check(ctx context.Context, st objectStore, ord *orders) error {
 			if err == nil && tok == latest.token && bytes.Equal(body, latest.csv) {
 				latestOK++
 			}
+			// The body names the write that stored it: the token the
+			// store recorded, the highest that tried to write the report,
+			// and the worker whose upload that was.
+			if err == nil && o.stampErr == nil && o.stampToken == tok && tok == r.tried[name] &&
+				o.stampWorker == latest.worker && latest.token == tok {
+				stampOK++
+			} else {
+				unstamped = append(unstamped, j.String())
+			}
+		} else {
+			unstamped = append(unstamped, j.String())
 		}
 		if len(ups) == 1 {
 			onceOK++
@@ -193,6 +221,8 @@ func (r *report) check(ctx context.Context, st objectStore, ord *orders) error {
 			fmt.Sprintf("%d of %d", finalOK, n)},
 		{"every report carries the token and content of its latest accepted upload", latestOK == n,
 			fmt.Sprintf("%d of %d", latestOK, n)},
+		{"every report's body names the write that stored it: its token, the highest tried, and worker",
+			stampOK == n, fmt.Sprintf("%d of %d", stampOK, n)},
 		{"tokens of accepted uploads never decrease per report", len(decreasing) == 0, strings.Join(decreasing, "; ")},
 		{"each report was uploaded once, every other submission skipped or refused", onceOK == n && skipped == submissions-n,
 			fmt.Sprintf("%d of %d uploaded once; %d submissions: %d busy, %d already uploaded, %d stale refused",
@@ -203,6 +233,9 @@ func (r *report) check(ctx context.Context, st objectStore, ord *orders) error {
 	}
 	if len(wrong) > 0 {
 		r.invariants[0].info += "; not: " + strings.Join(wrong, ", ")
+	}
+	if len(unstamped) > 0 {
+		r.invariants[2].info += "; not: " + strings.Join(unstamped, ", ")
 	}
 	return nil
 }
@@ -228,8 +261,12 @@ func (r *report) print(w io.Writer) (failed int) {
 			fmt.Fprintf(w, "  object %-24s MISSING: %v\n", short, o.err)
 			continue
 		}
-		fmt.Fprintf(w, "  object %-24s token %d, %d bytes, %d upload(s) accepted\n",
-			short, o.token, o.size, len(r.accepted[o.name]))
+		by := "names no write: " + fmt.Sprint(o.stampErr)
+		if o.stampErr == nil {
+			by = fmt.Sprintf("body: token %d by %s", o.stampToken, o.stampWorker)
+		}
+		fmt.Fprintf(w, "  object %-24s token %d (%s), %d bytes, %d upload(s) accepted\n",
+			short, o.token, by, o.size, len(r.accepted[o.name]))
 	}
 	fmt.Fprintf(w, "  skipped as busy: %d, skipped as already uploaded: %d, stale uploads rejected: %d\n",
 		r.busy, r.already, r.stale)

@@ -8,11 +8,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/internal/testing/testlockers"
 )
 
-func play(t *testing.T, cfg config) (failed int, out string) {
+func play(t *testing.T, cfg config) (rep *report, failed int, out string) {
 	t.Helper()
 	var buf bytes.Buffer
 	rep, err := run(t.Context(), cfg, &buf)
@@ -20,7 +21,7 @@ func play(t *testing.T, cfg config) (failed int, out string) {
 		t.Fatalf("run: %v\n%s", err, buf.String())
 	}
 	failed = rep.print(&buf)
-	return failed, buf.String()
+	return rep, failed, buf.String()
 }
 
 func defaults() config {
@@ -33,6 +34,7 @@ func defaults() config {
 var controlFailures = []string{
 	"FAIL every report is in the store, rendered from the final orders",
 	"FAIL every report carries the token and content of its latest accepted upload",
+	"FAIL every report's body names the write that stored it",
 	"FAIL tokens of accepted uploads never decrease per report",
 	"FAIL each report was uploaded once",
 	"FAIL the paused worker's stale upload was rejected",
@@ -42,10 +44,23 @@ var controlFailures = []string{
 // was rejected, or, for a control run, the invariants catch the stale upload.
 func expect(t *testing.T, cfg config) {
 	t.Helper()
-	failed, out := play(t, cfg)
+	rep, failed, out := play(t, cfg)
 	if !cfg.unfenced {
 		if failed != 0 || !strings.Contains(out, "paused-worker: upload of acme/2025-03-14 REJECTED: fence/") && strings.Contains(out, ": stale token") {
 			t.Fatalf("%d invariants failed or the stale upload was not rejected:\n%s", failed, out)
+		}
+		// Each stored report names, in its body, the token the store
+		// recorded for it; the redelivered job's is the newer lease's.
+		for _, o := range rep.objects {
+			if o.stampErr != nil || o.stampToken != o.token || !strings.HasPrefix(o.stampWorker, "worker-") {
+				t.Errorf("%s stored with token %d names token %d by %q (%v) in its body", o.name, o.token, o.stampToken, o.stampWorker, o.stampErr)
+			}
+			if strings.HasSuffix(o.name, "acme/2025-03-14.csv") && o.stampToken < 2 {
+				t.Errorf("%s names token %d, want the redelivery's newer token", o.name, o.stampToken)
+			}
+		}
+		if len(rep.objects) == 0 {
+			t.Error("no report read back")
 		}
 		return
 	}
@@ -158,5 +173,39 @@ func TestConflictingFlags(t *testing.T) {
 				t.Fatalf("run = %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRenderStampsTheWrite: two writes of one report, by two leases, never
+// have the same bytes, and the body names the token and worker of each.
+func TestRenderStampsTheWrite(t *testing.T) {
+	t.Parallel()
+	j := jobs[0]
+	ord := newOrders(jobs)
+	first, again := ord.render(j, 1, "paused-worker"), ord.render(j, 2, "worker-3")
+	if bytes.Equal(first, again) {
+		t.Fatalf("two writes of %s render identical bytes:\n%s", j, first)
+	}
+	for _, tc := range []struct {
+		body   []byte
+		token  fence.Token
+		worker string
+	}{{first, 1, "paused-worker"}, {again, 2, "worker-3"}} {
+		if !bytes.Contains(tc.body, []byte(","+tc.token.String()+","+tc.worker+"\n")) {
+			t.Errorf("the body does not carry token %d and %s:\n%s", tc.token, tc.worker, tc.body)
+		}
+		tok, worker, err := stamp(tc.body)
+		if err != nil || tok != tc.token || worker != tc.worker {
+			t.Errorf("stamp = %d, %q, %v; want %d, %q", tok, worker, err, tc.token, tc.worker)
+		}
+	}
+	// A body that names no write, or rows that name two, is refused.
+	for _, body := range []string{
+		"customer,date,order,sku,quantity,unit_cents,total_cents\nacme,2025-03-14,TOTAL,,,,0\n",
+		string(first) + "acme,2025-03-14,TOTAL,,,,0,2,worker-3\n",
+	} {
+		if _, _, err := stamp([]byte(body)); err == nil {
+			t.Errorf("stamp accepted %q", body)
+		}
 	}
 }

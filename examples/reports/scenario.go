@@ -138,7 +138,7 @@ func (s *scenario) handle(ctx context.Context, worker string, sess *fence.Sessio
 		} else if !errors.Is(err, fence.ErrNotFound) {
 			return err
 		}
-		csv = s.orders.render(j)
+		csv = s.orders.render(j, h.Token(), worker)
 		if err := sleep(ctx, s.cfg.renderTime); err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func (s *scenario) pauser(ctx context.Context, j job, queue chan<- job, rendered
 		return
 	}
 	s.rep.issued(j.lockKey(), lease.Token)
-	csv := s.orders.render(j)
+	csv := s.orders.render(j, lease.Token, worker)
 	s.lg.printf("%s: acquired %s with token %d (lease %v), rendered %s (%d bytes), then PAUSES before uploading",
 		worker, j.lockKey(), lease.Token, s.cfg.pauseTTL, j, len(csv))
 	signal()

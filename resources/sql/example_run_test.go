@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clocktest"
 	memlock "github.com/fencekit/fence/lockers/memory"
 	"github.com/fencekit/fence/lockers/postgres"
 	fencesql "github.com/fencekit/fence/resources/sql"
@@ -102,4 +103,53 @@ func ExampleFences_Run_pgx() {
 	case errors.Is(err, fence.ErrStaleToken): // a newer holder wrote first: rolled back
 	case err != nil: // the write's own error, or fence.ErrUnknownOutcome
 	}
+}
+
+// A holder whose lock was broken, and taken by another replica that has
+// written since, runs a transaction: the fence refuses the old token, and
+// nothing of the transaction commits. (A fake clock keeps the old handle's
+// keepalive from noticing the loss first.)
+func ExampleFences_Run_stale() {
+	ctx := context.Background()
+	db, cleanup := openExampleDB()
+	defer cleanup()
+	fences, err := fencesql.New(db, fencesql.SQLite, nil)
+	if err != nil {
+		panic(err)
+	}
+	if err := fences.Create(ctx); err != nil {
+		panic(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE accounts (id TEXT PRIMARY KEY, balance INTEGER NOT NULL);
+		INSERT INTO accounts VALUES ('alice', 0)`); err != nil {
+		panic(err)
+	}
+	clock := clocktest.New(time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC))
+	locker := memlock.New(&memlock.Options{Clock: clock})
+	sess, err := fence.NewSession(locker, &fence.SessionOptions{Clock: clock})
+	if err != nil {
+		panic(err)
+	}
+	defer sess.Close(ctx)
+	credit := func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE accounts SET balance = balance + 25 WHERE id = 'alice'`)
+		return err
+	}
+
+	old, _ := sess.Lock(ctx, "account:alice", nil)
+	_ = locker.Break(ctx, "account:alice") // an operator frees the lock
+	next, _ := sess.Lock(ctx, "account:alice", nil)
+	fmt.Println("new holder:", fences.Run(ctx, next, credit, nil))
+
+	err = fences.Run(ctx, old, credit, nil)
+	fmt.Println("old holder:", errors.Is(err, fence.ErrStaleToken))
+	fmt.Println(err)
+	var balance int
+	_ = db.QueryRow(`SELECT balance FROM accounts WHERE id = 'alice'`).Scan(&balance)
+	fmt.Println("balance:", balance)
+	// Output:
+	// new holder: <nil>
+	// old holder: true
+	// fence/sql: check "account:alice": stale token 1 (highest seen 2)
+	// balance: 25
 }

@@ -159,3 +159,41 @@ func ExampleFences_SchemaSQL() {
 	// 	token bigint NOT NULL CHECK (token > 0)
 	// )
 }
+
+// Create makes the fence table (and the value table Resource uses) where
+// they are missing, and leaves existing ones alone, so every replica may
+// call it at start. Fences.SchemaSQL gives the same statements for your
+// own migrations.
+func ExampleFences_Create() {
+	ctx := context.Background()
+	db, cleanup := openExampleDB()
+	defer cleanup()
+	fences, err := fencesql.New(db, fencesql.SQLite, nil)
+	if err != nil {
+		panic(err)
+	}
+	tx, _ := db.BeginTx(ctx, nil)
+	err = fences.Check(ctx, tx, "account/42", 1)
+	_ = tx.Rollback()
+	fmt.Println("before:", errors.Is(err, fence.ErrStoreMissing))
+
+	fmt.Println("create:", fences.Create(ctx))
+	fmt.Println("again:", fences.Create(ctx)) // replicas starting together
+
+	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		panic(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		_ = rows.Scan(&name)
+		fmt.Println("table:", name)
+	}
+	// Output:
+	// before: true
+	// create: <nil>
+	// again: <nil>
+	// table: fence_tokens
+	// table: fence_values
+}
