@@ -110,6 +110,11 @@
 // writer are not protected; buckets with SSE-KMS or SSE-C, whose ETags are
 // not content hashes, are.
 //
+// So make each write's body unique: put the token (and, if useful, the
+// writer) in the body, as a header line, a field or a column. Two writes
+// under different leases then never share bytes, and the gap cannot
+// arise. examples/reports stamps each report this way.
+//
 // # Claims
 //
 // Claim (fence.Resource.Claim) reads the object whole and writes it back
