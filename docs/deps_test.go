@@ -8,12 +8,6 @@ package docs
 import (
 	_ "entgo.io/ent/dialect"
 	_ "entgo.io/ent/dialect/sql"
-	_ "github.com/fencekit/fence"
-	_ "github.com/fencekit/fence/backends"
-	_ "github.com/fencekit/fence/election"
-	_ "github.com/fencekit/fence/guard"
-	_ "github.com/fencekit/fence/resources/sql"
-	_ "github.com/fencekit/fence/schedule"
 	_ "github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -21,4 +15,11 @@ import (
 	_ "github.com/uptrace/bun/dialect/pgdialect"
 	_ "gorm.io/driver/postgres"
 	_ "gorm.io/gorm"
+
+	_ "github.com/fencekit/fence"
+	_ "github.com/fencekit/fence/backends"
+	_ "github.com/fencekit/fence/election"
+	_ "github.com/fencekit/fence/guard"
+	_ "github.com/fencekit/fence/resources/sql"
+	_ "github.com/fencekit/fence/schedule"
 )
