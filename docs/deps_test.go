@@ -8,6 +8,7 @@ package docs
 import (
 	_ "entgo.io/ent/dialect"
 	_ "entgo.io/ent/dialect/sql"
+	_ "github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	_ "github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib"
