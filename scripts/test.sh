@@ -17,6 +17,8 @@ bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 [ -z "$bad" ] || { echo "gofmt would change: $bad"; exit 1; }
 echo "== go vet"
 go vet ./...
+echo "== go vet on the newest Go release too (the suite runs on this machine's Go)"
+GOTOOLCHAIN=go1.27.3 go vet ./...
 echo "== docs (every go block in README.md and docs/ compiles)"
 (cd docs && go vet ./... && go test -count=1 ./...)
 echo "== go test -race"
