@@ -222,16 +222,17 @@ type Options struct {
 // Call it when done with a Locker on a pool that has waited in Lock; the
 // connection otherwise closes a minute after the last wait.
 func New(db DB, opts *Options) (*fence.Locker, error) {
-	l, _, err := newLocker(db, opts, nil)
+	if db == nil {
+		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	l, _, err := newLocker(pgxRunner{db}, opts, nil)
 	return l, err
 }
 
-// newLocker is New, with the store under the Locker and closeDB, which the
-// Locker's Close calls after stopping the listener (the URL opener's pool).
-func newLocker(db DB, opts *Options, closeDB func()) (*fence.Locker, *store, error) {
-	if db == nil {
-		return nil, nil, &fence.InvalidError{Field: "db", Reason: "nil"}
-	}
+// newLocker is New and NewSQL, with the store under the Locker and
+// closeDB, which the Locker's Close calls after stopping the listener
+// (the URL opener's pool).
+func newLocker(db runner, opts *Options, closeDB func()) (*fence.Locker, *store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -242,7 +243,7 @@ func newLocker(db DB, opts *Options, closeDB func()) (*fence.Locker, *store, err
 	}
 	clock := driver.ClockOrSystem(o.Clock)
 	quoted := id.Sanitize()
-	d := &store{db: db, clock: clock, table: id, q: buildQueries(quoted), ln: newListener(db, notifyNamesOf(quoted))}
+	d := &store{db: db, clock: clock, table: id, q: buildQueries(quoted), ln: db.listener(notifyNamesOf(quoted))}
 	closeAll := func() error {
 		d.ln.close()
 		if closeDB != nil {
