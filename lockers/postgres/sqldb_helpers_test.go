@@ -1,13 +1,17 @@
 package postgres
 
 import (
+	"context"
 	"database/sql"
 	"errors"
+	"net"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
-	"github.com/lib/pq"                // database/sql driver "postgres"
+	"github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/lib/pq"              // database/sql driver "postgres"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testenv"
@@ -86,4 +90,49 @@ func reachesServerError(w way, err error) bool {
 	}
 	_, ok := errors.AsType[*pgconn.PgError](err)
 	return ok
+}
+
+// counted returns a Locker of w on the lease table name (which it does
+// not create) on one connection whose round trips rt counts, with no
+// liveness pings (they would be round trips the locker did not make).
+func (w way) counted(t testing.TB, name string, rt *roundTrips) testLocker {
+	t.Helper()
+	switch w.sqlDriver {
+	case "":
+		return newTestLocker(t, newPool(t, 1, rt), &Options{Table: name})
+	case "pgx":
+		cfg, err := pgx.ParseConfig(testenv.PostgresURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.DialFunc = rt.dial
+		noPing := stdlib.OptionShouldPing(func(context.Context, stdlib.ShouldPingParams) bool { return false })
+		return newSQLTestLocker(t, oneConn(t, stdlib.OpenDB(*cfg, noPing)), &Options{Table: name})
+	default:
+		c, err := pq.NewConnector(testenv.PostgresURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Dialer(rt)
+		return newSQLTestLocker(t, oneConn(t, sql.OpenDB(c)), &Options{Table: name})
+	}
+}
+
+// oneConn limits db to one connection and closes it when the test ends.
+func oneConn(t testing.TB, db *sql.DB) *sql.DB {
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// Dial and DialTimeout make roundTrips a dialer of lib/pq.
+func (r *roundTrips) Dial(network, addr string) (net.Conn, error) {
+	return r.dial(context.Background(), network, addr)
+}
+
+func (r *roundTrips) DialTimeout(network, addr string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return r.dial(ctx, network, addr)
 }
