@@ -25,6 +25,11 @@ import (
 //
 // The Locker's As gives db to a **sql.DB. Its Close stops the listening
 // connection, if any, and does not close db.
+//
+// A program that calls lib/pq's EnableInfinityTs has it read an infinite
+// expires_at (which only a hand edit writes) as the time it chose, not as
+// the fence.ErrCorrupt reported otherwise (from lib/pq's documentation;
+// not tested here).
 func NewSQL(db *sql.DB, opts *Options) (*fence.Locker, error) {
 	if db == nil {
 		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
