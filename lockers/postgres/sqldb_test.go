@@ -282,27 +282,30 @@ func TestSQLContextEndsInFlight(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t, 2, nil)
 	table := newTable(t, pool)
-	lease, err := table.Acquire(t.Context(), "k", time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := table.Release(t.Context(), lease); err != nil { // a free row: Acquire would write it
-		t.Fatal(err)
-	}
 	for _, w := range sqlWays {
 		t.Run(w.name, func(t *testing.T) {
+			// A key of its own: the statement interrupted may still
+			// take it once the row is unlocked.
+			key := "k-" + w.name
+			lease, err := table.Acquire(t.Context(), key, time.Minute, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := table.Release(t.Context(), lease); err != nil { // a free row: Acquire would write it
+				t.Fatal(err)
+			}
 			tx, err := pool.Begin(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = tx.Rollback(context.Background()) }()
-			if _, err := tx.Exec(t.Context(), "SELECT FROM "+table.quotedTable()+" WHERE key = 'k' FOR UPDATE"); err != nil {
+			if _, err := tx.Exec(t.Context(), "SELECT FROM "+table.quotedTable()+" WHERE key = $1 FOR UPDATE", key); err != nil {
 				t.Fatal(err)
 			}
 			l := w.locker(t, table.tableName(), 1)
 			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 			defer cancel()
-			if _, err := l.Acquire(ctx, "k", time.Minute, nil); !errors.Is(err, context.DeadlineExceeded) {
+			if _, err := l.Acquire(ctx, key, time.Minute, nil); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Acquire blocked when ctx ended: %v, want context.DeadlineExceeded", err)
 			}
 		})
