@@ -143,6 +143,8 @@ func (l *listener) configure(ctx context.Context) error {
 	case l.find == nil:
 		return l.cannot
 	}
+	ctx, cancel := context.WithTimeout(ctx, listenTimeout)
+	defer cancel()
 	cfg, err := l.find(ctx)
 	if errors.Is(err, errors.ErrUnsupported) {
 		l.find, l.cannot = nil, err
