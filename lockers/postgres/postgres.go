@@ -21,10 +21,9 @@
 // Every method is one SQL statement, one round trip once pgx has prepared
 // it (pgx's default mode caches prepared statements per connection, also
 // behind database/sql; lib/pq prepares each statement anew, which makes
-// two round trips). That
-// includes the renewals of a fence.Session's keepalive: it renews every
-// lease the session holds, each by its own TTL, in one statement per
-// renewal round, however many there are.
+// two round trips). That includes the renewals of a fence.Session's
+// keepalive: it renews every lease the session holds, each by its own
+// TTL, in one statement per renewal round, however many there are.
 // Whether a key is held is decided by the server's clock, never by the
 // caller's: durations are sent to the server and remaining lease times
 // come back, so clock skew between machines does not matter, only clock

@@ -28,8 +28,8 @@ import (
 //
 // A program that calls lib/pq's EnableInfinityTs has it read an infinite
 // expires_at (which only a hand edit writes) as the time it chose, not as
-// the fence.ErrCorrupt reported otherwise (from lib/pq's documentation;
-// not tested here).
+// the fence.ErrCorrupt reported otherwise (untested; from lib/pq's
+// documentation).
 func NewSQL(db *sql.DB, opts *Options) (*fence.Locker, error) {
 	if db == nil {
 		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
