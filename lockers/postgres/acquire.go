@@ -32,7 +32,7 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 		serverNow time.Time
 	)
 	sent := d.clock.Now()
-	err := d.db.QueryRow(ctx, d.q.acquire, key, owner, micros(ttl)).
+	err := d.db.queryRow(ctx, d.q.acquire, key, owner, micros(ttl)).
 		Scan(&won, &present, &curOwner, &curToken, &curExpiry, &serverNow)
 	if err != nil {
 		return fence.Lease{}, storeErr(err)

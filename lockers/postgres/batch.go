@@ -48,7 +48,7 @@ func (d *store) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
 	renewed := make([]bool, len(keys))
 	if len(keys) > 0 {
 		var done []int64
-		if err := d.db.QueryRow(ctx, d.q.renewBatch, keys, owners, tokens, ttls).Scan(&done); err != nil {
+		if err := d.db.queryRow(ctx, d.q.renewBatch, keys, owners, tokens, ttls).Scan(&done); err != nil {
 			err = storeErr(err)
 			for i, j := range slot {
 				if errs[i] = err; j < 0 {

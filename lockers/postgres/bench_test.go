@@ -36,6 +36,30 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
 }
 
+// BenchmarkAcquireReleaseSQL is BenchmarkAcquireRelease through NewSQL on
+// a *sql.DB of one connection, with pgx's driver (stdlib: two round trips
+// per iteration) and with lib/pq (libpq: four, see
+// TestOneRoundTripPerCall).
+func BenchmarkAcquireReleaseSQL(b *testing.B) {
+	for _, w := range sqlWays {
+		b.Run(w.name, func(b *testing.B) {
+			table := newTable(b, newPool(b, 1, nil))
+			l := w.locker(b, table.tableName(), 1)
+			ctx := b.Context()
+			for i := 0; b.Loop(); i++ {
+				lease, err := l.Acquire(ctx, "key-"+strconv.Itoa(i), time.Minute, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Release(ctx, lease); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
+		})
+	}
+}
+
 // BenchmarkLayerCost measures what the portable layer costs on a
 // PostgreSQL acquire+release: each iteration runs one cycle through the
 // portable fence.Locker and one on its bare store, in alternating order, on one

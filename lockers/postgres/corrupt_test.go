@@ -11,14 +11,24 @@ import (
 // TestCorruptRow edits rows by hand into states the locker never writes.
 // Acquire and Inspect report them with ErrCorrupt, never ErrInvalid (the
 // row is at fault, not the caller's input), and Acquire writes nothing
-// over them.
+// over them, through each way into the locker.
 func TestCorruptRow(t *testing.T) {
 	t.Parallel()
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			testCorruptRow(t, w)
+		})
+	}
+}
+
+func testCorruptRow(t *testing.T, w way) {
 	pool := newPool(t, 2, nil)
-	l := newTable(t, pool)
-	table := l.quotedTable()
+	table := newTable(t, pool)
+	l := w.locker(t, table.tableName(), 2)
+	quoted := table.quotedTable()
 	// Allow the NULLs someone could store after altering the table.
-	mustExec(t, pool, "ALTER TABLE "+table+" ALTER COLUMN token DROP NOT NULL, ALTER COLUMN owner DROP NOT NULL")
+	mustExec(t, pool, "ALTER TABLE "+quoted+" ALTER COLUMN token DROP NOT NULL, ALTER COLUMN owner DROP NOT NULL")
 	tests := []struct {
 		name, set string
 	}{
@@ -38,9 +48,9 @@ func TestCorruptRow(t *testing.T) {
 			if _, err := l.Acquire(ctx, key, shortTTL, nil); err != nil {
 				t.Fatalf("Acquire: %v", err)
 			}
-			mustExec(t, pool, "UPDATE "+table+" SET "+tt.set+" WHERE key = $1", key)
+			mustExec(t, pool, "UPDATE "+quoted+" SET "+tt.set+" WHERE key = $1", key)
 			var before string
-			rowText := "SELECT " + table + "::text FROM " + table + " WHERE key = $1"
+			rowText := "SELECT " + quoted + "::text FROM " + quoted + " WHERE key = $1"
 			if err := pool.QueryRow(ctx, rowText, key).Scan(&before); err != nil {
 				t.Fatal(err)
 			}

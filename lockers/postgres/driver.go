@@ -2,11 +2,10 @@ package postgres
 
 import (
 	"context"
-	"errors"
+	"database/sql"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
@@ -18,7 +17,7 @@ import (
 // queries, one per call, on input the portable layer has validated. Its
 // errors are bare causes; the portable fence.Locker prefixes them.
 type store struct {
-	db    DB
+	db    runner
 	clock fence.Clock // for the local times of HeldError and LockInfo
 	table pgx.Identifier
 	q     queries
@@ -37,22 +36,35 @@ func (d *store) Info() driver.Info {
 }
 
 // As implements driver.Aser: it gives the DB the Locker runs on to a *DB,
-// and the same value to a **pgxpool.Pool or a **pgx.Conn when it is one.
+// and the same value to a **pgxpool.Pool or a **pgx.Conn when it is one;
+// it gives the *sql.DB of NewSQL to a **sql.DB.
 func (d *store) As(target any) bool {
+	var db DB
+	if r, ok := d.db.(pgxRunner); ok {
+		db = r.db
+	}
 	switch t := target.(type) {
 	case *DB:
-		*t = d.db
-		return true
+		if db != nil {
+			*t = db
+		}
+		return db != nil
 	case **pgxpool.Pool:
-		p, ok := d.db.(*pgxpool.Pool)
+		p, ok := db.(*pgxpool.Pool)
 		if ok {
 			*t = p
 		}
 		return ok
 	case **pgx.Conn:
-		c, ok := d.db.(*pgx.Conn)
+		c, ok := db.(*pgx.Conn)
 		if ok {
 			*t = c
+		}
+		return ok
+	case **sql.DB:
+		r, ok := d.db.(sqlRunner)
+		if ok {
+			*t = r.db
 		}
 		return ok
 	}
@@ -65,8 +77,8 @@ func (d *store) As(target any) bool {
 // error that says to create it.
 func (d *store) Create(ctx context.Context) error {
 	table := d.table.Sanitize()
-	_, err := d.db.Exec(ctx, pgcreate.Statement([]string{table}, schemaSQL(table)))
-	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == codeUndefinedSchema {
+	_, err := d.db.exec(ctx, pgcreate.Statement([]string{table}, schemaSQL(table)))
+	if sqlState(err) == codeUndefinedSchema {
 		if len(d.table) == 2 {
 			schema := pgx.Identifier{d.table[0]}.Sanitize()
 			return fmt.Errorf("schema %s does not exist; create it first (CREATE SCHEMA %s): fence creates tables, not schemas: %w",
@@ -81,16 +93,11 @@ func (d *store) Create(ctx context.Context) error {
 	return nil
 }
 
-// SQLSTATE codes the store tells apart.
-const (
-	codeUndefinedTable  = "42P01" // undefined_table
-	codeUndefinedSchema = "3F000" // invalid_schema_name
-)
-
-// storeErr returns err, an error from pgx, marked with fence.StoreMissing
-// when it says that the table or its schema does not exist.
+// storeErr returns err, an error of the driver, marked with
+// fence.StoreMissing when it says that the table or its schema does not
+// exist.
 func storeErr(err error) error {
-	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && (pe.Code == codeUndefinedTable || pe.Code == codeUndefinedSchema) {
+	if s := sqlState(err); s == codeUndefinedTable || s == codeUndefinedSchema {
 		return driver.StoreMissing(err)
 	}
 	return err

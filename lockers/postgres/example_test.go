@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/lockers/postgres"
@@ -46,6 +48,42 @@ func ExampleNew() {
 	if err := locker.Release(ctx, lease); err != nil && !errors.Is(err, fence.ErrNotHeld) {
 		log.Fatal(err)
 	}
+}
+
+// A program on database/sql passes its *sql.DB, here with pgx's driver,
+// which also lets a waiting Lock wake at once on a release (lib/pq works
+// too: sql.Open("postgres", ...), and Lock then polls).
+// It needs a server, so it only compiles here.
+func ExampleNewSQL() {
+	ctx := context.Background()
+	db, err := sql.Open("pgx", os.Getenv("DATABASE_URL")) // import _ "github.com/jackc/pgx/v5/stdlib"
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	locker, err := postgres.NewSQL(db, &postgres.Options{Table: "app.fence_locks"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Close stops the locker's listening connection; db stays open.
+	defer locker.Close()
+
+	if err := locker.Create(ctx); err != nil { // or postgres.SchemaSQL in a migration
+		log.Fatal(err)
+	}
+
+	sess, err := fence.NewSession(locker, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close(ctx) //nolint:errcheck // releases what is still held
+	h, err := sess.Lock(ctx, "nightly-report", &fence.LockOptions{Wait: time.Minute})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Release(ctx) //nolint:errcheck // a lost lease has nothing to release
+	fmt.Println("writing with token", h.Token())
 }
 
 // Importing the package lets fence.OpenLocker open PostgreSQL by URL; the

@@ -68,11 +68,14 @@ type testLocker struct {
 // schema if it has one.
 func (l testLocker) quotedTable() string { return l.d.table.Sanitize() }
 
+// tableName returns the name of the lease table as Options.Table takes it.
+func (l testLocker) tableName() string { return strings.Join(l.d.table, ".") }
+
 // newTestLocker is New, with the store under the Locker; the Locker is
 // closed when the test ends.
 func newTestLocker(t testing.TB, db DB, opts *Options) testLocker {
 	t.Helper()
-	l, d, err := newLocker(db, opts, nil)
+	l, d, err := newLocker(pgxRunner{db}, opts, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -2,10 +2,10 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"math"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/fencekit/fence"
@@ -18,11 +18,11 @@ func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	if !storable(lease.Token) {
 		return fence.ErrNotHeld
 	}
-	tag, err := d.db.Exec(ctx, d.q.renew, lease.Key, lease.Owner, int64(lease.Token), micros(lease.TTL))
+	n, err := d.db.exec(ctx, d.q.renew, lease.Key, lease.Owner, int64(lease.Token), micros(lease.TTL))
 	if err != nil {
 		return storeErr(err)
 	}
-	if tag.RowsAffected() != 1 {
+	if n != 1 {
 		return fence.ErrNotHeld
 	}
 	return nil
@@ -37,11 +37,11 @@ func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 		return fence.ErrNotHeld
 	}
 	payload, slot := keyNotice(lease.Key)
-	tag, err := d.db.Exec(ctx, d.q.release, lease.Key, lease.Owner, int64(lease.Token), payload, slot)
+	n, err := d.db.exec(ctx, d.q.release, lease.Key, lease.Owner, int64(lease.Token), payload, slot)
 	if err != nil {
 		return storeErr(err)
 	}
-	if tag.RowsAffected() != 1 {
+	if n != 1 {
 		return fence.ErrNotHeld
 	}
 	return nil
@@ -56,7 +56,7 @@ func storable(t fence.Token) bool { return uint64(t) <= math.MaxInt64 }
 // the broken holder's, and notifies the key's waiters.
 func (d *store) Break(ctx context.Context, key string) error {
 	payload, slot := keyNotice(key)
-	if _, err := d.db.Exec(ctx, d.q.brk, key, payload, slot); err != nil {
+	if _, err := d.db.exec(ctx, d.q.brk, key, payload, slot); err != nil {
 		return storeErr(err)
 	}
 	return nil
@@ -73,8 +73,8 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 		serverNow pgtype.Timestamptz
 	)
 	sent := d.clock.Now()
-	err := d.db.QueryRow(ctx, d.q.inspect, key).Scan(&owner, &token, &expires, &serverNow)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := d.db.queryRow(ctx, d.q.inspect, key).Scan(&owner, &token, &expires, &serverNow)
+	if errors.Is(err, sql.ErrNoRows) { // pgx.ErrNoRows matches it too
 		return fence.LockInfo{Key: key}, nil
 	}
 	if err != nil {

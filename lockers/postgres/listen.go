@@ -27,8 +27,9 @@ var _ driver.ReleaseNotifier = (*store)(nil)
 // wakes every subscriber, so no release goes unsignalled. While the
 // connection is down (after a failed attempt, until the next one is
 // due, or while it reconnects), NotifyRelease returns an error at once
-// and the caller polls. On a DB that is not a *pgxpool.Pool it returns
-// an error matching errors.ErrUnsupported.
+// and the caller polls. On a DB that is not a *pgxpool.Pool, or a
+// *sql.DB whose driver is not pgx's, it returns an error matching
+// errors.ErrUnsupported.
 func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error) {
 	return d.ln.subscribe(ctx, key)
 }
@@ -56,10 +57,21 @@ var errLockerClosed = errors.New("the locker is closed: no release notifications
 // anyone subscribes, and listenIdle after, and reconnects with backoff
 // when the connection is lost while anyone subscribes.
 type listener struct {
-	cfg   *pgx.ConnConfig // nil: the DB is not a pool, no listening
 	names notifyNames
 	hub   notify.Hub
 	idle  time.Duration
+
+	cfgMu sync.Mutex
+	// cfg configures the listening connections; nil until find found
+	// it, or for good when there is nothing to listen through.
+	cfg *pgx.ConnConfig
+	// find returns cfg on the first wait, or an error matching
+	// errors.ErrUnsupported when there is none; nil once cfg is known,
+	// or when nothing can find it.
+	find func(context.Context) (*pgx.ConnConfig, error)
+	// cannot is why the listener cannot listen (matching
+	// errors.ErrUnsupported), once cfg and find are both nil.
+	cannot error
 
 	mu       sync.Mutex
 	subs     int
@@ -82,17 +94,29 @@ type listenRun struct {
 	exited chan struct{}
 }
 
-// newListener returns the listener of a Locker on db: one that listens
-// through connections made from the pool's configuration when db is a
-// *pgxpool.Pool (pgx connects them itself; they are not taken from the
-// pool), and one that cannot otherwise.
-func newListener(db DB, names notifyNames) *listener {
-	l := &listener{names: names, idle: listenIdle}
-	p, ok := db.(interface{ Config() *pgxpool.Config })
-	if !ok {
-		return l
+// newListener returns a listener that cannot listen until it is given
+// a configuration (setConfig) or a way to find one (find).
+func newListener(names notifyNames) *listener {
+	return &listener{names: names, idle: listenIdle}
+}
+
+// listener returns the listener of a Locker on a DB of pgx: one that
+// listens through connections made from the pool's configuration when
+// the DB is a *pgxpool.Pool (pgx connects them itself; they are not
+// taken from the pool), and one that cannot otherwise.
+func (r pgxRunner) listener(names notifyNames) *listener {
+	l := newListener(names)
+	if p, ok := r.db.(interface{ Config() *pgxpool.Config }); ok {
+		l.setConfig(p.Config().ConnConfig) // a copy
+	} else {
+		l.cannot = fmt.Errorf("release notifications need a *pgxpool.Pool to open a listening connection from: %w", errors.ErrUnsupported)
 	}
-	cfg := p.Config().ConnConfig // a copy
+	return l
+}
+
+// setConfig makes cfg, a copy of a connection's configuration, that of
+// the listening connections.
+func (l *listener) setConfig(cfg *pgx.ConnConfig) {
 	// Notifications go straight to the subscribers, whatever the pool
 	// does with its own connections' notifications.
 	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) { l.hub.Signal(n.Payload) }
@@ -105,13 +129,38 @@ func newListener(db DB, names notifyNames) *listener {
 		cfg.RuntimeParams["application_name"] = "fence listener"
 	}
 	l.cfg = cfg
-	return l
+}
+
+// configure returns nil once the listener has its configuration, finding
+// it on the first call that can; otherwise the error of finding it, which
+// matches errors.ErrUnsupported when the listener cannot listen.
+func (l *listener) configure(ctx context.Context) error {
+	l.cfgMu.Lock()
+	defer l.cfgMu.Unlock()
+	switch {
+	case l.cfg != nil:
+		return nil
+	case l.find == nil:
+		return l.cannot
+	}
+	ctx, cancel := context.WithTimeout(ctx, listenTimeout)
+	defer cancel()
+	cfg, err := l.find(ctx)
+	if errors.Is(err, errors.ErrUnsupported) {
+		l.find, l.cannot = nil, err
+	}
+	if err != nil {
+		return err
+	}
+	l.find = nil
+	l.setConfig(cfg)
+	return nil
 }
 
 // subscribe implements NotifyRelease.
 func (l *listener) subscribe(ctx context.Context, key string) (<-chan struct{}, func(), error) {
-	if l.cfg == nil {
-		return nil, nil, fmt.Errorf("release notifications need a *pgxpool.Pool to open a listening connection from: %w", errors.ErrUnsupported)
+	if err := l.configure(ctx); err != nil {
+		return nil, nil, err
 	}
 	payload, _ := keyNotice(key)
 	l.mu.Lock()

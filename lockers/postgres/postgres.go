@@ -1,5 +1,15 @@
-// Package postgres keeps the leases of a fence.Locker in PostgreSQL,
-// driven through pgx: New returns the *fence.Locker over a lease table.
+// Package postgres keeps the leases of a fence.Locker in PostgreSQL.
+// There are two ways in, with the same lease table, statements, errors
+// and guarantees:
+//
+//   - New, on pgx: a *pgxpool.Pool (or a *pgx.Conn);
+//   - NewSQL, on a *sql.DB whose driver is pgx's
+//     (github.com/jackc/pgx/v5/stdlib) or lib/pq (github.com/lib/pq).
+//
+// They differ in how a waiting fence.Session.Lock learns that a key was
+// released: on a pool, or a *sql.DB with pgx's driver, the Locker listens
+// for the releases and wakes the waiter at once; on lib/pq it cannot, and
+// Lock polls (see Release notifications).
 //
 // Each key is one row of a lease table (see SchemaSQL): the key, the owner
 // of the last lease, the fencing token (a counter that only grows) and the
@@ -9,10 +19,11 @@
 // a key's tokens at 1.
 //
 // Every method is one SQL statement, one round trip once pgx has prepared
-// it (pgx's default mode caches prepared statements per connection). That
-// includes the renewals of a fence.Session's keepalive: it renews every
-// lease the session holds, each by its own TTL, in one statement per
-// renewal round, however many there are.
+// it (pgx's default mode caches prepared statements per connection, also
+// behind database/sql; lib/pq prepares each statement anew, which makes
+// two round trips). That includes the renewals of a fence.Session's
+// keepalive: it renews every lease the session holds, each by its own
+// TTL, in one statement per renewal round, however many there are.
 // Whether a key is held is decided by the server's clock, never by the
 // caller's: durations are sent to the server and remaining lease times
 // come back, so clock skew between machines does not matter, only clock
@@ -27,7 +38,7 @@
 //
 // # Layering
 //
-// The *fence.Locker that New returns is the portable locker over this
+// The *fence.Locker that New or NewSQL returns is the portable locker over this
 // package's store, which holds only the SQL: one statement per call. The
 // portable layer validates keys, TTLs, owners and leases, generates owner ids,
 // checks ctx, sets Lease.ValidUntil to its send time plus TTL, wraps every
@@ -42,7 +53,8 @@
 // so is what the Locker's As gives:
 //
 //   - to a *DB: the DB given to New (the pool a URL opener made);
-//   - to a **pgxpool.Pool or a **pgx.Conn: that DB, when it is one.
+//   - to a **pgxpool.Pool or a **pgx.Conn: that DB, when it is one;
+//   - to a **sql.DB: the *sql.DB given to NewSQL.
 //
 // # Opening from a URL
 //
@@ -103,11 +115,14 @@
 // Each Locker on a *pgxpool.Pool keeps one connection that LISTENs,
 // opened from the pool's configuration on the first wait (not taken from
 // the pool; application_name "fence listener" unless the configuration
-// sets one), and passes what it hears to its waiters. When that
-// connection is lost, every waiter asks the server again, and again once
-// it reconnects (with backoff, while anyone waits). It closes a minute
-// after the last wait, or with Close. A Locker on a *pgx.Conn or a pgx.Tx
-// cannot listen: Lock polls (fence.SessionOptions.PollInterval).
+// sets one), and passes what it hears to its waiters. A Locker on a
+// *sql.DB with pgx's driver does the same, with the configuration of one
+// of the DB's connections. When that connection is lost, every waiter
+// asks the server again, and again once it reconnects (with backoff,
+// while anyone waits). It closes a minute after the last wait, or with
+// Close. A Locker on a *pgx.Conn, a pgx.Tx or a *sql.DB of lib/pq cannot
+// listen: Lock polls (fence.SessionOptions.PollInterval). Its releases
+// notify the others all the same.
 //
 // A lease that expires sends nothing: nothing runs on the server when it
 // does. A waiter knows the holder's expiry from the fence.HeldError of
@@ -129,8 +144,8 @@
 //
 // # Ambiguous outcomes
 //
-// When ctx ends while a statement is in flight, pgx interrupts the call
-// (it cancels the query or closes the connection) and the method returns
+// When ctx ends while a statement is in flight, the driver interrupts the
+// call (it cancels the query or closes the connection) and the method returns
 // an error wrapping ctx.Err(), but the server may still have run and
 // committed the statement. Never assume it
 // did not: after an ambiguous Acquire, Inspect the key (an Acquire with
@@ -178,16 +193,16 @@ const (
 	DefaultTable = "fence_locks"
 )
 
-// DB is the part of pgx the locker uses. *pgxpool.Pool and *pgx.Conn
+// DB is the part of pgx that New uses. *pgxpool.Pool and *pgx.Conn
 // satisfy it. Use a pool (or a connection) in autocommit mode: a pgx.Tx
 // satisfies DB too, but its leases would be invisible to other sessions
-// until it commits.
+// until it commits. For a *sql.DB, use NewSQL.
 type DB interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-// Options configure New. A nil *Options means all defaults.
+// Options configure New and NewSQL. A nil *Options means all defaults.
 type Options struct {
 	// Table names the lease table, optionally schema-qualified as
 	// "schema.table". Each part is quoted as given, so "Locks" is
@@ -222,16 +237,17 @@ type Options struct {
 // Call it when done with a Locker on a pool that has waited in Lock; the
 // connection otherwise closes a minute after the last wait.
 func New(db DB, opts *Options) (*fence.Locker, error) {
-	l, _, err := newLocker(db, opts, nil)
+	if db == nil {
+		return nil, &fence.InvalidError{Field: "db", Reason: "nil"}
+	}
+	l, _, err := newLocker(pgxRunner{db}, opts, nil)
 	return l, err
 }
 
-// newLocker is New, with the store under the Locker and closeDB, which the
-// Locker's Close calls after stopping the listener (the URL opener's pool).
-func newLocker(db DB, opts *Options, closeDB func()) (*fence.Locker, *store, error) {
-	if db == nil {
-		return nil, nil, &fence.InvalidError{Field: "db", Reason: "nil"}
-	}
+// newLocker is New and NewSQL, with the store under the Locker and
+// closeDB, which the Locker's Close calls after stopping the listener
+// (the URL opener's pool).
+func newLocker(db runner, opts *Options, closeDB func()) (*fence.Locker, *store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -242,7 +258,7 @@ func newLocker(db DB, opts *Options, closeDB func()) (*fence.Locker, *store, err
 	}
 	clock := driver.ClockOrSystem(o.Clock)
 	quoted := id.Sanitize()
-	d := &store{db: db, clock: clock, table: id, q: buildQueries(quoted), ln: newListener(db, notifyNamesOf(quoted))}
+	d := &store{db: db, clock: clock, table: id, q: buildQueries(quoted), ln: db.listener(notifyNamesOf(quoted))}
 	closeAll := func() error {
 		d.ln.close()
 		if closeDB != nil {

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
@@ -14,14 +16,24 @@ import (
 // not run out between the statements of one case on a busy machine.
 const shortTTL = 300 * time.Millisecond
 
-// harness drives the conformance suite on one lease table of a unique name.
-func harness(t *testing.T) lockertest.Harness {
-	pool := newPool(t, contenders+2, nil)
+// harness drives the conformance suite through w on one lease table of a
+// unique name, which w's Create makes.
+func harness(t *testing.T, w way) lockertest.Harness {
+	open := w.newFunc(t, contenders+2)
 	table := uniqueName("fence_test_")
-	newLockerOn(t, pool, table)
+	l, err := open(&Options{Table: table})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	if err := l.Create(t.Context()); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	pool := newPool(t, 1, nil)
+	t.Cleanup(func() { dropTable(t, pool, pgx.Identifier{table}.Sanitize()) })
 	return lockertest.Harness{
 		New: func(t *testing.T) *fence.Locker {
-			l, err := New(pool, &Options{Table: table})
+			l, err := open(&Options{Table: table})
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
@@ -48,5 +60,10 @@ const contenders = 8
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	lockertest.Run(t, harness(t))
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			lockertest.Run(t, harness(t, w))
+		})
+	}
 }

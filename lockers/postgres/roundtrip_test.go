@@ -10,13 +10,29 @@ import (
 )
 
 // TestOneRoundTripPerCall counts the bytes-on-the-wire round trips of each
-// method on a one-connection pool, after a first call of each has let pgx
-// prepare and cache the statement.
+// method on one connection, after a first call of each has let pgx
+// prepare and cache the statement: one, on a pgx pool and on a *sql.DB
+// with pgx's driver. lib/pq prepares every statement it sends with
+// arguments anew, a round trip of its own: two.
 func TestOneRoundTripPerCall(t *testing.T) {
 	t.Parallel()
-	var rt roundTrips
-	pool := newPool(t, 1, &rt)
-	l := newTable(t, pool)
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			want := 1
+			if w.sqlDriver == "postgres" {
+				want = 2
+			}
+			var rt roundTrips
+			l := w.counted(t, newTable(t, newPool(t, 1, nil)).tableName(), &rt)
+			testRoundTrips(t, l, &rt, want)
+		})
+	}
+}
+
+// testRoundTrips checks that each method of l takes want round trips
+// on rt once its statement is prepared.
+func testRoundTrips(t *testing.T, l testLocker, rt *roundTrips, want int) {
 	var lease, other fence.Lease
 	calls := []struct {
 		name string
@@ -61,8 +77,8 @@ func TestOneRoundTripPerCall(t *testing.T) {
 			if err := c.call(t.Context()); err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			if n := rt.count() - before; pass == 1 && n != 1 {
-				t.Errorf("%s took %d round trips, want 1", c.name, n)
+			if n := rt.count() - before; pass == 1 && n != want {
+				t.Errorf("%s took %d round trips, want %d", c.name, n, want)
 			}
 		}
 	}

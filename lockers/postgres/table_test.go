@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fencekit/fence"
@@ -120,12 +119,20 @@ func TestOddTableNames(t *testing.T) {
 
 // TestStoreMissing: every call on a table that does not exist, or in a
 // schema that does not exist, matches fence.ErrStoreMissing and still
-// reaches pgx's error.
+// reaches the driver's error, through each way into the locker.
 func TestStoreMissing(t *testing.T) {
 	t.Parallel()
-	pool := newPool(t, 1, nil)
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			testStoreMissing(t, w)
+		})
+	}
+}
+
+func testStoreMissing(t *testing.T, w way) {
 	for _, table := range []string{uniqueName("fence_none_"), uniqueName("fence_noschema_") + ".locks"} {
-		l := newTestLocker(t, pool, &Options{Table: table})
+		l := w.locker(t, table, 1)
 		ctx := t.Context()
 		lease := fence.Lease{Key: "k", Owner: "o", Token: 1, TTL: time.Minute, ValidUntil: time.Now().Add(time.Minute)}
 		for name, call := range map[string]func() error{
@@ -142,8 +149,8 @@ func TestStoreMissing(t *testing.T) {
 			if !errors.Is(err, fence.ErrStoreMissing) {
 				t.Errorf("%s on %s: %v, want ErrStoreMissing", name, table, err)
 			}
-			if _, ok := errors.AsType[*pgconn.PgError](err); !ok {
-				t.Errorf("%s on %s: %v does not reach the *pgconn.PgError", name, table, err)
+			if !reachesServerError(w, err) {
+				t.Errorf("%s on %s: %v does not reach the driver's error", name, table, err)
 			}
 		}
 	}

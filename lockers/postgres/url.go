@@ -48,7 +48,7 @@ func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Open
 	if err != nil {
 		return nil, &fence.OpError{Backend: "postgres", Op: "open", Err: c.scrubbed(err)}
 	}
-	l, _, err := newLocker(pool, &Options{Table: c.table, Clock: urlparam.Clock(opts)}, pool.Close)
+	l, _, err := newLocker(pgxRunner{pool}, &Options{Table: c.table, Clock: urlparam.Clock(opts)}, pool.Close)
 	if err != nil {
 		pool.Close()
 		return nil, err

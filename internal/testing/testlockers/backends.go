@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
@@ -28,7 +29,7 @@ import (
 	"github.com/fencekit/fence/lockers/gcs"
 	"github.com/fencekit/fence/lockers/memory"
 	_ "github.com/fencekit/fence/lockers/mysql"     // mysql://
-	_ "github.com/fencekit/fence/lockers/postgres"  // postgres://
+	"github.com/fencekit/fence/lockers/postgres"    // postgres://
 	_ "github.com/fencekit/fence/lockers/redis"     // redis://
 	_ "github.com/fencekit/fence/lockers/redlock"   // redlock://
 	_ "github.com/fencekit/fence/lockers/zookeeper" // zk://
@@ -39,7 +40,8 @@ import (
 // are tested on. Every such test ranges over Backends, so a new locker
 // joins all of them by being added there once, with the URL of a fresh
 // key space: the lockers are opened from it with fence.OpenLocker,
-// like any program opens them.
+// like any program opens them (or with Open, for a constructor no URL
+// names).
 type Backend struct {
 	// Name names the store and its mode in subtest names.
 	Name string
@@ -65,6 +67,10 @@ type Backend struct {
 	// container or bucket not created yet, or a prefix no key has yet),
 	// removed when the test ends.
 	URL func(t *testing.T) string
+	// Open, when set, opens a Locker on URL's store in place of
+	// fence.OpenLocker, for a way in that no URL names; what it opens is
+	// closed when the test ends. The fence command opens URL itself.
+	Open func(t *testing.T, url string, clock fence.Clock) *fence.Locker
 }
 
 // Lockers returns n Lockers opened from one fresh URL of b, each with a
@@ -76,11 +82,7 @@ func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []*fence.Locker
 	url := b.URL(t)
 	lockers := make([]*fence.Locker, n)
 	for i := range lockers {
-		l, err := fence.OpenLocker(t.Context(), url, &fence.OpenOptions{Clock: clock})
-		if err != nil {
-			t.Fatalf("open %s: %v", redact.URL(url), err)
-		}
-		t.Cleanup(func() { _ = l.Close() })
+		l := b.OpenLocker(t, url, clock)
 		if i == 0 && !b.InProcess {
 			if err := l.Create(t.Context()); err != nil && !(b.Keyspace && errors.Is(err, errors.ErrUnsupported)) {
 				t.Fatalf("create %s: %v", redact.URL(url), err)
@@ -89,6 +91,21 @@ func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []*fence.Locker
 		lockers[i] = l
 	}
 	return lockers
+}
+
+// OpenLocker opens a Locker on the store at url (one of b.URL), as
+// Lockers does, closed when the test ends.
+func (b Backend) OpenLocker(t *testing.T, url string, clock fence.Clock) *fence.Locker {
+	t.Helper()
+	if b.Open != nil {
+		return b.Open(t, url, clock)
+	}
+	l, err := fence.OpenLocker(t.Context(), url, &fence.OpenOptions{Clock: clock})
+	if err != nil {
+		t.Fatalf("open %s: %v", redact.URL(url), err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
 }
 
 // Run runs test on every store of Backends, as parallel subtests, with
@@ -140,6 +157,8 @@ var Backends = []Backend{
 	// let the tests' leases of up to 40 s fit. Its lock nodes live under
 	// a root of their own.
 	{Name: "zookeeper", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: zookeeperURL},
+	// PostgreSQL through database/sql with pgx's driver (postgres.NewSQL).
+	{Name: "postgres-sql", MinTTL: time.Second, ServerTimed: true, URL: postgresURL, Open: openPostgresSQL},
 }
 
 // The etcd and Redis servers outlive the test run (scripts/kvstores.sh
@@ -187,6 +206,33 @@ func ExecOnCleanup(t *testing.T, url, stmt string) {
 			t.Errorf("%s: %v", stmt, err)
 		}
 	})
+}
+
+// openPostgresSQL opens rawURL, a URL of postgresURL, with postgres.NewSQL
+// on a *sql.DB of pgx's driver.
+func openPostgresSQL(t *testing.T, rawURL string, clock fence.Clock) *fence.Locker {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	table := q.Get("table")
+	q.Del("table")
+	q.Del("pool_max_conns")
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("pgx", u.String())
+	if err != nil {
+		t.Fatalf("open %s: %v", redact.URL(rawURL), err)
+	}
+	db.SetMaxOpenConns(2)
+	t.Cleanup(func() { _ = db.Close() })
+	l, err := postgres.NewSQL(db, &postgres.Options{Table: table, Clock: clock})
+	if err != nil {
+		t.Fatalf("open %s: %v", redact.URL(rawURL), err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
 }
 
 func postgresURL(t *testing.T) string {

@@ -3,8 +3,6 @@ package testlockers_test
 import (
 	"testing"
 
-	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/createtest"
 	"github.com/fencekit/fence/internal/testing/testlockers"
 )
@@ -25,12 +23,7 @@ func TestConcurrentCreate(t *testing.T) {
 				url := b.URL(t)
 				creates := make([]createtest.Create, n)
 				for i := range creates {
-					l, err := fence.OpenLocker(t.Context(), url, nil)
-					if err != nil {
-						t.Fatalf("open %s: %v", redact.URL(url), err)
-					}
-					t.Cleanup(func() { _ = l.Close() })
-					creates[i] = l.Create
+					creates[i] = b.OpenLocker(t, url, nil).Create
 				}
 				return creates
 			})
