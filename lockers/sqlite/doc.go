@@ -44,17 +44,18 @@
 // 1 or a negative expires (possible only by hand) is reported with
 // fence.ErrCorrupt and never written over; a key whose token reached
 // 2^63-1 can no longer be acquired, also with fence.ErrCorrupt.
-// To look:
+// To look (sqlite3 3.42 or later):
 //
-//	sqlite3 locks.db "SELECT key, token, expires > unixepoch('subsec')*1e9 AS held FROM fence_locks"
+//	sqlite3 locks.db "SELECT key, token, coalesce(expires > unixepoch('subsec') * 1e9, 0) AS held FROM fence_locks"
 //
 // Every call is one SQL statement, which SQLite runs atomically and in
 // order with every other writer of the file, in any process: Acquire
 // inserts or takes over the row only if it is new, free or expired, and
 // Renew and Release change it only if the owner and token still hold it
-// unexpired. A commit is written to disk before the call returns
-// (SQLite's default synchronous=FULL), so a token issued before a crash
-// or power loss is never issued again.
+// unexpired. A file opened from a URL syncs each commit to disk before
+// the call returns (WAL mode with SQLite's default synchronous=FULL), so
+// a token issued before a crash or a power loss is not issued again, as
+// long as the disk keeps what it acknowledged.
 //
 // # What it guarantees, and where
 //

@@ -12,8 +12,9 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// TestOpenURL: the URL forms open a file, made when missing, with the
-// lease table in it, which the Locker's Close closes.
+// TestOpenURL: the URL forms open a file, made when missing, in WAL mode
+// with every commit synced, with the lease table in it, which the
+// Locker's Close closes.
 func TestOpenURL(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -33,6 +34,15 @@ func TestOpenURL(t *testing.T) {
 		var n int
 		if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, tc.table).Scan(&n); err != nil || n != 1 {
 			t.Errorf("open %s: table %s: %d, %v", tc.url, tc.table, n, err)
+		}
+		// Tokens are durable: WAL mode, each commit synced (FULL).
+		var mode string
+		var sync int
+		if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+			t.Errorf("open %s: journal_mode %q, %v; want wal", tc.url, mode, err)
+		}
+		if err := db.QueryRow(`PRAGMA synchronous`).Scan(&sync); err != nil || sync != 2 {
+			t.Errorf("open %s: synchronous %d, %v; want 2 (FULL)", tc.url, sync, err)
 		}
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
