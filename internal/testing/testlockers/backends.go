@@ -63,9 +63,10 @@ type Backend struct {
 	// written, and Create returns an error matching
 	// errors.ErrUnsupported.
 	Keyspace bool
-	// OpenCreates is true for a store that opening creates (an SQLite
-	// file and its table): it is never missing, and Create finds it made.
-	OpenCreates bool
+	// File is true for a store in a file on this host (SQLite): opening
+	// makes it, so it is never missing and Create finds it made, and it
+	// has no server to be unreachable.
+	File bool
 	// URL returns the URL of a fresh key space of the store (a table,
 	// container or bucket not created yet, or a prefix no key has yet),
 	// removed when the test ends.
@@ -142,7 +143,7 @@ var Backends = []Backend{
 	{Name: "mysql", MinTTL: time.Second, ServerTimed: true, URL: mysqlURL},
 	// SQLite takes leases of 100 ms: 1 s, as on PostgreSQL. Its file
 	// lives in the test's temporary directory.
-	{Name: "sqlite", MinTTL: time.Second, ServerTimed: true, OpenCreates: true, URL: sqliteURL},
+	{Name: "sqlite", MinTTL: time.Second, ServerTimed: true, File: true, URL: sqliteURL},
 	// ZooKeeper takes leases of 1 s up to two thirds of the session
 	// timeout: sessions of a minute (the test server grants up to two)
 	// let the tests' leases of up to 40 s fit. Its lock nodes live under
