@@ -45,6 +45,7 @@ var lockerSchemes = []scheme{
 	{name: "redlock", url: func(a []string) string { return "redlock://" + strings.Join(a, ",") + "/?prefix=hung:&timeout=10s" }},
 	{name: "mysql", url: func(a []string) string { return "mysql://fence:secret@" + a[0] + "/fence?table=fence_hung" }},
 	{name: "zk", url: func(a []string) string { return "zk://" + a[0] + "/hung" }},
+	{name: "sqlite", inProcess: "SQLite is a file the process opens: it has no server to hang"},
 }
 
 var resourceSchemes = []scheme{

@@ -23,6 +23,8 @@ type backend struct {
 	ttl    string
 	// keyspace: the store has nothing to create (testlockers.Backend).
 	keyspace bool
+	// file: the store is a file on this host (testlockers.Backend).
+	file bool
 	// url returns a fresh store URL, not yet initialised, removed when
 	// the test ends.
 	url func(t *testing.T) string
@@ -37,7 +39,7 @@ func backends() []backend {
 		if b.InProcess {
 			continue
 		}
-		bs = append(bs, backend{name: b.Name, minTTL: b.MinTTL, ttl: b.MinTTL.String(), keyspace: b.Keyspace, url: b.URL})
+		bs = append(bs, backend{name: b.Name, minTTL: b.MinTTL, ttl: b.MinTTL.String(), keyspace: b.Keyspace, file: b.File, url: b.URL})
 	}
 	return bs
 }

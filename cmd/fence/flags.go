@@ -36,7 +36,7 @@ func newCommand(name string) *command {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported by fence, help by subHelp
 	c := &command{name: name, fs: fs}
-	c.store = fs.String("store", os.Getenv(EnvStore), "store URL (default $"+EnvStore+")")
+	c.store = fs.String("store", os.Getenv(EnvStore), "store URL (default $"+EnvStore+", else the SQLite file "+defaultStoreHelp+")")
 	c.duration(&c.timeout, "timeout", DefaultTimeout, "bound on each store call")
 	return c
 }
@@ -186,7 +186,10 @@ func initCommand() *command { return newCommand("init") }
 func (cmd *command) open(ctx context.Context, c *cli) (*fence.Locker, error) {
 	raw := *cmd.store
 	if raw == "" {
-		return nil, &usageError{msg: "no store: give --store URL or set " + EnvStore, forms: strings.Join(lockerForms(), ", ")}
+		var err error
+		if raw, err = defaultStore(); err != nil {
+			return nil, err
+		}
 	}
 	pws, err := passwords(raw)
 	if err != nil {
@@ -208,7 +211,7 @@ func (cmd *command) open(ctx context.Context, c *cli) (*fence.Locker, error) {
 	}
 	if driver.InfoOf(l).InProcess {
 		_ = l.Close()
-		return nil, usagef("the store %s lives inside one process: another fence command could not see its leases", c.store)
+		return nil, usagef("the store %s lives inside one process: another fence command could not see its leases; for a store on this host use a file, %s:///PATH (the default without --store), or a shared store", c.store, defaultScheme)
 	}
 	return l, nil
 }

@@ -1,15 +1,16 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/fencekit/fence/driver"
 )
 
-const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] --store URL KEY -- COMMAND [ARGS...]
-       fence inspect [--json] [--show-owner] [--timeout D] --store URL KEY
-       fence break [--json] [--show-owner] [--timeout D] --store URL KEY
-       fence init [--timeout D] --store URL
+const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] [--store URL] KEY -- COMMAND [ARGS...]
+       fence inspect [--json] [--show-owner] [--timeout D] [--store URL] KEY
+       fence break [--json] [--show-owner] [--timeout D] [--store URL] KEY
+       fence init [--timeout D] [--store URL]
        fence help [SUBCOMMAND]
 `
 
@@ -17,8 +18,11 @@ const usageLine = `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D]
 // registered backends.
 var manual = `fence: run a command under a distributed lock with a fencing token.
 
-Like flock(1), but the lock lives in a shared store, so it holds across
-machines: a cron job on three hosts runs on one of them at a time.
+Like flock(1), but the lock can live in a shared store, so it holds
+across machines: a cron job on three hosts runs on one of them at a
+time. Without --store or $FENCE_STORE the lock lives in a file on this
+host, which needs no server and no fence init, and holds between the
+processes of this host.
 
 ` + usageLine + `
 SUBCOMMANDS
@@ -58,15 +62,17 @@ OPTIONS OF RUN (before KEY)
   --no-wait    when KEY is held, exit at once with status 75 (the default).
   --wait D     when KEY is held, wait up to D for it, then exit 75. fence
                tries again as soon as the key is released, where the store
-               announces releases (PostgreSQL), at the holder's expiry,
+               announces releases (PostgreSQL; the SQLite file is read
+               every 50 ms while fence waits), at the holder's expiry,
                where the store tells it, and at least every second.
   --grace D    time between SIGTERM and SIGKILL after a lost lease
                (default 10s; 0 sends SIGKILL at once).
   -v, --verbose
                report acquisition, busy attempts, renewal failures and the
                release on stderr.
-  --store URL  the store (default: $FENCE_STORE). Also on inspect, break,
-               init.
+  --store URL  the store (default: $FENCE_STORE, else the SQLite file
+               locks.db in $XDG_STATE_HOME/fence or $HOME/.local/state/fence,
+               made when missing). Also on inspect, break, init.
   --timeout D  the bound on each store call (default 10s; also on inspect,
                break, init): opening the store, each read, break or
                create, and run's release. run's acquisition attempts and
@@ -91,6 +97,13 @@ STORE URLS
   The scheme of the store URL picks the backend. This fence knows:
 
 ` + storeForms() + `
+  Without --store or $FENCE_STORE, fence uses the SQLite file
+  ` + defaultStoreHelp + `
+  (its directory is made, mode 0700). It holds between the processes of
+  this host only, never across machines, and must not be on a network
+  file system (NFS). A lease of a crashed holder runs out one TTL after
+  its last renewal, on this host's clock.
+
   Each backend's Go package documents its URL's parameters, where its
   credentials come from and how it times leases; go doc
   github.com/fencekit/fence/backends names the package of each scheme.
@@ -151,7 +164,7 @@ then costs a refused write, never corrupted data.
 
 // subHelp is the help of each subcommand (fence help SUB, fence SUB -h).
 var subHelp = map[string]string{
-	"run": `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] --store URL KEY -- COMMAND [ARGS...]
+	"run": `usage: fence run [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] [--store URL] KEY -- COMMAND [ARGS...]
 
 Runs COMMAND under a lease on KEY with FENCE_TOKEN, FENCE_KEY and
 FENCE_OWNER in its environment; renews the lease every TTL/3; on loss sends
@@ -170,12 +183,13 @@ otherwise with the command's status.
                report the lease's events on stderr
   --timeout D  bound on each store call (default 10s; attempts and
                renewals: the shorter of D and TTL/3); exit 69 when passed
-  --store URL  the store (default $FENCE_STORE)
+  --store URL  the store (default $FENCE_STORE, else the SQLite file
+               locks.db in $XDG_STATE_HOME/fence or $HOME/.local/state/fence)
 
 Pass $FENCE_TOKEN to the resource you write: holding the lock alone is
 not a safety guarantee. See ` + "`fence help`" + ` for store URLs and exit codes.
 `,
-	"inspect": `usage: fence inspect [--json] [--show-owner] [--timeout D] --store URL KEY
+	"inspect": `usage: fence inspect [--json] [--show-owner] [--timeout D] [--store URL] KEY
 
 Describes KEY without taking it: free or held, the holder (or last
 holder), the last token issued and the expiry where the store reports it.
@@ -188,9 +202,10 @@ digits), not the id itself.
                Warning: on most stores whoever reads it can release or
                renew the lease; keep it out of logs and tickets
   --timeout D  bound on each store call (default 10s); exit 69 when passed
-  --store URL  the store (default $FENCE_STORE)
+  --store URL  the store (default $FENCE_STORE, else the SQLite file
+               locks.db in $XDG_STATE_HOME/fence or $HOME/.local/state/fence)
 `,
-	"break": `usage: fence break [--json] [--show-owner] [--timeout D] --store URL KEY
+	"break": `usage: fence break [--json] [--show-owner] [--timeout D] [--store URL] KEY
 
 Frees KEY whoever holds it and prints its state afterwards. The holder's
 next renewal fails (a fence run holding it stops its command and exits
@@ -200,16 +215,18 @@ resources refuse the old holder's writes once the new token reached them.
   --json       print the state after the break as JSON (see inspect)
   --show-owner also print the raw owner id of the last holder (see inspect)
   --timeout D  bound on each store call (default 10s); exit 69 when passed
-  --store URL  the store (default $FENCE_STORE)
+  --store URL  the store (default $FENCE_STORE, else the SQLite file
+               locks.db in $XDG_STATE_HOME/fence or $HOME/.local/state/fence)
 `,
-	"init": `usage: fence init [--timeout D] --store URL
+	"init": `usage: fence init [--timeout D] [--store URL]
 
 Creates the table, container or bucket the store keeps its leases in, if
 it does not exist. A store with nothing to create (a key space) is read
 once, to see that it answers.
 
   --timeout D  bound on each store call (default 10s); exit 69 when passed
-  --store URL  the store (default $FENCE_STORE)
+  --store URL  the store (default $FENCE_STORE, else the SQLite file
+               locks.db in $XDG_STATE_HOME/fence or $HOME/.local/state/fence)
 `,
 }
 
@@ -223,8 +240,9 @@ func storeForms() string {
 	return b.String()
 }
 
-// lockerForms returns the URL form of every registered locker scheme.
+// lockerForms returns the URL form of every registered locker scheme
+// whose store the command can use: not those that live in one process.
 func lockerForms() []string {
 	_, forms := driver.LockerSchemes()
-	return forms
+	return slices.DeleteFunc(forms, inProcess)
 }

@@ -1,15 +1,15 @@
 // Command fence runs commands under distributed leases with fencing
 // tokens, and inspects and breaks those leases: flock(1) across machines.
 //
-//	fence init    [--timeout D] --store URL
-//	fence run     [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] --store URL KEY [--] COMMAND [ARGS...]
-//	fence inspect [--json] [--show-owner] [--timeout D] --store URL KEY
-//	fence break   [--json] [--show-owner] [--timeout D] --store URL KEY
+//	fence init    [--timeout D] [--store URL]
+//	fence run     [--wait D | --no-wait] [--ttl D] [--grace D] [-v | --verbose] [--timeout D] [--store URL] KEY [--] COMMAND [ARGS...]
+//	fence inspect [--json] [--show-owner] [--timeout D] [--store URL] KEY
+//	fence break   [--json] [--show-owner] [--timeout D] [--store URL] KEY
 //	fence help    [SUBCOMMAND]
 //
 // Flags go before KEY, with one dash or two:
 //
-//	--store URL    init, run, inspect, break: the store (default $FENCE_STORE)
+//	--store URL    init, run, inspect, break: the store (default $FENCE_STORE, else the default store)
 //	--timeout D    init, run, inspect, break: the bound on each store call (default 10s); exit 69 naming the store when it passes
 //	--ttl D        run: the lease duration (default 30s), renewed every D/3
 //	--no-wait      run: exit 75 at once when KEY is held (the default)
@@ -23,6 +23,15 @@
 // (fence.OwnerFingerprint: "owner:" and 12 hex digits), never the id
 // itself: on most stores the owner id with the token is what a release or
 // renewal checks, and on Azure it gives the lease id.
+//
+// Without --store or $FENCE_STORE, the store is the SQLite file
+// $XDG_STATE_HOME/fence/locks.db, else $HOME/.local/state/fence/locks.db
+// (lockers/sqlite; the directory is made with mode 0700): it needs no
+// server and no fence init, and holds between the processes of this host,
+// as flock(1) does. `fence run nightly -- ./job.sh` works on a fresh
+// machine, with $FENCE_TOKEN as on every store. Stores that live inside
+// one process (the memory locker) are refused: another fence command
+// could not see their leases.
 //
 // The store URL's scheme picks the backend: every backend that package
 // github.com/fencekit/fence/backends registers is built in, and the

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,11 @@ import (
 
 // fenceBin is the fence binary built by TestMain.
 var fenceBin string
+
+// stateHome is the XDG_STATE_HOME of every run of the binary whose test
+// gives no environment of its own (testEnv): a directory of TestMain's,
+// so that no test touches the user's default store.
+var stateHome string
 
 func TestMain(m *testing.M) {
 	os.Exit(buildAndRun(m))
@@ -39,6 +45,7 @@ func buildAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	fenceBin = filepath.Join(dir, "fence")
+	stateHome = filepath.Join(dir, "state")
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go")
@@ -66,16 +73,22 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 }
 
-// testEnv is the environment of the binary: the test's own, without a
-// default store, plus extra.
+// testEnv is the environment of the binary: the test's own, without
+// $FENCE_STORE, with the default store in stateHome, plus extra.
 func testEnv(extra ...string) []string {
+	return append(envWithout(EnvStore, "XDG_STATE_HOME"), append([]string{"XDG_STATE_HOME=" + stateHome}, extra...)...)
+}
+
+// envWithout is the test's environment without the variables names.
+func envWithout(names ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, EnvStore+"=") {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
 			env = append(env, kv)
 		}
 	}
-	return append(env, extra...)
+	return env
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.

@@ -23,10 +23,9 @@ func TestUsage(t *testing.T) {
 		{"no subcommand", nil, "no subcommand"},
 		{"unknown subcommand", []string{"lock"}, `unknown subcommand "lock"`},
 		{"unknown flag", []string{"run", "--frobnicate", "--store", pg, "k", "--", "true"}, "frobnicate"},
-		{"no store", []string{"inspect", "k"}, "no store"},
-		{"no store lists the forms", []string{"inspect", "k"}, "forms: " + strings.Join(lockerForms(), ", ")},
 		{"unparsable", []string{"inspect", "--store", "postgres://nobody@127.0.0.1:port/none", "k"}, "cannot be parsed"},
 		{"in-process store", []string{"inspect", "--store", "mem://x", "k"}, "lives inside one process"},
+		{"in-process store names the file store", []string{"run", "--store", "mem://", "k", "--", "true"}, "sqlite:///PATH"},
 		{"no key", []string{"inspect", "--store", pg}, "needs a KEY"},
 		{"two keys", []string{"break", "--store", pg, "a", "b"}, "one KEY"},
 		{"init with a key", []string{"init", "--store", pg, "k"}, "no arguments"},
@@ -106,6 +105,7 @@ func TestHelp(t *testing.T) {
 	}
 	for _, want := range append([]string{
 		"FENCE_TOKEN", "FENCE_KEY", "FENCE_OWNER", "FENCE_STORE", "in ps",
+		"$XDG_STATE_HOME/fence/locks.db", "$HOME/.local/state/fence/locks.db", "this host only", "NFS",
 		"64 ", "69 ", "75 ", "79 ", "126 ", "127 ", "128+N",
 		"NOT a safety guarantee", "$FENCE_TOKEN",
 	}, forms...) {
@@ -113,10 +113,18 @@ func TestHelp(t *testing.T) {
 			t.Errorf("fence help lacks %q", want)
 		}
 	}
+	for _, s := range inProcessSchemes {
+		if strings.Contains(r.stdout, s+"://") {
+			t.Errorf("fence help offers %s://, a store inside one process", s)
+		}
+	}
 	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"inspect", "-h"}, {"help", "break"}, {"init", "--help"}} {
 		r := fenceRun(t, nil, args...)
 		if r.code != 0 || !strings.Contains(r.stdout, "usage: fence") {
 			t.Errorf("fence %q: %v", args, r)
+		}
+		if !strings.Contains(r.stdout, "$HOME/.local/state/fence") {
+			t.Errorf("fence %q does not say where the default store is: %v", args, r)
 		}
 	}
 }
@@ -125,13 +133,24 @@ func TestHelp(t *testing.T) {
 // hint naming fence init, for inspect, break and run alike (a key in a
 // missing Cloud Storage bucket is not reported free). A key space (etcd,
 // Redis) is never missing: fence init says there is nothing to create,
-// and a key of a fresh prefix is free.
+// and a key of a fresh prefix is free. Nor is an SQLite file, which
+// opening makes.
 func TestStoreMissing(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			store := b.missingStore(t)
+			if b.file {
+				// Opening the store makes it: a key of a fresh one is
+				// free, and fence init finds it ready.
+				if s := inspectJSON(t, store, "k"); s.Held || s.Token != 0 {
+					t.Errorf("a key of a fresh store is %+v, want free and never acquired", s)
+				}
+				r := fenceRun(t, nil, "init", "--store", store)
+				wantCode(t, r, 0)
+				return
+			}
 			if b.keyspace {
 				if s := inspectJSON(t, store, "k"); s.Held || s.Token != 0 {
 					t.Errorf("a key of a fresh prefix is %+v, want free and never acquired", s)

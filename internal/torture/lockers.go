@@ -54,6 +54,13 @@ var (
 		URL: gcsURL("locks", append(trustedClock(300*time.Millisecond), "backoff", "20ms")...),
 	}
 
+	// SQLiteLocker is lockers/sqlite on the run's SQLite file, the one
+	// SQLiteResource writes, with a lease table of the run's own.
+	SQLiteLocker = LockerKind{
+		Name: "sqlite", TTL: time.Second,
+		URL: sqliteFile(func(s *Stage) []string { return []string{"table", s.ID + "_locks"} }),
+	}
+
 	// AzblobLocker is lockers/azblob, with Azure's shortest lease (15 s),
 	// on the run's Azurite with the account and key of
 	// AZURE_STORAGE_CONNECTION_STRING.

@@ -90,7 +90,7 @@ type LockerKind struct {
 // Waves splits pairs in the two halves that run one after the other on a
 // small machine, in order: those whose locker's Wave is 0, then those
 // whose locker's Wave is 1; an empty half is left out. On two cores, the
-// 30 runs of all pairs at once, fenced and control with worker
+// runs of all pairs at once, fenced and control with worker
 // processes, leave the machine so loaded that the pairs reached over TCP
 // write a few dozen times a minute and some control runs show no
 // violation; each half alone runs well.
@@ -165,6 +165,7 @@ func (p Pair) Env() []string {
 func Pairs() []Pair {
 	return []Pair{
 		{MemoryLocker, MemoryResource},
+		{SQLiteLocker, SQLiteResource},
 		{PostgresLocker, SQLPostgresResource},
 		{PostgresLocker, SQLiteResource},
 		{DynamoLocker, DynamoResource},

@@ -34,10 +34,7 @@ var (
 	// SQLiteResource is resources/sql on an SQLite file of the run.
 	SQLiteResource = ResourceKind{
 		Name: "sql-sqlite",
-		URL: oneURL(func(s *Stage) (string, error) {
-			u := url.URL{Scheme: "sqlite", Path: filepath.Join(s.Dir, "fence.db"), RawQuery: withParams(nil, sqlTables(s)...).Encode()}
-			return u.String(), nil
-		}),
+		URL:  sqliteFile(sqlTables),
 	}
 
 	// DynamoResource is resources/dynamo.
@@ -65,6 +62,16 @@ var (
 // tables.
 func sqlTables(s *Stage) []string {
 	return []string{"fence-table", s.ID + "_fence", "value-table", s.ID + "_values"}
+}
+
+// sqliteFile returns the URL of the run's SQLite file, with the
+// parameters params gives for the stage (as name, value pairs). The
+// SQLite locker and resource share the file, each with tables of its own.
+func sqliteFile(params func(s *Stage) []string) URLs {
+	return oneURL(func(s *Stage) (string, error) {
+		u := url.URL{Scheme: "sqlite", Path: filepath.Join(s.Dir, "fence.db"), RawQuery: withParams(nil, params(s)...).Encode()}
+		return u.String(), nil
+	})
 }
 
 // openS3Unfenced opens the bucket of clean (an s3URL) with

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/sqlitefile"
 )
 
 // maxTxAttempts bounds the attempts made at one transaction, besides the
@@ -76,12 +77,7 @@ func Retryable(err error) bool {
 		s := state.SQLState()
 		return s == "40001" || s == "40P01"
 	}
-	var code interface{ Code() int }
-	if errors.As(err, &code) {
-		c := code.Code() & 0xff
-		return c == 5 || c == 6
-	}
-	return false
+	return sqlitefile.Busy(err)
 }
 
 // beginError is a failed BEGIN.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"github.com/fencekit/fence/lockers/postgres"    // postgres://
 	_ "github.com/fencekit/fence/lockers/redis"     // redis://
 	_ "github.com/fencekit/fence/lockers/redlock"   // redlock://
+	_ "github.com/fencekit/fence/lockers/sqlite"    // sqlite://
 	_ "github.com/fencekit/fence/lockers/zookeeper" // zk://
 )
 
@@ -63,6 +65,10 @@ type Backend struct {
 	// written, and Create returns an error matching
 	// errors.ErrUnsupported.
 	Keyspace bool
+	// File is true for a store in a file on this host (SQLite): opening
+	// makes it, so it is never missing and Create finds it made, and it
+	// has no server to be unreachable.
+	File bool
 	// URL returns the URL of a fresh key space of the store (a table,
 	// container or bucket not created yet, or a prefix no key has yet),
 	// removed when the test ends.
@@ -111,8 +117,8 @@ func (b Backend) OpenLocker(t *testing.T, url string, clock fence.Clock) *fence.
 // Run runs test on every store of Backends, as parallel subtests, with
 // ttl the store's shortest lease but at least a second (so that renewals
 // every TTL/3 keep up under the race detector on a busy machine): 1 s on
-// memory, PostgreSQL, DynamoDB, Redis and Redlock, 2 s on etcd, 3 s on
-// Cloud Storage, 15 s on Azure.
+// memory, PostgreSQL, DynamoDB, Redis, Redlock and SQLite, 2 s on etcd,
+// 3 s on Cloud Storage, 15 s on Azure.
 // Real-time tests scale every duration from ttl.
 //
 // On the clock-free stores (ServerTimed false) a contender takes over a
@@ -152,6 +158,9 @@ var Backends = []Backend{
 	{Name: "redlock", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: redlockURL},
 	// MySQL takes leases of 100 ms: 1 s, as on PostgreSQL.
 	{Name: "mysql", MinTTL: time.Second, ServerTimed: true, URL: mysqlURL},
+	// SQLite takes leases of 100 ms: 1 s, as on PostgreSQL. Its file
+	// lives in the test's temporary directory.
+	{Name: "sqlite", MinTTL: time.Second, ServerTimed: true, File: true, URL: sqliteURL},
 	// ZooKeeper takes leases of 1 s up to two thirds of the session
 	// timeout: sessions of a minute (the test server grants up to two)
 	// let the tests' leases of up to 40 s fit. Its lock nodes live under
@@ -164,6 +173,12 @@ var Backends = []Backend{
 // The etcd and Redis servers outlive the test run (scripts/kvstores.sh
 // starts them without persistence): a test's keys stay under its unique
 // prefix, untouched by other tests, until the servers stop.
+
+// sqliteURL names a fresh file in the test's temporary directory,
+// removed with it.
+func sqliteURL(t *testing.T) string {
+	return "sqlite://" + filepath.ToSlash(filepath.Join(t.TempDir(), "locks.db"))
+}
 
 func etcdURL(t *testing.T) string {
 	return "etcd://" + testenv.EtcdEndpoints(t) + "/" + UniqueName("backend-") + "/"

@@ -28,14 +28,12 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
-	"strconv"
-	"strings"
-	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/sqlitefile"
 	"github.com/fencekit/fence/internal/urlparam"
 	fencesql "github.com/fencekit/fence/resources/sql"
 	"github.com/fencekit/fence/resources/sql/internal/ident"
@@ -45,10 +43,6 @@ import (
 func init() {
 	driver.RegisterResource("sqlite", urlOpener{})
 }
-
-// defaultBusyTimeout is how long a Resource opened from a URL waits for
-// another writer's lock.
-const defaultBusyTimeout = 10 * time.Second
 
 // urlOpener opens Resources on SQLite files from sqlite:// URLs.
 type urlOpener struct{}
@@ -77,28 +71,9 @@ func (urlOpener) OpenResourceURL(_ context.Context, u *url.URL, _ *fence.OpenOpt
 func parseURL(u *url.URL) (dsn string, opts fencesql.Options, err error) {
 	p := urlparam.New(u)
 	opts.FenceTable, opts.ValueTable = ident.URLTables(p, u, false)
-	timeout := p.Duration("busy-timeout")
-	if timeout == 0 {
-		timeout = defaultBusyTimeout
-	}
-	path := u.Host + u.Path
-	switch {
-	case u.User != nil:
-		p.Fail("no user or password in an SQLite URL")
-	case u.Port() != "" || strings.HasSuffix(u.Host, ":"):
-		p.Fail("no port in an SQLite URL; the path follows sqlite://")
-	case path == "" || path == "/" || strings.HasSuffix(path, "/"):
-		p.Fail("no file after sqlite:// (sqlite:///abs/path.db or sqlite://rel/path.db)")
-	case strings.IndexByte(path, 0) >= 0:
-		p.Fail("a NUL byte in the path")
-	}
+	dsn = sqlitefile.DSN(p, u)
 	if err := p.Done(); err != nil {
 		return "", fencesql.Options{}, err
 	}
-	return "file:" + sqlitePath.Replace(path) +
-		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(timeout.Milliseconds(), 10) + ")&_txlock=immediate", opts, nil
+	return dsn, opts, nil
 }
-
-// sqlitePath escapes what SQLite's URI filenames and the driver's DSN
-// parsing would read in a path.
-var sqlitePath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")

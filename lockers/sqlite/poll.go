@@ -1,0 +1,88 @@
+package sqlite
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// NotifyRelease implements driver.ReleaseNotifier. A release or break by
+// this Locker wakes its waiters at once; one by another process (or
+// another Locker on the file) is seen by the Locker's poller, which
+// reads the rows of the keys waited for every PollInterval while anyone
+// waits, and wakes the waiters of a key it finds free or expired.
+func (d *store) NotifyRelease(_ context.Context, key string) (<-chan struct{}, func(), error) {
+	c, stop := d.hub.Subscribe(key)
+	unwatch := d.poll.watch(key)
+	var once sync.Once
+	return c, func() {
+		once.Do(func() {
+			stop()
+			unwatch()
+		})
+	}, nil
+}
+
+// poller reads the rows of the keys waited for, while there are any.
+type poller struct {
+	d     *store
+	every time.Duration
+
+	mu     sync.Mutex
+	keys   map[string]int     // waiters per key
+	cancel context.CancelFunc // stops the running loop; nil when none runs
+}
+
+// watch counts a waiter of key, starting the loop for the first, and
+// returns what ends that waiter's count, stopping the loop after the last.
+func (p *poller) watch(key string) func() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.keys == nil {
+		p.keys = make(map[string]int)
+	}
+	p.keys[key]++
+	if p.cancel == nil {
+		var ctx context.Context
+		ctx, p.cancel = context.WithCancel(context.Background())
+		go p.loop(ctx)
+	}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.keys[key]--; p.keys[key] <= 0 {
+			delete(p.keys, key)
+		}
+		if len(p.keys) == 0 && p.cancel != nil {
+			p.cancel()
+			p.cancel = nil
+		}
+	}
+}
+
+// loop wakes the waiters of every key waited for that is free or expired,
+// every p.every, until ctx ends. A failed read wakes nobody: the waiters
+// poll the store themselves as well (fence.SessionOptions.PollInterval).
+func (p *poller) loop(ctx context.Context) {
+	t := time.NewTicker(p.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		keys := make([]string, 0, len(p.keys))
+		for k := range p.keys {
+			keys = append(keys, k)
+		}
+		p.mu.Unlock()
+		for _, key := range keys {
+			r, found, err := p.d.read(ctx, key)
+			if err == nil && (!found || !r.heldAt(p.d.now())) {
+				p.d.hub.Signal(key)
+			}
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package sqlite
+
+// queries are the statements of one lease table, each one statement that
+// SQLite runs atomically in a transaction of its own. A writing
+// statement takes the database's write lock when it starts, waiting for
+// another writer's up to the connection's busy timeout.
+type queries struct {
+	create, acquire, read, renew, release, brk string
+}
+
+// maxToken is the largest token the table holds (SQLite's INTEGER).
+const maxToken = 1<<63 - 1
+
+// buildQueries returns the statements of the lease table table, quoted.
+func buildQueries(table string) queries {
+	return queries{
+		// One row per key, never deleted: the owner of the current or
+		// last lease, the last token issued, and the expiry of the
+		// current lease in Unix nanoseconds on the locker's Clock, NULL
+		// while the key is free.
+		create: `CREATE TABLE IF NOT EXISTS ` + table + ` (
+	key     TEXT    NOT NULL PRIMARY KEY,
+	owner   TEXT    NOT NULL,
+	token   INTEGER NOT NULL,
+	expires INTEGER
+) STRICT, WITHOUT ROWID`,
+
+		// acquire inserts the key's row with token 1, or takes a free or
+		// expired well-formed row, adding one to its token; a held or
+		// malformed row is left as it is and nothing is returned.
+		// Parameters: key, owner, expiry, now.
+		acquire: `INSERT INTO ` + table + ` (key, owner, token, expires) VALUES (?1, ?2, 1, ?3)
+ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, token = token + 1, expires = excluded.expires
+WHERE (expires IS NULL OR expires <= ?4) AND token >= 1 AND token < 9223372036854775807 AND owner <> ''
+	AND (expires IS NULL OR expires > 0)
+RETURNING token`,
+
+		// read reads the key's row. Parameter: key.
+		read: `SELECT owner, token, expires FROM ` + table + ` WHERE key = ?1`,
+
+		// renew extends the caller's own unexpired lease.
+		// Parameters: key, owner, token, now, new expiry.
+		renew: `UPDATE ` + table + ` SET expires = ?5
+WHERE key = ?1 AND owner = ?2 AND token = ?3 AND expires > ?4`,
+
+		// release frees the caller's own unexpired lease; the row and its
+		// counter stay. Parameters: key, owner, token, now.
+		release: `UPDATE ` + table + ` SET expires = NULL
+WHERE key = ?1 AND owner = ?2 AND token = ?3 AND expires > ?4`,
+
+		// brk frees the key whoever holds it; the counter stays.
+		// Parameter: key.
+		brk: `UPDATE ` + table + ` SET expires = NULL WHERE key = ?1 AND expires IS NOT NULL`,
+	}
+}
