@@ -36,7 +36,7 @@ type backend struct {
 func backends() []backend {
 	var bs []backend
 	for _, b := range testlockers.Backends {
-		if b.InProcess {
+		if b.InProcess || b.Open != nil { // the command opens URLs only
 			continue
 		}
 		bs = append(bs, backend{name: b.Name, minTTL: b.MinTTL, ttl: b.MinTTL.String(), keyspace: b.Keyspace, file: b.File, url: b.URL})
