@@ -80,6 +80,19 @@ func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 // change runs stmt, an update of lease's row that matches it only while
 // the lease is held, and explains a miss in a *fence.NotHeldError.
 func (d *store) change(ctx context.Context, lease fence.Lease, stmt string, args ...any) error {
+	n, err := d.exec(ctx, stmt, args...)
+	switch {
+	case err != nil:
+		return err
+	case n == 1:
+		return nil
+	}
+	return d.notHeld(ctx, lease)
+}
+
+// exec runs stmt, again while SQLite answers busy, and returns the
+// number of rows it changed.
+func (d *store) exec(ctx context.Context, stmt string, args ...any) (int64, error) {
 	var n int64
 	err := retry(ctx, func() error {
 		res, err := d.db.ExecContext(ctx, stmt, args...)
@@ -88,13 +101,7 @@ func (d *store) change(ctx context.Context, lease fence.Lease, stmt string, args
 		}
 		return err
 	})
-	switch {
-	case err != nil:
-		return err
-	case n == 1:
-		return nil
-	}
-	return d.notHeld(ctx, lease)
+	return n, err
 }
 
 // notHeld reads lease's row to say why the lease is not held.
@@ -124,14 +131,7 @@ func (d *store) Break(ctx context.Context, key string) error {
 	if err := d.ready(ctx); err != nil {
 		return err
 	}
-	var n int64
-	err := retry(ctx, func() error {
-		res, err := d.db.ExecContext(ctx, d.q.brk, key)
-		if err == nil {
-			n, err = res.RowsAffected()
-		}
-		return err
-	})
+	n, err := d.exec(ctx, d.q.brk, key)
 	if err == nil && n > 0 {
 		d.hub.Signal(key)
 	}
