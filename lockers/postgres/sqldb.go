@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -42,11 +40,15 @@ func NewSQL(db *sql.DB, opts *Options) (*fence.Locker, error) {
 // neither []string nor []int64 to every driver, nor scans an array, so
 // the arrays of RenewBatch travel as the text of a PostgreSQL array
 // (which the statement casts, as it does the arrays of pgx) and come
-// back the same way.
+// back the same way, written and read by pgx's pgtype.
 type sqlRunner struct{ db *sql.DB }
 
 func (r sqlRunner) exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := r.db.ExecContext(ctx, query, sqlArgs(args)...)
+	args, err := sqlArgs(args)
+	if err != nil {
+		return 0, err
+	}
+	res, err := r.db.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -54,7 +56,11 @@ func (r sqlRunner) exec(ctx context.Context, query string, args ...any) (int64, 
 }
 
 func (r sqlRunner) queryRow(ctx context.Context, query string, args ...any) rowScanner {
-	return sqlRow{r.db.QueryRowContext(ctx, query, sqlArgs(args)...)}
+	args, err := sqlArgs(args)
+	if err != nil {
+		return errRow{err}
+	}
+	return sqlRow{r.db.QueryRowContext(ctx, query, args...)}
 }
 
 // listener returns a listener that opens its connections from the
@@ -83,54 +89,35 @@ func (r sqlRunner) listener(names notifyNames) *listener {
 }
 
 // sqlArgs returns args with each []string and []int64 replaced by the
-// text of a PostgreSQL array.
-func sqlArgs(args []any) []any {
+// text of a PostgreSQL array (text[] or bigint[]), as pgtype writes it.
+func sqlArgs(args []any) ([]any, error) {
+	var m *pgtype.Map
 	for i, a := range args {
-		switch a := a.(type) {
+		var oid uint32
+		switch a.(type) {
 		case []string:
-			args[i] = textArray(a)
+			oid = pgtype.TextArrayOID
 		case []int64:
-			args[i] = intArray(a)
+			oid = pgtype.Int8ArrayOID
+		default:
+			continue
 		}
+		if m == nil {
+			m = pgtype.NewMap()
+		}
+		b, err := m.Encode(oid, pgtype.TextFormatCode, a, nil)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = string(b)
 	}
-	return args
+	return args, nil
 }
 
-// textArray returns the text of a PostgreSQL text[] holding elems: each
-// element double-quoted, with its backslashes and double quotes escaped,
-// so that any string (but one with NUL, which text cannot hold) comes
-// back unchanged.
-func textArray(elems []string) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, e := range elems {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('"')
-		for _, c := range []byte(e) {
-			if c == '"' || c == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(c)
-		}
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return b.String()
-}
+// errRow is a row whose statement was not sent: its Scan returns err.
+type errRow struct{ err error }
 
-// intArray returns the text of a PostgreSQL bigint[] holding elems.
-func intArray(elems []int64) string {
-	b := []byte{'{'}
-	for i, e := range elems {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, e, 10)
-	}
-	return string(append(b, '}'))
-}
+func (r errRow) Scan(...any) error { return r.err }
 
 // sqlRow is a row of database/sql, scanned into the store's
 // destinations.
@@ -141,8 +128,8 @@ func (r sqlRow) Scan(dest ...any) error {
 		switch d := d.(type) {
 		case *pgtype.Timestamptz:
 			dest[i] = timestamptzScanner{d}
-		case *[]int64:
-			dest[i] = intArrayScanner{d}
+		case *[]int64: // a bigint[], from its text
+			dest[i] = pgtype.NewMap().SQLScanner(d)
 		}
 	}
 	return r.row.Scan(dest...)
@@ -158,37 +145,4 @@ func (s timestamptzScanner) Scan(src any) error {
 		src = string(b)
 	}
 	return s.t.Scan(src)
-}
-
-// intArrayScanner scans a bigint[] without NULLs from its text, as
-// database/sql drivers give it.
-type intArrayScanner struct{ a *[]int64 }
-
-func (s intArrayScanner) Scan(src any) error {
-	var text string
-	switch src := src.(type) {
-	case string:
-		text = src
-	case []byte:
-		text = string(src)
-	default:
-		return fmt.Errorf("cannot scan %T into a bigint array", src)
-	}
-	inner, open := strings.CutPrefix(text, "{")
-	inner, closed := strings.CutSuffix(inner, "}")
-	if !open || !closed {
-		return fmt.Errorf("cannot scan %q into a bigint array", text)
-	}
-	*s.a = (*s.a)[:0]
-	if inner == "" {
-		return nil
-	}
-	for e := range strings.SplitSeq(inner, ",") {
-		n, err := strconv.ParseInt(e, 10, 64)
-		if err != nil {
-			return fmt.Errorf("cannot scan %q into a bigint array: %w", text, err)
-		}
-		*s.a = append(*s.a, n)
-	}
-	return nil
 }

@@ -33,12 +33,12 @@ func TestSQLArrays(t *testing.T) {
 			r := sqlRunner{newSQLDB(t, w.sqlDriver, 1)}
 			var n int
 			err := r.queryRow(t.Context(), `SELECT count(*) FROM unnest($1::text[]) WITH ORDINALITY AS u (s, i)
-WHERE s IS NOT DISTINCT FROM ($2::text[])[i]`, oddStrings, textArray(oddStrings)).Scan(&n)
+WHERE s IS NOT DISTINCT FROM ($2::text[])[i]`, oddStrings, textArrayOf(t, oddStrings)).Scan(&n)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var back []string
-			rows, err := r.db.QueryContext(t.Context(), `SELECT unnest($1::text[])`, textArray(oddStrings))
+			rows, err := r.db.QueryContext(t.Context(), `SELECT unnest($1::text[])`, textArrayOf(t, oddStrings))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,4 +310,14 @@ func TestSQLContextEndsInFlight(t *testing.T) {
 			}
 		})
 	}
+}
+
+// textArrayOf returns the text sqlRunner sends for elems.
+func textArrayOf(t *testing.T, elems []string) string {
+	t.Helper()
+	args, err := sqlArgs([]any{elems})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return args[0].(string)
 }
