@@ -81,6 +81,15 @@ func New(db *sql.DB, opts *Options) (*fence.Locker, error) {
 // in SQLite and no escaping anywhere it is shown.
 var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
+// badTable says why t is not a table name Options.Table accepts, or ""
+// when it is one.
+func badTable(t string) string {
+	if tableName.MatchString(t) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not letters, digits and underscores, starting with no digit, at most 63 bytes", t)
+}
+
 // newLocker is New, with closeDB for the Locker's Close (the URL
 // opener's database).
 func newLocker(db *sql.DB, opts *Options, closeDB func() error) (*fence.Locker, error) {
@@ -94,8 +103,8 @@ func newLocker(db *sql.DB, opts *Options, closeDB func() error) (*fence.Locker, 
 	if o.Table == "" {
 		o.Table = DefaultTable
 	}
-	if !tableName.MatchString(o.Table) {
-		return nil, &fence.InvalidError{Field: "table", Reason: fmt.Sprintf("%q is not letters, digits and underscores, starting with no digit, at most 63 bytes", o.Table)}
+	if why := badTable(o.Table); why != "" {
+		return nil, &fence.InvalidError{Field: "table", Reason: why}
 	}
 	switch {
 	case o.PollInterval < 0:

@@ -30,8 +30,8 @@ func (urlOpener) URLForm() string { return "sqlite://[/]PATH.db[?table=T&busy-ti
 func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
 	p := urlparam.New(u)
 	table := p.String("table")
-	if table != "" && !tableName.MatchString(table) {
-		p.Fail("table=%q is not letters, digits and underscores, starting with no digit, at most 63 bytes", table)
+	if why := badTable(table); table != "" && why != "" {
+		p.Fail("table=%s", why)
 	}
 	if u.Fragment != "" || u.Opaque != "" {
 		p.Fail("an SQLite URL is sqlite:///abs/path.db or sqlite://rel/path.db")
