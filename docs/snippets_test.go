@@ -206,17 +206,25 @@ func readBlocks(t *testing.T, root string, files []string) []block {
 	return all
 }
 
-// TestSnippets checks every ```go block of the project's markdown.
-func TestSnippets(t *testing.T) {
+// projectMarkdown returns the docs module's directory, the project's
+// root (its parent) and the markdown files under the root.
+func projectMarkdown(t *testing.T) (moduleDir, root string, files []string) {
+	t.Helper()
 	moduleDir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Dir(moduleDir)
-	files, err := markdownFiles(root)
+	root = filepath.Dir(moduleDir)
+	files, err = markdownFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return moduleDir, root, files
+}
+
+// TestSnippets checks every ```go block of the project's markdown.
+func TestSnippets(t *testing.T) {
+	moduleDir, root, files := projectMarkdown(t)
 	blocks := readBlocks(t, root, files)
 	for _, b := range blocks {
 		t.Run(strings.ReplaceAll(b.String(), "/", "_"), func(t *testing.T) {
@@ -232,15 +240,7 @@ func TestSnippets(t *testing.T) {
 // TestSnippets on no blocks at all: README.md has Go blocks, and so do
 // the guides of this module.
 func TestWalkFindsREADME(t *testing.T) {
-	moduleDir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Dir(moduleDir)
-	files, err := markdownFiles(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, root, files := projectMarkdown(t)
 	perFile := map[string]int{}
 	for _, b := range readBlocks(t, root, files) {
 		perFile[b.file]++
