@@ -9,10 +9,10 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// TestRenewBatch: RenewBatch renews, in two transactions of reads and one
-// keepalive stream, every lease still held, across more leases than one
-// transaction reads, and answers fence.ErrNotHeld for those released,
-// or broken, in order.
+// TestRenewBatch: RenewBatch renews every lease still held, across more
+// leases than one transaction reads (so checked by the keys attached to
+// the shared lease), and answers fence.ErrNotHeld for those released, or
+// broken, in order.
 func TestRenewBatch(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

@@ -85,6 +85,7 @@ func newLocker(client *clientv3.Client, opts *Options, closeClient func() error)
 	}
 	clock := driver.ClockOrSystem(o.Clock)
 	d := &store{c: client, clock: clock, prefix: o.Prefix, minTTL: o.MinTTL}
+	d.shared.sweep = d.sweep
 	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock, Close: closeClient})
 	if err != nil {
 		return nil, nil, err
