@@ -269,3 +269,79 @@ func TestRenewRequests(t *testing.T) {
 		t.Errorf("requests of a RenewBatch of 1, 100, 1000 leases: %v; want the same, at most 3", counts)
 	}
 }
+
+// TestRenewThroughAnotherLocker: a lease renewed through a Locker that
+// did not acquire it is moved to that Locker's shared etcd lease with
+// its token, so that it stays held after its acquirer stopped, and its
+// renewals do not keep the acquirer's other records alive.
+func TestRenewThroughAnotherLocker(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	crashed := newClient(t, sharedEndpoints(t))
+	a := newTestLocker(t, crashed, nil)
+	bc := sharedClient(t)
+	b := newTestLocker(t, bc, &Options{Prefix: a.d.prefix})
+	leases := acquireMany(t, a.Locker, "k", 2, shortTTL) // k0 renewed by b, k1 not
+	if err := b.d.RenewBatch(ctx, leases[:1])[0]; err != nil {
+		t.Fatalf("renewal through another Locker: %v", err)
+	}
+	if id, mine := leaseOf(t, bc, b, "k0"), leaseOf(t, bc, b, "k1"); id == mine {
+		t.Fatal("the renewal through another Locker left the record on its acquirer's lease")
+	}
+	_ = crashed.Close()
+	end := time.Now().Add(3 * shortTTL)
+	for time.Now().Before(end) {
+		time.Sleep(shortTTL / 3)
+		if err := b.d.RenewBatch(ctx, leases[:1])[0]; err != nil {
+			t.Fatalf("renewal of k0: %v", err)
+		}
+	}
+	if info, err := b.Inspect(ctx, "k0"); err != nil || !info.Held || info.Token != leases[0].Token {
+		t.Errorf("Inspect(k0), renewed through another Locker = %+v, %v; want held with token %d", info, err, leases[0].Token)
+	}
+	if info, err := b.Inspect(ctx, "k1"); err != nil || info.Held {
+		t.Errorf("Inspect(k1), on the shared lease of a stopped Locker = %+v, %v; want free", info, err)
+	}
+	if err := b.d.Release(ctx, leases[0]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLostAnswerRecordEnds: a record an Acquire may have created but
+// whose answer was lost (here: written by hand on the shared lease, the
+// Locker told the outcome is unknown) is deleted once its TTL has passed,
+// while the shared lease is renewed for another record.
+func TestLostAnswerRecordEnds(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	c := sharedClient(t)
+	l := newTestLocker(t, c, nil)
+	renewed, err := l.Acquire(ctx, "renewed", shortTTL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := l.d.groupLease(ctx, seconds(shortTTL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := fence.NewOwnerID()
+	r := l.d.shared.begin("lost", owner, id)
+	value := encodeRecord(owner)
+	if _, err := c.Txn(ctx).Then(clientv3.OpPut(l.d.held("lost"), value, clientv3.WithLease(clientv3.LeaseID(id))), clientv3.OpPut(l.d.last("lost"), value)).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	l.d.shared.end("lost", r, lost(owner, id, time.Now().Add(shortTTL)))
+	end := time.Now().Add(3 * shortTTL)
+	for time.Now().Before(end) {
+		time.Sleep(shortTTL / 3)
+		if err := l.d.RenewBatch(ctx, []fence.Lease{renewed})[0]; err != nil {
+			t.Fatalf("renewal: %v", err)
+		}
+	}
+	if info, err := l.Inspect(ctx, "lost"); err != nil || info.Held {
+		t.Errorf("Inspect(lost) three TTLs after the lost Acquire = %+v, %v; want free", info, err)
+	}
+	if err := l.d.Release(ctx, renewed); err != nil {
+		t.Fatal(err)
+	}
+}
