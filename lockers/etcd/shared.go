@@ -93,6 +93,26 @@ func (s *shared) granted(secs, id int64, at time.Time) {
 		s.ids = make(map[int64]int64)
 	}
 	s.ids[id] = secs
+	if len(s.ids) > 2*len(s.groups)+16 {
+		s.pruneLocked()
+	}
+}
+
+// pruneLocked forgets the etcd leases that are no group's and hold none
+// of the records the Locker knows: they expire on the server.
+func (s *shared) pruneLocked() {
+	used := make(map[int64]bool, len(s.groups))
+	for _, g := range s.groups {
+		used[g.id] = true
+	}
+	for _, r := range s.recs {
+		used[r.lease] = true
+	}
+	for id := range s.ids {
+		if !used[id] {
+			delete(s.ids, id)
+		}
+	}
 }
 
 // secs returns the TTL in whole seconds of the records of etcd lease id,
