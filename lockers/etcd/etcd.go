@@ -45,10 +45,11 @@ type Options struct {
 	// leader. Default: fence.SystemClock.
 	Clock fence.Clock
 	// MinTTL is the shortest lease accepted, a whole number of seconds:
-	// the shortest lease the server grants (see DefaultMinTTL). A
-	// shorter one would be lengthened by the server without telling;
-	// an Acquire whose lease the server lengthens anyway gets an error
-	// matching fence.ErrInvalid. Default: DefaultMinTTL.
+	// the shortest lease the server grants (see DefaultMinTTL) is a
+	// safe choice. A Locker's shared etcd lease lasts the TTL and one
+	// second (see the package doc); an Acquire whose shared lease the
+	// server lengthens beyond that gets an error matching
+	// fence.ErrInvalid. Default: DefaultMinTTL.
 	MinTTL time.Duration
 }
 
