@@ -42,7 +42,9 @@ type Options struct {
 	// HeldError.ValidUntil and LockInfo.ValidUntil are computed, and on
 	// which the portable layer refuses a Renew or Release of a lease
 	// that ran out. Whether a key is held is decided by the etcd
-	// leader. Default: fence.SystemClock.
+	// leader, and by the Locker's deletes of the records nobody renewed
+	// within their TTL, timed on the system's monotonic clock. Default:
+	// fence.SystemClock.
 	Clock fence.Clock
 	// MinTTL is the shortest lease accepted, a whole number of seconds:
 	// the shortest lease the server grants (see DefaultMinTTL) is a
