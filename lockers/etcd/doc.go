@@ -226,5 +226,4 @@
 // cluster. A password in the URL is accepted but discouraged (command
 // lines are visible in ps); no error shows it. The opened locker's Close
 // closes the client it made; Create has nothing to create.
-
 package etcd
