@@ -9,15 +9,17 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// TestRenewBatch: RenewBatch renews, in two transactions of reads and one
-// keepalive stream, every lease still held, across more leases than one
-// transaction reads, and answers fence.ErrNotHeld for those released,
-// or broken, in order.
+// TestRenewBatch: RenewBatch renews every lease still held, across more
+// leases than one transaction reads (so checked by the keys attached to
+// the shared lease), and answers fence.ErrNotHeld for those released, or
+// broken (through this Locker, or another, which this Locker learns
+// from the keys no longer attached), in order.
 func TestRenewBatch(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	c := sharedClient(t)
 	l := newTestLocker(t, c, nil)
+	operator := newTestLocker(t, c, &Options{Prefix: l.d.prefix})
 	// Taking 120 leases one by one takes seconds on a loaded machine: a
 	// TTL of a few times that keeps the first ones alive until the batch.
 	const ttl = 3 * DefaultMinTTL
@@ -29,13 +31,16 @@ func TestRenewBatch(t *testing.T) {
 		}
 		leases = append(leases, lease)
 	}
-	gone := map[int]string{3: "released", 50: "broken", batchReads + 5: "released"}
+	gone := map[int]string{3: "released", 50: "broken", 70: "broken by another Locker", batchReads + 5: "released"}
 	for i, how := range gone {
 		var err error
-		if how == "released" {
+		switch how {
+		case "released":
 			err = l.Release(ctx, leases[i])
-		} else {
+		case "broken":
 			err = l.Break(ctx, leases[i].Key)
+		default:
+			err = operator.Break(ctx, leases[i].Key)
 		}
 		if err != nil {
 			t.Fatal(err)

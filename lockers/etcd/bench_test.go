@@ -68,15 +68,18 @@ func newMutexSession(b *testing.B, c *clientv3.Client, ttl int) *concurrency.Ses
 }
 
 // BenchmarkAcquireRelease takes and frees a key, one client each side:
-// fence's Acquire and Release (a keepalive of a spare lease beside the
-// acquiring transaction, and the releasing transaction: two raft writes)
-// against a Mutex's TryLock and Unlock on a long-lived
-// concurrency.Session ("mutex": a transaction and a delete, two round
-// trips and two raft writes, the session's lease granted once for all
-// its locks), against a Mutex on a session of its
-// own per lock ("mutex-own-session": NewSession, TryLock, Unlock, Close,
-// which is what a lease per lock costs etcd's own API), and against
-// Lock and Unlock ("mutex-lock").
+// fence's Acquire and Release (one transaction each: two raft writes; the
+// record attached to the Locker's shared lease, kept alive at most once a
+// second beside an Acquire) against a Mutex's TryLock and Unlock on a
+// long-lived concurrency.Session ("mutex": a transaction and a delete,
+// two round trips and two raft writes, the session's lease granted once
+// for all its locks); against fence's floor, its two transactions sent
+// bare on the client ("floor"), and that floor against the Mutex
+// ("floor-vs=mutex"); the same through a fence.Session's Lock
+// and the handle's Release ("session-vs=mutex"); against a Mutex on a session of
+// its own per lock ("mutex-own-session": NewSession, TryLock, Unlock,
+// Close, which is what a lease per lock costs etcd's own API), and
+// against Lock and Unlock ("mutex-lock").
 func BenchmarkAcquireRelease(b *testing.B) {
 	fc, mc := sharedClient(b), sharedClient(b)
 	l := newTestLocker(b, fc, nil)
@@ -95,6 +98,71 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		s := newMutexSession(b, mc, 60)
 		paired(b, "fence", "mutex", fenceCycle, func(i int) {
 			m := concurrency.NewMutex(s, pfx+strconv.Itoa(i%16))
+			if err := m.TryLock(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := m.Unlock(ctx); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	// The floor: fence's own two transactions sent bare on the client,
+	// on a concurrency.Session's lease (no owner ids, no checks, no
+	// bookkeeping). The last record, written with the lock record so that
+	// a free key still shows its last token and owner, and the release's
+	// compare are in the floor, not in fence's layers.
+	value := encodeRecord(fence.NewOwnerID())
+	fpfx := uniquePrefix("floor")
+	floorCycle := func(s *concurrency.Session) func(int) {
+		return func(i int) {
+			held, last := fpfx+"held/"+strconv.Itoa(i%16), fpfx+"last/"+strconv.Itoa(i%16)
+			resp, err := mc.Txn(ctx).
+				If(clientv3.Compare(clientv3.CreateRevision(held), "=", 0)).
+				Then(clientv3.OpPut(held, value, clientv3.WithLease(s.Lease())), clientv3.OpPut(last, value)).
+				Else(clientv3.OpGet(held)).
+				Commit()
+			if err != nil || !resp.Succeeded {
+				b.Fatal(err, resp)
+			}
+			resp, err = mc.Txn(ctx).
+				If(clientv3.Compare(clientv3.CreateRevision(held), "=", resp.Header.Revision),
+					clientv3.Compare(clientv3.Value(held), "=", value)).
+				Then(clientv3.OpDelete(held)).
+				Else(clientv3.OpGet(held)).
+				Commit()
+			if err != nil || !resp.Succeeded {
+				b.Fatal(err, resp)
+			}
+		}
+	}
+	b.Run("vs=floor", func(b *testing.B) {
+		paired(b, "fence", "floor", fenceCycle, floorCycle(newMutexSession(b, mc, 60)))
+	})
+	b.Run("floor-vs=mutex", func(b *testing.B) {
+		s := newMutexSession(b, mc, 60)
+		paired(b, "floor", "mutex", floorCycle(s), func(i int) {
+			m := concurrency.NewMutex(s, pfx+"f"+strconv.Itoa(i%16))
+			if err := m.TryLock(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := m.Unlock(ctx); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("session-vs=mutex", func(b *testing.B) {
+		fs := waittest.NewSession(b, l.Locker, &fence.SessionOptions{TTL: time.Minute})
+		s := newMutexSession(b, mc, 60)
+		paired(b, "fence", "mutex", func(i int) {
+			h, err := fs.Lock(ctx, "skey-"+strconv.Itoa(i%16), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := h.Release(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}, func(i int) {
+			m := concurrency.NewMutex(s, pfx+"t"+strconv.Itoa(i%16))
 			if err := m.TryLock(ctx); err != nil {
 				b.Fatal(err)
 			}

@@ -134,21 +134,32 @@ func TestCorruptLastRecord(t *testing.T) {
 }
 
 // TestServerRaisesTTL: a Locker told that the server grants 1 s leases,
-// on a server that grants no less than 2 s, refuses a 1 s Acquire with
-// fence.ErrInvalid instead of holding the key longer than asked, and
-// leaves the key free.
+// on a server that grants no less than 3 s (an election timeout of
+// 1.5 s), refuses a 1 s Acquire with fence.ErrInvalid instead of holding
+// the key longer than asked (a 1 s TTL takes a shared lease of 2 s, the
+// TTL and slack), and leaves the key free. On a server that grants 2 s,
+// the 1 s Acquire is taken.
 func TestServerRaisesTTL(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	l := newTestLocker(t, sharedClient(t), &Options{MinTTL: time.Second})
+	ms := startClusterElection(t, 1, "1500")
+	l := newTestLocker(t, newClient(t, endpointsOf(ms)), &Options{MinTTL: time.Second})
 	_, err := l.Acquire(ctx, "k", time.Second, nil)
 	if !errors.Is(err, fence.ErrInvalid) {
-		t.Fatalf("Acquire of 1 s on a server whose least lease is 2 s: %v; want an error matching fence.ErrInvalid", err)
+		t.Fatalf("Acquire of 1 s on a server whose least lease is 3 s: %v; want an error matching fence.ErrInvalid", err)
 	}
 	t.Logf("error: %v", err)
 	info, err := l.Inspect(ctx, "k")
 	if err != nil || info.Held || info.Token != 0 {
 		t.Fatalf("Inspect after the refused Acquire = %+v, %v; want a key never acquired", info, err)
+	}
+	shared := newTestLocker(t, sharedClient(t), &Options{MinTTL: time.Second})
+	lease, err := shared.Acquire(ctx, "k", time.Second, nil)
+	if err != nil {
+		t.Fatalf("Acquire of 1 s on a server whose least lease is 2 s: %v", err)
+	}
+	if err := shared.Release(ctx, lease); err != nil {
+		t.Fatal(err)
 	}
 }
 

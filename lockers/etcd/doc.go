@@ -13,9 +13,10 @@
 //
 //   - P + "held/" + K, the lock record: exists exactly while K is held.
 //     Its value is "fence1:" followed by the holder's owner id; it is
-//     attached to an etcd lease of the acquisition's TTL that holds no
-//     other key, so the server deletes it when that lease expires. Its
-//     create revision is the lease's fencing token.
+//     attached to the acquiring Locker's shared etcd lease of the
+//     acquisition's TTL (see Shared leases), so the server deletes it at
+//     the latest when that lease expires. Its create revision is the
+//     lease's fencing token.
 //   - P + "last/" + K, the last record: "fence1:" and the owner id of the
 //     last acquisition, attached to no lease and never deleted. Written in
 //     the transaction that creates the lock record, its mod revision is
@@ -24,15 +25,16 @@
 // The "held/" and "last/" parts keep the two apart whatever the key:
 // "last/x" and "x" are different lock keys with different records. Do not
 // write keys under P by hand; to free a key, do what Break does (delete
-// the lock record, revoke its lease). A lock record whose value is not of
-// this form, or that is attached to no lease, and a last record of
-// another form or attached to a lease, are reported with fence.ErrCorrupt;
+// the lock record; never revoke its etcd lease, which holds other keys).
+// A lock record whose value is not of this form, or that is attached to
+// no lease, and a last record of another form or attached to a lease,
+// are reported with fence.ErrCorrupt;
 // Acquire, Renew and Release never write over them. (Acquire does not
 // read the last record: it writes it anew when it takes the key.) With
 // etcdctl:
 //
 //	etcdctl get --prefix fence/locks/held/     # who holds what; -w json shows create revisions and leases
-//	etcdctl lease timetolive LEASE             # time left, in hex from the json above
+//	etcdctl lease timetolive --keys LEASE      # time left and the records on it; LEASE in hex from the json above
 //
 // # Tokens
 //
@@ -55,62 +57,102 @@
 // # Leases and time
 //
 // Whether a key is held is decided by the leader's clock: the lock
-// record lives as long as its etcd lease, which the leader expires. The
+// record lives at most as long as its etcd lease, which the leader
+// expires (see Shared leases for the Locker's own deletes). The
 // Lease.ValidUntil the holder gets is the send time of its request plus
 // TTL on Options.Clock, earlier than the server's end of the lease; the
 // expiry in a fence.HeldError or fence.LockInfo is the send time of a
 // lease time-to-live question plus the whole seconds it answers (the
-// server rounds down).
+// server rounds down), less the second of slack.
 //
 // etcd leases last whole seconds: a TTL is rounded up to the next second
-// (a 2.5 s TTL is a 3 s etcd lease), so the server may hold a key up to a
-// second longer than asked, and the leader looks for expired leases twice
-// a second, so a key becomes free up to about half a second after that
-// (plus the commit of the revocation). The server also raises every lease
-// to at least 1.5 election timeouts rounded up to a second: 2 s with its
-// default election timeout of 1 s (DefaultMinTTL). Set Options.MinTTL to
-// the server's own minimum; an Acquire whose lease the server lengthens
-// anyway is refused with fence.ErrInvalid rather than held longer than
-// asked.
+// (a 2.5 s TTL is a 3 s etcd lease), and the leader looks for expired
+// leases twice a second, so a key whose lease ends becomes free up to
+// about half a second after that (plus the commit of the revocation).
+// The server also raises every lease to at least 1.5 election timeouts
+// rounded up to a second: 2 s with its default election timeout of 1 s
+// (DefaultMinTTL). Set Options.MinTTL to the server's own minimum; an
+// Acquire whose shared lease (the TTL and one second, see below) the
+// server lengthens anyway is refused with fence.ErrInvalid rather than
+// held longer than asked.
+//
+// # Shared leases
+//
+// A Locker attaches every lock record it creates with the same TTL (in
+// whole seconds) to one etcd lease of its own, as etcd's
+// concurrency.Session does for its locks, so that keeping any number of
+// them alive is one keepalive. The shared lease lasts the TTL and one
+// second of slack: an Acquire made within a second of the shared lease's
+// latest keepalive (or grant) gives its record a full TTL on the server
+// without a keepalive of its own; a later one keeps the lease alive
+// beside its transaction. Each record keeps its own TTL: the Locker
+// remembers, for each record it created, when its latest acquisition or
+// renewal was sent, and deletes the record (compare-and-delete, on a
+// timer) once its TTL has passed since then, while the shared lease
+// lives on for the records that are renewed. What this means:
+//
+//   - A lease nobody renews any more (a bare Locker.Acquire never
+//     renewed; a handle its fence.Session declared lost while the
+//     session's other handles are renewed) ends in the store when its
+//     TTL has passed since its last acquisition or renewal, plus the
+//     commit of the delete; the tests check it within the TTL and a
+//     second. Renew a lease through the Locker that acquired it, as a
+//     Session does: a Locker knows the TTLs of its own records only. A
+//     record renewed through another Locker is moved to that Locker's
+//     shared lease (a put that keeps its create revision, so its token).
+//   - Break deletes the lock record only. It never revokes an etcd lease:
+//     that would free every other key on it.
+//   - A process that stops (a crash, a kill, a pause longer than the TTL)
+//     stops keeping its shared leases alive and stops its deletes: all
+//     its records end together when the shared lease expires, at most the
+//     TTL, rounded up to whole seconds, and one second after its last
+//     keepalive (plus the leader's half-second expiry loop), as the tests
+//     check. A record may thus outlive its own TTL by up to the second of
+//     slack when its process dies.
+//   - The expiry in a fence.HeldError or fence.LockInfo is the shared
+//     lease's remaining time less the second of slack (for a record of
+//     the Locker asked, its own end if sooner): an estimate that a record
+//     of another Locker whose own TTL ends sooner can beat.
 //
 // # Calls
 //
 //   - Acquire runs one transaction (a raft write): if the lock record's
-//     create revision is 0 (it does not exist), put it with an etcd lease
-//     and put the last record; else read the lock record. The etcd lease
-//     is a spare (see below), kept alive at the same time as the
-//     transaction runs, so that its TTL restarts after the call started;
-//     without a spare, a new lease is granted first (a raft write, one
-//     more round trip). A busy key costs one more round trip: asking the
-//     holder's lease its time to live for the fence.HeldError.
-//   - Renew reads the lock record (a linearizable read), checks its create
-//     revision and owner against the lease, and keeps its etcd lease alive
-//     once (the leader restarts its TTL; no raft write). The renewals of
-//     a fence.Session's keepalive read all the records in one transaction
-//     and keep their leases alive on one stream: two round trips for any
-//     number of leases.
+//     create revision is 0 (it does not exist), put it attached to the
+//     shared lease and put the last record; else read the lock record.
+//     The first Acquire of a TTL grants the shared lease (a raft write,
+//     one more round trip), as does one that finds it with less than half
+//     its life surely left; one made more than a second after the shared
+//     lease's latest keepalive keeps it alive at the same time. A busy
+//     key costs one more round trip: asking the holder's lease its time
+//     to live for the fence.HeldError.
+//   - Renew and RenewBatch (a fence.Session's keepalive renews all its due
+//     leases in one RenewBatch call) send, for the leases this Locker
+//     acquired, two requests per shared lease, together, whatever their
+//     number: a keepalive of the shared lease (the leader restarts its
+//     TTL; no raft write), and one check that the records are still
+//     there: a transaction reading them (a linearizable read) when there
+//     are at most 100, else the keys attached to the shared lease (etcd's
+//     lease time-to-live with its keys, which the leader answers once it
+//     has applied every committed write). A record deleted by Release,
+//     Break, the Locker's delete or expiry is no longer attached; another
+//     holder's record is attached to another lease; the Locker's own
+//     later record of the key has another token, which it knows. A lease
+//     acquired by another Locker, or after a lost answer, or whose record
+//     is not found attached, is read (100 records per transaction) and
+//     checked by its token and owner.
 //   - Release is one transaction (a raft write) that deletes the lock
 //     record if its create revision is the lease's token and its value
-//     names the lease's owner: compare-and-delete.
-//   - Break deletes the lock record whoever holds it and revokes its lease.
+//     names the lease's owner: compare-and-delete. The shared lease stays.
+//   - Break deletes the lock record whoever holds it.
 //   - Inspect reads both records in one transaction and, when the key is
 //     held, asks its lease's time to live.
 //
 // A lease whose record is gone, or holds another token or owner, or whose
 // etcd lease ended, gets fence.ErrNotHeld from Renew and Release.
 //
-// Spare leases: the etcd lease of a released lease, or one granted for an
-// Acquire that found the key held, holds no key afterwards; the Locker
-// keeps up to eight per TTL (in whole seconds) and reuses the newest for
-// its next Acquire of that TTL while at least half its TTL is surely left
-// (counted from the send time of its last grant or keepalive), so a key
-// taken and freed again and again costs two raft writes, as a
-// concurrency.Mutex on a long-lived session does. An etcd lease holds one
-// record at a time: a spare holds nothing until it is reused, and is
-// never shared between Lockers. Spares not reused expire on the server
-// within their TTL. (A Renew that races with the Release of the same
-// lease may keep its etcd lease alive just after the next Acquire reused
-// it: that lease then lasts one TTL from then, as renewed.)
+// An acquisition and a release of a free key cost two raft writes and
+// two round trips, as a concurrency.Mutex's TryLock and Unlock on a
+// long-lived session do.
 //
 // # Release notifications
 //
@@ -159,8 +201,9 @@
 // commit the request. Never assume it did not: after an ambiguous Acquire,
 // Inspect the key (an Acquire with AcquireOptions.Owner set shows whether
 // that owner got it; fence.Session does this and uses or releases the
-// lease it finds); the etcd lease of such an Acquire is left to expire,
-// since it may hold the key. After an ambiguous Release or Renew, repeat
+// lease it finds). A record such an Acquire may have created is deleted
+// by the Locker once its TTL has passed unless it is renewed, and ends
+// with the shared lease otherwise. After an ambiguous Release or Renew, repeat
 // it: both are idempotent (a Release that had landed answers
 // fence.ErrNotHeld).
 //
@@ -183,5 +226,4 @@
 // cluster. A password in the URL is accepted but discouraged (command
 // lines are visible in ps); no error shows it. The opened locker's Close
 // closes the client it made; Create has nothing to create.
-
 package etcd

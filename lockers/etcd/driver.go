@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -19,11 +20,12 @@ import (
 // portable layer has validated. Its errors are bare causes; the
 // portable fence.Locker prefixes them.
 type store struct {
-	c      *clientv3.Client
-	clock  fence.Clock // for the local times of HeldError and LockInfo
-	prefix string
-	minTTL time.Duration
-	leases leases
+	c        *clientv3.Client
+	clock    fence.Clock // for the local times of HeldError and LockInfo
+	prefix   string
+	minTTL   time.Duration
+	shared   shared
+	granting sync.Mutex // held while a shared lease is granted
 }
 
 var (
@@ -60,100 +62,141 @@ func seconds(ttl time.Duration) int64 {
 	return int64((ttl + time.Second - 1) / time.Second)
 }
 
-// Acquire implements driver.Locker. It takes an etcd lease of ttl
-// (rounded up to whole seconds: a spare, or a new one; see the package
-// doc) and runs one transaction: if the lock record does not exist, it
-// creates it attached to that lease, with the last record, and the
-// transaction's revision (the record's create revision) is the token;
-// otherwise it reads the record, keeps the unused lease as a spare and
-// reports the holder in a *fence.HeldError whose ValidUntil is the
-// holder's remaining time on the server (whole seconds, rounded down)
-// added to the send time of the question. A holder whose lease turns out
-// to have ended meanwhile gets driver.ErrAcquireRaced.
+// Acquire implements driver.Locker. It runs one transaction: if the
+// lock record does not exist, it creates it attached to the Locker's
+// shared etcd lease of ttl (rounded up to whole seconds), with the last
+// record, and the transaction's revision (the record's create revision)
+// is the token; otherwise it reads the record and reports the holder in a
+// *fence.HeldError whose ValidUntil is the holder's remaining time on the
+// server (whole seconds, rounded down, less slack) added to the send time
+// of the question. A holder whose lease turns out to have ended meanwhile
+// gets driver.ErrAcquireRaced.
 //
-// When the transaction's answer is lost, the lease is left alone: it may
-// hold the key, which the caller can find with Inspect (fence.Session
-// does), and it expires after ttl otherwise.
+// The shared lease is granted by the first Acquire of its TTL, or when
+// the one there is has less than half its life surely left. When its
+// latest keepalive is too old for the record to surely last ttl from now,
+// it is kept alive at the same time as the transaction runs.
+//
+// When the transaction's answer is lost, the record may exist: the
+// Locker deletes it once its TTL has passed unless it is renewed (a
+// Session that finds it with Inspect renews it).
 func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	secs := seconds(ttl)
-	if id, at, ok := d.leases.takeSpare(secs); ok {
-		lease, err := d.acquire(ctx, key, owner, ttl, secs, clientv3.LeaseID(id), at, true)
-		if !errors.Is(err, errSpareGone) {
+	for range 2 {
+		id, at, err := d.groupLease(ctx, secs)
+		if err != nil {
+			return fence.Lease{}, err
+		}
+		lease, err := d.acquire(ctx, key, owner, ttl, secs, id, at)
+		if !errors.Is(err, errLeaseGone) {
 			return lease, err
 		}
-		// The spare ended sooner than it could: take a new lease.
+		// The shared lease ended sooner than it could: take a new one.
 	}
-	sent := time.Now()
-	grant, err := d.c.Grant(ctx, secs)
-	if err != nil {
-		return fence.Lease{}, fmt.Errorf("grant a lease: %w", err)
-	}
-	if grant.TTL != secs {
-		d.revoke(ctx, grant.ID)
-		return fence.Lease{}, &fence.InvalidError{Field: "ttl", Reason: fmt.Sprintf(
-			"%v: the server grants leases of at least %d s (1.5 election timeouts), not %d s; use a longer TTL, or set the locker's minimum TTL to the server's", ttl, grant.TTL, secs)}
-	}
-	return d.acquire(ctx, key, owner, ttl, secs, grant.ID, sent, false)
+	return fence.Lease{}, errors.New("the shared lease ended twice in a row")
 }
 
-// acquire runs Acquire's transaction with etcd lease id of secs seconds,
-// which holds no key and lasts its full TTL from at, at least. A spare
-// is kept alive at the same time, so that its TTL restarts after the
-// portable fence.Locker's send time (Lease.ValidUntil is that time plus ttl);
-// should that fail, so does the Acquire, and a record it created is left
-// to expire with the lease (a Session finds it with Inspect).
-func (d *store) acquire(ctx context.Context, key, owner string, ttl time.Duration, secs int64, id clientv3.LeaseID, at time.Time, spare bool) (fence.Lease, error) {
-	var kept chan error
-	if spare {
-		kept = make(chan error, 1)
-		sent := time.Now()
-		go func() {
-			resp, err := d.c.KeepAliveOnce(ctx, id)
-			if err == nil && resp.TTL != secs {
-				err = fmt.Errorf("the spare lease lasts %d s, not %d s", resp.TTL, secs)
-			}
-			if err == nil {
-				at = sent
-			}
-			kept <- err
-		}()
+// groupLease returns the shared etcd lease of secs seconds and the send
+// time of its grant or latest keepalive, granting one when there is none
+// with half its life left (see shared.lease).
+func (d *store) groupLease(ctx context.Context, secs int64) (int64, time.Time, error) {
+	if id, at, ok := d.shared.lease(secs); ok {
+		return id, at, nil
 	}
-	rec := encodeRecord(owner)
+	// One grant at a time, so that Acquires racing for a new shared lease
+	// get the same one.
+	d.granting.Lock()
+	defer d.granting.Unlock()
+	if id, at, ok := d.shared.lease(secs); ok {
+		return id, at, nil
+	}
+	sent := time.Now()
+	grant, err := d.c.Grant(ctx, secs+slack)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("grant a lease: %w", err)
+	}
+	if grant.TTL != secs+slack {
+		d.revoke(ctx, grant.ID)
+		return 0, time.Time{}, &fence.InvalidError{Field: "ttl", Reason: fmt.Sprintf(
+			"%d s: the server grants leases of at least %d s (1.5 election timeouts), not %d s (the TTL and %d s); use a longer TTL, or set the locker's minimum TTL to the server's", secs, grant.TTL, secs+slack, slack)}
+	}
+	d.shared.granted(secs, int64(grant.ID), sent)
+	return int64(grant.ID), sent, nil
+}
+
+// acquire runs Acquire's transaction with shared etcd lease id of secs
+// seconds, granted or kept alive by a request sent at at. When at is too
+// long ago for the record to last ttl from now, the lease is kept alive
+// at the same time; should that fail, so does the Acquire, and a record it
+// created is left to the sweep (a Session finds it with Inspect).
+func (d *store) acquire(ctx context.Context, key, owner string, ttl time.Duration, secs, id int64, at time.Time) (fence.Lease, error) {
+	sent := time.Now()
+	var kept chan error
+	if at.Add(life(secs)).Before(sent.Add(ttl)) {
+		kept = make(chan error, 1)
+		go func() { kept <- d.keepAlive(ctx, id, secs) }()
+	}
+	value := encodeRecord(owner)
 	held := d.held(key)
+	r := d.shared.begin(key, owner, id)
 	resp, err := d.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(held), "=", 0)).
-		Then(clientv3.OpPut(held, rec, clientv3.WithLease(id)), clientv3.OpPut(d.last(key), rec)).
+		Then(clientv3.OpPut(held, value, clientv3.WithLease(clientv3.LeaseID(id))), clientv3.OpPut(d.last(key), value)).
 		Else(clientv3.OpGet(held)).
 		Commit()
 	var kerr error
-	if spare {
+	if kept != nil {
 		kerr = <-kept
 	}
-	if err != nil {
-		if spare && errors.Is(err, rpctypes.ErrLeaseNotFound) {
-			return fence.Lease{}, errSpareGone
-		}
-		if etcdclient.Refused(err) && kerr == nil {
-			d.leases.addSpare(int64(id), secs, at)
+	until := sent.Add(ttl)
+	switch {
+	case err != nil && etcdclient.Refused(err):
+		d.shared.end(key, r, nil)
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			d.shared.ended(id)
+			return fence.Lease{}, errLeaseGone
 		}
 		return fence.Lease{}, err
-	}
-	if !resp.Succeeded {
-		if kerr == nil {
-			d.leases.addSpare(int64(id), secs, at) // it holds nothing
-		}
+	case err != nil:
+		d.shared.end(key, r, lost(owner, id, until))
+		return fence.Lease{}, err
+	case !resp.Succeeded:
+		d.shared.end(key, r, nil)
 		return fence.Lease{}, d.heldError(ctx, key, resp.Responses[0].GetResponseRange().Kvs)
 	}
-	if kerr != nil {
-		return fence.Lease{}, fmt.Errorf("keep the lease alive: %w", kerr)
+	lease := fence.Lease{Key: key, Owner: owner, Token: fence.Token(resp.Header.Revision), TTL: ttl}
+	d.shared.end(key, r, created(lease, id, until))
+	if errors.Is(kerr, errLeaseGone) {
+		return fence.Lease{}, errLeaseGone // and the record with it
 	}
-	d.leases.refreshed(int64(id), secs, at)
-	return fence.Lease{Key: key, Owner: owner, Token: fence.Token(resp.Header.Revision), TTL: ttl}, nil
+	if kerr != nil {
+		return fence.Lease{}, kerr
+	}
+	return lease, nil
 }
 
-// errSpareGone is what acquire returns when the spare lease it attached the
-// record to did not exist: Acquire then grants a new one.
-var errSpareGone = errors.New("the spare lease had ended")
+// keepAlive keeps shared etcd lease id of secs seconds (0: unknown) alive
+// once, and notes it. A lease the server no longer has gets errLeaseGone.
+func (d *store) keepAlive(ctx context.Context, id, secs int64) error {
+	sent := time.Now()
+	resp, err := d.c.KeepAliveOnce(ctx, clientv3.LeaseID(id))
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		d.shared.ended(id)
+		return errLeaseGone
+	}
+	if err != nil {
+		return fmt.Errorf("keep the lease alive: %w", err)
+	}
+	if secs > 0 && resp.TTL != secs+slack {
+		return fmt.Errorf("keep the lease alive: it lasts %d s, not %d s", resp.TTL, secs+slack)
+	}
+	d.shared.refreshed(id, sent)
+	return nil
+}
+
+// errLeaseGone is what acquire returns when the shared lease it attached
+// the record to did not exist: Acquire then grants a new one.
+var errLeaseGone = errors.New("the shared lease had ended")
 
 // heldError reports kvs, the lock record an Acquire found, in a
 // *fence.HeldError.
@@ -177,8 +220,9 @@ func (d *store) heldError(ctx context.Context, key string, kvs []*mvccpb.KeyValu
 
 // expiry asks the server how long lease has left, and returns its end on
 // the driver's clock: the send time of the question plus the remaining
-// whole seconds (the server rounds down), so never later than the true
-// end. alive is false when the lease no longer exists.
+// whole seconds (the server rounds down) less slack, so never later than
+// the end of a record on a shared lease that is not renewed. alive is
+// false when the lease no longer exists.
 func (d *store) expiry(ctx context.Context, lease int64) (until time.Time, alive bool, err error) {
 	sent := d.clock.Now()
 	resp, err := d.c.TimeToLive(ctx, clientv3.LeaseID(lease))
@@ -188,25 +232,13 @@ func (d *store) expiry(ctx context.Context, lease int64) (until time.Time, alive
 	if resp.TTL < 0 {
 		return time.Time{}, false, nil
 	}
-	return sent.Add(time.Duration(resp.TTL) * time.Second), true, nil
+	return sent.Add(time.Duration(max(resp.TTL-slack, 0)) * time.Second), true, nil
 }
 
-// revoke revokes an etcd lease that holds no key of a lease given out, or
-// one whose key is being freed anyway: if it fails, the lease expires by
-// itself.
+// revoke revokes an etcd lease that holds no key of a lease given out: if
+// it fails, the lease expires by itself.
 func (d *store) revoke(ctx context.Context, id clientv3.LeaseID) {
 	_, _ = d.c.Revoke(ctx, id)
-}
-
-// current reads key's lock record and checks that it is lease's: the
-// lease's token is its create revision and its owner the lease's. It
-// returns the record's etcd lease, or a *fence.NotHeldError.
-func (d *store) current(ctx context.Context, lease fence.Lease) (int64, error) {
-	resp, err := d.c.Get(ctx, d.held(lease.Key))
-	if err != nil {
-		return 0, err
-	}
-	return d.check(lease, resp.Kvs)
 }
 
 // check checks that kvs, the result of reading lease's lock record, show
@@ -228,53 +260,46 @@ func (d *store) check(lease fence.Lease, kvs []*mvccpb.KeyValue) (int64, error) 
 	return r.lease, nil
 }
 
-// Renew implements driver.Locker: it reads the lock record, checks
-// its owner and token (its create revision), and keeps its etcd lease
-// alive once, which restarts the lease's TTL on the leader. A lease whose
-// record is gone or another's, or whose etcd lease ended in between, gets
-// a *fence.NotHeldError. Keeping the etcd lease alive after the check is
-// safe: that lease holds no key but this lease's.
+// Renew implements driver.Locker: it renews lease as RenewBatch does.
 func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
-	id, err := d.current(ctx, lease)
-	if err != nil {
-		return err
-	}
-	sent := time.Now()
-	resp, err := d.c.KeepAliveOnce(ctx, clientv3.LeaseID(id))
-	if err != nil {
-		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-			d.leases.forget(id)
-			return &fence.NotHeldError{Key: lease.Key, Reason: "its etcd lease ended"}
-		}
-		return err
-	}
-	d.leases.refreshed(id, resp.TTL, sent)
-	return nil
+	return d.RenewBatch(ctx, []fence.Lease{lease})[0]
 }
 
 // Release implements driver.Locker: one transaction that deletes the
 // lock record if its create revision is the lease's token and its value
 // names the lease's owner (compare-and-delete), and reads it otherwise.
-// The record's etcd lease, which then holds nothing, is kept as a spare
-// for this Locker's next Acquire. A lease whose record is gone or
-// another's gets a *fence.NotHeldError. The last record stays.
+// The shared etcd lease stays, for the Locker's other records. A lease
+// whose record is gone or another's gets a *fence.NotHeldError. The last
+// record stays.
 func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	held := d.held(lease.Key)
+	r := d.shared.begin(lease.Key, lease.Owner, 0)
 	resp, err := d.c.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(held), "=", int64(lease.Token)),
 			clientv3.Compare(clientv3.Value(held), "=", encodeRecord(lease.Owner))).
-		Then(clientv3.OpDelete(held, clientv3.WithPrevKV())).
+		Then(clientv3.OpDelete(held)).
 		Else(clientv3.OpGet(held)).
 		Commit()
-	if err != nil {
+	switch {
+	case err != nil && etcdclient.Refused(err):
+		d.shared.end(lease.Key, r, nil)
 		return err
-	}
-	if resp.Succeeded {
-		for _, kv := range resp.Responses[0].GetResponseDeleteRange().PrevKvs {
-			d.leases.release(kv.Lease)
-		}
+	case err != nil:
+		d.shared.end(lease.Key, r, func(r *rec) {
+			if r.token == lease.Token && r.owner == lease.Owner {
+				r.unsure = true
+			}
+		})
+		return err
+	case resp.Succeeded:
+		d.shared.end(lease.Key, r, func(r *rec) {
+			if r.token == lease.Token && r.owner == lease.Owner {
+				r.gone = true
+			}
+		})
 		return nil
 	}
+	d.shared.end(lease.Key, r, nil)
 	_, err = d.check(lease, resp.Responses[0].GetResponseRange().Kvs)
 	if err == nil {
 		// Same token and owner, yet the compare failed: cannot be.
@@ -283,21 +308,27 @@ func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 	return err
 }
 
-// Break implements driver.Locker: it deletes the lock record,
-// whoever holds it, and revokes the etcd lease it was attached to. The
+// Break implements driver.Locker: it deletes the lock record, whoever
+// holds it. It does not revoke the etcd lease the record was attached
+// to, which may be a Locker's shared lease holding other records. The
 // last record stays. The next Acquire creates the record again, at a
 // later revision: a higher token.
 func (d *store) Break(ctx context.Context, key string) error {
-	resp, err := d.c.Delete(ctx, d.held(key), clientv3.WithPrevKV())
-	if err != nil {
-		return err
+	r := d.shared.begin(key, "", 0)
+	_, err := d.c.Delete(ctx, d.held(key))
+	switch {
+	case err != nil && etcdclient.Refused(err):
+		d.shared.end(key, r, nil)
+	case err != nil:
+		d.shared.end(key, r, func(r *rec) {
+			if !r.gone {
+				r.unsure = true
+			}
+		})
+	default:
+		d.shared.end(key, r, deleted)
 	}
-	for _, kv := range resp.PrevKvs {
-		if kv.Lease != 0 {
-			d.revoke(ctx, clientv3.LeaseID(kv.Lease))
-		}
-	}
-	return nil
+	return err
 }
 
 // Inspect implements driver.Locker: it reads the lock record and the
@@ -318,6 +349,12 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 		until, alive, err := d.expiry(ctx, r.lease)
 		if err != nil {
 			return fence.LockInfo{}, err
+		}
+		if own, ok := d.shared.mine(key, r.token, r.lease); ok && alive {
+			// A record of this Locker: its own end, if sooner.
+			if u := d.clock.Now().Add(time.Until(own)); u.Before(until) {
+				until = u
+			}
 		}
 		return fence.LockInfo{Key: key, Held: alive, Owner: r.owner, Token: r.token, ValidUntil: until}, nil
 	}

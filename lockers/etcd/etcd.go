@@ -42,13 +42,16 @@ type Options struct {
 	// HeldError.ValidUntil and LockInfo.ValidUntil are computed, and on
 	// which the portable layer refuses a Renew or Release of a lease
 	// that ran out. Whether a key is held is decided by the etcd
-	// leader. Default: fence.SystemClock.
+	// leader, and by the Locker's deletes of the records nobody renewed
+	// within their TTL, timed on the system's monotonic clock. Default:
+	// fence.SystemClock.
 	Clock fence.Clock
 	// MinTTL is the shortest lease accepted, a whole number of seconds:
-	// the shortest lease the server grants (see DefaultMinTTL). A
-	// shorter one would be lengthened by the server without telling;
-	// an Acquire whose lease the server lengthens anyway gets an error
-	// matching fence.ErrInvalid. Default: DefaultMinTTL.
+	// the shortest lease the server grants (see DefaultMinTTL) is a
+	// safe choice. A Locker's shared etcd lease lasts the TTL and one
+	// second (see the package doc); an Acquire whose shared lease the
+	// server lengthens beyond that gets an error matching
+	// fence.ErrInvalid. Default: DefaultMinTTL.
 	MinTTL time.Duration
 }
 
@@ -85,6 +88,7 @@ func newLocker(client *clientv3.Client, opts *Options, closeClient func() error)
 	}
 	clock := driver.ClockOrSystem(o.Clock)
 	d := &store{c: client, clock: clock, prefix: o.Prefix, minTTL: o.MinTTL}
+	d.shared.sweep = d.sweep
 	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: clock, Close: closeClient})
 	if err != nil {
 		return nil, nil, err

@@ -90,6 +90,13 @@ const (
 // of the test, so that a member killed and restarted keeps what it had.
 func startCluster(t testing.TB, n int) []*member {
 	t.Helper()
+	return startClusterElection(t, n, electionMillis)
+}
+
+// startClusterElection is startCluster with an election timeout of
+// election milliseconds.
+func startClusterElection(t testing.TB, n int, election string) []*member {
+	t.Helper()
 	bin := testenv.EtcdServer(t)
 	ms := make([]*member, n)
 	var initial []string
@@ -114,7 +121,7 @@ func startCluster(t testing.TB, n int) []*member {
 			"--initial-cluster-state", "new",
 			"--initial-cluster-token", "fence-test",
 			"--heartbeat-interval", heartbeatMillis,
-			"--election-timeout", electionMillis,
+			"--election-timeout", election,
 		)
 	}
 	waitWritable(t, endpointsOf(ms))
