@@ -19,6 +19,9 @@ type calls struct {
 // renewals returns the renewal calls: one per Renew, one per RenewBatch.
 func (c *calls) renewals() int64 { return c.renew.Load() + c.batch.Load() }
 
+// leases returns the leases sent to be renewed.
+func (c *calls) leases() int64 { return c.renew.Load() + c.batched.Load() }
+
 // all returns every driver call.
 func (c *calls) all() int64 {
 	return c.acquire.Load() + c.renew.Load() + c.batch.Load() + c.release.Load() + c.inspect.Load() + c.other.Load()

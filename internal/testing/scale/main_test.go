@@ -22,12 +22,12 @@ func TestMain(m *testing.M) {
 
 // row is the outcome of one sub-benchmark, for the summary.
 type row struct {
-	name                                 string
-	wire, calls, renewals, cpu, perLease float64
-	hasWire                              bool
-	lost, leases                         int
-	acquire                              float64
-	note                                 string
+	name                                                 string
+	rounds, period, wire, calls, renewals, cpu, perLease float64
+	hasWire                                              bool
+	lost, leases                                         int
+	acquire                                              float64
+	note                                                 string
 }
 
 var (
@@ -47,19 +47,19 @@ func printSummary() {
 		return
 	}
 	var sb strings.Builder
-	sb.WriteString("\n| store / TTL / N | wire round trips / interval | driver calls / interval | renewal calls / interval | client CPU ms / interval | CPU µs / lease | lost | acquire N (s) |\n")
-	sb.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	sb.WriteString("\n| store / TTL / N | rounds | s / round | wire round trips / interval | driver calls / interval | renewal calls / interval | client CPU ms / interval | CPU µs / lease | lost | acquire N (s) |\n")
+	sb.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		wire := "–"
 		if r.hasWire {
 			wire = fmt.Sprintf("%.1f", r.wire)
 		}
 		if r.note != "" {
-			fmt.Fprintf(&sb, "| %s | %s |  |  |  |  |  |  |\n", r.name, r.note)
+			fmt.Fprintf(&sb, "| %s | %s |  |  |  |  |  |  |  |  |\n", r.name, r.note)
 			continue
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %.1f | %.1f | %.1f | %.2f | %d of %d | %.2f |\n",
-			r.name, wire, r.calls, r.renewals, r.cpu, r.perLease, r.lost, r.leases, r.acquire)
+		fmt.Fprintf(&sb, "| %s | %.1f | %.2f | %s | %.1f | %.1f | %.1f | %.2f | %d of %d | %.2f |\n",
+			r.name, r.rounds, r.period, wire, r.calls, r.renewals, r.cpu, r.perLease, r.lost, r.leases, r.acquire)
 	}
 	fmt.Print(sb.String())
 }

@@ -152,6 +152,7 @@ func startWire() (*wire, error) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), proxyEnv+"="+strings.Join(targets, ","))
+	dieWithParent(cmd)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
