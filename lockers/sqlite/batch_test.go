@@ -32,7 +32,7 @@ func TestRenewBatch(t *testing.T) {
 	const short = time.Second
 	minute := acquire("minute", time.Minute)
 	hours := acquire("hours", 2*time.Hour)
-	odd := acquire("quote\" back\\slash\nnewline ünï/κλειδί", time.Minute)
+	odd := acquire("quote\" back\\slash\nnewline <a&b> ünï/κλειδί 🔒", time.Minute)
 	expired := acquire("expired", short)
 	takenOver := acquire("taken-over", short)
 	released := acquire("released", time.Minute)
