@@ -28,6 +28,7 @@ type hstate struct {
 // round is one renewal round: what was renewed, and what came back.
 type round struct {
 	sent    time.Time
+	until   time.Time // the latest safety deadline of the round's handles
 	handles []*Handle
 	leases  []Lease
 	renewed []Lease
@@ -255,33 +256,47 @@ func (s *Session) dueRound(now time.Time) *round {
 	if !due {
 		return nil
 	}
-	r := &round{}
+	r := &round{handles: make([]*Handle, 0, len(s.hs)), leases: make([]Lease, 0, len(s.hs))}
 	soon := now.Add(s.s.renewInterval / 2)
 	for h, st := range s.hs {
 		if !st.gone && !soon.Before(st.nextRenew) {
 			st.busy = true
 			r.handles = append(r.handles, h)
 			r.leases = append(r.leases, h.Lease())
+			if st.deadline.After(r.until) {
+				r.until = st.deadline
+			}
 		}
 	}
 	return r
 }
 
 // renewRound renews the leases of r, re-reads the records of those whose
-// renewal had an ambiguous outcome, and sends r back.
+// renewal had an ambiguous outcome, and sends r back. Each store call has
+// the session's CallTimeout; the renewals, and then the re-reads, end by
+// the latest safety deadline of the round's handles (or one CallTimeout
+// from their start, if later): past it, every handle of the round has
+// been declared lost, and no answer counts.
 func (s *Session) renewRound(r *round, results chan<- *round) {
 	r.sent = s.s.clock.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), s.s.callTimeout)
-	r.renewed, r.errs = s.locker.renewMany(ctx, r.leases)
+	ctx, cancel := context.WithTimeout(context.Background(), max(r.until.Sub(r.sent), s.s.callTimeout))
+	r.renewed, r.errs = s.locker.renewMany(ctx, r.leases, s.s.callTimeout)
 	cancel()
-	r.infos, r.ierrs, r.read = make([]LockInfo, len(r.leases)), make([]error, len(r.leases)), make([]bool, len(r.leases))
+	var reread []int
 	for i, err := range r.errs {
 		if err == nil || definitive(err) || r.handles[i].releasing.Load() {
 			continue // settled, or the release that follows settles it
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.s.callTimeout)
-		r.infos[i], r.ierrs[i] = s.locker.Inspect(ctx, r.leases[i].Key)
-		r.read[i] = true
+		reread = append(reread, i)
+	}
+	if len(reread) > 0 {
+		r.infos, r.ierrs, r.read = make([]LockInfo, len(r.leases)), make([]error, len(r.leases)), make([]bool, len(r.leases))
+		ctx, cancel := context.WithTimeout(context.Background(), max(r.until.Sub(s.s.clock.Now()), s.s.callTimeout))
+		each(ctx, len(reread), s.s.callTimeout, func(ctx context.Context, j int) {
+			i := reread[j]
+			r.infos[i], r.ierrs[i] = s.locker.Inspect(ctx, r.leases[i].Key)
+			r.read[i] = true
+		})
 		cancel()
 	}
 	results <- r
@@ -292,6 +307,12 @@ func (s *Session) renewRound(r *round, results chan<- *round) {
 func (s *Session) settle(r *round, losses []loss) ([]loss, []RenewedEvent) {
 	now := s.s.clock.Now()
 	var events []RenewedEvent
+	observed := s.obs() != nil
+	event := func(e RenewedEvent) {
+		if observed {
+			events = append(events, e)
+		}
+	}
 	for i, h := range r.handles {
 		st := s.hs[h]
 		if st == nil {
@@ -305,30 +326,31 @@ func (s *Session) settle(r *round, losses []loss) ([]loss, []RenewedEvent) {
 		switch {
 		case err == nil && r.renewed[i].Token != lease.Token:
 			err = &CorruptError{Key: lease.Key, Reason: "renewal changed the token"}
-			events = append(events, RenewedEvent{Lease: lease, Err: err})
+			event(RenewedEvent{Lease: lease, Err: err})
 			st.gone = true
 			losses = append(losses, loss{h, err})
 		case err == nil:
 			h.setLease(r.renewed[i])
-			events = append(events, RenewedEvent{Lease: r.renewed[i]})
+			event(RenewedEvent{Lease: r.renewed[i]})
 			st.lastErr, st.failures = nil, 0
 			st.deadline = r.sent.Add(s.s.ttl - s.s.safetyMargin)
 			st.nextRenew = now.Add(s.s.renewInterval)
 		case definitive(err):
-			events = append(events, RenewedEvent{Lease: lease, Err: err})
+			event(RenewedEvent{Lease: lease, Err: err})
 			st.gone = true
 			losses = append(losses, loss{h, err})
 		default:
 			// The outcome is unknown: the store may have applied the
 			// renewal. The round re-read the record instead of guessing.
-			events = append(events, RenewedEvent{Lease: lease, Err: err})
+			event(RenewedEvent{Lease: lease, Err: err})
 			st.lastErr = err
+			read := r.read != nil && r.read[i]
 			switch {
-			case r.read[i] && r.ierrs[i] == nil && !ours(r.infos[i], lease):
+			case read && r.ierrs[i] == nil && !ours(r.infos[i], lease):
 				st.gone = true
 				losses = append(losses, loss{h, &ReconcileError{Lease: lease, Found: r.infos[i], RenewErr: err}})
 				continue
-			case r.read[i] && r.ierrs[i] != nil && definitive(r.ierrs[i]):
+			case read && r.ierrs[i] != nil && definitive(r.ierrs[i]):
 				st.gone = true
 				losses = append(losses, loss{h, r.ierrs[i]})
 				continue

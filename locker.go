@@ -233,18 +233,19 @@ func (l *Locker) renewed(ctx context.Context, lease Lease, sent time.Time, err e
 // renewMany renews every lease of leases as Renew would, and returns the
 // renewed leases and one error per lease, in order: with one call to a
 // driver that renews in batches (RenewBatch), and one Renew per lease
-// otherwise. A Session's keepalive calls it once per round.
-func (l *Locker) renewMany(ctx context.Context, leases []Lease) ([]Lease, []error) {
+// otherwise, renewConcurrency of them at once. Each call has timeout, and
+// ends with ctx. A Session's keepalive calls it once per round.
+func (l *Locker) renewMany(ctx context.Context, leases []Lease, timeout time.Duration) ([]Lease, []error) {
+	out, errs := make([]Lease, len(leases)), make([]error, len(leases))
 	if l.renewBatch == nil {
-		out, errs := make([]Lease, len(leases)), make([]error, len(leases))
-		for i, lease := range leases {
-			out[i], errs[i] = l.Renew(ctx, lease)
-		}
+		each(ctx, len(leases), timeout, func(ctx context.Context, i int) {
+			out[i], errs[i] = l.Renew(ctx, leases[i])
+		})
 		return out, errs
 	}
-	out, errs := make([]Lease, len(leases)), make([]error, len(leases))
-	var todo []Lease
-	var at []int
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	todo, at := make([]Lease, 0, len(leases)), make([]int, 0, len(leases))
 	sent := l.clock.Now()
 	for i, lease := range leases {
 		err := l.renewable(ctx, lease)
@@ -261,22 +262,29 @@ func (l *Locker) renewMany(ctx context.Context, leases []Lease) ([]Lease, []erro
 	if len(todo) == 0 {
 		return out, errs
 	}
-	ends := make([]func(Token, error), len(todo))
-	for j, lease := range todo {
-		_, ends[j] = l.observe(ctx, "renew", lease.Key, lease.Token)
+	var ends []func(Token, error)
+	if l.observed() {
+		ends = make([]func(Token, error), len(todo))
+		for j, lease := range todo {
+			_, ends[j] = l.observe(ctx, "renew", lease.Key, lease.Token)
+		}
 	}
 	results := l.renewBatch(ctx, todo)
 	if len(results) != len(todo) {
 		err := fmt.Errorf("driver answered %d renewals for %d leases", len(results), len(todo))
 		for j, i := range at {
 			errs[i] = l.fail(ctx, "renew", leases[i].Key, err)
-			ends[j](leases[i].Token, errs[i])
+			if ends != nil {
+				ends[j](leases[i].Token, errs[i])
+			}
 		}
 		return out, errs
 	}
 	for j, err := range results {
 		out[at[j]], errs[at[j]] = l.renewed(ctx, todo[j], sent, err)
-		ends[j](todo[j].Token, errs[at[j]])
+		if ends != nil {
+			ends[j](todo[j].Token, errs[at[j]])
+		}
 	}
 	return out, errs
 }

@@ -27,7 +27,7 @@ type backend struct {
 	file bool
 	// url returns a fresh store URL, not yet initialised, removed when
 	// the test ends.
-	url func(t *testing.T) string
+	url func(t testing.TB) string
 }
 
 // backends returns the stores every behaviour test runs on: every entry

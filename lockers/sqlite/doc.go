@@ -52,10 +52,12 @@
 // order with every other writer of the file, in any process: Acquire
 // inserts or takes over the row only if it is new, free or expired, and
 // Renew and Release change it only if the owner and token still hold it
-// unexpired. A file opened from a URL syncs each commit to disk before
-// the call returns (WAL mode with SQLite's default synchronous=FULL), so
-// a token issued before a crash or a power loss is not issued again, as
-// long as the disk keeps what it acknowledged.
+// unexpired. A fence.Session renews all the leases due in a round with
+// one statement, one commit, however many there are. A file opened from
+// a URL syncs each commit to disk before the call returns (WAL mode with
+// SQLite's default synchronous=FULL), so a token issued before a crash
+// or a power loss is not issued again, as long as the disk keeps what it
+// acknowledged.
 //
 // # What it guarantees, and where
 //

@@ -5,7 +5,7 @@ package sqlite
 // statement takes the database's write lock when it starts, waiting for
 // another writer's up to the connection's busy timeout.
 type queries struct {
-	create, acquire, read, renew, release, brk string
+	create, acquire, read, renew, renewBatch, release, brk string
 }
 
 // maxToken is the largest token the table holds (SQLite's INTEGER).
@@ -42,6 +42,16 @@ RETURNING token`,
 		// Parameters: key, owner, token, now, new expiry.
 		renew: `UPDATE ` + table + ` SET expires = ?5
 WHERE key = ?1 AND owner = ?2 AND token = ?3 AND expires > ?4`,
+
+		// renewBatch extends each lease of a JSON array of [key, owner,
+		// token, TTL in nanoseconds] that its owner and token hold
+		// unexpired, and returns the key, owner and token of each it
+		// extended. Parameters: the array, now.
+		renewBatch: `UPDATE ` + table + ` AS l SET expires = ?2 + json_extract(b.value, '$[3]')
+FROM json_each(?1) AS b
+WHERE l.key = json_extract(b.value, '$[0]') AND l.owner = json_extract(b.value, '$[1]')
+	AND l.token = json_extract(b.value, '$[2]') AND l.expires > ?2
+RETURNING key, owner, token`,
 
 		// release frees the caller's own unexpired lease; the row and its
 		// counter stay. Parameters: key, owner, token, now.

@@ -72,18 +72,18 @@ type Backend struct {
 	// URL returns the URL of a fresh key space of the store (a table,
 	// container or bucket not created yet, or a prefix no key has yet),
 	// removed when the test ends.
-	URL func(t *testing.T) string
+	URL func(t testing.TB) string
 	// Open, when set, opens a Locker on URL's store in place of
 	// fence.OpenLocker, for a way in that no URL names; what it opens is
 	// closed when the test ends. The fence command opens URL itself.
-	Open func(t *testing.T, url string, clock fence.Clock) *fence.Locker
+	Open func(t testing.TB, url string, clock fence.Clock) *fence.Locker
 }
 
 // Lockers returns n Lockers opened from one fresh URL of b, each with a
 // client of its own like separate replicas (on memory they share the
 // store itself), after creating the store. clock (nil: the system clock)
 // is the Lockers' clock; on memory it also times the leases.
-func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []*fence.Locker {
+func (b Backend) Lockers(t testing.TB, n int, clock fence.Clock) []*fence.Locker {
 	t.Helper()
 	url := b.URL(t)
 	lockers := make([]*fence.Locker, n)
@@ -101,7 +101,7 @@ func (b Backend) Lockers(t *testing.T, n int, clock fence.Clock) []*fence.Locker
 
 // OpenLocker opens a Locker on the store at url (one of b.URL), as
 // Lockers does, closed when the test ends.
-func (b Backend) OpenLocker(t *testing.T, url string, clock fence.Clock) *fence.Locker {
+func (b Backend) OpenLocker(t testing.TB, url string, clock fence.Clock) *fence.Locker {
 	t.Helper()
 	if b.Open != nil {
 		return b.Open(t, url, clock)
@@ -141,16 +141,16 @@ func Run(t *testing.T, test func(t *testing.T, b Backend, ttl time.Duration)) {
 // scripts/test.sh; a test over it fails under that script when one is
 // missing and is skipped elsewhere.
 var Backends = []Backend{
-	{Name: "memory", MinTTL: memory.MinTTL, ServerTimed: true, InProcess: true, URL: func(*testing.T) string { return "mem://" + UniqueName("backend-") }},
+	{Name: "memory", MinTTL: memory.MinTTL, ServerTimed: true, InProcess: true, URL: func(testing.TB) string { return "mem://" + UniqueName("backend-") }},
 	// PostgreSQL takes leases of 100 ms, but a test's renewals every
 	// TTL/3 must keep up on a loaded 2-core machine with the race
 	// detector.
 	{Name: "postgres", MinTTL: time.Second, ServerTimed: true, URL: postgresURL},
-	{Name: "dynamo-clock-free", MinTTL: dynamo.MinTTL, URL: func(t *testing.T) string { return dynamoURL(t, "") }},
-	{Name: "dynamo-trusted-clock", MinTTL: dynamo.MinTTL, ServerTimed: true, URL: func(t *testing.T) string { return dynamoURL(t, "&trusted-clock=true") }},
+	{Name: "dynamo-clock-free", MinTTL: dynamo.MinTTL, URL: func(t testing.TB) string { return dynamoURL(t, "") }},
+	{Name: "dynamo-trusted-clock", MinTTL: dynamo.MinTTL, ServerTimed: true, URL: func(t testing.TB) string { return dynamoURL(t, "&trusted-clock=true") }},
 	{Name: "azblob", MinTTL: azblob.MinTTL, ServerTimed: true, URL: azblobURL},
-	{Name: "gcs-clock-free", MinTTL: gcs.MinTTL, URL: func(t *testing.T) string { return gcsURL(t, "") }},
-	{Name: "gcs-trusted-clock", MinTTL: gcs.MinTTL, ServerTimed: true, URL: func(t *testing.T) string { return gcsURL(t, "&trusted-clock=true") }},
+	{Name: "gcs-clock-free", MinTTL: gcs.MinTTL, URL: func(t testing.TB) string { return gcsURL(t, "") }},
+	{Name: "gcs-trusted-clock", MinTTL: gcs.MinTTL, ServerTimed: true, URL: func(t testing.TB) string { return gcsURL(t, "&trusted-clock=true") }},
 	// etcd grants leases of whole seconds, 2 s at the least.
 	{Name: "etcd", Keyspace: true, MinTTL: etcd.DefaultMinTTL, ServerTimed: true, URL: etcdURL},
 	// Redis and Redlock take leases of 100 ms: 1 s, as on PostgreSQL.
@@ -176,23 +176,23 @@ var Backends = []Backend{
 
 // sqliteURL names a fresh file in the test's temporary directory,
 // removed with it.
-func sqliteURL(t *testing.T) string {
+func sqliteURL(t testing.TB) string {
 	return "sqlite://" + filepath.ToSlash(filepath.Join(t.TempDir(), "locks.db"))
 }
 
-func etcdURL(t *testing.T) string {
+func etcdURL(t testing.TB) string {
 	return "etcd://" + testenv.EtcdEndpoints(t) + "/" + UniqueName("backend-") + "/"
 }
 
-func zookeeperURL(t *testing.T) string {
+func zookeeperURL(t testing.TB) string {
 	return "zk://" + testenv.ZooKeeperServers(t) + "/" + UniqueName("backend-") + "?session-timeout=60s"
 }
 
-func redisURL(t *testing.T) string {
+func redisURL(t testing.TB) string {
 	return WithQuery(testenv.RedisURL(t), "prefix="+UniqueName("backend-")+":")
 }
 
-func redlockURL(t *testing.T) string {
+func redlockURL(t testing.TB) string {
 	return "redlock://" + testenv.RedisMasters(t) + "/?prefix=" + UniqueName("backend-") + ":"
 }
 
@@ -207,7 +207,7 @@ func WithQuery(u, param string) string {
 
 // ExecOnCleanup runs stmt on the PostgreSQL server at url, on a connection
 // of its own, when the test ends (to drop what the test made there).
-func ExecOnCleanup(t *testing.T, url, stmt string) {
+func ExecOnCleanup(t testing.TB, url, stmt string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -225,7 +225,7 @@ func ExecOnCleanup(t *testing.T, url, stmt string) {
 
 // openPostgresSQL opens rawURL, a URL of postgresURL, with postgres.NewSQL
 // on a *sql.DB of pgx's driver.
-func openPostgresSQL(t *testing.T, rawURL string, clock fence.Clock) *fence.Locker {
+func openPostgresSQL(t testing.TB, rawURL string, clock fence.Clock) *fence.Locker {
 	t.Helper()
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -250,7 +250,7 @@ func openPostgresSQL(t *testing.T, rawURL string, clock fence.Clock) *fence.Lock
 	return l
 }
 
-func postgresURL(t *testing.T) string {
+func postgresURL(t testing.TB) string {
 	t.Helper()
 	base := testenv.PostgresURL(t)
 	table := UniqueName("fence_backend_")
@@ -261,7 +261,7 @@ func postgresURL(t *testing.T) string {
 
 // mysqlURL names a fresh lease table on the MariaDB server, dropped when
 // the test ends.
-func mysqlURL(t *testing.T) string {
+func mysqlURL(t testing.TB) string {
 	t.Helper()
 	base := testenv.MySQLURL(t)
 	table := UniqueName("fence_backend_")
@@ -283,7 +283,7 @@ func mysqlURL(t *testing.T) string {
 
 // dynamoURL names a fresh table on dynalite; extra adds query parameters
 // (starting with &).
-func dynamoURL(t *testing.T, extra string) string {
+func dynamoURL(t testing.TB, extra string) string {
 	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
 	client := emulators.DynamoClient(t, nil)
@@ -301,7 +301,7 @@ func dynamoURL(t *testing.T, extra string) string {
 
 // azblobURL names a fresh container on Azurite, found through
 // AZURE_STORAGE_CONNECTION_STRING (scripts/emulators.sh sets it).
-func azblobURL(t *testing.T) string {
+func azblobURL(t testing.TB) string {
 	t.Helper()
 	conn := testenv.AzuriteConnectionString(t)
 	name := UniqueName("fence-backend-")
@@ -312,7 +312,7 @@ func azblobURL(t *testing.T) string {
 // gcsURL names a fresh bucket on fake-gcs-server, found through
 // STORAGE_EMULATOR_HOST. extra adds query parameters
 // (starting with &).
-func gcsURL(t *testing.T, extra string) string {
+func gcsURL(t testing.TB, extra string) string {
 	t.Helper()
 	testenv.GCSEndpoint(t)
 	name := UniqueName("fence-backend-")
@@ -320,7 +320,7 @@ func gcsURL(t *testing.T, extra string) string {
 	return "gs://" + name + "?prefix=locks/" + extra
 }
 
-func deleteContainer(t *testing.T, conn, name string) {
+func deleteContainer(t testing.TB, conn, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := container.NewClientFromConnectionString(conn, name, nil)
@@ -333,7 +333,7 @@ func deleteContainer(t *testing.T, conn, name string) {
 }
 
 // newGCSClient returns a client of fake-gcs-server.
-func newGCSClient(ctx context.Context, t *testing.T) (*storage.Client, error) {
+func newGCSClient(ctx context.Context, t testing.TB) (*storage.Client, error) {
 	endpoint := testenv.GCSEndpoint(t)
 	return storage.NewClient(ctx,
 		option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/storage/v1/"),
@@ -341,7 +341,7 @@ func newGCSClient(ctx context.Context, t *testing.T) (*storage.Client, error) {
 }
 
 // removeBucket deletes bucket name and its objects, if it exists.
-func removeBucket(t *testing.T, name string) {
+func removeBucket(t testing.TB, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client, err := newGCSClient(ctx, t)
