@@ -17,21 +17,28 @@ import (
 
 // roundTrips is a go-redis hook that counts what a client sends: each
 // command, and each pipeline as one (go-redis sends a pipeline in one
-// write and reads its answers together). Hooks run around go-redis's
-// retries, so the count is exact only while nothing fails.
+// write and reads its answers together), except the set-up of a new
+// connection (HELLO, then CLIENT SETINFO in a pipeline). Hooks run
+// around go-redis's retries, so the count is exact only while nothing
+// fails.
 type roundTrips struct{ n atomic.Int64 }
 
 func (r *roundTrips) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 
 func (r *roundTrips) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		r.n.Add(1)
+		if cmd.Name() != "hello" {
+			r.n.Add(1)
+		}
 		return next(ctx, cmd)
 	}
 }
 
 func (r *roundTrips) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		if !slices.ContainsFunc(cmds, func(c goredis.Cmder) bool { return c.Name() != "client" }) {
+			return next(ctx, cmds) // a new connection's set-up
+		}
 		r.n.Add(1)
 		return next(ctx, cmds)
 	}

@@ -1,0 +1,133 @@
+package redis
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clocktest"
+)
+
+// TestRenewBatch: RenewBatch renews every lease still held and answers
+// fence.ErrNotHeld for one released, in one request, on a server that
+// has not cached the renew script yet (its leases are sent again with
+// EVAL) and then on one that has.
+func TestRenewBatch(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "redis-batch")
+	c := s.client(t) // to look at the records
+	var rt roundTrips
+	counted := goredis.NewClient(&goredis.Options{Addr: s.addr()})
+	t.Cleanup(func() { _ = counted.Close() })
+	counted.AddHook(&rt)
+	l, d := newStoreLocker(t, counted, nil)
+	ctx := t.Context()
+	const ttl = time.Minute
+	var leases []fence.Lease
+	for i := range 5 {
+		lease, err := l.Acquire(ctx, fmt.Sprint("k", i), ttl, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, lease)
+	}
+	if err := l.Release(ctx, leases[2]); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"k0", "k4"} { // shorten, to see the renewal
+		must(t, c.PExpire(ctx, d.lockKey(k), 10*time.Second).Err())
+	}
+	must(t, c.ScriptFlush(ctx).Err())
+	for _, pass := range []string{"uncached", "cached"} {
+		before := rt.n.Load()
+		errs := d.RenewBatch(ctx, leases)
+		if len(errs) != len(leases) {
+			t.Fatalf("%s: %d answers for %d leases", pass, len(errs), len(leases))
+		}
+		for i, err := range errs {
+			if i == 2 {
+				if !errors.Is(err, fence.ErrNotHeld) {
+					t.Errorf("%s: released lease: %v; want ErrNotHeld", pass, err)
+				}
+			} else if err != nil {
+				t.Errorf("%s: lease %d: %v", pass, i, err)
+			}
+		}
+		for _, k := range []string{"k0", "k4"} {
+			if pttl := c.PTTL(ctx, d.lockKey(k)).Val(); pttl < 30*time.Second {
+				t.Errorf("%s: %s expires in %v; want it renewed to %v", pass, k, pttl, ttl)
+			}
+		}
+		want := int64(1) // one pipeline
+		if pass == "uncached" {
+			want = 2 // and the second, with EVAL
+		}
+		if got := rt.n.Load() - before; got != want {
+			t.Errorf("%s: %d requests; want %d", pass, got, want)
+		}
+		for _, k := range []string{"k0", "k4"} {
+			must(t, c.PExpire(ctx, d.lockKey(k), 10*time.Second).Err())
+		}
+	}
+}
+
+// TestSessionRenewalRequests: a Session's renewal round over this
+// locker sends one request, for 1, 100 and 1,000 handles alike; and the
+// server runs one renew script per handle.
+func TestSessionRenewalRequests(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 100, 1000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			var rt roundTrips
+			c := newClient(t)
+			c.AddHook(&rt)
+			clock := clocktest.New(time.Now())
+			l := newLocker(t, c, &Options{Clock: clock})
+			var renewed, failed atomic.Int64
+			l.SetObserver(&fence.Observer{Renewed: func(e fence.RenewedEvent) {
+				if e.Err != nil {
+					failed.Add(1)
+				}
+				renewed.Add(1)
+			}})
+			const ttl = time.Minute
+			s, err := fence.NewSession(l, &fence.SessionOptions{TTL: ttl, Clock: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close(t.Context()) })
+			for i := range n {
+				if _, err := s.Lock(ctx, fmt.Sprint("k", i), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for round := int64(1); round <= 3; round++ {
+				// Idle: the renewal timer and the safety deadline armed.
+				if err := clock.WaitTimers(ctx, 2); err != nil {
+					t.Fatal(err)
+				}
+				before := rt.n.Load()
+				clock.Advance(ttl / 3)
+				for renewed.Load() < round*int64(n) {
+					if ctx.Err() != nil {
+						t.Fatal(ctx.Err())
+					}
+					time.Sleep(time.Millisecond)
+				}
+				if got := rt.n.Load() - before; got != 1 {
+					t.Errorf("round %d of %d handles: %d requests; want 1", round, n, got)
+				}
+			}
+			if f := failed.Load(); f != 0 {
+				t.Errorf("%d renewals failed", f)
+			}
+		})
+	}
+}
