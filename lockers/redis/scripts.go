@@ -29,7 +29,10 @@ import (
 // of another type is an answer to report, not a failed script; TYPE runs
 // only then, to name the type. A counter whose three fields are all
 // missing is absent unless EXISTS finds it (the first acquisition of a
-// key pays that command). incr adds one to a decimal string below maxn.
+// key pays that command). mine answers whether the lock key holds the
+// lease TOKEN:OWNER with an expiry, comparing the value whole before
+// parsing anything, and why when the record is corrupt. incr adds one
+// to a decimal string below maxn.
 const prelude = `
 local function dec(s, max)
 	if type(s) ~= 'string' or #s > #max or not string.match(s, '^[1-9][0-9]*$') then return false end
@@ -46,8 +49,7 @@ local function incr(s)
 	if i == 0 then return '1' .. string.rep('0', #s) end
 	return string.sub(s, 1, i - 1) .. string.char(string.byte(s, i) + 1) .. string.rep('0', #s - i)
 end
-local function lockrec(k)
-	local v = redis.pcall('GET', k)
+local function parselock(k, v)
 	if not v then return nil end
 	if type(v) ~= 'string' then return nil, 'the lock key holds a ' .. redis.call('TYPE', k).ok .. ', not a string' end
 	local t, o = string.match(v, '^([^:]*):(.*)$')
@@ -57,6 +59,16 @@ local function lockrec(k)
 	local pttl = redis.call('PTTL', k)
 	if pttl < 0 then return nil, 'the lock key has no expiry' end
 	return {t, o, pttl}
+end
+local function lockrec(k) return parselock(k, redis.pcall('GET', k)) end
+local function mine(k, lease)
+	local v = redis.pcall('GET', k)
+	if v ~= lease then
+		local _, why = parselock(k, v)
+		return false, why
+	end
+	if redis.call('PTTL', k) < 0 then return false, 'the lock key has no expiry' end
+	return true
 end
 local function counterrec(k)
 	local f = redis.pcall('HMGET', k, 'n', 'token', 'owner')
@@ -92,9 +104,9 @@ return {'ok', t}
 
 // renewScript: ARGV[1] TOKEN:OWNER of the lease, ARGV[2] TTL in ms.
 var renewScript = goredis.NewScript(prelude + `
-local l, why = lockrec(KEYS[1])
+local held, why = mine(KEYS[1], ARGV[1])
 if why then return {'corrupt', why} end
-if not l or l[1] .. ':' .. l[2] ~= ARGV[1] then return {'notheld'} end
+if not held then return {'notheld'} end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {'ok'}
 `)
@@ -102,9 +114,9 @@ return {'ok'}
 // releaseScript: ARGV[1] TOKEN:OWNER of the lease, ARGV[2] the release
 // channel, ARGV[3] the key (the message).
 var releaseScript = redisscript.NewScript(prelude + `
-local l, why = lockrec(KEYS[1])
+local held, why = mine(KEYS[1], ARGV[1])
 if why then return {'corrupt', why} end
-if not l or l[1] .. ':' .. l[2] ~= ARGV[1] then return {'notheld'} end
+if not held then return {'notheld'} end
 redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return {'ok'}
