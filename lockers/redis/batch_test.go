@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -185,5 +186,54 @@ func BenchmarkRenewRound(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(rounds*n), "µs/lease")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(rounds*n), "client-cpu-µs/lease")
 		})
+	}
+}
+
+// TestRenewBatchWait: with MinReplicas 1, RenewBatch ends its pipeline
+// with one WAIT (still one request) and renews every lease while the
+// replica acknowledges; with the replica paused and cut off, every lease
+// still held gets a *ReplicationError with no acknowledgement.
+func TestRenewBatchWait(t *testing.T) {
+	t.Parallel()
+	primary := startServer(t, "primary", "--repl-diskless-sync-delay", "0")
+	replica := startServer(t, "replica", "--replicaof", "127.0.0.1", strconv.Itoa(primary.port))
+	ctx := t.Context()
+	if n, err := primary.c.Do(ctx, "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1: %d replicas, %v", n, err)
+	}
+	var rt roundTrips
+	c := goredis.NewClient(&goredis.Options{Addr: primary.addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	c.AddHook(&rt)
+	l, d := newStoreLocker(t, c, &Options{MinReplicas: 1, WaitTimeout: 300 * time.Millisecond})
+	var leases []fence.Lease
+	for i := range 3 {
+		lease, err := l.Acquire(ctx, fmt.Sprint("k", i), time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, lease)
+	}
+	if err := renewScript.Load(ctx, c).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := rt.n.Load()
+	for i, err := range d.RenewBatch(ctx, leases) {
+		if err != nil {
+			t.Errorf("lease %d with the replica up: %v", i, err)
+		}
+	}
+	if got := rt.n.Load() - before; got != 1 {
+		t.Errorf("%d requests; want 1 (the scripts and WAIT in one pipeline)", got)
+	}
+	replica.Pause()
+	t.Cleanup(replica.Resume)
+	if err := primary.c.ClientKillByFilter(ctx, "TYPE", "replica").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range d.RenewBatch(ctx, leases) {
+		if re, ok := errors.AsType[*ReplicationError](err); !ok || re.Acked != 0 || re.Op != "renew" || re.Token != leases[i].Token {
+			t.Errorf("lease %d with the replica cut off: %v; want a *ReplicationError of renew with 0 acknowledgements", i, err)
+		}
 	}
 }
