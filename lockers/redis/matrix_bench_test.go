@@ -291,26 +291,28 @@ func BenchmarkMatrixBlocks(b *testing.B) {
 			for b.Loop() {
 				per := make([][]float64, len(cs)) // µs per cycle, per repetition
 				cpu := make([][]float64, len(cs)) // client CPU µs per cycle
+				p50s := make([][]float64, len(cs)) // median cycle, µs
 				rts := make([]float64, len(cs))
 				for rep := range *matrixReps {
 					for j := range cs {
 						c := (rep + j) % len(cs)
 						before, cpu0 := cs[c].rt.n.Load(), cpuTime()
-						n, d := block(b, s, cs[c], *matrixBlock)
+						n, d, p50 := block(b, s, cs[c], *matrixBlock)
 						per[c] = append(per[c], float64(d.Microseconds())/float64(n))
+						p50s[c] = append(p50s[c], float64(p50.Microseconds()))
 						cpu[c] = append(cpu[c], float64((cpuTime()-cpu0).Microseconds())/float64(n))
 						rts[c] = float64(cs[c].rt.n.Load()-before) / float64(n)
 					}
 				}
 				ref := per[slices.IndexFunc(cs, func(c contender) bool { return c.name == "redsync" })]
 				var sb strings.Builder
-				fmt.Fprintf(&sb, "\n| %s | µs per cycle | / redsync | client CPU µs per cycle | round trips |\n|---|---|---|---|---|\n", s)
+				fmt.Fprintf(&sb, "\n| %s | µs per cycle | / redsync | median cycle µs | client CPU µs per cycle | round trips |\n|---|---|---|---|---|---|\n", s)
 				for j, c := range cs {
 					ratios := make([]float64, len(per[j]))
 					for r := range ratios {
 						ratios[r] = per[j][r] / ref[r]
 					}
-					fmt.Fprintf(&sb, "| %s | %s | %s | %s | %.2f |\n", c.name, spread(per[j], "%.0f"), spread(ratios, "%.2f"), spread(cpu[j], "%.0f"), rts[j])
+					fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %.2f |\n", c.name, spread(per[j], "%.0f"), spread(ratios, "%.2f"), spread(p50s[j], "%.0f"), spread(cpu[j], "%.0f"), rts[j])
 					b.ReportMetric(median(per[j]), c.name+"-µs")
 					if c.name != "redsync" {
 						b.ReportMetric(median(ratios), c.name+"/redsync")
@@ -323,13 +325,14 @@ func BenchmarkMatrixBlocks(b *testing.B) {
 }
 
 // block runs c for d, in s.parallel goroutines when set, and returns the
-// cycles done and the wall time multiplied by the goroutines: divided by
+// cycles done, the wall time multiplied by the goroutines (divided by
 // the cycles, a time per cycle that is lower for a higher throughput in
-// every shape.
-func block(b *testing.B, s shape, c contender, d time.Duration) (int, time.Duration) {
+// every shape), and the median time of one cycle of the first goroutine.
+func block(b *testing.B, s shape, c contender, d time.Duration) (int, time.Duration, time.Duration) {
 	ctx := b.Context()
 	g := max(s.parallel, 1)
 	counts := make([]int, g)
+	var first []time.Duration // the cycles of goroutine 0
 	errs := make([]error, g)
 	start := time.Now()
 	stop := start.Add(d)
@@ -343,9 +346,13 @@ func block(b *testing.B, s shape, c contender, d time.Duration) (int, time.Durat
 					return
 				}
 				k := i%per*g + w // keys w, w+g, w+2g...: the goroutine's own
+				t0 := time.Now()
 				if err := c.cycle(ctx, k); err != nil {
 					errs[w] = err
 					return
+				}
+				if w == 0 {
+					first = append(first, time.Since(t0))
 				}
 				counts[w]++
 			}
@@ -362,7 +369,8 @@ func block(b *testing.B, s shape, c contender, d time.Duration) (int, time.Durat
 		}
 		n += counts[w]
 	}
-	return n, took * time.Duration(g)
+	slices.Sort(first)
+	return n, took * time.Duration(g), first[len(first)/2]
 }
 
 func median(v []float64) float64 {
@@ -388,8 +396,10 @@ func cpuTime() time.Duration {
 // -matrix.reps times, and logs per contender what the server spent per
 // cycle: the commands it ran (scripts' included), the time inside
 // scripts (INFO commandstats: EVALSHA and EVAL, with the commands they
-// call), and the server's CPU time (INFO cpu), each median [min–max]
-// over the repetitions. Run it with -benchtime 1x.
+// call), the server's CPU time (INFO cpu) and the client's (the
+// process's), and the sum of both against redsync's: the cost per cycle
+// where CPU is the bottleneck (many callers on one instance). Each is
+// median [min–max] over the repetitions. Run it with -benchtime 1x.
 func BenchmarkMatrixServer(b *testing.B) {
 	srv := startServer(b, "redis-matrix")
 	server := "redis://" + srv.addr() + "/0"
@@ -401,6 +411,7 @@ func BenchmarkMatrixServer(b *testing.B) {
 	for b.Loop() {
 		script := make([][]float64, len(cs))
 		cpu := make([][]float64, len(cs))
+		client := make([][]float64, len(cs))
 		names := make([]string, len(cs))
 		for rep := range *matrixReps {
 			for j := range cs {
@@ -408,23 +419,30 @@ func BenchmarkMatrixServer(b *testing.B) {
 				if err := srv.c.ConfigResetStat(ctx).Err(); err != nil {
 					b.Fatal(err)
 				}
-				cpu0 := serverCPU(b, srv.c)
+				cpu0, client0 := serverCPU(b, srv.c), cpuTime()
 				for i := range cycles {
 					if err := cs[c].cycle(ctx, i); err != nil {
 						b.Fatal(err)
 					}
 				}
+				clientUsed := cpuTime() - client0
 				used := serverCPU(b, srv.c) - cpu0
 				var us int64
 				names[c], us = commandStats(b, srv.c)
 				script[c] = append(script[c], float64(us)/cycles)
 				cpu[c] = append(cpu[c], float64(used.Microseconds())/cycles)
+				client[c] = append(client[c], float64(clientUsed.Microseconds())/cycles)
 			}
 		}
+		ref := slices.IndexFunc(cs, func(c contender) bool { return c.name == "redsync" })
 		var sb strings.Builder
-		sb.WriteString("\n| contender | server time in scripts, µs per cycle | server CPU, µs per cycle | commands per 2,000 cycles |\n|---|---|---|---|\n")
+		sb.WriteString("\n| contender | server time in scripts, µs per cycle | server CPU, µs per cycle | client CPU, µs per cycle | server + client CPU / redsync's | commands per 2,000 cycles |\n|---|---|---|---|---|---|\n")
 		for j, c := range cs {
-			fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", c.name, spread(script[j], "%.1f"), spread(cpu[j], "%.1f"), names[j])
+			ratios := make([]float64, len(cpu[j]))
+			for r := range ratios {
+				ratios[r] = (cpu[j][r] + client[j][r]) / (cpu[ref][r] + client[ref][r])
+			}
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s |\n", c.name, spread(script[j], "%.1f"), spread(cpu[j], "%.1f"), spread(client[j], "%.1f"), spread(ratios, "%.2f"), names[j])
 			b.ReportMetric(median(script[j]), c.name+"-script-µs")
 		}
 		b.Log(sb.String())
