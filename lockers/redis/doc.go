@@ -57,7 +57,7 @@
 // records, in server time, not in round trips: measured on Redis
 // 7.0.15 (BenchmarkMatrixServer), about 15 µs inside the two scripts per
 // acquire and release, against 4 µs inside redsync's delete script and
-// 6 µs inside the least pair of scripts that keeps a counter.
+// 7 µs inside the least pair of scripts that keeps a counter.
 //
 // A record the scripts did not write is reported as a *fence.CorruptError
 // (matching fence.ErrCorrupt) and is never written over: a lock key that
