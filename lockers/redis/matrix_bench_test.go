@@ -289,8 +289,8 @@ func BenchmarkMatrixBlocks(b *testing.B) {
 			cs := contenders(b, testenv.RedisURL(b), s)
 			warm(b, s, cs)
 			for b.Loop() {
-				per := make([][]float64, len(cs)) // µs per cycle, per repetition
-				cpu := make([][]float64, len(cs)) // client CPU µs per cycle
+				per := make([][]float64, len(cs))  // µs per cycle, per repetition
+				cpu := make([][]float64, len(cs))  // client CPU µs per cycle
 				p50s := make([][]float64, len(cs)) // median cycle, µs
 				rts := make([]float64, len(cs))
 				for rep := range *matrixReps {
