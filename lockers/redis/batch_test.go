@@ -205,7 +205,7 @@ func TestRenewBatchWait(t *testing.T) {
 	c := goredis.NewClient(&goredis.Options{Addr: primary.addr()})
 	t.Cleanup(func() { _ = c.Close() })
 	c.AddHook(&rt)
-	l, d := newStoreLocker(t, c, &Options{MinReplicas: 1, WaitTimeout: 300 * time.Millisecond})
+	l, d := newStoreLocker(t, c, &Options{MinReplicas: 1, WaitTimeout: 2 * time.Second}) // a loaded machine is slow to acknowledge
 	var leases []fence.Lease
 	for i := range 3 {
 		lease, err := l.Acquire(ctx, fmt.Sprint("k", i), time.Minute, nil)
