@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -237,3 +238,53 @@ func TestRenewBatchWait(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSessionRenewal holds n handles in one fence.Session with a 3 s
+// TTL (a renewal round every second) for -renewal.hold of real time, and
+// reports the requests per round, the client's CPU per second of
+// holding, and the handles lost. Run it with -benchtime 1x.
+func BenchmarkSessionRenewal(b *testing.B) {
+	for _, n := range []int{1, 100, 1000, 10000} {
+		b.Run(fmt.Sprint("leases=", n), func(b *testing.B) {
+			ctx := b.Context()
+			var rt roundTrips
+			c := newClient(b)
+			c.AddHook(&rt)
+			l := newLocker(b, c, nil)
+			var renewed, lost atomic.Int64
+			l.SetObserver(&fence.Observer{
+				Renewed:   func(fence.RenewedEvent) { renewed.Add(1) },
+				LeaseLost: func(fence.LeaseLostEvent) { lost.Add(1) },
+			})
+			const ttl = 3 * time.Second
+			for b.Loop() {
+				s, err := fence.NewSession(l, &fence.SessionOptions{TTL: ttl})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range n {
+					if _, err := s.Lock(ctx, fmt.Sprint("k", i), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				renewed.Store(0)
+				lost.Store(0)
+				rt.n.Store(0)
+				cpu0 := cpuTime()
+				time.Sleep(*renewalHold)
+				cpu := cpuTime() - cpu0
+				requests, renewals := rt.n.Load(), renewed.Load()
+				if err := s.Close(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				rounds := float64(renewals) / float64(n)
+				b.ReportMetric(float64(requests)/rounds, "requests/round")
+				b.ReportMetric(rounds, "rounds")
+				b.ReportMetric(float64(cpu.Microseconds())/renewalHold.Seconds()/1000, "client-cpu-ms/s")
+				b.ReportMetric(float64(lost.Load()), "lost")
+			}
+		})
+	}
+}
+
+var renewalHold = flag.Duration("renewal.hold", 5*time.Second, "BenchmarkSessionRenewal: how long the handles are held")
