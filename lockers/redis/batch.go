@@ -83,7 +83,7 @@ func (d *store) renewAll(ctx context.Context, c goredis.Cmdable, leases []fence.
 	for _, eval := range []bool{false, true} {
 		cmds := make([]*goredis.Cmd, len(todo))
 		var waitCmd *goredis.IntCmd
-		_, perr := c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		_, _ = c.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for j, i := range todo {
 				lease := leases[i]
 				keys, args := d.keys(lease.Key), []any{lockValue(lease.Token, lease.Owner), millis(lease.TTL)}
@@ -115,8 +115,8 @@ func (d *store) renewAll(ctx context.Context, c goredis.Cmdable, leases []fence.
 				err = done(r, leases[i].Key)
 			}
 			if err == nil && wait {
-				if perr != nil {
-					err = perr // the scripts ran; WAIT did not answer
+				if werr := waitCmd.Err(); werr != nil {
+					err = werr // the script ran; WAIT did not answer
 				} else if acked := waitCmd.Val(); acked < int64(d.minReplicas) {
 					err = &ReplicationError{Op: "renew", Wanted: d.minReplicas, Acked: int(acked), Timeout: d.waitTimeout, Token: leases[i].Token}
 				}
