@@ -31,9 +31,9 @@
 //     (every token issued is at most n); token and owner, the last token
 //     issued and its owner (which Inspect reports for a free key).
 //
-// Acquire, when P{K}:lock is absent, increments n (HINCRBY), issues it as
-// the token, records it with the owner in the hash and sets P{K}:lock with
-// PX TTL (a TTL is rounded up to a whole millisecond); when P{K}:lock is
+// Acquire, when P{K}:lock is absent, increments n, issues it as the
+// token, records it with the owner in the hash (one HSET) and sets
+// P{K}:lock with PX TTL (a TTL is rounded up to a whole millisecond); when P{K}:lock is
 // present it writes nothing and answers the holder's token, owner and PTTL,
 // which become the *fence.HeldError. Renew extends P{K}:lock by the TTL
 // (PEXPIRE) only if it still holds the lease's TOKEN:OWNER; Release
@@ -48,6 +48,16 @@
 // that fell behind the lock key's token (a hash deleted or restored from
 // an older backup while the lease lived): Break then still moves the next
 // token past the holder's. Tokens are 1 to 2^63-1 (HINCRBY's range).
+//
+// On a free key, the acquire script sends four commands inside the
+// server (HMGET of the counter, GET of the lock key, HSET, SET), five on
+// a key's first acquisition (EXISTS), and the release script four (GET,
+// PTTL, DEL, PUBLISH). Against a lock without a token, the price of the
+// token is the counter's read and write and the scripts' checks of the
+// records, in server time, not in round trips: measured on Redis
+// 7.0.15 (BenchmarkMatrixServer), about 15 µs inside the two scripts per
+// acquire and release, against 4 µs inside redsync's delete script and
+// 7 µs inside the least pair of scripts that keeps a counter.
 //
 // A record the scripts did not write is reported as a *fence.CorruptError
 // (matching fence.ErrCorrupt) and is never written over: a lock key that
@@ -118,6 +128,18 @@
 // with consensus (lockers/etcd, lockers/postgres with synchronous
 // replication) or lockers/redlock over independent masters, whose tokens
 // hold while a majority of the masters keep their data.
+//
+// # Renewals
+//
+// The store is a driver.BatchRenewer: a fence.Session's renewal round
+// sends the renew script of every due lease in one pipeline, so a round
+// is one request to each server holding some of the keys (a
+// *goredis.ClusterClient sends one pipeline per node), whatever the
+// number of leases; with MinReplicas one WAIT ends each server's
+// pipeline. The server still runs one script per lease, each
+// extending its own lock key as Renew does, so a lease lost to expiry or
+// Break is reported for that handle alone. TestSessionRenewalRequests
+// counts the requests of a round at 1, 100 and 1,000 leases.
 //
 // # Release notifications
 //

@@ -24,7 +24,15 @@ import (
 // prelude holds the checks every script shares. lockrec reads the lock
 // key: nil when absent, or its token, owner and PTTL, or a string saying
 // why it is corrupt (as the second result). counterrec reads the counter
-// hash the same way: nil when absent, or its n, token and owner.
+// hash the same way: nil when absent, or its n, token and owner. Each
+// reads with one command (GET, HMGET) through redis.pcall, so that a key
+// of another type is an answer to report, not a failed script; TYPE runs
+// only then, to name the type. A counter whose three fields are all
+// missing is absent unless EXISTS finds it (the first acquisition of a
+// key pays that command). mine answers whether the lock key holds the
+// lease TOKEN:OWNER with an expiry, comparing the value whole before
+// parsing anything, and why when the record is corrupt. incr adds one
+// to a decimal string below maxn.
 const prelude = `
 local function dec(s, max)
 	if type(s) ~= 'string' or #s > #max or not string.match(s, '^[1-9][0-9]*$') then return false end
@@ -35,11 +43,15 @@ local function le(a, b)
 	return a <= b
 end
 local maxn = '9223372036854775807'
-local function lockrec(k)
-	local ty = redis.call('TYPE', k).ok
-	if ty == 'none' then return nil end
-	if ty ~= 'string' then return nil, 'the lock key holds a ' .. ty .. ', not a string' end
-	local v = redis.call('GET', k)
+local function incr(s)
+	local i = #s
+	while i > 0 and string.byte(s, i) == 57 do i = i - 1 end
+	if i == 0 then return '1' .. string.rep('0', #s) end
+	return string.sub(s, 1, i - 1) .. string.char(string.byte(s, i) + 1) .. string.rep('0', #s - i)
+end
+local function parselock(k, v)
+	if not v then return nil end
+	if type(v) ~= 'string' then return nil, 'the lock key holds a ' .. redis.call('TYPE', k).ok .. ', not a string' end
 	local t, o = string.match(v, '^([^:]*):(.*)$')
 	if not t or not dec(t, maxn) or o == '' then
 		return nil, 'the lock key holds ' .. string.format('%q', string.sub(v, 1, 64)) .. ', not TOKEN:OWNER'
@@ -48,12 +60,21 @@ local function lockrec(k)
 	if pttl < 0 then return nil, 'the lock key has no expiry' end
 	return {t, o, pttl}
 end
+local function lockrec(k) return parselock(k, redis.pcall('GET', k)) end
+local function mine(k, lease)
+	local v = redis.pcall('GET', k)
+	if v ~= lease then
+		local _, why = parselock(k, v)
+		return false, why
+	end
+	if redis.call('PTTL', k) < 0 then return false, 'the lock key has no expiry' end
+	return true
+end
 local function counterrec(k)
-	local ty = redis.call('TYPE', k).ok
-	if ty == 'none' then return nil end
-	if ty ~= 'hash' then return nil, 'the token counter holds a ' .. ty .. ', not a hash' end
-	local f = redis.call('HMGET', k, 'n', 'token', 'owner')
+	local f = redis.pcall('HMGET', k, 'n', 'token', 'owner')
+	if f.err then return nil, 'the token counter holds a ' .. redis.call('TYPE', k).ok .. ', not a hash' end
 	local n, t, o = f[1], f[2], f[3]
+	if not n and not t and not o and redis.call('EXISTS', k) == 0 then return nil end
 	if not dec(n, maxn) then return nil, 'the token counter has no decimal n' end
 	if (t == false) ~= (o == false) then return nil, 'the token counter has a token without an owner or an owner without a token' end
 	if t ~= false and (not dec(t, maxn) or not le(t, n) or o == '') then
@@ -64,26 +85,28 @@ end
 `
 
 // acquireScript: ARGV[1] owner, ARGV[2] TTL in ms. Answers {"ok", TOKEN}
-// or {"held", ...}.
+// or {"held", ...}. On a free key it sends four commands (HMGET, GET,
+// HSET, SET), five the first time.
 var acquireScript = goredis.NewScript(prelude + `
 local c, why = counterrec(KEYS[2])
 if why then return {'corrupt', why} end
 local l, lwhy = lockrec(KEYS[1])
 if lwhy then return {'corrupt', lwhy} end
 if l then return {'held', l[1], l[2], l[3]} end
-if c and c[1] == maxn then return {'corrupt', 'the token counter is at its limit'} end
-redis.call('HINCRBY', KEYS[2], 'n', 1)
-local t = redis.call('HGET', KEYS[2], 'n')
-redis.call('HSET', KEYS[2], 'token', t, 'owner', ARGV[1])
+local n = '0'
+if c then n = c[1] end
+if n == maxn then return {'corrupt', 'the token counter is at its limit'} end
+local t = incr(n)
+redis.call('HSET', KEYS[2], 'n', t, 'token', t, 'owner', ARGV[1])
 redis.call('SET', KEYS[1], t .. ':' .. ARGV[1], 'PX', ARGV[2])
 return {'ok', t}
 `)
 
 // renewScript: ARGV[1] TOKEN:OWNER of the lease, ARGV[2] TTL in ms.
 var renewScript = goredis.NewScript(prelude + `
-local l, why = lockrec(KEYS[1])
+local held, why = mine(KEYS[1], ARGV[1])
 if why then return {'corrupt', why} end
-if not l or l[1] .. ':' .. l[2] ~= ARGV[1] then return {'notheld'} end
+if not held then return {'notheld'} end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {'ok'}
 `)
@@ -91,9 +114,9 @@ return {'ok'}
 // releaseScript: ARGV[1] TOKEN:OWNER of the lease, ARGV[2] the release
 // channel, ARGV[3] the key (the message).
 var releaseScript = redisscript.NewScript(prelude + `
-local l, why = lockrec(KEYS[1])
+local held, why = mine(KEYS[1], ARGV[1])
 if why then return {'corrupt', why} end
-if not l or l[1] .. ':' .. l[2] ~= ARGV[1] then return {'notheld'} end
+if not held then return {'notheld'} end
 redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return {'ok'}

@@ -143,6 +143,14 @@
 // attempt that took some masters but not a quorum: it was never handed
 // out, only skipped.
 //
+// The store is a driver.BatchRenewer: a fence.Session's renewal round
+// sends every master the renew scripts of all its due leases in one
+// pipeline, the masters at once, so a round is one request per master
+// whatever the number of leases (TestSessionRenewalRequests counts them
+// at 1, 100 and 1,000), and each lease is counted against the quorum as
+// Renew counts it. A Client without Pipelined (not a go-redis client)
+// gets one script per lease.
+//
 // # Release notifications
 //
 // The store is a driver.ReleaseNotifier: Release PUBLISHes the key on

@@ -43,6 +43,12 @@ func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 	replies := d.each(ctx, lease.Key, func(ctx context.Context, _ int, c Client) *goredis.Cmd {
 		return renewScript.Run(ctx, c, keys, value, ms)
 	})
+	return d.renewed(lease, start, replies)
+}
+
+// renewed is the outcome of the renewal of lease sent at start, from the
+// masters' replies.
+func (d *store) renewed(lease fence.Lease, start time.Time, replies []reply) error {
 	if err := corrupt(replies); err != nil {
 		return err
 	}
