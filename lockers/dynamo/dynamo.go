@@ -28,6 +28,9 @@ const (
 	// DefaultKeyAttribute is the partition key attribute used when
 	// Options.KeyAttribute is empty.
 	DefaultKeyAttribute = "key"
+	// DefaultProbeInterval is how often a waited-for key is probed when
+	// Options.ProbeInterval is 0 (see the package doc, "Waiting").
+	DefaultProbeInterval = probe.DefaultInterval
 )
 
 // Options configure the Locker of New. A nil *Options means all defaults.
@@ -53,7 +56,8 @@ type Options struct {
 	// ends (see the package doc, "Waiting"): one strongly consistent
 	// read per waited-for key per interval. At least 10 ms; negative
 	// turns probes off, and waiters poll at
-	// fence.SessionOptions.PollInterval. Default: 100 ms.
+	// fence.SessionOptions.PollInterval. Default:
+	// DefaultProbeInterval.
 	ProbeInterval time.Duration
 }
 

@@ -1,9 +1,11 @@
 package dynamo
 
 import (
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/testing/waittest"
@@ -90,5 +92,15 @@ func wantNoProbes(t *testing.T, d *store) {
 	}
 	if n := d.probe.Keys(); n != 0 {
 		t.Errorf("%d keys still probed after the waits ended", n)
+	}
+}
+
+// TestProbeIntervalTooShort: a probe interval under probe.MinInterval is
+// refused before anything is sent.
+func TestProbeIntervalTooShort(t *testing.T) {
+	t.Parallel()
+	_, err := New(emulators.DynamoClient(t, nil), "locks", &Options{ProbeInterval: time.Millisecond})
+	if !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("New with ProbeInterval 1ms: %v; want an error matching fence.ErrInvalid", err)
 	}
 }

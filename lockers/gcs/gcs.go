@@ -35,6 +35,9 @@ const (
 	// DefaultBackoff is the first wait after a throttled or failed
 	// request when Options.Backoff is 0.
 	DefaultBackoff = 250 * time.Millisecond
+	// DefaultProbeInterval is how often a waited-for key is probed when
+	// Options.ProbeInterval is 0 (see the package doc, "Waiting").
+	DefaultProbeInterval = probe.DefaultInterval
 	// maxBackoff caps the doubling waits between tries.
 	maxBackoff = 8 * time.Second
 )
@@ -73,7 +76,7 @@ type Options struct {
 	// lease ends (see the package doc, "Waiting"): one metadata read per
 	// waited-for key per interval. At least 10 ms; negative turns probes
 	// off, and waiters poll at fence.SessionOptions.PollInterval.
-	// Default: 100 ms.
+	// Default: DefaultProbeInterval.
 	ProbeInterval time.Duration
 }
 

@@ -1,9 +1,11 @@
 package gcs
 
 import (
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/testing/waittest"
 )
@@ -85,5 +87,15 @@ func wantNoProbes(t *testing.T, d *store) {
 	}
 	if n := d.probe.Keys(); n != 0 {
 		t.Errorf("%d keys still probed after the waits ended", n)
+	}
+}
+
+// TestProbeIntervalTooShort: a probe interval under probe.MinInterval is
+// refused before anything is sent.
+func TestProbeIntervalTooShort(t *testing.T) {
+	t.Parallel()
+	_, err := New(newClient(t, nil).Bucket("locks"), &Options{ProbeInterval: time.Millisecond})
+	if !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("New with ProbeInterval 1ms: %v; want an error matching fence.ErrInvalid", err)
 	}
 }
