@@ -60,7 +60,8 @@ func HandOff(b *testing.B, holder, probed, polled *fence.Locker) {
 	key := "hand-off"
 	for b.Loop() {
 		for _, m := range modes {
-			h, err := holders.Lock(ctx, key, nil)
+			// The key is free; waiting only retries a failed call.
+			h, err := holders.Lock(ctx, key, &fence.LockOptions{Wait: 30 * time.Second})
 			if err != nil {
 				b.Fatal(err)
 			}
