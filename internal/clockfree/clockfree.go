@@ -200,3 +200,18 @@ func (m Mode) Holding(s Sighting, since, now time.Time) (held bool, until time.T
 	}
 	return true, until
 }
+
+// Ends returns when the lease of version s, seen since since, ends for
+// the caller, as Holding judges it: in trusted-clock mode, for a version
+// with a stored expiry, that expiry plus MaxClockSkew; otherwise a full
+// lease after since. Zero when s holds no lease. A waiter's attempt at
+// that time may take the key over.
+func (m Mode) Ends(s Sighting, since time.Time) time.Time {
+	switch {
+	case !s.Held:
+		return time.Time{}
+	case m.TrustedClock && !s.Expires.IsZero():
+		return s.Expires.Add(m.MaxClockSkew)
+	}
+	return since.Add(s.TTL)
+}

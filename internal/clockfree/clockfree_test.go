@@ -104,3 +104,23 @@ func TestFromURL(t *testing.T) {
 		}
 	}
 }
+
+// TestEndsAgreesWithHolding: a lease is held just before the time Ends
+// gives and not from then on, in both modes.
+func TestEndsAgreesWithHolding(t *testing.T) {
+	t.Parallel()
+	s := Sighting{Version: "a", Held: true, TTL: 10 * time.Second, Expires: t0.Add(4 * time.Second)}
+	for _, m := range []Mode{{}, {TrustedClock: true}, {TrustedClock: true, MaxClockSkew: 3 * time.Second}} {
+		since := t0.Add(time.Second)
+		end := m.Ends(s, since)
+		if held, _ := m.Holding(s, since, end.Add(-time.Nanosecond)); !held {
+			t.Errorf("%+v: not held just before Ends %v", m, end)
+		}
+		if held, _ := m.Holding(s, since, end); held {
+			t.Errorf("%+v: still held at Ends %v", m, end)
+		}
+	}
+	if end := (Mode{}).Ends(Sighting{Version: "a", TTL: time.Second}, t0); !end.IsZero() {
+		t.Errorf("Ends of a free record = %v; want zero", end)
+	}
+}

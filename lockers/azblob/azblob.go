@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/probe"
 )
 
 // Limits of the Azure blob locker.
@@ -28,6 +29,9 @@ const (
 	// DefaultCleanupTimeout is how long Acquire may spend releasing a
 	// lease it could not finish taking when ctx is already done.
 	DefaultCleanupTimeout = 5 * time.Second
+	// DefaultProbeInterval is how often a waited-for key is probed when
+	// Options.ProbeInterval is 0 (see the package doc, "Waiting").
+	DefaultProbeInterval = probe.DefaultInterval
 	// maxSegments is the largest number of '/'-separated segments in a
 	// key, Azure's limit for blob names.
 	maxSegments = 254
@@ -44,6 +48,14 @@ type Options struct {
 	// could not finish (its token increment failed), when ctx is done.
 	// Default: DefaultCleanupTimeout.
 	CleanupTimeout time.Duration
+	// ProbeInterval is how often the blob of a key that a Session.Lock
+	// of this Locker waits for is probed, to wake the waiter when the
+	// lease ends (see the package doc, "Waiting"): one Get Blob
+	// Properties per waited-for key per interval. At least 10 ms;
+	// negative turns probes off, and waiters poll at
+	// fence.SessionOptions.PollInterval. Default:
+	// DefaultProbeInterval.
+	ProbeInterval time.Duration
 }
 
 // store is the driver.Locker on Azure blob leases: the store calls
@@ -51,7 +63,8 @@ type Options struct {
 type store struct {
 	c       *container.Client
 	cleanup time.Duration
-	clock   fence.Clock // for driver.LockerOptions; nil for the system's
+	clock   fence.Clock   // for driver.LockerOptions; nil for the system's
+	probe   *probe.Prober // nil with probes off
 }
 
 var (
@@ -96,7 +109,15 @@ func newStore(c *container.Client, opts *Options) (*store, error) {
 	case o.CleanupTimeout == 0:
 		o.CleanupTimeout = DefaultCleanupTimeout
 	}
-	return &store{c: c, cleanup: o.CleanupTimeout, clock: o.Clock}, nil
+	every, err := probe.Interval("ProbeInterval", o.ProbeInterval)
+	if err != nil {
+		return nil, err
+	}
+	d := &store{c: c, cleanup: o.CleanupTimeout, clock: o.Clock}
+	if every > 0 {
+		d.probe = probe.New(every, driver.ClockOrSystem(o.Clock), d.probeRead)
+	}
+	return d, nil
 }
 
 // As implements driver.Aser: it gives the client given to New (or made

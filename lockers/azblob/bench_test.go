@@ -2,9 +2,12 @@ package azblob
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/probe"
+	"github.com/fencekit/fence/internal/probe/probetest"
 )
 
 // The benchmarks run on Azurite: latency and requests per operation of
@@ -59,4 +62,18 @@ func BenchmarkRenew(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n.n.Load())/float64(b.N), "requests/op")
+}
+
+// BenchmarkHandOff measures the hand-off from a holder to a Lock waiting
+// through another client, waking on a probe (the default) or polling
+// (ProbeInterval probe.Off), alternating (see probetest.HandOff):
+//
+//	go test -run '^$' -bench HandOff -benchtime 200x ./lockers/azblob/
+func BenchmarkHandOff(b *testing.B) {
+	holder := newLocker(b, newContainer(b, nil, true), nil)
+	name := holder.d.c.URL()
+	name = name[strings.LastIndexByte(name, '/')+1:]
+	probed := newLocker(b, containerClient(b, name, nil, true), nil)
+	polled := newLocker(b, containerClient(b, name, nil, true), &Options{ProbeInterval: probe.Off})
+	probetest.HandOff(b, holder.Locker, probed.Locker, polled.Locker)
 }

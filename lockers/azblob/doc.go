@@ -54,14 +54,15 @@
 // Importing the package registers the scheme azblob with
 // fence.OpenLocker:
 //
-//	azblob://CONTAINER[?account=A&endpoint=URL]
+//	azblob://CONTAINER[?account=A&endpoint=URL&probe-interval=D|off]
 //
 // CONTAINER is the container of the lock blobs (an Azure container name:
 // 3 to 63 lower-case letters, digits and single hyphens), account the
 // storage account (3 to 24 lower-case letters and digits), and endpoint
 // the blob service URL, for Azurite or a private endpoint (default:
 // https://ACCOUNT.blob.core.windows.net). The container's URL is the
-// endpoint, "/", CONTAINER.
+// endpoint, "/", CONTAINER. probe-interval is Options.ProbeInterval, a
+// duration such as 250ms, or off.
 //
 // Credentials come from the environment: EnvConnectionString when the URL
 // has neither account nor endpoint; otherwise the account (from the URL,
@@ -141,6 +142,35 @@
 // passed with fence.ErrNotHeld, without asking the service. Azure does not
 // report when a lease ends, so HeldError.ValidUntil and
 // LockInfo.ValidUntil are zero.
+//
+// # Waiting
+//
+// Azure cannot tell a client that a lease ended, so a Locker probes: while
+// a fence.Session.Lock of this Locker waits for a key, the Locker reads
+// the properties of the key's blob (Get Blob Properties, a HEAD request)
+// every Options.ProbeInterval (default 100 ms), and wakes the waiter when
+// the lease state shows the lease released, broken or expired, or the
+// metadata shows another owner, whichever client did it. The read is not
+// conditioned on the ETag: lease operations leave the ETag as it is.
+// Waiters of one key in one Locker share one probe, which stops when the
+// last of them stops waiting; a wait starts with one such read, before
+// the first attempt. A crashed holder's lease ends when the service says
+// so, which the next probe sees.
+//
+// Expect a hand-off (the holder's release returns, the waiter's Lock
+// returns) of half a probe interval on average, at most a whole one, plus
+// four round trips (the probe, and the waiter's read, lease and token
+// write). Measured on Azurite with the defaults (BenchmarkHandOff, 200
+// hand-offs): p50 55 ms and p99 384 ms (Azurite's own slow answers),
+// against 719 ms and 980 ms with probes off.
+//
+// The cost: one Get Blob Properties per waited-for key per probe interval
+// per Locker, 10 a second at the default, whatever the number of waiters
+// in that Locker; nothing while nobody waits. Several processes waiting
+// for one key each probe it, and Azure documents a target of about 500
+// requests a second for one blob. Set ProbeInterval (probe-interval in a
+// URL) longer to read less, or negative (off) to poll at
+// fence.SessionOptions.PollInterval instead.
 //
 // # Break
 //

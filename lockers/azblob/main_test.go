@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/fencekit/fence/internal/testing/leakcheck"
 )
 
 // parallel is how many cases run at once unless -test.parallel is given.
@@ -24,5 +26,6 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 	}
-	os.Exit(m.Run())
+	// A probe must not outlive the wait it served.
+	os.Exit(leakcheck.Main(m, "github.com/fencekit/fence/internal/probe"))
 }

@@ -7,11 +7,13 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/urlparam"
 )
 
@@ -40,7 +42,9 @@ type urlOpener struct{}
 var _ driver.LockerOpener = urlOpener{}
 
 // URLForm implements driver.LockerOpener.
-func (urlOpener) URLForm() string { return "azblob://CONTAINER[?account=A&endpoint=URL]" }
+func (urlOpener) URLForm() string {
+	return "azblob://CONTAINER[?account=A&endpoint=URL&" + probe.URLForm + "]"
+}
 
 // OpenLockerURL implements driver.LockerOpener. It does not contact the
 // service. The Locker's Create creates the container; the client needs
@@ -59,14 +63,15 @@ func open(u *url.URL, opts *fence.OpenOptions, getenv func(string) string) (*fen
 	if err != nil {
 		return nil, &fence.OpError{Backend: "azblob", Op: "open", Err: err}
 	}
-	return New(c, &Options{Clock: urlparam.Clock(opts)})
+	return New(c, &Options{Clock: urlparam.Clock(opts), ProbeInterval: cfg.probe})
 }
 
 // config is what an azblob URL says.
 type config struct {
 	container string
-	account   string // "" for the environment's
-	endpoint  string // "" for Azure's public endpoint of the account
+	account   string        // "" for the environment's
+	endpoint  string        // "" for Azure's public endpoint of the account
+	probe     time.Duration // Options.ProbeInterval
 }
 
 // parseURL reads an azblob URL. Every error matches fence.ErrInvalid.
@@ -77,7 +82,7 @@ func parseURL(u *url.URL) (config, error) {
 		// with the endpoint's password if it is escaped.
 		return config{}, &fence.InvalidError{Field: "url", Reason: "the endpoint carries user information; credentials come from the environment"}
 	}
-	cfg := config{container: p.Name("container"), account: p.String("account"), endpoint: p.Endpoint()}
+	cfg := config{container: p.Name("container"), account: p.String("account"), endpoint: p.Endpoint(), probe: probe.FromURL(p)}
 	if cfg.container != "" && !validContainer(cfg.container) {
 		p.Fail("%q is not an Azure container name (3 to 63 lower-case letters, digits and single hyphens, starting and ending with a letter or digit)", cfg.container)
 	}

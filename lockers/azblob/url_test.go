@@ -17,6 +17,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -41,6 +42,8 @@ func TestParseURL(t *testing.T) {
 			config{container: "ops-locks-1", account: "acct", endpoint: "https://acct.blob.core.windows.net"}},
 		{"azblob://abc?endpoint=http://127.0.0.1:10000/devstoreaccount1", config{container: "abc", endpoint: "http://127.0.0.1:10000/devstoreaccount1"}},
 		{"azblob://" + strings.Repeat("a", 63) + "?account=" + strings.Repeat("9", 24), config{container: strings.Repeat("a", 63), account: strings.Repeat("9", 24)}},
+		{"azblob://locks?probe-interval=50ms", config{container: "locks", probe: 50 * time.Millisecond}},
+		{"azblob://locks?probe-interval=off", config{container: "locks", probe: probe.Off}},
 	}
 	for _, tt := range tests {
 		got, err := parseURL(mustParse(t, tt.raw))
@@ -58,6 +61,7 @@ func TestParseURLErrors(t *testing.T) {
 		{"azblob://", "no container name"},
 		{"azblob://?account=abc", "no container name"},
 		{"azblob://locks:10000", "no port"},
+		{"azblob://locks?probe-interval=1ms", "below 10ms"},
 		{"azblob://locks/extra", "unexpected path"},
 		{"azblob://user:s3cretpw@locks", "credentials come from the environment"},
 		{"azblob://locks?key=abc", `unknown parameter "key"`},

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/probe"
+	"github.com/fencekit/fence/internal/probe/probetest"
 	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
@@ -127,4 +129,18 @@ func BenchmarkBaseline(b *testing.B) {
 		}
 	}
 	reportTrips(b, f, before)
+}
+
+// BenchmarkHandOff measures the hand-off from a holder to a Lock waiting
+// through another client, waking on a probe (the default) or polling
+// (ProbeInterval probe.Off), alternating (see probetest.HandOff):
+//
+//	go test -run '^$' -bench HandOff -benchtime 200x ./lockers/dynamo/
+func BenchmarkHandOff(b *testing.B) {
+	client := emulators.DynamoClient(b, nil)
+	table := newTable(b, client, nil)
+	holder := newLocker(b, client, table, nil)
+	probed := newLocker(b, emulators.DynamoClient(b, nil), table, nil)
+	polled := newLocker(b, emulators.DynamoClient(b, nil), table, &Options{ProbeInterval: probe.Off})
+	probetest.HandOff(b, holder.Locker, probed.Locker, polled.Locker)
 }

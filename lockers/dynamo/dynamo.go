@@ -10,6 +10,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/probe"
 )
 
 // Limits of the DynamoDB locker.
@@ -27,6 +28,9 @@ const (
 	// DefaultKeyAttribute is the partition key attribute used when
 	// Options.KeyAttribute is empty.
 	DefaultKeyAttribute = "key"
+	// DefaultProbeInterval is how often a waited-for key is probed when
+	// Options.ProbeInterval is 0 (see the package doc, "Waiting").
+	DefaultProbeInterval = probe.DefaultInterval
 )
 
 // Options configure the Locker of New. A nil *Options means all defaults.
@@ -47,6 +51,14 @@ type Options struct {
 	// taken over this long after its stored expiry. 0 to an hour.
 	// Default: 0.
 	MaxClockSkew time.Duration
+	// ProbeInterval is how often the item of a key that a Session.Lock
+	// of this Locker waits for is read, to wake the waiter when the lease
+	// ends (see the package doc, "Waiting"): one strongly consistent
+	// read per waited-for key per interval. At least 10 ms; negative
+	// turns probes off, and waiters poll at
+	// fence.SessionOptions.PollInterval. Default:
+	// DefaultProbeInterval.
+	ProbeInterval time.Duration
 }
 
 // store is the driver.Locker on one table.
@@ -57,6 +69,7 @@ type store struct {
 	clock   fence.Clock
 	obs     *clockfree.Observations
 	mode    clockfree.Mode
+	probe   *probe.Prober // nil with probes off
 }
 
 var (
@@ -105,17 +118,25 @@ func newStore(api DynamoDBAPI, table string, opts *Options, obs *clockfree.Obser
 	if err := mode.Check(); err != nil {
 		return nil, err
 	}
+	every, err := probe.Interval("ProbeInterval", o.ProbeInterval)
+	if err != nil {
+		return nil, err
+	}
 	if obs == nil {
 		obs = clockfree.NewObservations()
 	}
-	return &store{
+	d := &store{
 		api:     api,
 		table:   table,
 		keyAttr: o.KeyAttribute,
 		clock:   driver.ClockOrSystem(o.Clock),
 		obs:     obs,
 		mode:    mode,
-	}, nil
+	}
+	if every > 0 {
+		d.probe = probe.New(every, d.clock, d.probeRead)
+	}
+	return d, nil
 }
 
 // Info implements driver.Locker.

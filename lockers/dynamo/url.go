@@ -3,11 +3,13 @@ package dynamo
 import (
 	"context"
 	"net/url"
+	"time"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/dynamotable"
+	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/urlparam"
 )
 
@@ -20,7 +22,7 @@ type urlOpener struct{}
 
 // URLForm implements driver.LockerOpener.
 func (urlOpener) URLForm() string {
-	return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A&" + clockfree.URLForm + "]"
+	return "dynamodb://TABLE[?region=R&endpoint=URL&key-attribute=A&" + clockfree.URLForm + "&" + probe.URLForm + "]"
 }
 
 // urlConfig is what a dynamodb:// URL says.
@@ -30,6 +32,7 @@ type urlConfig struct {
 	endpoint     string // "" for the SDK's default
 	keyAttribute string // "" for DefaultKeyAttribute
 	mode         clockfree.Mode
+	probe        time.Duration // Options.ProbeInterval
 }
 
 // parseURL reads a dynamodb:// URL and checks what it names as New would.
@@ -42,6 +45,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		endpoint:     p.Endpoint(),
 		keyAttribute: p.String("key-attribute"),
 		mode:         clockfree.FromURL(p),
+		probe:        probe.FromURL(p),
 	}
 	if err := p.Done(); err != nil {
 		return urlConfig{}, err
@@ -57,6 +61,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	if err := c.mode.Check(); err != nil {
 		return urlConfig{}, err
 	}
+
 	return c, nil
 }
 
@@ -73,9 +78,10 @@ func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Open
 		return nil, &fence.OpError{Backend: "dynamo", Op: "open", Err: err}
 	}
 	return New(client, c.table, &Options{
-		KeyAttribute: c.keyAttribute,
-		Clock:        urlparam.Clock(opts),
-		TrustedClock: c.mode.TrustedClock,
-		MaxClockSkew: c.mode.MaxClockSkew,
+		KeyAttribute:  c.keyAttribute,
+		Clock:         urlparam.Clock(opts),
+		TrustedClock:  c.mode.TrustedClock,
+		MaxClockSkew:  c.mode.MaxClockSkew,
+		ProbeInterval: c.probe,
 	})
 }

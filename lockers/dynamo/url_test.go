@@ -17,6 +17,7 @@ import (
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
@@ -32,6 +33,8 @@ func TestParseURL(t *testing.T) {
 		"dynamodb://locks?trusted-clock=true":                     {table: "locks", mode: clockfree.Mode{TrustedClock: true}},
 		"dynamodb://locks?trusted-clock=true&max-clock-skew=1.5s": {table: "locks", mode: clockfree.Mode{TrustedClock: true, MaxClockSkew: 1500 * time.Millisecond}},
 		"dynamodb://locks?trusted-clock=false":                    {table: "locks"},
+		"dynamodb://locks?probe-interval=250ms":                   {table: "locks", probe: 250 * time.Millisecond},
+		"dynamodb://locks?probe-interval=off":                     {table: "locks", probe: probe.Off},
 	}
 	for raw, want := range good {
 		u, err := url.Parse(raw)
@@ -58,6 +61,9 @@ func TestParseURL(t *testing.T) {
 		"dynamodb://locks?endpoint=localhost:8000",
 		"dynamodb://locks?endpoint=http://me:s3cr3t-pw@localhost:8000",
 		"dynamodb://locks?key-attribute=token",
+		"dynamodb://locks?probe-interval=0",
+		"dynamodb://locks?probe-interval=5ms",
+		"dynamodb://locks?probe-interval=soon",
 		"dynamodb://locks?key-attribute=" + strings.Repeat("k", 256),
 		"dynamodb://locks?max-clock-skew=1s",
 		"dynamodb://locks?trusted-clock=yes",

@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/fencekit/fence/internal/probe"
+	"github.com/fencekit/fence/internal/probe/probetest"
 )
 
 // BenchmarkAcquireRelease measures an Acquire and a Release on the
@@ -68,4 +71,17 @@ func BenchmarkRenew(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(c.total()-start)/float64(n), "requests/op")
+}
+
+// BenchmarkHandOff measures the hand-off from a holder to a Lock waiting
+// through another client, waking on a probe (the default) or polling
+// (ProbeInterval probe.Off), alternating (see probetest.HandOff):
+//
+//	go test -run '^$' -bench HandOff -benchtime 200x ./lockers/gcs/
+func BenchmarkHandOff(b *testing.B) {
+	bucket := newBucket(b)
+	holder := newLocker(b, bucket, nil, nil)
+	probed := newLocker(b, bucket, nil, nil)
+	polled := newLocker(b, bucket, nil, &Options{ProbeInterval: probe.Off})
+	probetest.HandOff(b, holder.Locker, probed.Locker, polled.Locker)
 }

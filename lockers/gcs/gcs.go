@@ -10,6 +10,7 @@ import (
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/probe"
 )
 
 // Limits of the Cloud Storage locker.
@@ -34,6 +35,9 @@ const (
 	// DefaultBackoff is the first wait after a throttled or failed
 	// request when Options.Backoff is 0.
 	DefaultBackoff = 250 * time.Millisecond
+	// DefaultProbeInterval is how often a waited-for key is probed when
+	// Options.ProbeInterval is 0 (see the package doc, "Waiting").
+	DefaultProbeInterval = probe.DefaultInterval
 	// maxBackoff caps the doubling waits between tries.
 	maxBackoff = 8 * time.Second
 )
@@ -67,6 +71,13 @@ type Options struct {
 	// doubles, up to 8 s, and is jittered between half and all of its
 	// length. Default: DefaultBackoff.
 	Backoff time.Duration
+	// ProbeInterval is how often the object of a key that a Session.Lock
+	// of this Locker waits for is probed, to wake the waiter when the
+	// lease ends (see the package doc, "Waiting"): one metadata read per
+	// waited-for key per interval. At least 10 ms; negative turns probes
+	// off, and waiters poll at fence.SessionOptions.PollInterval.
+	// Default: DefaultProbeInterval.
+	ProbeInterval time.Duration
 }
 
 // store is the driver.Locker on one bucket: the reads and
@@ -78,6 +89,7 @@ type store struct {
 	clock  fence.Clock
 	obs    *clockfree.Observations
 	mode   clockfree.Mode
+	probe  *probe.Prober // nil with probes off
 }
 
 var (
@@ -129,17 +141,25 @@ func newStore(bucket *storage.BucketHandle, opts *Options, obs *clockfree.Observ
 	if o.Backoff == 0 {
 		o.Backoff = DefaultBackoff
 	}
+	every, err := probe.Interval("ProbeInterval", o.ProbeInterval)
+	if err != nil {
+		return nil, err
+	}
 	if obs == nil {
 		obs = clockfree.NewObservations()
 	}
-	return &store{
+	d := &store{
 		store:  &objects{bucket: bucket, attempts: o.MaxAttempts, backoff: backoff.Policy{First: o.Backoff, Max: maxBackoff}},
 		scope:  bucket.BucketName(),
 		prefix: o.Prefix,
 		clock:  driver.ClockOrSystem(o.Clock),
 		obs:    obs,
 		mode:   mode,
-	}, nil
+	}
+	if every > 0 {
+		d.probe = probe.New(every, d.clock, d.probeRead)
+	}
+	return d, nil
 }
 
 // Info implements driver.Locker.

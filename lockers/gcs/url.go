@@ -14,6 +14,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/urlparam"
 )
 
@@ -36,7 +37,7 @@ type urlOpener struct{}
 
 // URLForm implements driver.LockerOpener.
 func (urlOpener) URLForm() string {
-	return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL&backoff=D&" + clockfree.URLForm + "]"
+	return "gs://BUCKET[?prefix=P&project=ID&endpoint=URL&backoff=D&" + clockfree.URLForm + "&" + probe.URLForm + "]"
 }
 
 // config is what a gs:// URL says.
@@ -47,7 +48,8 @@ type config struct {
 	endpoint string        // without a trailing slash
 	backoff  time.Duration // Options.Backoff; 0 for DefaultBackoff
 	mode     clockfree.Mode
-	url      string // the URL, for errors
+	probe    time.Duration // Options.ProbeInterval
+	url      string        // the URL, for errors
 }
 
 // parseURL reads u, a gs:// URL. Every error matches fence.ErrInvalid.
@@ -72,6 +74,7 @@ func parseURL(u *url.URL) (config, error) {
 	if ie, ok := c.mode.Check().(*fence.InvalidError); ok {
 		p.Fail("max-clock-skew: %s", ie.Reason)
 	}
+	c.probe = probe.FromURL(p)
 	if err := p.Done(); err != nil {
 		return config{}, err
 	}
@@ -140,11 +143,12 @@ func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Open
 	}
 	bucket := client.Bucket(c.bucket)
 	d, err := newStore(bucket, &Options{
-		Prefix:       c.prefix,
-		Clock:        urlparam.Clock(opts),
-		TrustedClock: c.mode.TrustedClock,
-		MaxClockSkew: c.mode.MaxClockSkew,
-		Backoff:      c.backoff,
+		Prefix:        c.prefix,
+		Clock:         urlparam.Clock(opts),
+		TrustedClock:  c.mode.TrustedClock,
+		MaxClockSkew:  c.mode.MaxClockSkew,
+		Backoff:       c.backoff,
+		ProbeInterval: c.probe,
 	}, nil)
 	if err != nil {
 		_ = client.Close()

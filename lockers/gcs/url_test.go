@@ -17,6 +17,7 @@ import (
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -45,6 +46,8 @@ func TestParseURL(t *testing.T) {
 		{"gs://b00?backoff=20ms", config{bucket: "b00", backoff: 20 * time.Millisecond}},
 		{"gs://b00?backoff=8s", config{bucket: "b00", backoff: maxBackoff}},
 		{"gs://b00?backoff=0s", config{bucket: "b00"}},
+		{"gs://b00?probe-interval=1s", config{bucket: "b00", probe: time.Second}},
+		{"gs://b00?probe-interval=off", config{bucket: "b00", probe: probe.Off}},
 	}
 	for _, tc := range good {
 		got, err := parseURL(mustParse(t, tc.raw))
@@ -76,6 +79,8 @@ func TestParseURL(t *testing.T) {
 		{"gs://b00?backoff=-1ms", "not a duration"},
 		{"gs://b00?backoff=8.001s", "outside the range 0 to 8s"},
 		{"gs://b00?backoff=1s&backoff=2s", "more than once"},
+		{"gs://b00?probe-interval=0s", "below 10ms"},
+		{"gs://b00?probe-interval=never", "not a duration"},
 		{"gs://b00?table=t", "unknown parameter"},
 		{"gs://b00?password=hunter2", "unknown parameter"},
 	}
