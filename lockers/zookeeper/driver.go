@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/z-division/go-zookeeper/zk"
@@ -25,12 +26,29 @@ type store struct {
 
 	mu   sync.Mutex
 	held map[fence.Token]*holding // the leases this store gave out, by token
+	seen map[string]lastSeen      // valid last records read or written, by key
+
+	noFree atomic.Bool // acquireFree was refused for want of a permission
 }
+
+// lastSeen is a last record this store read or wrote and found valid:
+// its version and the token it names. While the record keeps that
+// version, nobody took the key since, and the check of the token a new
+// lease must exceed stands.
+type lastSeen struct {
+	version int32
+	token   fence.Token
+}
+
+// maxSeen bounds the last records a store remembers; past it, it
+// forgets them all and reads them again.
+const maxSeen = 4096
 
 var (
 	_ driver.Locker          = (*store)(nil)
 	_ driver.ReleaseNotifier = (*store)(nil)
 	_ driver.Aser            = (*store)(nil)
+	_ driver.BatchRenewer    = (*store)(nil)
 )
 
 // As implements driver.Aser: it gives the connection the Locker runs on to
@@ -57,7 +75,7 @@ type holding struct {
 }
 
 func newDriver(c *zk.Conn, root string, maxTTL time.Duration, acl []zk.ACL) *store {
-	return &store{c: c, root: root, maxTTL: maxTTL, acl: acl, held: map[fence.Token]*holding{}}
+	return &store{c: c, root: root, maxTTL: maxTTL, acl: acl, held: map[fence.Token]*holding{}, seen: map[string]lastSeen{}}
 }
 
 // Info implements driver.Locker.
@@ -71,21 +89,115 @@ func (d *store) lockPath(key string) string { return LockPath(d.root, key) }
 // lastPath is key's last record.
 func (d *store) lastPath(key string) string { return d.root + "/.last/" + escape(key) }
 
-// Acquire implements driver.Locker with one try of Curator's recipe:
-// it creates an ephemeral sequential node under key's lock path, and
-// lists the lock path's children (with its own node's czxid, the token,
-// and the last record, in the same round trip). When its node is first
-// in Curator's order, it holds the key: one multi-operation writes the
-// last record on the condition that its node still exists, and the lease
-// is returned. Otherwise it deletes its node and reports the first node's
-// owner and czxid in a *fence.HeldError. A holder that left in between
-// gets driver.ErrAcquireRaced.
+// Acquire implements driver.Locker with one try of Curator's recipe.
+//
+// When this store has seen key's last record valid (read or written by
+// an earlier Acquire), it first tries the key as free, in one
+// multi-operation: it deletes key's lock path (refused unless it has no
+// lock node: the key is free), creates it again with the new lock node
+// under it, and writes the last record on the condition that it still
+// has the version seen. The token is the transaction's zxid: the lock
+// node's czxid, and the last record's mzxid, which the record names.
+//
+// Otherwise, or when that is refused, it creates an ephemeral
+// sequential node under key's lock path, and lists the lock path's
+// children (with its own node's czxid, the token, and the last record,
+// in the same round trip). When its node is first in Curator's order, it
+// holds the key: one multi-operation writes the last record on the
+// condition that its node still exists, and the lease is returned.
+// Otherwise it deletes its node and reports the first node's owner and
+// czxid in a *fence.HeldError. A holder that left in between gets
+// driver.ErrAcquireRaced.
 func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
-	return run(ctx, func() (fence.Lease, error) { return d.acquire(key, owner, ttl) })
+	return run(ctx, func() (fence.Lease, error) {
+		sent := time.Now()
+		if seen, ok := d.lastSeen(key); ok && !d.noFree.Load() {
+			if lease, done, err := d.acquireFree(key, owner, ttl, sent, seen); done {
+				return lease, err
+			}
+		}
+		return d.acquire(key, owner, ttl, sent)
+	})
 }
 
-func (d *store) acquire(key, owner string, ttl time.Duration) (fence.Lease, error) {
-	sent := time.Now()
+// acquireFree tries key as free (see Acquire), in one multi-operation.
+// done is false when the store refused it: the key is busy, its last
+// record changed, or its lock path is missing; Acquire then takes the
+// long way.
+func (d *store) acquireFree(key, owner string, ttl time.Duration, sent time.Time, seen lastSeen) (lease fence.Lease, done bool, err error) {
+	parent := d.lockPath(key)
+	prefix := newNodePrefix()
+	res, err := d.c.Multi(
+		&zk.DeleteRequest{Path: parent, Version: -1},
+		&zk.CreateRequest{Path: parent, Acl: d.acl},
+		&zk.CreateRequest{Path: parent + "/" + prefix, Data: encodeNode(owner), Acl: d.acl, Flags: zk.FlagEphemeral | zk.FlagSequence},
+		&zk.SetDataRequest{Path: d.lastPath(key), Data: encodeLastHere(owner), Version: seen.version},
+	)
+	switch {
+	case err == nil && len(res) == 4 && res[3].Stat != nil:
+	case err == nil:
+		go d.cleanup(parent, prefix)
+		return fence.Lease{}, true, fmt.Errorf("take the free key: %d answers to 4 operations", len(res))
+	case errors.Is(err, zk.ErrNoAuth):
+		d.noFree.Store(true)
+		return fence.Lease{}, false, nil
+	case answered(err):
+		if len(res) == 4 && errors.Is(res[3].Error, zk.ErrBadVersion) {
+			d.forgetSeen(key)
+		}
+		return fence.Lease{}, false, nil
+	default:
+		go d.cleanup(parent, prefix)
+		return fence.Lease{}, true, fmt.Errorf("take the free key: %w", err)
+	}
+	path, st := res[2].String, res[3].Stat
+	token := fence.Token(st.Mzxid)
+	if token <= seen.token {
+		d.forgetSeen(key)
+		d.deleteNode(path)
+		return fence.Lease{}, true, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("the last record named token %d, not below the new lock node's czxid %d", seen.token, token)}
+	}
+	d.see(key, lastSeen{version: st.Version, token: token})
+	return d.hold(key, owner, path, ttl, sent, token), true, nil
+}
+
+// hold records the lease of the lock node path and returns it.
+func (d *store) hold(key, owner, path string, ttl time.Duration, sent time.Time, token fence.Token) fence.Lease {
+	h := &holding{key: key, owner: owner, path: path, ttl: ttl, deadline: sent.Add(ttl)}
+	h.mu.Lock()
+	h.timer = time.AfterFunc(time.Until(h.deadline), func() { d.expire(token, h) })
+	h.mu.Unlock()
+	d.mu.Lock()
+	d.held[token] = h
+	d.mu.Unlock()
+	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}
+}
+
+// lastSeen returns the last record of key this store saw valid.
+func (d *store) lastSeen(key string) (lastSeen, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.seen[key]
+	return s, ok
+}
+
+// see remembers key's last record s.
+func (d *store) see(key string, s lastSeen) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.seen) >= maxSeen {
+		clear(d.seen)
+	}
+	d.seen[key] = s
+}
+
+func (d *store) forgetSeen(key string) {
+	d.mu.Lock()
+	delete(d.seen, key)
+	d.mu.Unlock()
+}
+
+func (d *store) acquire(key, owner string, ttl time.Duration, sent time.Time) (fence.Lease, error) {
 	parent := d.lockPath(key)
 	prefix := newNodePrefix()
 	path, err := d.c.Create(parent+"/"+prefix, encodeNode(owner), zk.FlagEphemeral|zk.FlagSequence, d.acl)
@@ -126,6 +238,11 @@ func (d *store) acquire(key, owner string, ttl time.Duration) (fence.Lease, erro
 	case ours.Czxid == 0:
 		return fence.Lease{}, driver.ErrAcquireRaced // broken already
 	}
+	if lastErr == nil {
+		if _, t, err := decodeLast(key, last, lastStat); err == nil {
+			d.see(key, lastSeen{version: lastStat.Version, token: t})
+		}
+	}
 	sortChildren(children)
 	if len(children) == 0 || children[0] != name {
 		d.deleteNode(path)
@@ -138,7 +255,7 @@ func (d *store) acquire(key, owner string, ttl time.Duration) (fence.Lease, erro
 	check := &zk.CheckVersionRequest{Path: path, Version: -1}
 	var write any
 	if lastErr == nil {
-		_, lastToken, err := decodeLast(key, last)
+		_, lastToken, err := decodeLast(key, last, lastStat)
 		if err != nil {
 			return fail(err)
 		}
@@ -161,18 +278,18 @@ func (d *store) acquire(key, owner string, ttl time.Duration) (fence.Lease, erro
 		case len(res) == 2 && errors.Is(res[0].Error, zk.ErrNoNode):
 			return fence.Lease{}, driver.ErrAcquireRaced // broken meanwhile
 		case len(res) == 2 && (errors.Is(res[1].Error, zk.ErrBadVersion) || errors.Is(res[1].Error, zk.ErrNodeExists)):
+			d.forgetSeen(key)
 			return fail(driver.ErrAcquireRaced)
 		}
 		return fail(fmt.Errorf("write the last record: %w", err))
 	}
-	h := &holding{key: key, owner: owner, path: path, ttl: ttl, deadline: sent.Add(ttl)}
-	h.mu.Lock()
-	h.timer = time.AfterFunc(time.Until(h.deadline), func() { d.expire(token, h) })
-	h.mu.Unlock()
-	d.mu.Lock()
-	d.held[token] = h
-	d.mu.Unlock()
-	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}, nil
+	switch {
+	case lastErr != nil:
+		d.see(key, lastSeen{version: 0, token: token})
+	case len(res) == 2 && res[1].Stat != nil:
+		d.see(key, lastSeen{version: res[1].Stat.Version, token: token})
+	}
+	return d.hold(key, owner, path, ttl, sent, token), nil
 }
 
 // heldError reports the holder's node name under parent in a
@@ -334,6 +451,92 @@ func (d *store) renew(lease fence.Lease) error {
 	return nil
 }
 
+// renewInFlight bounds the reads of one RenewBatch in flight at once.
+const renewInFlight = 256
+
+// RenewBatch implements driver.BatchRenewer as Renew does, for any
+// number of leases in two round trips: one sync with the leader, then
+// the reads of every lease's node sent together, each a read the server
+// answers from memory.
+func (d *store) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
+	errs, err := run(ctx, func() ([]error, error) { return d.renewBatch(leases), nil })
+	if err != nil {
+		errs = make([]error, len(leases))
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+func (d *store) renewBatch(leases []fence.Lease) []error {
+	errs := make([]error, len(leases))
+	paths := make([]string, len(leases))
+	for i, lease := range leases {
+		h, err := d.lookup(lease)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		paths[i] = h.path
+		h.mu.Unlock()
+	}
+	sent := time.Now()
+	if _, err := d.c.Sync(d.root); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		err = fmt.Errorf("sync with the leader: %w", err)
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return errs
+	}
+	stats := make([]*zk.Stat, len(leases))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, renewInFlight)
+	for i := range leases {
+		if errs[i] != nil {
+			continue
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			_, stats[i], errs[i] = d.c.Exists(paths[i])
+		})
+	}
+	wg.Wait()
+	for i, lease := range leases {
+		if errs[i] != nil {
+			if paths[i] != "" {
+				errs[i] = fmt.Errorf("read the lock node: %w", errs[i])
+			}
+			continue
+		}
+		errs[i] = d.renewed(lease, sent, stats[i])
+	}
+	return errs
+}
+
+// renewed extends lease after a sync sent at sent, when st, its lock
+// node's stat read after the sync, proves it held.
+func (d *store) renewed(lease fence.Lease, sent time.Time, st *zk.Stat) error {
+	h, err := d.lookup(lease)
+	if err != nil {
+		return err
+	}
+	defer h.mu.Unlock()
+	switch {
+	case st.Czxid == 0:
+		return d.lost(lease.Token, h, "its lock node is gone: broken, or the session ended")
+	case st.Czxid != int64(lease.Token) || st.EphemeralOwner != d.c.SessionID():
+		return d.lost(lease.Token, h, fmt.Sprintf("its lock node has czxid %d of session 0x%x", st.Czxid, st.EphemeralOwner))
+	}
+	if until := sent.Add(lease.TTL); until.After(h.deadline) {
+		h.deadline = until
+	}
+	return nil
+}
+
 // Release implements driver.Locker: it deletes the lease's lock
 // node. Its path holds a random UUID of the acquisition, so no other
 // lease's node has it: the delete is a compare-and-delete. A node
@@ -408,11 +611,12 @@ func (d *store) inspect(key string) (fence.LockInfo, error) {
 		var (
 			children   []string
 			last       []byte
+			lastStat   *zk.Stat
 			cerr, lerr error
 		)
 		parallel(
 			func() { children, _, cerr = d.c.Children(parent) },
-			func() { last, _, lerr = d.c.Get(d.lastPath(key)) },
+			func() { last, lastStat, lerr = d.c.Get(d.lastPath(key)) },
 		)
 		if cerr != nil && !errors.Is(cerr, zk.ErrNoNode) {
 			return fence.LockInfo{}, fmt.Errorf("list the lock nodes: %w", cerr)
@@ -438,7 +642,7 @@ func (d *store) inspect(key string) (fence.LockInfo, error) {
 		if lerr != nil {
 			return fence.LockInfo{}, fmt.Errorf("read the last record: %w", lerr)
 		}
-		owner, token, err := decodeLast(key, last)
+		owner, token, err := decodeLast(key, last, lastStat)
 		if err != nil {
 			return fence.LockInfo{}, err
 		}
