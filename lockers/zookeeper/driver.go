@@ -451,13 +451,29 @@ func (d *store) renew(lease fence.Lease) error {
 	return nil
 }
 
-// renewInFlight bounds the reads of one RenewBatch in flight at once.
-const renewInFlight = 256
+// Limits of a RenewBatch: from checkMin leases on, it checks the lease
+// nodes with multi-operations of at most checkOps checks and checkBytes
+// of paths each; below, it reads them, at most readsInFlight at once.
+const (
+	checkMin      = 32
+	checkOps      = 1000
+	checkBytes    = 256 << 10
+	readsInFlight = 256
+)
 
-// RenewBatch implements driver.BatchRenewer as Renew does, for any
-// number of leases in two round trips: one sync with the leader, then
-// the reads of every lease's node sent together, each a read the server
-// answers from memory.
+// RenewBatch implements driver.BatchRenewer: it renews every lease as
+// Renew does, in one round trip or two whatever the number of leases.
+// Fewer than 32 leases are renewed as by Renew, with one sync for all and
+// their nodes' reads sent together: two round trips, one small read per
+// lease, nothing written. From 32 leases on, the nodes are checked with
+// multi-operations of up to 1,000 checks each, sent together: the leader
+// answers each from its own tree, which proves the session alive on the
+// leader after the renewal was sent, as a sync and a read do. A
+// multi-operation is a transaction that the servers log, about the
+// length of the nodes' paths (some 70 bytes and the escaped key per
+// lease; computed, not measured). A multi-operation refused because a node
+// is gone (a broken lease, or one that expired) is followed by the reads
+// of its leases, which tell which are gone.
 func (d *store) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
 	errs, err := run(ctx, func() ([]error, error) { return d.renewBatch(leases), nil })
 	if err != nil {
@@ -472,6 +488,7 @@ func (d *store) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
 func (d *store) renewBatch(leases []fence.Lease) []error {
 	errs := make([]error, len(leases))
 	paths := make([]string, len(leases))
+	var live []int
 	for i, lease := range leases {
 		h, err := d.lookup(lease)
 		if err != nil {
@@ -480,24 +497,73 @@ func (d *store) renewBatch(leases []fence.Lease) []error {
 		}
 		paths[i] = h.path
 		h.mu.Unlock()
+		live = append(live, i)
+	}
+	if len(live) < checkMin {
+		d.renewByReads(leases, live, paths, errs)
+		return errs
+	}
+	var chunks [][]int
+	for n, size := 0, 0; n < len(live); n++ {
+		if len(chunks) == 0 || len(chunks[len(chunks)-1]) == checkOps || size+len(paths[live[n]]) > checkBytes {
+			chunks, size = append(chunks, nil), 0
+		}
+		chunks[len(chunks)-1] = append(chunks[len(chunks)-1], live[n])
+		size += len(paths[live[n]])
+	}
+	sent := time.Now()
+	cerrs := make([]error, len(chunks))
+	var wg sync.WaitGroup
+	for k, chunk := range chunks {
+		wg.Go(func() {
+			ops := make([]any, len(chunk))
+			for j, i := range chunk {
+				ops[j] = &zk.CheckVersionRequest{Path: paths[i], Version: -1}
+			}
+			_, cerrs[k] = d.c.Multi(ops...)
+		})
+	}
+	wg.Wait()
+	var reread []int
+	for k, chunk := range chunks {
+		switch err := cerrs[k]; {
+		case err == nil:
+			for _, i := range chunk {
+				errs[i] = d.renewed(leases[i], sent, nil)
+			}
+		case answered(err):
+			reread = append(reread, chunk...)
+		default:
+			for _, i := range chunk {
+				errs[i] = fmt.Errorf("check the lock nodes: %w", err)
+			}
+		}
+	}
+	if len(reread) > 0 {
+		d.renewByReads(leases, reread, paths, errs)
+	}
+	return errs
+}
+
+// renewByReads renews the leases of leases at the indexes todo, whose
+// lock nodes are at paths: one sync with the leader, then the reads of
+// the nodes sent together. It sets their errors in errs.
+func (d *store) renewByReads(leases []fence.Lease, todo []int, paths []string, errs []error) {
+	if len(todo) == 0 {
+		return
 	}
 	sent := time.Now()
 	if _, err := d.c.Sync(d.root); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		err = fmt.Errorf("sync with the leader: %w", err)
-		for i := range errs {
-			if errs[i] == nil {
-				errs[i] = err
-			}
+		for _, i := range todo {
+			errs[i] = err
 		}
-		return errs
+		return
 	}
 	stats := make([]*zk.Stat, len(leases))
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, renewInFlight)
-	for i := range leases {
-		if errs[i] != nil {
-			continue
-		}
+	slots := make(chan struct{}, readsInFlight)
+	for _, i := range todo {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
@@ -505,20 +571,18 @@ func (d *store) renewBatch(leases []fence.Lease) []error {
 		})
 	}
 	wg.Wait()
-	for i, lease := range leases {
+	for _, i := range todo {
 		if errs[i] != nil {
-			if paths[i] != "" {
-				errs[i] = fmt.Errorf("read the lock node: %w", errs[i])
-			}
+			errs[i] = fmt.Errorf("read the lock node: %w", errs[i])
 			continue
 		}
-		errs[i] = d.renewed(lease, sent, stats[i])
+		errs[i] = d.renewed(leases[i], sent, stats[i])
 	}
-	return errs
 }
 
 // renewed extends lease after a sync sent at sent, when st, its lock
-// node's stat read after the sync, proves it held.
+// node's stat read after the sync, proves it held; a nil st stands for a
+// check of the node sent at sent that the leader passed.
 func (d *store) renewed(lease fence.Lease, sent time.Time, st *zk.Stat) error {
 	h, err := d.lookup(lease)
 	if err != nil {
@@ -526,6 +590,7 @@ func (d *store) renewed(lease fence.Lease, sent time.Time, st *zk.Stat) error {
 	}
 	defer h.mu.Unlock()
 	switch {
+	case st == nil:
 	case st.Czxid == 0:
 		return d.lost(lease.Token, h, "its lock node is gone: broken, or the session ended")
 	case st.Czxid != int64(lease.Token) || st.EphemeralOwner != d.c.SessionID():

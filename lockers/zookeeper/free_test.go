@@ -1,10 +1,17 @@
 package zookeeper
 
 import (
+	"encoding/binary"
 	"errors"
+	"maps"
+	"net"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/z-division/go-zookeeper/zk"
 
 	"github.com/fencekit/fence"
 )
@@ -97,38 +104,136 @@ func TestAcquireFreeKey(t *testing.T) {
 }
 
 // TestRenewBatch: one RenewBatch renews the leases still held and reports
-// a broken one and a released one as not held.
+// a broken one and a released one as not held, both with reads (a few
+// leases) and with checks in multi-operations (many): a round of many
+// leases all held is one multi-operation and no read.
 func TestRenewBatch(t *testing.T) {
 	t.Parallel()
-	servers := sharedServers(t)
-	root := uniqueRoot("batch")
-	l := newTestLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
-	other := newTestLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
-	ctx := t.Context()
-	var leases []fence.Lease
-	for _, k := range []string{"a", "b", "c", "d"} {
-		lease, err := l.Acquire(ctx, k, time.Second, nil)
+	for _, n := range []int{4, checkMin + 8} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			t.Parallel()
+			servers := sharedServers(t)
+			root := uniqueRoot("batch")
+			var ops opCounter
+			l := newTestLocker(t, connectCounting(t, servers, &ops), &Options{Root: root})
+			other := newTestLocker(t, connect(t, servers, testSessionTimeout), &Options{Root: root})
+			ctx := t.Context()
+			var leases []fence.Lease
+			for i := range n {
+				lease, err := l.Acquire(ctx, "k"+strconv.Itoa(i), 5*time.Second, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				leases = append(leases, lease)
+			}
+			if err := other.Break(ctx, "k1"); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Release(ctx, leases[2]); err != nil {
+				t.Fatal(err)
+			}
+			errs := l.d.RenewBatch(ctx, leases)
+			if len(errs) != len(leases) {
+				t.Fatalf("%d errors for %d leases", len(errs), len(leases))
+			}
+			for i, err := range errs {
+				want := map[int]string{1: "gone", 2: "released"}[i]
+				switch {
+				case want == "" && err != nil:
+					t.Errorf("lease %s: %v; want renewed", leases[i].Key, err)
+				case want != "" && (!errors.Is(err, fence.ErrNotHeld) || !strings.Contains(err.Error(), want)):
+					t.Errorf("lease %s: %v; want fence.ErrNotHeld saying %q", leases[i].Key, err, want)
+				}
+			}
+			held := append(leases[:1:1], leases[3:]...)
+			before := ops.snapshot()
+			for i, err := range l.d.RenewBatch(ctx, held) {
+				if err != nil {
+					t.Errorf("lease %s: %v; want renewed", held[i].Key, err)
+				}
+			}
+			got := ops.since(before)
+			if n >= checkMin && (got[opMulti] != 1 || got[opExists] != 0) {
+				t.Errorf("a round of %d leases sent %d multi-operations and %d reads; want 1 and 0", len(held), got[opMulti], got[opExists])
+			}
+			if n < checkMin && (got[opMulti] != 0 || got[opExists] != len(held)) {
+				t.Errorf("a round of %d leases sent %d multi-operations and %d reads; want 0 and %d", len(held), got[opMulti], got[opExists], len(held))
+			}
+		})
+	}
+}
+
+// Opcodes of the ZooKeeper protocol that opCounter tells apart.
+const (
+	opExists = 3
+	opMulti  = 14
+)
+
+// opCounter counts the requests a client sends, by opcode.
+type opCounter struct {
+	mu sync.Mutex
+	n  map[int32]int
+}
+
+func (o *opCounter) add(op int32) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == nil {
+		o.n = map[int32]int{}
+	}
+	o.n[op]++
+}
+
+func (o *opCounter) snapshot() map[int32]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return maps.Clone(o.n)
+}
+
+// since returns the requests counted since before, a snapshot.
+func (o *opCounter) since(before map[int32]int) map[int32]int {
+	d := o.snapshot()
+	for op, n := range before {
+		d[op] -= n
+	}
+	return d
+}
+
+// opConn counts the requests written to a connection: after the session's
+// handshake, each write is one request (length, xid, opcode, body).
+type opConn struct {
+	net.Conn
+	ops *opCounter
+}
+
+func (c opConn) Write(p []byte) (int, error) {
+	if len(p) >= 12 {
+		c.ops.add(int32(binary.BigEndian.Uint32(p[8:12])))
+	}
+	return c.Conn.Write(p)
+}
+
+// connectCounting is connect, with the requests counted in ops.
+func connectCounting(t testing.TB, servers string, ops *opCounter) *zk.Conn {
+	t.Helper()
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		c, err := net.DialTimeout(network, address, timeout)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		leases = append(leases, lease)
+		return opConn{c, ops}, nil
 	}
-	if err := other.Break(ctx, "b"); err != nil {
+	c, events, err := zk.Connect(strings.Split(servers, ","), testSessionTimeout, zk.WithLogger(silent{}), zk.WithLogInfo(false), zk.WithDialer(dial))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Release(ctx, leases[2]); err != nil {
-		t.Fatal(err)
-	}
-	errs := l.d.RenewBatch(ctx, leases)
-	if len(errs) != len(leases) {
-		t.Fatalf("%d errors for %d leases", len(errs), len(leases))
-	}
-	for i, want := range []string{"", "gone", "released", ""} {
-		switch err := errs[i]; {
-		case want == "" && err != nil:
-			t.Errorf("lease %s: %v; want renewed", leases[i].Key, err)
-		case want != "" && (!errors.Is(err, fence.ErrNotHeld) || !strings.Contains(err.Error(), want)):
-			t.Errorf("lease %s: %v; want fence.ErrNotHeld saying %q", leases[i].Key, err, want)
+	t.Cleanup(c.Close)
+	for ev := range events {
+		if ev.State == zk.StateHasSession {
+			go drain(events)
+			return c
 		}
 	}
+	t.Fatal("no session")
+	return nil
 }
