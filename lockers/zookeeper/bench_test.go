@@ -246,9 +246,12 @@ func BenchmarkSessionLockRelease(b *testing.B) {
 // holder's node, then one Acquire, a single write for a key whose last
 // record it read while waiting) against zk.Lock's Lock in both client
 // libraries (its node queued before the wait, woken by the watch of its
-// predecessor, then a listing of the children). The release comes once
-// the waiter is in its wait: after fence's waiter found the key busy, or
-// when zk.Lock's waiter's node is queued, and 5 ms more.
+// predecessor, then a listing of the children), and against fence's
+// requests sent bare (the floor: the holder's node deleted, the waiter
+// woken by its watch sends the multi-operation of a free key). The
+// release comes once the waiter is in its wait (after fence's waiter
+// found the key busy, when zk.Lock's waiter's node is queued, when the
+// floor's watch is set), and 5 ms more.
 func BenchmarkHandoff(b *testing.B) {
 	servers := sharedServers(b)
 	root := uniqueRoot("handoff")
@@ -272,6 +275,9 @@ func BenchmarkHandoff(b *testing.B) {
 	zh, zw := connect(b, servers, testSessionTimeout), connect(b, servers, testSessionTimeout)
 	gh, gw := connectGoZK(b, servers), connectGoZK(b, servers)
 	ctx := b.Context()
+	if err := holder.d.makePath(root + "/.last"); err != nil {
+		b.Fatal(err)
+	}
 	const settle = 5 * time.Millisecond
 	// queued waits until path has two children: the holder's and the
 	// waiter's.
@@ -340,6 +346,52 @@ func BenchmarkHandoff(b *testing.B) {
 			}
 			return (<-got).Sub(start)
 		}},
+		contender{"floor", func(i int) time.Duration {
+			// fence's requests, bare: the holder's node deleted, the
+			// waiter woken by its watch sends the multi of a free key.
+			parent := root + "/floor" + strconv.Itoa(i)
+			last := root + "/.last/floor" + strconv.Itoa(i)
+			acl := zk.WorldACL(zk.PermAll)
+			for _, p := range []string{parent, last} {
+				if _, err := zh.Create(p, nil, 0, acl); err != nil {
+					b.Fatal(err)
+				}
+			}
+			node, err := zh.Create(parent+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, acl)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got := make(chan time.Time, 1)
+			ready := make(chan struct{})
+			go func() {
+				_, _, ev, err := zw.ExistsW(node)
+				if err != nil {
+					b.Error(err)
+				}
+				close(ready)
+				<-ev
+				res, err := zw.Multi(
+					&zk.DeleteRequest{Path: parent, Version: -1},
+					&zk.CreateRequest{Path: parent, Acl: acl},
+					&zk.CreateRequest{Path: parent + "/n-", Acl: acl, Flags: zk.FlagEphemeral | zk.FlagSequence},
+					&zk.SetDataRequest{Path: last, Data: []byte("x"), Version: -1},
+				)
+				at := time.Now()
+				if err != nil {
+					b.Error(err)
+				} else {
+					_ = zw.Delete(res[2].String, -1)
+				}
+				got <- at
+			}()
+			<-ready
+			time.Sleep(settle)
+			start := time.Now()
+			if err := zh.Delete(node, -1); err != nil {
+				b.Fatal(err)
+			}
+			return (<-got).Sub(start)
+		}},
 		contender{"gozklock", func(i int) time.Duration {
 			path := root + "/gozk" + strconv.Itoa(i)
 			h := gozk.NewLock(gh, path, gozk.WorldACL(gozk.PermAll))
@@ -369,13 +421,15 @@ func BenchmarkHandoff(b *testing.B) {
 }
 
 // BenchmarkRenewRound times one renewal round of a locker holding n
-// leases on one connection: RenewBatch, what a Session's keepalive calls
-// (one sync, then the reads of every lease's node sent together), and,
-// up to 1,000 leases, one Renew per lease as a keepalive without
-// RenewBatch would. It reports the requests the client sent per round
-// (requests/round), the client's CPU time per round and per lease, and
-// the leases a round did not renew (lost/round, zero unless a lease ran
-// out).
+// leases on one connection, in turn: RenewBatch, what a Session's
+// keepalive calls (below 32 leases one sync and the reads of every
+// lease's node sent together, from 32 on one multi-operation of checks
+// per 1,000 leases); the sync and reads at any number (reads_); up to
+// 1,000 leases, one Renew per lease as a keepalive without RenewBatch
+// would (each_); and the bare multi-operations of checks (multicheck_,
+// the floor). It reports the requests the client sent per
+// round, the wall time of a round, the client's CPU time per lease, and
+// the leases a round did not renew (zero unless a lease ran out).
 func BenchmarkRenewRound(b *testing.B) {
 	for _, n := range []int{1, 100, 1000, 10000} {
 		b.Run("leases="+strconv.Itoa(n), func(b *testing.B) {
@@ -419,47 +473,105 @@ func BenchmarkRenewRound(b *testing.B) {
 			if b.Failed() {
 				return
 			}
-			round := func(batch bool) (int, time.Duration, time.Duration) {
-				cpu0, start := cpuTime(), time.Now()
-				lost := 0
-				if batch {
+			paths := make([]string, n)
+			for i, lease := range leases {
+				h, err := l.d.lookup(lease)
+				if err != nil {
+					b.Fatal(err)
+				}
+				paths[i] = h.path
+				h.mu.Unlock()
+			}
+			// The modes of a round, each returning the leases not renewed.
+			modes := []struct {
+				name string
+				run  func() int
+			}{
+				{"batch", func() int { // RenewBatch, as a Session's keepalive
+					lost := 0
 					for _, err := range l.d.RenewBatch(ctx, leases) {
 						if err != nil {
 							lost++
 						}
 					}
-				} else {
+					return lost
+				}},
+				{"reads", func() int { // one sync, the reads of every node sent together
+					errs := make([]error, n)
+					todo := make([]int, n)
+					for i := range todo {
+						todo[i] = i
+					}
+					l.d.renewByReads(leases, todo, paths, errs)
+					lost := 0
+					for _, err := range errs {
+						if err != nil {
+							lost++
+						}
+					}
+					return lost
+				}},
+				{"each", func() int { // one Renew per lease
+					lost := 0
 					for _, lease := range leases {
 						if _, err := l.Renew(ctx, lease); err != nil {
 							lost++
 						}
 					}
-				}
-				return lost, time.Since(start), cpuTime() - cpu0
+					return lost
+				}},
+				{"multicheck", func() int { // a floor: one multi of checks per 1,000 nodes, a write
+					var lost atomic.Int64
+					var wg sync.WaitGroup
+					for lo := 0; lo < n; lo += 1000 {
+						wg.Go(func() {
+							var ops []any
+							for _, p := range paths[lo:min(lo+1000, n)] {
+								ops = append(ops, &zk.CheckVersionRequest{Path: p, Version: -1})
+							}
+							if _, err := c.Multi(ops...); err != nil {
+								lost.Add(int64(len(ops)))
+							}
+						})
+					}
+					wg.Wait()
+					return int(lost.Load())
+				}},
 			}
-			var rounds, lost, reqs int
-			var wall, cpu, eachWall time.Duration
-			var eachReqs int
+			type total struct {
+				rounds, lost, reqs int
+				wall, cpu          time.Duration
+			}
+			totals := make([]total, len(modes))
 			for i := 0; b.Loop(); i++ {
-				before := sent.Load()
-				x, w, u := round(true)
-				reqs += int(sent.Load() - before)
-				rounds, lost, wall, cpu = rounds+1, lost+x, wall+w, cpu+u
-				if n <= 1000 && i < 3 {
-					before := sent.Load()
-					_, w, _ := round(false)
-					eachReqs += int(sent.Load() - before)
-					eachWall += w
+				for k, m := range modes {
+					if m.name == "each" && (n > 1000 || i >= 3) {
+						continue
+					}
+					before, cpu0, start := sent.Load(), cpuTime(), time.Now()
+					x := m.run()
+					t := &totals[k]
+					t.wall += time.Since(start)
+					t.cpu += cpuTime() - cpu0
+					t.reqs += int(sent.Load() - before)
+					t.lost += x
+					t.rounds++
 				}
 			}
-			r := float64(rounds)
-			b.ReportMetric(float64(reqs)/r, "requests/round")
-			b.ReportMetric(float64(wall.Milliseconds())/r, "ms/round")
-			b.ReportMetric(float64(cpu.Microseconds())/r/float64(n), "cpu_us/lease")
-			b.ReportMetric(float64(lost)/r, "lost/round")
-			if each := min(rounds, 3); n <= 1000 {
-				b.ReportMetric(float64(eachReqs)/float64(each), "each_requests/round")
-				b.ReportMetric(float64(eachWall.Milliseconds())/float64(each), "each_ms/round")
+			for k, m := range modes {
+				t := totals[k]
+				if t.rounds == 0 {
+					continue
+				}
+				prefix := m.name + "_"
+				if m.name == "batch" {
+					prefix = ""
+				}
+				r := float64(t.rounds)
+				b.ReportMetric(float64(t.reqs)/r, prefix+"requests/round")
+				b.ReportMetric(float64(t.wall.Microseconds())/1e3/r, prefix+"ms/round")
+				b.ReportMetric(float64(t.cpu.Microseconds())/r/float64(n), prefix+"cpu_us/lease")
+				b.ReportMetric(float64(t.lost)/r, prefix+"lost/round")
 			}
 		})
 	}
