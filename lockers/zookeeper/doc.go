@@ -43,7 +43,7 @@
 // or names a token not below a new lock node's czxid, and a lock node
 // whose data starts with "fence/" but does not parse, are reported with
 // fence.ErrCorrupt (a *fence.CorruptError); Acquire never writes over
-// them. With zkCli.sh:
+// them (but see the one-write Acquire below). With zkCli.sh:
 //
 //	ls /fence/jobs%2Fnightly             # the lock nodes, the first holds
 //	stat /fence/jobs%2Fnightly/_c_...    # czxid is the token, ephemeralOwner the session
@@ -64,17 +64,21 @@
 // time, whoever created it: a Curator client and this package exclude
 // each other on the same path.
 //
-// A Locker that has seen the key's last record (its own earlier
+// A Locker that has seen the key's last record valid (its own earlier
 // Acquire read or wrote it) first tries the key as free, in one
 // multi-operation: it deletes the lock path, which the server refuses
 // unless the path has no child (no holder, no contender, no Curator
 // client in line), creates it again with the new lock node under it, and
-// writes the last record on the condition that it still has the version
-// seen. That is one write where the long way takes two, and the key is
-// taken and recorded in one transaction; when it is refused, Acquire
-// takes the long way. Its lock nodes, under a lock path created again,
-// are numbered from 0 again: the order of the nodes under a path stays
-// the order of their creation.
+// writes the last record. That is one write where the long way takes
+// two, and the key is taken and recorded in one transaction. Refused
+// because the path has nodes, Acquire reads the first one for its
+// *fence.HeldError (the refused multi-operation is a write too: the
+// servers log it); refused for another reason, it takes the long way.
+// The new token must exceed the one of the record last seen, or Acquire
+// reports the record as corrupt; the record itself is not read again, so
+// one corrupted since this Locker saw it valid is written over. The lock
+// nodes under a lock path created again are numbered from 0 again: the
+// order of the nodes under a path stays the order of their creation.
 //
 // A contender's node that is first for a moment (its Acquire lost to a
 // holder that left since) makes an Acquire of that moment lose, naming

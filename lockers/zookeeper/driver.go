@@ -26,18 +26,9 @@ type store struct {
 
 	mu   sync.Mutex
 	held map[fence.Token]*holding // the leases this store gave out, by token
-	seen map[string]lastSeen      // valid last records read or written, by key
+	seen map[string]fence.Token   // tokens of valid last records read or written, by key
 
 	noFree atomic.Bool // acquireFree was refused for want of a permission
-}
-
-// lastSeen is a last record this store read or wrote and found valid:
-// its version and the token it names. While the record keeps that
-// version, nobody took the key since, and the check of the token a new
-// lease must exceed stands.
-type lastSeen struct {
-	version int32
-	token   fence.Token
 }
 
 // maxSeen bounds the last records a store remembers; past it, it
@@ -75,7 +66,7 @@ type holding struct {
 }
 
 func newDriver(c *zk.Conn, root string, maxTTL time.Duration, acl []zk.ACL) *store {
-	return &store{c: c, root: root, maxTTL: maxTTL, acl: acl, held: map[fence.Token]*holding{}, seen: map[string]lastSeen{}}
+	return &store{c: c, root: root, maxTTL: maxTTL, acl: acl, held: map[fence.Token]*holding{}, seen: map[string]fence.Token{}}
 }
 
 // Info implements driver.Locker.
@@ -95,16 +86,17 @@ func (d *store) lastPath(key string) string { return d.root + "/.last/" + escape
 // an earlier Acquire), it first tries the key as free, in one
 // multi-operation: it deletes key's lock path (refused unless it has no
 // lock node: the key is free), creates it again with the new lock node
-// under it, and writes the last record on the condition that it still
-// has the version seen. The token is the transaction's zxid: the lock
-// node's czxid, and the last record's mzxid, which the record names.
+// under it, and writes the last record. The token is the transaction's
+// zxid: the lock node's czxid, and the last record's mzxid, which the
+// record names. Refused because the lock path has nodes, it reads the
+// first one's owner and czxid for a *fence.HeldError.
 //
-// Otherwise, or when that is refused, it creates an ephemeral
-// sequential node under key's lock path, and lists the lock path's
-// children (with its own node's czxid, the token, and the last record,
-// in the same round trip). When its node is first in Curator's order, it
-// holds the key: one multi-operation writes the last record on the
-// condition that its node still exists, and the lease is returned.
+// Otherwise, or when that is refused for another reason, it creates an
+// ephemeral sequential node under key's lock path, and lists the lock
+// path's children (with its own node's czxid, the token, and the last
+// record, in the same round trip). When its node is first in Curator's
+// order, it holds the key: one multi-operation writes the last record on
+// the condition that its node still exists, and the lease is returned.
 // Otherwise it deletes its node and reports the first node's owner and
 // czxid in a *fence.HeldError. A holder that left in between gets
 // driver.ErrAcquireRaced.
@@ -120,31 +112,32 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 	})
 }
 
-// acquireFree tries key as free (see Acquire), in one multi-operation.
-// done is false when the store refused it: the key is busy, its last
-// record changed, or its lock path is missing; Acquire then takes the
-// long way.
-func (d *store) acquireFree(key, owner string, ttl time.Duration, sent time.Time, seen lastSeen) (lease fence.Lease, done bool, err error) {
+// acquireFree tries key as free (see Acquire), in one multi-operation,
+// seen being the token of the last record this store saw. done is false
+// when the store refused it for another reason than a busy key (its lock
+// path or its last record missing, a permission refused); Acquire then
+// takes the long way.
+func (d *store) acquireFree(key, owner string, ttl time.Duration, sent time.Time, seen fence.Token) (lease fence.Lease, done bool, err error) {
 	parent := d.lockPath(key)
 	prefix := newNodePrefix()
 	res, err := d.c.Multi(
 		&zk.DeleteRequest{Path: parent, Version: -1},
 		&zk.CreateRequest{Path: parent, Acl: d.acl},
 		&zk.CreateRequest{Path: parent + "/" + prefix, Data: encodeNode(owner), Acl: d.acl, Flags: zk.FlagEphemeral | zk.FlagSequence},
-		&zk.SetDataRequest{Path: d.lastPath(key), Data: encodeLastHere(owner), Version: seen.version},
+		&zk.SetDataRequest{Path: d.lastPath(key), Data: encodeLastHere(owner), Version: -1},
 	)
 	switch {
 	case err == nil && len(res) == 4 && res[3].Stat != nil:
 	case err == nil:
 		go d.cleanup(parent, prefix)
 		return fence.Lease{}, true, fmt.Errorf("take the free key: %d answers to 4 operations", len(res))
+	case errors.Is(err, zk.ErrNotEmpty):
+		return fence.Lease{}, true, d.busy(key, parent)
 	case errors.Is(err, zk.ErrNoAuth):
 		d.noFree.Store(true)
 		return fence.Lease{}, false, nil
 	case answered(err):
-		if len(res) == 4 && errors.Is(res[3].Error, zk.ErrBadVersion) {
-			d.forgetSeen(key)
-		}
+		d.forgetSeen(key)
 		return fence.Lease{}, false, nil
 	default:
 		go d.cleanup(parent, prefix)
@@ -152,13 +145,27 @@ func (d *store) acquireFree(key, owner string, ttl time.Duration, sent time.Time
 	}
 	path, st := res[2].String, res[3].Stat
 	token := fence.Token(st.Mzxid)
-	if token <= seen.token {
+	if token <= seen {
 		d.forgetSeen(key)
 		d.deleteNode(path)
-		return fence.Lease{}, true, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("the last record named token %d, not below the new lock node's czxid %d", seen.token, token)}
+		return fence.Lease{}, true, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("the last record named token %d, not below the new lock node's czxid %d", seen, token)}
 	}
-	d.see(key, lastSeen{version: st.Version, token: token})
+	d.see(key, token)
 	return d.hold(key, owner, path, ttl, sent, token), true, nil
+}
+
+// busy reports the holder of key, whose lock path parent has nodes, in a
+// *fence.HeldError.
+func (d *store) busy(key, parent string) error {
+	children, _, err := d.c.Children(parent)
+	switch {
+	case errors.Is(err, zk.ErrNoNode) || err == nil && len(children) == 0:
+		return driver.ErrAcquireRaced
+	case err != nil:
+		return fmt.Errorf("list the lock nodes: %w", err)
+	}
+	sortChildren(children)
+	return d.heldError(key, parent, children[0])
 }
 
 // hold records the lease of the lock node path and returns it.
@@ -173,22 +180,23 @@ func (d *store) hold(key, owner, path string, ttl time.Duration, sent time.Time,
 	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}
 }
 
-// lastSeen returns the last record of key this store saw valid.
-func (d *store) lastSeen(key string) (lastSeen, bool) {
+// lastSeen returns the token of the last record of key this store saw
+// valid.
+func (d *store) lastSeen(key string) (fence.Token, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s, ok := d.seen[key]
-	return s, ok
+	t, ok := d.seen[key]
+	return t, ok
 }
 
-// see remembers key's last record s.
-func (d *store) see(key string, s lastSeen) {
+// see remembers the token of key's last record.
+func (d *store) see(key string, t fence.Token) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.seen) >= maxSeen {
 		clear(d.seen)
 	}
-	d.seen[key] = s
+	d.seen[key] = t
 }
 
 func (d *store) forgetSeen(key string) {
@@ -240,7 +248,7 @@ func (d *store) acquire(key, owner string, ttl time.Duration, sent time.Time) (f
 	}
 	if lastErr == nil {
 		if _, t, err := decodeLast(key, last, lastStat); err == nil {
-			d.see(key, lastSeen{version: lastStat.Version, token: t})
+			d.see(key, t)
 		}
 	}
 	sortChildren(children)
@@ -283,12 +291,7 @@ func (d *store) acquire(key, owner string, ttl time.Duration, sent time.Time) (f
 		}
 		return fail(fmt.Errorf("write the last record: %w", err))
 	}
-	switch {
-	case lastErr != nil:
-		d.see(key, lastSeen{version: 0, token: token})
-	case len(res) == 2 && res[1].Stat != nil:
-		d.see(key, lastSeen{version: res[1].Stat.Version, token: token})
-	}
+	d.see(key, token)
 	return d.hold(key, owner, path, ttl, sent, token), nil
 }
 

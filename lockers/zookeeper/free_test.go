@@ -19,8 +19,8 @@ import (
 // TestAcquireFreeKey: a store that saw a key's last record takes the key,
 // once free, in the transaction that creates its lock node: the last
 // record then names the lease's owner, and its mzxid is the token, which
-// Inspect reports. A key another Locker holds is refused as before, and
-// a last record another Locker wrote since is read again.
+// Inspect reports. A key another Locker holds is refused, naming the
+// holder; a key another Locker took since is taken in one write too.
 func TestAcquireFreeKey(t *testing.T) {
 	t.Parallel()
 	servers := sharedServers(t)
@@ -78,8 +78,7 @@ func TestAcquireFreeKey(t *testing.T) {
 	}
 
 	// The other Locker takes the key (it saw the record while the key
-	// was held): the record this Locker saw is outdated, and its next
-	// Acquire reads it again.
+	// was held), then this one again.
 	third, err := other.Acquire(ctx, "k", time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +99,10 @@ func TestAcquireFreeKey(t *testing.T) {
 	info, err = other.Inspect(ctx, "k")
 	if err != nil || info.Token != fourth.Token || info.Owner != fourth.Owner {
 		t.Errorf("Inspect: %+v, %v; want last token %d", info, err, fourth.Token)
+	}
+	data, _, err = c.Get(l.d.lastPath("k"))
+	if err != nil || string(data) != string(encodeLastHere(fourth.Owner)) {
+		t.Errorf("last record %q, %v; want %q", data, err, encodeLastHere(fourth.Owner))
 	}
 }
 
