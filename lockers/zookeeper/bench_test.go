@@ -28,7 +28,7 @@ import (
 // all alike. The ratios are medians over the iterations of fence's time
 // over the other's. Run them with
 //
-//	go test -run '^$' -bench 'AcquireRelease|Handoff' -benchtime 200x -count 5 ./lockers/zookeeper/
+//	go test -run '^$' -bench 'AcquireRelease|SessionLockRelease|Handoff' -benchtime 200x -count 5 ./lockers/zookeeper/
 //	go test -run '^$' -bench RenewRound -benchtime 20x -count 5 ./lockers/zookeeper/
 
 // contender is one side of a side-by-side benchmark: run times its
@@ -196,6 +196,53 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		}),
 	}
 	// A first round on every key makes the paths and records that stay.
+	for _, c := range cs {
+		for k := range keys {
+			c.run(k)
+		}
+	}
+	interleaved(b, cs...)
+}
+
+// BenchmarkAcquireReleaseInTurn is BenchmarkAcquireRelease with two
+// processes taking each key in turn, each on its own session: one cycle is
+// an acquire+release by each. A Locker then finds the key taken by the
+// other since it last took it.
+func BenchmarkAcquireReleaseInTurn(b *testing.B) {
+	servers := sharedServers(b)
+	root := uniqueRoot("bench")
+	ls := []testLocker{
+		newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root}),
+		newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root}),
+	}
+	zcs := []*zk.Conn{connect(b, servers, testSessionTimeout), connect(b, servers, testSessionTimeout)}
+	ctx := b.Context()
+	const keys = 16
+	acl := zk.WorldACL(zk.PermAll)
+	cs := []contender{
+		timed("fence", func(i int) {
+			for _, l := range ls {
+				lease, err := l.Acquire(ctx, "f"+strconv.Itoa(i%keys), time.Second, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Release(ctx, lease); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}),
+		timed("zklock", func(i int) {
+			for _, zc := range zcs {
+				m := zk.NewLock(zc, root+"/zk"+strconv.Itoa(i%keys), acl)
+				if err := m.Lock(); err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Unlock(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}),
+	}
 	for _, c := range cs {
 		for k := range keys {
 			c.run(k)
