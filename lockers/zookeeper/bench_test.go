@@ -3,6 +3,7 @@ package zookeeper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"slices"
@@ -123,6 +124,7 @@ func connectGoZK(t testing.TB, servers string) *gozk.Conn {
 func BenchmarkAcquireRelease(b *testing.B) {
 	servers := sharedServers(b)
 	root := uniqueRoot("bench")
+	cleanupTree(b, servers, root)
 	l := newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
 	zc := connect(b, servers, testSessionTimeout)
 	gc := connectGoZK(b, servers)
@@ -211,6 +213,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 func BenchmarkAcquireReleaseInTurn(b *testing.B) {
 	servers := sharedServers(b)
 	root := uniqueRoot("bench")
+	cleanupTree(b, servers, root)
 	ls := []testLocker{
 		newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root}),
 		newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root}),
@@ -257,6 +260,7 @@ func BenchmarkAcquireReleaseInTurn(b *testing.B) {
 func BenchmarkSessionLockRelease(b *testing.B) {
 	servers := sharedServers(b)
 	root := uniqueRoot("bench")
+	cleanupTree(b, servers, root)
 	l := newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
 	s, err := fence.NewSession(l.Locker, &fence.SessionOptions{TTL: 5 * time.Second})
 	if err != nil {
@@ -302,6 +306,7 @@ func BenchmarkSessionLockRelease(b *testing.B) {
 func BenchmarkHandoff(b *testing.B) {
 	servers := sharedServers(b)
 	root := uniqueRoot("handoff")
+	cleanupTree(b, servers, root)
 	holder := newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
 	waiter := newTestLocker(b, connect(b, servers, testSessionTimeout), &Options{Root: root})
 	busy := make(chan string, 16)
@@ -500,7 +505,9 @@ func BenchmarkRenewRound(b *testing.B) {
 					break
 				}
 			}
-			l := newTestLocker(b, c, &Options{Root: uniqueRoot("renew"), SessionTimeout: session})
+			root := uniqueRoot("renew")
+			b.Cleanup(func() { deleteTree(c, root) })
+			l := newTestLocker(b, c, &Options{Root: root, SessionTimeout: session})
 			ctx := b.Context()
 			leases := make([]fence.Lease, n)
 			var wg sync.WaitGroup
@@ -643,4 +650,135 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// BenchmarkSessionHold takes n keys in one fence.Session (Lock without
+// waiting, 64 at a time on one connection), holds them for three TTLs
+// after and reports how many handles were lost (lost), how many Locks
+// failed (failed_locks: a call that ran out of its TTL/3 bound), and the
+// requests the client sent per second while holding (requests/s,
+// renewals and the client's pings). Run it with
+//
+//	go test -run '^$' -bench SessionHold -benchtime 1x ./lockers/zookeeper/
+func BenchmarkSessionHold(b *testing.B) {
+	for _, ttl := range []time.Duration{MinTTL, 2 * time.Second, 5 * time.Second} {
+		for _, n := range []int{1, 100, 1000, 10000} {
+			b.Run(fmt.Sprintf("ttl=%v/leases=%d", ttl, n), func(b *testing.B) {
+				var sent atomic.Int64
+				dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+					c, err := net.DialTimeout(network, address, timeout)
+					if err != nil {
+						return nil, err
+					}
+					return countingConn{c, &sent}, nil
+				}
+				c, events, err := zk.Connect([]string{sharedServers(b)}, testSessionTimeout, zk.WithLogger(silent{}), zk.WithLogInfo(false), zk.WithDialer(dial))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(c.Close)
+				for ev := range events {
+					if ev.State == zk.StateHasSession {
+						go drain(events)
+						break
+					}
+				}
+				root := uniqueRoot("hold")
+				b.Cleanup(func() { deleteTree(c, root) })
+				l := newTestLocker(b, c, &Options{Root: root})
+				for b.Loop() {
+					s, err := fence.NewSession(l.Locker, &fence.SessionOptions{TTL: ttl})
+					if err != nil {
+						b.Fatal(err)
+					}
+					handles := make([]*fence.Handle, n)
+					var failed atomic.Int64
+					var wg sync.WaitGroup
+					slots := make(chan struct{}, 64)
+					for i := range handles {
+						slots <- struct{}{}
+						wg.Go(func() {
+							defer func() { <-slots }()
+							h, err := s.Lock(b.Context(), "k"+strconv.Itoa(i), nil)
+							if err != nil {
+								failed.Add(1)
+								return
+							}
+							handles[i] = h
+						})
+					}
+					wg.Wait()
+					before, start := sent.Load(), time.Now()
+					time.Sleep(3 * ttl)
+					rate := float64(sent.Load()-before) / time.Since(start).Seconds()
+					lost := 0
+					for _, h := range handles {
+						if h != nil && h.Err() != nil {
+							lost++
+							if lost <= 3 {
+								b.Logf("lost: %v", h.Err())
+							}
+						}
+					}
+					b.ReportMetric(float64(lost), "lost")
+					b.ReportMetric(float64(failed.Load()), "failed_locks")
+					b.ReportMetric(rate, "requests/s")
+					_ = s.Close(context.Background())
+				}
+			})
+		}
+	}
+}
+
+// cleanupTree deletes root's tree on servers when the benchmark ends.
+func cleanupTree(b *testing.B, servers, root string) {
+	c := connect(b, servers, testSessionTimeout)
+	b.Cleanup(func() { deleteTree(c, root) })
+}
+
+// deleteTree deletes root and every node under it, deepest first, in
+// multi-operations of up to 500 deletes, so that a benchmark's thousands
+// of keys do not stay on the shared server.
+func deleteTree(c *zk.Conn, root string) {
+	var levels [][]string
+	var mu sync.Mutex
+	var walk func(p string, depth int)
+	walk = func(p string, depth int) {
+		mu.Lock()
+		for len(levels) <= depth {
+			levels = append(levels, nil)
+		}
+		levels[depth] = append(levels[depth], p)
+		mu.Unlock()
+		kids, _, err := c.Children(p)
+		if err != nil {
+			return
+		}
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, 32)
+		for _, k := range kids {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				walk(p+"/"+k, depth+1)
+			})
+		}
+		wg.Wait()
+	}
+	walk(root, 0)
+	for i := len(levels) - 1; i >= 0; i-- {
+		for paths := levels[i]; len(paths) > 0; {
+			n := min(500, len(paths))
+			ops := make([]any, n)
+			for j, p := range paths[:n] {
+				ops[j] = &zk.DeleteRequest{Path: p, Version: -1}
+			}
+			if _, err := c.Multi(ops...); err != nil {
+				for _, p := range paths[:n] {
+					_ = c.Delete(p, -1)
+				}
+			}
+			paths = paths[n:]
+		}
+	}
 }
