@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/z-division/go-zookeeper/zk"
+
 	"github.com/fencekit/fence"
 )
 
@@ -44,13 +46,15 @@ func FuzzParseURL(f *testing.F) {
 }
 
 // FuzzDecodeLast: decoding never panics; a record it accepts is exactly
-// the encoding of what it returns.
+// the encoding of what it returns (the token of a record written with its
+// lock node being the record's mzxid).
 func FuzzDecodeLast(f *testing.F) {
-	for _, s := range []string{"", lastMagic, string(encodeLast("owner", 7)), lastMagic + "0 x", lastMagic + "07 x", lastMagic + "18446744073709551616 x", lastMagic + "1 \xff"} {
+	for _, s := range []string{"", lastMagic, string(encodeLast("owner", 7)), lastMagic + "0 x", lastMagic + "07 x", lastMagic + "18446744073709551616 x", lastMagic + "1 \xff", string(encodeLastHere("owner")), lastHereMagic, lastHereMagic + "\xff"} {
 		f.Add([]byte(s))
 	}
+	const mzxid = 42
 	f.Fuzz(func(t *testing.T, data []byte) {
-		owner, token, err := decodeLast("k", data)
+		owner, token, err := decodeLast("k", data, &zk.Stat{Mzxid: mzxid})
 		if err != nil {
 			var ce *fence.CorruptError
 			if !errors.As(err, &ce) {
@@ -58,7 +62,14 @@ func FuzzDecodeLast(f *testing.F) {
 			}
 			return
 		}
-		if got := string(encodeLast(owner, token)); got != string(data) {
+		got := string(encodeLast(owner, token))
+		if strings.HasPrefix(string(data), lastHereMagic) {
+			if token != mzxid {
+				t.Fatalf("decodeLast(%q) = token %d; want the mzxid %d", data, token, mzxid)
+			}
+			got = string(encodeLastHere(owner))
+		}
+		if got != string(data) {
 			t.Fatalf("decodeLast(%q) = %q, %d, which encodes as %q", data, owner, token, got)
 		}
 	})

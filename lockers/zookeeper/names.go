@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/z-division/go-zookeeper/zk"
+
 	"github.com/fencekit/fence"
 )
 
@@ -63,11 +65,14 @@ func sortChildren(names []string) {
 }
 
 // The data of the nodes this package writes. A lock node holds
-// nodeMagic + owner; a last record holds lastMagic + token + " " + owner.
+// nodeMagic + owner; a last record holds lastMagic + token + " " + owner,
+// or lastHereMagic + owner when written in the transaction that created
+// the lock node: the token is then the record's mzxid.
 const (
-	nodeMagic = "fence/1 owner "
-	lastMagic = "fence/1 last "
-	magic     = "fence/"
+	nodeMagic     = "fence/1 owner "
+	lastMagic     = "fence/1 last "
+	lastHereMagic = "fence/1 last-mzxid "
+	magic         = "fence/"
 )
 
 func encodeNode(owner string) []byte { return []byte(nodeMagic + owner) }
@@ -96,10 +101,23 @@ func nodeOwner(key, name string, data []byte, session int64) (string, error) {
 	return fmt.Sprintf("zookeeper node %s of session 0x%x", name, session), nil
 }
 
-// decodeLast reads a last record's data.
-func decodeLast(key string, data []byte) (owner string, token fence.Token, err error) {
+// encodeLastHere is the data of a last record written in the
+// transaction that creates the lock node of owner's lease.
+func encodeLastHere(owner string) []byte { return []byte(lastHereMagic + owner) }
+
+// decodeLast reads a last record's data; st is its stat.
+func decodeLast(key string, data []byte, st *zk.Stat) (owner string, token fence.Token, err error) {
 	corrupt := func(why string, err error) (string, fence.Token, error) {
 		return "", 0, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("last record %q %s", clip(string(data)), why), Err: err}
+	}
+	if owner, ok := strings.CutPrefix(string(data), lastHereMagic); ok {
+		if owner == "" || !utf8.ValidString(owner) {
+			return corrupt("has no owner id", nil)
+		}
+		if st == nil || st.Mzxid <= 0 {
+			return corrupt("has no mzxid", nil)
+		}
+		return owner, fence.Token(st.Mzxid), nil
 	}
 	rest, ok := strings.CutPrefix(string(data), lastMagic)
 	if !ok {
