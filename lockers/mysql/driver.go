@@ -27,6 +27,8 @@ type store struct {
 	table string      // quoted
 	q     queries
 	dia   dialectOf
+	bells *bells        // nil when the wake-ups are off
+	slots chan struct{} // one per waiting connection; nil: none
 }
 
 var (
