@@ -69,6 +69,13 @@
 //     when the row matched.
 //   - Break is an UPDATE that clears the expiry of a held key; Inspect is
 //     one SELECT.
+//   - A Session's keepalive renews all its due leases with one statement
+//     (RenewBatch; up to 10,000 leases and 4 MB of keys and owners per
+//     statement): an INSERT .. ON DUPLICATE KEY UPDATE of their rows that
+//     extends only the rows whose owner, token and unexpired lease
+//     match, RETURNING every row, from which each lease's outcome is
+//     read. On MySQL, which has no INSERT .. RETURNING, it sends one
+//     Renew per lease.
 //
 // Remaining times are computed on the server (TIMESTAMPDIFF(MICROSECOND,
 // UTC_TIMESTAMP(6), expires_at)) and added to the local send time, so the
