@@ -145,8 +145,9 @@
 //     Locker has the wake-ups off, runs an older version of this package,
 //     or found the bell held for an instant by a waiter being woken and
 //     gave up after eight tries, about a quarter of a second), the waiter
-//     finds nobody holding it, looks again 1 ms later, doubling up to
-//     250 ms, and otherwise polls as it would without bells
+//     finds nobody holding it, looks again (IS_USED_LOCK, which takes
+//     nothing) eight times 1 ms apart, eight times 2 ms apart, and so on
+//     up to 250 ms, and otherwise polls as it would without bells
 //     (SessionOptions.PollInterval, or the holder's expiry). A release
 //     is never missed when the waiter saw the bell held (tested); a lease
 //     held for less than a few milliseconds can end unseen, and then the

@@ -20,20 +20,26 @@ const (
 	// connection.
 	waiterWait = time.Second
 	// waiterLookMin and waiterLookMax bound the pauses between looks
-	// (IS_USED_LOCK) at a bell that nobody holds: the first pause is
-	// waiterLookMin, each next one twice the last.
-	waiterLookMin = time.Millisecond
-	waiterLookMax = 250 * time.Millisecond
+	// (IS_USED_LOCK) at a bell that nobody holds: waiterLooksPerStep
+	// pauses of waiterLookMin, as many of twice that, and so on up to
+	// waiterLookMax. A holder's bell is taken just after its Acquire: the
+	// first looks are close together, so that a short lease taken just
+	// after a look is seen before it ends.
+	waiterLookMin      = time.Millisecond
+	waiterLookMax      = 250 * time.Millisecond
+	waiterLooksPerStep = 8
 )
 
 // errNoWake is NotifyRelease's error when the Locker wakes no waiters.
 var errNoWake = errors.New("waking waiters is off (Options.WakeConns, or a bounded pool); waiters poll")
 
-// waitStatement waits up to waiterWait for the bell (a parameter, twice)
-// and frees it at once when it gets it, in the same statement, so that it
-// holds it for no longer than the server takes to run the statement: 1
-// when it got the bell, 0 when the wait ended first, NULL on an error.
-var waitStatement = fmt.Sprintf("SELECT IF(GET_LOCK(?, %.6f) = 1, RELEASE_LOCK(?), 0)", waiterWait.Seconds())
+// waitStatement waits up to waiterWait for the bell name and frees it at
+// once when it gets it, in the same statement, so that it holds it for no
+// longer than the server takes to run the statement: 1 when it got the
+// bell, 0 when the wait ended first, NULL on an error.
+func waitStatement(name string) string {
+	return fmt.Sprintf("SELECT IF(GET_LOCK(%s, %.6f) = 1, RELEASE_LOCK(%s), 0)", quoteName(name), waiterWait.Seconds(), quoteName(name))
+}
 
 // NotifyRelease implements driver.ReleaseNotifier with the key's bell: on
 // a connection of its own, it looks whether a session holds the bell
@@ -42,8 +48,8 @@ var waitStatement = fmt.Sprintf("SELECT IF(GET_LOCK(?, %.6f) = 1, RELEASE_LOCK(?
 // ended), frees it in the same statement and sends on the channel. When
 // nobody holds the bell, the key is free, or its holder rings no bell (a
 // Locker of another process with the wake-ups off, or one that found the
-// bell taken), and the waiter looks again after a pause (1 ms, doubling
-// up to 250 ms). It returns after the first look, so a release after it
+// bell taken), and the waiter looks again after a pause (eight of 1 ms,
+// eight of 2 ms, and so on up to 250 ms). It returns after the first look, so a release after it
 // returns wakes the waiter when the bell was held at that look.
 //
 // At most WakeConns-1 waiters of one Locker wait at once; beyond that,
@@ -91,7 +97,7 @@ type waiter struct {
 // look reports whether a session holds the bell.
 func (w *waiter) look(ctx context.Context) (bool, error) {
 	var holder sql.NullInt64
-	if err := w.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", w.name).Scan(&holder); err != nil {
+	if err := w.conn.QueryRowContext(ctx, "SELECT IS_USED_LOCK("+quoteName(w.name)+")").Scan(&holder); err != nil {
 		return false, err
 	}
 	return holder.Valid, nil
@@ -108,7 +114,7 @@ func (w *waiter) signal() {
 // nobody does, until stop. The connection goes back to the pool holding
 // nothing, or is closed when it failed.
 func (w *waiter) run(held bool) {
-	pause := waiterLookMin
+	looks := 0 // looks since the bell was last seen held
 	for {
 		select {
 		case <-w.stop:
@@ -120,15 +126,16 @@ func (w *waiter) run(held bool) {
 		var err error
 		if held {
 			var got sql.NullInt64
-			err = w.conn.QueryRowContext(ctx, waitStatement, w.name, w.name).Scan(&got)
+			err = w.conn.QueryRowContext(ctx, waitStatement(w.name)).Scan(&got)
 			switch {
 			case err == nil && !got.Valid:
 				err = errors.New("GET_LOCK returned NULL")
 			case err == nil && got.Int64 == 1:
 				w.signal() // freed: the new holder, if any, rings next
-				held, pause = false, waiterLookMin
+				held, looks = false, 0
 			}
 		} else {
+			pause := min(waiterLookMin<<min(looks/waiterLooksPerStep, 16), waiterLookMax)
 			t := time.NewTimer(pause)
 			select {
 			case <-w.stop:
@@ -142,8 +149,9 @@ func (w *waiter) run(held bool) {
 			default:
 			}
 			held, err = w.look(ctx)
-			if !held {
-				pause = min(2*pause, waiterLookMax)
+			looks++
+			if held {
+				looks = 0
 			}
 		}
 		cancel()
