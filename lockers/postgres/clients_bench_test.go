@@ -52,17 +52,15 @@ func (f floorStatements) cycle(ctx context.Context, pool *pgxpool.Pool, key, own
 }
 
 // clientsCycles is how many acquire+release cycles each client runs in
-// one block of BenchmarkClients.
-const clientsCycles = 40
+// one block of BenchmarkClients: few, so that the sides alternate often.
+const clientsCycles = 10
 
 // BenchmarkClients compares, at 1, 8 and 32 concurrent clients, an
-// acquire+release through the Locker with the two hand-written statements
-// of floorStatements, on the same pool and table, each client on keys of
-// its own. Each iteration runs one block (clientsCycles cycles per
-// client) of each side, in an order that rotates between iterations:
-// "locker" (the portable Locker), "store" (its driver alone), "floor",
-// "acq" (the store's acquire and the floor's release) and "rel" (the
-// floor's acquire and the store's release).
+// acquire+release through the Locker ("locker") with the two hand-written
+// statements of floorStatements ("floor"), on the same pool and table,
+// each client on keys of its own. Each iteration runs one short block
+// (clientsCycles cycles per client) of each side, in an order that
+// alternates between iterations, so that both meet the same load.
 //
 // ratio is the median over iterations of the Locker's wall time per
 // cycle over the floor's, ratio-min and ratio-max its extremes; on a
@@ -70,12 +68,26 @@ const clientsCycles = 40
 // same for the CPU time per cycle of the server's backends of the pool
 // (from /proc/PID/schedstat: the server runs on this machine) plus this
 // process's: what bounds the rate once the clients keep the CPUs busy,
-// and much steadier. <side>-ratio and <side>-cpu-ratio compare each side
-// with the floor, <side>-server-cpu-us and <side>-client-cpu-us are
-// medians per cycle. pool=default is pgxpool's default MaxConns
-// (max(4, NumCPU)); pool=clients has one connection per client. Run with
-// -benchtime 10x: an iteration is five blocks.
+// and steadier. <side>-ratio and <side>-cpu-ratio compare each side with
+// the floor, <side>-server-cpu-us and <side>-client-cpu-us are medians
+// per cycle. pool=default is pgxpool's default MaxConns (max(4,
+// NumCPU)); pool=clients has one connection per client. Run with
+// -benchtime 40x.
 func BenchmarkClients(b *testing.B) {
+	benchClients(b, []string{"locker", "floor"})
+}
+
+// BenchmarkClientsParts is BenchmarkClients with every side, to tell
+// where the Locker's cost over the floor goes: its driver alone
+// ("store"), its acquire statement ("acq"), its release statement
+// ("rel"), and "acq-cte", the acquire statement of one INSERT .. ON
+// CONFLICT and UPDATE in CTEs that the driver sent before (kept here as
+// a yardstick), with the floor's release.
+func BenchmarkClientsParts(b *testing.B) {
+	benchClients(b, []string{"locker", "store", "floor", "acq", "rel", "acq-cte"})
+}
+
+func benchClients(b *testing.B, sides []string) {
 	for _, poolSize := range []string{"default", "clients"} {
 		for _, clients := range []int{1, 8, 32} {
 			b.Run(fmt.Sprintf("pool=%s/clients=%d", poolSize, clients), func(b *testing.B) {
@@ -101,7 +113,7 @@ func BenchmarkClients(b *testing.B) {
 				}
 				// Create every row both sides use.
 				for c := range clients {
-					for _, which := range clientsSides {
+					for _, which := range sides {
 						for _, k := range keys(c, which) {
 							lease, err := l.Acquire(ctx, k, time.Minute, nil)
 							if err != nil {
@@ -132,7 +144,7 @@ func BenchmarkClients(b *testing.B) {
 									if lease, err = l.d.Acquire(ctx, k, "store-owner", time.Minute); err == nil {
 										err = l.d.Release(ctx, lease)
 									}
-								case "acq", "rel":
+								case "acq", "rel", "acq-cte":
 									err = f.mixed(ctx, pool, l.d, side, k, "floor-owner")
 								default:
 									err = f.cycle(ctx, pool, k, "floor-owner")
@@ -167,9 +179,8 @@ func BenchmarkClients(b *testing.B) {
 					client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 					return server, client
 				}
-				sides := clientsSides
 				per := map[string][]float64{}
-				var ratios, storeRatios []float64
+				var ratios []float64
 				for i := 0; b.Loop(); i++ {
 					took := map[string]time.Duration{}
 					cpuOf := map[string]time.Duration{}
@@ -185,7 +196,6 @@ func BenchmarkClients(b *testing.B) {
 						cpuOf[side] = (s1 - s0) + (c1 - c0)
 					}
 					ratios = append(ratios, float64(took["locker"])/float64(took["floor"]))
-					storeRatios = append(storeRatios, float64(took["store"])/float64(took["floor"]))
 					for _, side := range sides {
 						per[side+"-ratio"] = append(per[side+"-ratio"], float64(took[side])/float64(took["floor"]))
 						per[side+"-cpu-ratio"] = append(per[side+"-cpu-ratio"], float64(cpuOf[side])/float64(cpuOf["floor"]))
@@ -194,7 +204,6 @@ func BenchmarkClients(b *testing.B) {
 				b.ReportMetric(median(ratios), "ratio")
 				b.ReportMetric(minOf(ratios), "ratio-min")
 				b.ReportMetric(maxOf(ratios), "ratio-max")
-				b.ReportMetric(median(storeRatios), "store-ratio")
 				b.ReportMetric(median(per["locker"]), "locker-us/cycle")
 				b.ReportMetric(median(per["floor"]), "floor-us/cycle")
 				b.ReportMetric(median(per["locker-cpu-ratio"]), "cpu-ratio")
@@ -256,11 +265,47 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	return time.Duration(ns)
 }
 
-var clientsSides = []string{"locker", "store", "floor", "acq", "rel"}
-
 // mixed is a cycle with one of the store's statements and one of the
 // floor's: "acq" the store's acquire, "rel" its release.
 func (f floorStatements) mixed(ctx context.Context, pool *pgxpool.Pool, d *store, side, key, owner string) error {
+	if side == "acq-cte" {
+		table := d.table.Sanitize()
+		q := `WITH cur AS (
+	SELECT key, owner, token, expires_at FROM ` + table + ` WHERE key = $1
+), upd AS (
+	UPDATE ` + table + ` SET owner = $2, token = token + 1,
+		expires_at = statement_timestamp() + $3::bigint * interval '1 microsecond'
+	WHERE key = $1 AND owner IS NOT NULL AND token > 0
+		AND (expires_at IS NULL OR (isfinite(expires_at) AND expires_at <= statement_timestamp()))
+	RETURNING token
+), ins AS (
+	INSERT INTO ` + table + ` (key, owner, token, expires_at)
+	SELECT $1, $2, 1, statement_timestamp() + $3::bigint * interval '1 microsecond'
+	WHERE NOT EXISTS (SELECT FROM cur)
+	ON CONFLICT (key) DO NOTHING
+	RETURNING token
+)
+SELECT coalesce((SELECT token FROM upd), (SELECT token FROM ins)),
+	cur.key IS NOT NULL,
+	cur.owner, cur.token, cur.expires_at, statement_timestamp()
+FROM (VALUES (1)) AS one (x) LEFT JOIN cur ON true`
+		var (
+			won     *int64
+			present bool
+			o       *string
+			tok     *int64
+			exp     *time.Time
+			srvTime time.Time
+		)
+		if err := pool.QueryRow(ctx, q, key, owner, int64(time.Minute/time.Microsecond)).Scan(&won, &present, &o, &tok, &exp, &srvTime); err != nil {
+			return err
+		}
+		if won == nil {
+			return fmt.Errorf("acq-cte %q: held", key)
+		}
+		_, err := pool.Exec(ctx, f.release, key, owner, *won)
+		return err
+	}
 	if side == "acq" {
 		lease, err := d.Acquire(ctx, key, owner, time.Minute)
 		if err != nil {
