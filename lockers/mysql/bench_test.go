@@ -217,3 +217,64 @@ func BenchmarkHandOff(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBellDelivery splits the hand-off of BenchmarkHandOff: a lease
+// on locker A is released while locker B waits on the key's bell
+// (NotifyRelease, after A's bell is seen held); wake_p50_ms and
+// wake_p99_ms are the time from the return of the release to the
+// wake-up on B's channel, acquire_p50_ms and acquire_p99_ms that of B's
+// Acquire that follows (a durable commit). Run it with -benchtime 200x.
+func BenchmarkBellDelivery(b *testing.B) {
+	admin := newDB(b, 2)
+	table := newTable(b, admin).d.table
+	table = table[1 : len(table)-1]
+	la := newTestLocker(b, newDB(b, 0), &Options{Table: table})
+	lb := newTestLocker(b, newDB(b, 0), &Options{Table: table})
+	b.Cleanup(func() { _ = la.Close(); _ = lb.Close() })
+	ctx := b.Context()
+	name := bellName(la.d.table, "bell")
+	var wakes, acquires []time.Duration
+	for b.Loop() {
+		lease, err := la.Acquire(ctx, "bell", time.Minute, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			var id sql.NullInt64
+			if err := admin.QueryRowContext(ctx, "SELECT IS_USED_LOCK(?)", name).Scan(&id); err != nil {
+				b.Fatal(err)
+			}
+			if id.Valid {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		c, stop, err := lb.d.NotifyRelease(ctx, "bell")
+		if err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // into its GET_LOCK
+		if err := la.Release(ctx, lease); err != nil {
+			b.Fatal(err)
+		}
+		released := time.Now()
+		<-c
+		woke := time.Now()
+		stop()
+		won, err := lb.Acquire(ctx, "bell", time.Minute, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		acquired := time.Now()
+		wakes, acquires = append(wakes, woke.Sub(released)), append(acquires, acquired.Sub(woke))
+		if err := lb.Release(ctx, won); err != nil {
+			b.Fatal(err)
+		}
+	}
+	slices.Sort(wakes)
+	slices.Sort(acquires)
+	b.ReportMetric(float64(percentile(wakes, 50))/1e6, "wake_p50_ms")
+	b.ReportMetric(float64(percentile(wakes, 99))/1e6, "wake_p99_ms")
+	b.ReportMetric(float64(percentile(acquires, 50))/1e6, "acquire_p50_ms")
+	b.ReportMetric(float64(percentile(acquires, 99))/1e6, "acquire_p99_ms")
+}
