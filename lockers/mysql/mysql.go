@@ -152,6 +152,12 @@
 //     is never missed when the waiter saw the bell held (tested); a lease
 //     held for less than a few milliseconds can end unseen, and then the
 //     waiter polls.
+//   - Cost: each lease sends two statements on the bell connection
+//     (GET_LOCK when taken, RELEASE_LOCK when freed; no disk write, one
+//     round trip each, off the caller's path). Measured on a 2-core
+//     machine that also runs the server, an acquire+release took 1.21x
+//     the hand-written statements with the bells and 1.13x without (see
+//     BenchmarkVersusHandwritten).
 //   - Connections: one per Locker while it holds leases, plus one per key
 //     waited on, at most Options.WakeConns in all (DefaultWakeConns,
 //     9); waiters beyond that poll. When db's pool has a limit
@@ -166,8 +172,8 @@
 // Two Lockers that name the same table differently ("fence_locks" and
 // "db.fence_locks") ring different bells, and their waiters poll; two
 // tables of the same name in different databases share bells, which
-// costs spurious wake-ups only. A handle's Release, or a Lock in the same
-// process, wakes the same Locker's waiters without the server.
+// costs spurious wake-ups only. Waiters of the same Locker are also woken
+// by its handles' releases in this process, without the server.
 //
 // # Layering
 //
