@@ -20,7 +20,7 @@ import (
 // statements counts the statements a pool sends: the client's packets
 // that start a command and are a query (COM_QUERY) or the execution of a
 // prepared statement (COM_STMT_EXECUTE).
-type statements struct{ n atomic.Int64 }
+type statements struct{ n, prepares atomic.Int64 }
 
 // pool opens the test server with a pool of at most maxConns connections
 // whose statements s counts.
@@ -61,6 +61,9 @@ type countingConn struct {
 func (c countingConn) Write(p []byte) (int, error) {
 	if len(p) > 4 && p[3] == 0 && (p[4] == 0x03 || p[4] == 0x17) {
 		c.s.n.Add(1)
+	}
+	if len(p) > 4 && p[3] == 0 && p[4] == 0x16 { // COM_STMT_PREPARE
+		c.s.prepares.Add(1)
 	}
 	return c.Conn.Write(p)
 }
@@ -242,5 +245,47 @@ func TestKeepaliveOnBatch(t *testing.T) {
 		if err := hs[i].Release(ctx); err != nil {
 			t.Errorf("Release after renewals: %v", err)
 		}
+	}
+}
+
+// TestPreparedOnce: once the Locker's statements are prepared, its calls
+// send no more prepares, one statement each.
+func TestPreparedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	var stmts statements
+	l := newTable(t, stmts.pool(t, 1))
+	cycle := func() {
+		t.Helper()
+		lease, err := l.Acquire(ctx, "prepared", time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lease, err = l.Renew(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Inspect(ctx, "prepared"); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cycle() // the first calls prepare in the background
+	eventually(t, "the statements were not prepared", func() bool {
+		l.d.prep.mu.Lock()
+		defer l.d.prep.mu.Unlock()
+		return len(l.d.prep.stmts) == 4 && len(l.d.prep.pending) == 0
+	})
+	cycle() // each statement is prepared on the pool's one connection
+	prepares, sent := stmts.prepares.Load(), stmts.count()
+	for range 5 {
+		cycle()
+	}
+	if n := stmts.prepares.Load() - prepares; n != 0 {
+		t.Errorf("5 cycles sent %d prepares, want 0", n)
+	}
+	if n := stmts.count() - sent; n != 20 {
+		t.Errorf("5 cycles of 4 calls sent %d statements, want 20", n)
 	}
 }

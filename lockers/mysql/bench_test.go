@@ -16,31 +16,39 @@ import (
 // handwritten is the lease a user writes by hand on the same table: an
 // upsert that takes a free key, and a compare-and-free by owner, each
 // judged by affected rows (no token check, no corrupt-row check, no
-// reading of the holder). It is the baseline of BenchmarkVersusHandwritten.
+// reading of the holder), prepared once as the Locker's statements are.
+// It is the baseline of BenchmarkVersusHandwritten.
 type handwritten struct {
-	db               *sql.DB
-	acquire, release string
+	acquire, release *sql.Stmt
 }
 
-func newHandwritten(db *sql.DB, table string) handwritten {
-	return handwritten{db: db,
-		acquire: "INSERT INTO " + table + " (`key`, owner, token, expires_at) VALUES (?, ?, 1, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)" +
+func newHandwritten(b *testing.B, db *sql.DB, table string) handwritten {
+	prepare := func(q string) *sql.Stmt {
+		s, err := db.PrepareContext(b.Context(), q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+	return handwritten{
+		acquire: prepare("INSERT INTO " + table + " (`key`, owner, token, expires_at) VALUES (?, ?, 1, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)" +
 			" ON DUPLICATE KEY UPDATE token = IF(expires_at IS NULL OR expires_at <= UTC_TIMESTAMP(6), token + 1, token)," +
 			" owner = IF(expires_at IS NULL OR expires_at <= UTC_TIMESTAMP(6), VALUES(owner), owner)," +
-			" expires_at = IF(expires_at IS NULL OR expires_at <= UTC_TIMESTAMP(6), VALUES(expires_at), expires_at)",
-		release: "UPDATE " + table + " SET expires_at = NULL WHERE `key` = ? AND owner = ? AND expires_at > UTC_TIMESTAMP(6)",
+			" expires_at = IF(expires_at IS NULL OR expires_at <= UTC_TIMESTAMP(6), VALUES(expires_at), expires_at)"),
+		release: prepare("UPDATE " + table + " SET expires_at = NULL WHERE `key` = ? AND owner = ? AND expires_at > UTC_TIMESTAMP(6)"),
 	}
 }
 
 func (h handwritten) cycle(ctx context.Context, key, owner string) error {
-	res, err := h.db.ExecContext(ctx, h.acquire, key, owner, int64(time.Minute/time.Microsecond))
+	res, err := h.acquire.ExecContext(ctx, key, owner, int64(time.Minute/time.Microsecond))
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fence.ErrHeld
 	}
-	res, err = h.db.ExecContext(ctx, h.release, key, owner)
+	res, err = h.release.ExecContext(ctx, key, owner)
 	if err != nil {
 		return err
 	}
@@ -55,7 +63,7 @@ func (h handwritten) cycle(ctx context.Context, key, owner string) error {
 func BenchmarkAcquireRelease(b *testing.B) {
 	db := newDB(b, 1)
 	l := newTable(b, db)
-	h := newHandwritten(db, l.quotedTable())
+	h := newHandwritten(b, db, l.quotedTable())
 	ctx := b.Context()
 	b.Run("locker", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
@@ -99,7 +107,7 @@ func BenchmarkVersusHandwritten(b *testing.B) {
 				l = newTestLocker(b, db, &Options{Table: table[1 : len(table)-1], WakeConns: 2})
 				b.Cleanup(func() { _ = l.Close() })
 			}
-			h := newHandwritten(db, l.quotedTable())
+			h := newHandwritten(b, db, l.quotedTable())
 			ctx := b.Context()
 			var mine, hand, ratios []float64
 			timed := func(f func() error) float64 {

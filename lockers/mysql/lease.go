@@ -40,7 +40,7 @@ func (d *store) acquire(ctx context.Context, key, owner string, ttl time.Duratio
 	}
 	var won int64
 	err = retry(ctx, "acquire", func() error {
-		res, err := d.db.ExecContext(ctx, d.q.acquire, key, owner, micros(ttl))
+		res, err := d.exec(ctx, d.q.acquire, key, owner, micros(ttl))
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func (d *store) acquireReturning(ctx context.Context, key, owner string, ttl tim
 	)
 	err := retry(ctx, "acquire", func() error {
 		sent = d.clock.Now()
-		return d.db.QueryRowContext(ctx, d.q.acquireReturning, key, owner, micros(ttl)).
+		return d.queryRow(ctx, d.q.acquireReturning, key, owner, micros(ttl)).
 			Scan(append([]any{&won}, cols.dest()...)...)
 	})
 	if err != nil {
@@ -133,7 +133,7 @@ func (d *store) matchOne(ctx context.Context, op string, lease fence.Lease, quer
 	}
 	var id int64
 	err := retry(ctx, op, func() error {
-		res, err := d.db.ExecContext(ctx, query, args...)
+		res, err := d.exec(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func storable(t fence.Token) bool { return uint64(t) <= math.MaxInt64 }
 // freed when that holder releases, or when its lease runs out.
 func (d *store) Break(ctx context.Context, key string) error {
 	err := retry(ctx, "break", func() error {
-		_, err := d.db.ExecContext(ctx, d.q.brk, key)
+		_, err := d.exec(ctx, d.q.brk, key)
 		return err
 	})
 	if err == nil && d.bells != nil {
@@ -177,7 +177,7 @@ func (d *store) Break(ctx context.Context, key string) error {
 func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	var cols rowCols
 	sent := d.clock.Now()
-	err := d.db.QueryRowContext(ctx, d.q.inspect, key).Scan(cols.dest()...)
+	err := d.queryRow(ctx, d.q.inspect, key).Scan(cols.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fence.LockInfo{Key: key}, nil
 	}

@@ -44,10 +44,13 @@
 // # The statements
 //
 // Every method is one statement in autocommit mode (see queries.go for the
-// text), and every outcome is read from that statement's own answer, never
-// from its affected-rows count (which counts changed rows, so an
-// identical rewrite, say a renewal within the same microsecond, would read
-// as a failure) and never from a second statement.
+// text), prepared on the server after its first call, so that each later
+// call sends only its execution, one round trip (go-sql-driver would
+// otherwise prepare, run and close it every time: two). Every outcome is
+// read from that statement's own answer, never from its affected-rows
+// count (which counts changed rows, so an identical rewrite, say a renewal
+// within the same microsecond, would read as a failure) and never from a
+// second statement.
 //
 //   - Acquire is one INSERT .. ON DUPLICATE KEY UPDATE. A new key is
 //     inserted with token 1; an existing row is taken only when it is free
@@ -288,7 +291,7 @@ func newLocker(db *sql.DB, opts *Options, closeDB func() error) (*fence.Locker, 
 		o.WakeConns = DefaultWakeConns
 	}
 	clock := driver.ClockOrSystem(o.Clock)
-	d := &store{db: db, clock: clock, table: quoted, q: buildQueries(quoted)}
+	d := &store{db: db, clock: clock, table: quoted, q: buildQueries(quoted), prep: newPrepared(db)}
 	if o.WakeConns > 0 {
 		d.bells = newBells(db)
 	}
@@ -296,6 +299,7 @@ func newLocker(db *sql.DB, opts *Options, closeDB func() error) (*fence.Locker, 
 		d.slots = make(chan struct{}, o.WakeConns-1)
 	}
 	closeAll := func() error {
+		d.prep.close()
 		if d.bells != nil {
 			d.bells.close()
 		}
