@@ -267,7 +267,11 @@ type Options struct {
 // checks the options but does not touch the server; create the table
 // with the Locker's Create or with the statement from SchemaSQL. Create
 // is idempotent, and replicas may run it at once: MySQL's metadata locks
-// serialise concurrent creators. The Locker's Close does not close db.
+// serialise concurrent creators. The Locker's Close does not close db;
+// it frees what the Locker holds on it: its prepared statements (about
+// five, on each connection that ran them) and its bells' connection. A
+// Locker dropped without Close leaves its statements prepared until
+// their connections close: make one Locker per table and keep it.
 func New(db *sql.DB, opts *Options) (*fence.Locker, error) {
 	l, _, err := newLocker(db, opts, nil)
 	return l, err
