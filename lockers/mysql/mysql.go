@@ -158,8 +158,8 @@
 //   - Cost: each lease sends two statements on the bell connection
 //     (GET_LOCK when taken, RELEASE_LOCK when freed; no disk write, one
 //     round trip each, off the caller's path). Measured on a 2-core
-//     machine that also runs the server, an acquire+release took 1.21x
-//     the hand-written statements with the bells and 1.13x without (see
+//     machine that also runs the server, an acquire+release took 1.12x
+//     the hand-written statements with the bells and 1.08x without (see
 //     BenchmarkVersusHandwritten).
 //   - Connections: one per Locker while it holds leases, plus one per key
 //     waited on, at most Options.WakeConns in all (DefaultWakeConns,
