@@ -27,6 +27,9 @@ type store struct {
 	table string      // quoted
 	q     queries
 	dia   dialectOf
+	prep  *prepared
+	bells *bells        // nil when the wake-ups are off
+	slots chan struct{} // one per waiting connection; nil: none
 }
 
 var (

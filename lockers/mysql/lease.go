@@ -21,6 +21,16 @@ import (
 // statement reads it. The lease returned has no ValidUntil: the
 // portable fence.Locker sets it to its send time plus ttl.
 func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	start := time.Now()
+	lease, err := d.acquire(ctx, key, owner, ttl)
+	if err == nil && d.bells != nil {
+		d.bells.ring(bellName(d.table, key), int64(lease.Token), start.Add(ttl))
+	}
+	return lease, err
+}
+
+// acquire is Acquire without the bell.
+func (d *store) acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	dia, err := d.dialect(ctx)
 	if err != nil {
 		return fence.Lease{}, err
@@ -30,7 +40,7 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 	}
 	var won int64
 	err = retry(ctx, "acquire", func() error {
-		res, err := d.db.ExecContext(ctx, d.q.acquire, key, owner, micros(ttl))
+		res, err := d.exec(ctx, d.q.acquire, key, owner, micros(ttl))
 		if err != nil {
 			return err
 		}
@@ -64,7 +74,7 @@ func (d *store) acquireReturning(ctx context.Context, key, owner string, ttl tim
 	)
 	err := retry(ctx, "acquire", func() error {
 		sent = d.clock.Now()
-		return d.db.QueryRowContext(ctx, d.q.acquireReturning, key, owner, micros(ttl)).
+		return d.queryRow(ctx, d.q.acquireReturning, key, owner, micros(ttl)).
 			Scan(append([]any{&won}, cols.dest()...)...)
 	})
 	if err != nil {
@@ -93,14 +103,26 @@ func (d *store) acquireReturning(ctx context.Context, key, owner string, ttl tim
 // the lease by its TTL, measured on the server, if the row still has the
 // lease's owner and token and has not expired.
 func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
-	return d.matchOne(ctx, "renew", lease, d.q.renew, micros(lease.TTL), lease.Key, lease.Owner, int64(lease.Token))
+	start := time.Now()
+	err := d.matchOne(ctx, "renew", lease, d.q.renew, micros(lease.TTL), lease.Key, lease.Owner, int64(lease.Token))
+	if err == nil && d.bells != nil {
+		d.bells.extend(bellName(d.table, lease.Key), int64(lease.Token), start.Add(lease.TTL))
+	}
+	return err
 }
 
 // Release implements driver.Locker: one conditional UPDATE that
 // clears the expiry if the row still has the lease's owner and token and
 // has not expired. The row and its counter stay.
+//
+// Then it frees the lease's bell, which wakes the waiters, whatever the
+// outcome: a lease not held needs no bell either.
 func (d *store) Release(ctx context.Context, lease fence.Lease) error {
-	return d.matchOne(ctx, "release", lease, d.q.release, lease.Key, lease.Owner, int64(lease.Token))
+	err := d.matchOne(ctx, "release", lease, d.q.release, lease.Key, lease.Owner, int64(lease.Token))
+	if d.bells != nil && storable(lease.Token) {
+		d.bells.silence(bellName(d.table, lease.Key), int64(lease.Token))
+	}
+	return err
 }
 
 // matchOne runs renew or release, whose OK packet's last-insert id is the
@@ -111,7 +133,7 @@ func (d *store) matchOne(ctx context.Context, op string, lease fence.Lease, quer
 	}
 	var id int64
 	err := retry(ctx, op, func() error {
-		res, err := d.db.ExecContext(ctx, query, args...)
+		res, err := d.exec(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -134,11 +156,19 @@ func storable(t fence.Token) bool { return uint64(t) <= math.MaxInt64 }
 // Break implements driver.Locker: it clears the expiry of key's row
 // whoever holds it, keeping the counter, so the next token is higher than
 // the broken holder's.
+//
+// When a lease of this Locker held the key, Break then frees its bell,
+// which wakes the waiters; the bell of a holder in another Locker is
+// freed when that holder releases, or when its lease runs out.
 func (d *store) Break(ctx context.Context, key string) error {
-	return retry(ctx, "break", func() error {
-		_, err := d.db.ExecContext(ctx, d.q.brk, key)
+	err := retry(ctx, "break", func() error {
+		_, err := d.exec(ctx, d.q.brk, key)
 		return err
 	})
+	if err == nil && d.bells != nil {
+		d.bells.silence(bellName(d.table, key), 0)
+	}
+	return err
 }
 
 // Inspect implements driver.Locker. ValidUntil is the server's
@@ -147,7 +177,7 @@ func (d *store) Break(ctx context.Context, key string) error {
 func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	var cols rowCols
 	sent := d.clock.Now()
-	err := d.db.QueryRowContext(ctx, d.q.inspect, key).Scan(cols.dest()...)
+	err := d.queryRow(ctx, d.q.inspect, key).Scan(cols.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fence.LockInfo{Key: key}, nil
 	}

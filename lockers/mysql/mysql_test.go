@@ -63,6 +63,22 @@ func TestConformanceWithoutReturning(t *testing.T) {
 	lockertest.Run(t, harness(t, newDB(t, contenders+2), true))
 }
 
+// TestConformanceWaking runs the suite on a pool without a limit, where
+// the Locker holds the bells of its leases and its waiters wait on them
+// (see wake_test.go).
+func TestConformanceWaking(t *testing.T) {
+	t.Parallel()
+	db := newDB(t, 0)
+	h := harness(t, db, false)
+	newLocker := h.New
+	h.New = func(t *testing.T) *fence.Locker {
+		l := newLocker(t)
+		t.Cleanup(func() { _ = l.Close() })
+		return l
+	}
+	lockertest.Run(t, h)
+}
+
 // TestLayering: New returns the portable locker over the mysql driver,
 // whose As gives the *sql.DB and nothing else.
 func TestLayering(t *testing.T) {

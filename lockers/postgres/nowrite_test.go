@@ -122,8 +122,15 @@ WHERE t.expires_at IS NULL OR t.expires_at <= now()`)
 	})
 
 	t.Run("WAL control", func(t *testing.T) {
+		lease, err := l.Acquire(ctx, "free", time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
 		total := 0.0
-		for _, n := range walRecords(t, "new key") {
+		for _, n := range walRecords(t, "free") {
 			total += n
 		}
 		if total == 0 {

@@ -21,7 +21,8 @@
 // Every method is one SQL statement, one round trip once pgx has prepared
 // it (pgx's default mode caches prepared statements per connection, also
 // behind database/sql; lib/pq prepares each statement anew, which makes
-// two round trips). That includes the renewals of a fence.Session's
+// two round trips), but for the first Acquire of a key, which creates its
+// row with a second statement. That includes the renewals of a fence.Session's
 // keepalive: it renews every lease the session holds, each by its own
 // TTL, in one statement per renewal round, however many there are.
 // Whether a key is held is decided by the server's clock, never by the
@@ -39,7 +40,7 @@
 // # Layering
 //
 // The *fence.Locker that New or NewSQL returns is the portable locker over this
-// package's store, which holds only the SQL: one statement per call. The
+// package's store, which holds only the SQL. The
 // portable layer validates keys, TTLs, owners and leases, generates owner ids,
 // checks ctx, sets Lease.ValidUntil to its send time plus TTL, wraps every
 // error as "fence/postgres: <op> <key>: <cause>", and refuses a Renew or

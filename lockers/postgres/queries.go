@@ -16,51 +16,52 @@ package postgres
 // times come back as server expiry and server time, which the caller turns
 // into its own clock's time (see localTime).
 type queries struct {
-	acquire, renew, renewBatch, release, brk, inspect string
+	acquire, acquireNew, renew, renewBatch, release, brk, inspect string
 }
 
 func buildQueries(table string) queries {
 	names := notifyNamesOf(table)
 	notify := notifyExpr(names, "$4", "$5")
 	return queries{
-		// acquire takes the key in one statement, writing only if it wins.
+		// acquire takes an existing key, writing only if it wins.
 		//
-		//   - cur reads the row as of the statement's snapshot.
 		//   - upd takes a free or expired (and well-formed) row: a
 		//     conditional UPDATE locks and writes only a row that matches,
 		//     so a held key costs a read and nothing else. If another
 		//     session changes the row first, PostgreSQL waits for it and
 		//     re-checks the condition on the new version (READ COMMITTED),
 		//     so two contenders never both win.
-		//   - ins creates the row (token 1) only when the snapshot has none.
-		//     A concurrent first acquire of the same key makes ON CONFLICT
-		//     DO NOTHING return nothing: that contender lost.
+		//   - When upd took the row, the statement returns its new token;
+		//     otherwise the row as the statement's snapshot saw it (the
+		//     holder, or a corrupt row), and no row at all when the key is
+		//     new: Acquire then sends acquireNew. The read of the row is
+		//     skipped when upd won (NOT EXISTS is evaluated once, first).
 		//
-		// The outer SELECT always returns one row: the new token (from upd
-		// or ins), or the row as the snapshot saw it. When neither wrote
-		// and the snapshot shows a free key, the statement lost a race it
-		// could not see (all parts share one snapshot); Acquire then runs
-		// it once more with a fresh snapshot.
+		// When upd did not win and the snapshot shows a free key, the
+		// statement lost a race it could not see (the row changed after
+		// the snapshot was taken); Acquire then runs it once more with a
+		// fresh snapshot.
 		// Parameters: $1 key, $2 owner, $3 ttl in microseconds.
-		acquire: `WITH cur AS (
-	SELECT key, owner, token, expires_at FROM ` + table + ` WHERE key = $1
-), upd AS (
+		acquire: `WITH upd AS (
 	UPDATE ` + table + ` SET owner = $2, token = token + 1,
 		expires_at = statement_timestamp() + $3::bigint * interval '1 microsecond'
 	WHERE key = $1 AND owner IS NOT NULL AND token > 0
 		AND (expires_at IS NULL OR (isfinite(expires_at) AND expires_at <= statement_timestamp()))
 	RETURNING token
-), ins AS (
-	INSERT INTO ` + table + ` (key, owner, token, expires_at)
-	SELECT $1, $2, 1, statement_timestamp() + $3::bigint * interval '1 microsecond'
-	WHERE NOT EXISTS (SELECT FROM cur)
-	ON CONFLICT (key) DO NOTHING
-	RETURNING token
 )
-SELECT coalesce((SELECT token FROM upd), (SELECT token FROM ins)),
-	cur.key IS NOT NULL,
-	cur.owner, cur.token, cur.expires_at, statement_timestamp()
-FROM (VALUES (1)) AS one (x) LEFT JOIN cur ON true`,
+SELECT token, NULL::text, NULL::bigint, NULL::timestamptz, statement_timestamp() FROM upd
+UNION ALL
+SELECT NULL, owner, token, expires_at, statement_timestamp() FROM ` + table + `
+WHERE key = $1 AND NOT EXISTS (SELECT FROM upd)`,
+
+		// acquireNew creates the row of a key seen for the first time,
+		// with token 1, and returns the token; nothing when a concurrent
+		// first acquire created it first (ON CONFLICT DO NOTHING).
+		// Parameters: $1 key, $2 owner, $3 ttl in microseconds.
+		acquireNew: `INSERT INTO ` + table + ` (key, owner, token, expires_at)
+VALUES ($1, $2, 1, statement_timestamp() + $3::bigint * interval '1 microsecond')
+ON CONFLICT (key) DO NOTHING
+RETURNING token`,
 
 		// renew extends the caller's own unexpired lease, keeping the token.
 		// Parameters: $1 key, $2 owner, $3 token, $4 ttl in microseconds.

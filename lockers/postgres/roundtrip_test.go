@@ -12,8 +12,9 @@ import (
 // TestOneRoundTripPerCall counts the bytes-on-the-wire round trips of each
 // method on one connection, after a first call of each has let pgx
 // prepare and cache the statement: one, on a pgx pool and on a *sql.DB
-// with pgx's driver. lib/pq prepares every statement it sends with
-// arguments anew, a round trip of its own: two.
+// with pgx's driver; two for the first Acquire of a key, which creates its
+// row. lib/pq prepares every statement it sends with arguments anew, a
+// round trip of its own: twice as many.
 func TestOneRoundTripPerCall(t *testing.T) {
 	t.Parallel()
 	for _, w := range ways {
@@ -77,8 +78,12 @@ func testRoundTrips(t *testing.T, l testLocker, rt *roundTrips, want int) {
 			if err := c.call(t.Context()); err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			if n := rt.count() - before; pass == 1 && n != want {
-				t.Errorf("%s took %d round trips, want %d", c.name, n, want)
+			w := want
+			if c.name == "Acquire new key" {
+				w = 2 * want // the statement finds no row, a second creates it
+			}
+			if n := rt.count() - before; pass == 1 && n != w {
+				t.Errorf("%s took %d round trips, want %d", c.name, n, w)
 			}
 		}
 	}
