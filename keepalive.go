@@ -9,6 +9,7 @@ package fence
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/fencekit/fence/internal/backoff"
@@ -287,7 +288,17 @@ func (s *Session) renewRound(r *round, results chan<- *round) {
 		if err == nil || definitive(err) || r.handles[i].releasing.Load() {
 			continue // settled, or the release that follows settles it
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			// A store that did not answer one call in time would not
+			// answer a re-read per lease either: the retry tells.
+			continue
+		}
 		reread = append(reread, i)
+	}
+	if s.locker.renewBatch != nil && len(reread) > 1 && len(reread) == len(r.leases) {
+		// The batch failed as a whole: its retry, one call again, tells
+		// as much as a re-read of every lease would, at the cost of one.
+		reread = nil
 	}
 	if len(reread) > 0 {
 		r.infos, r.ierrs, r.read = make([]LockInfo, len(r.leases)), make([]error, len(r.leases)), make([]bool, len(r.leases))

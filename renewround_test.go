@@ -2,6 +2,7 @@ package fence_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,82 @@ func TestRoundOfManySlowRenewals(t *testing.T) {
 		}
 		if !h.Lease().ValidUntil.After(first) {
 			t.Fatalf("handle %d valid until %v after 2 rounds; first %v", i, h.Lease().ValidUntil, first)
+		}
+	}
+}
+
+// batchRenewer is a driver that renews in batches and, while failing is
+// set, fails every batch as a whole, as a store whose connection dropped
+// does. It counts the reads of Inspect.
+type batchRenewer struct {
+	driver.Locker
+	failing  atomic.Bool
+	inspects atomic.Int64
+}
+
+func (d *batchRenewer) RenewBatch(ctx context.Context, leases []fence.Lease) []error {
+	errs := make([]error, len(leases))
+	for i, lease := range leases {
+		if d.failing.Load() {
+			errs[i] = errors.New("connection reset by peer")
+			continue
+		}
+		errs[i] = d.Locker.Renew(ctx, lease)
+	}
+	return errs
+}
+
+func (d *batchRenewer) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	d.inspects.Add(1)
+	return d.Locker.Inspect(ctx, key)
+}
+
+// A batch that fails as a whole is retried as a batch, not followed by a
+// re-read of every lease: at 10,000 leases those re-reads would outlast
+// the leases' deadlines.
+func TestFailedBatchIsNotReadLeaseByLease(t *testing.T) {
+	t.Parallel()
+	clock := clocktest.New(time.Unix(1e9, 0))
+	var d *batchRenewer
+	l, err := driver.Wrap(memory.New(&memory.Options{Clock: clock}), func(inner driver.Locker) driver.Locker {
+		d = &batchRenewer{Locker: inner}
+		return d
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	const ttl = 30 * time.Second
+	s := newSession(t, l, &fence.SessionOptions{TTL: ttl, Clock: clock})
+	hs := make([]*fence.Handle, n)
+	for i := range hs {
+		if hs[i], err = s.Lock(t.Context(), fmt.Sprintf("key-%d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := hs[0].Lease().ValidUntil
+	d.failing.Store(true)
+	if err := clock.WaitTimers(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(ttl / 3) // the round runs and fails
+	if err := clock.WaitTimers(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.inspects.Load(); got != 0 {
+		t.Errorf("a batch that failed as a whole was followed by %d reads; want 0", got)
+	}
+	d.failing.Store(false)
+	clock.Advance(ttl / 3) // the retry, past any backoff, succeeds
+	if err := clock.WaitTimers(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hs {
+		if err := h.Err(); err != nil {
+			t.Fatalf("handle %d: %v", i, err)
+		}
+		if !h.Lease().ValidUntil.After(first) {
+			t.Fatalf("handle %d was not renewed by the retry", i)
 		}
 	}
 }
