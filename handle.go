@@ -33,8 +33,8 @@ type Handle struct {
 	err        error         // nil while held; *LeaseLostError or ErrReleased after
 	done       chan struct{} // made by the first Done
 	closed     bool          // the handle has ended: done is closed if made
-	watchers   []context.CancelCauseFunc
-	watch1     [1]context.CancelCauseFunc // the first watcher's room
+	watchers   []*handleCtx
+	watch1     [1]*handleCtx // the first watcher's room
 
 	ka     hstate  // the keepalive's view, guarded by Session.mu
 	acqCtx callCtx // the context of the first acquire call
@@ -103,28 +103,20 @@ func (h *Handle) Err() error {
 // lease; and, like any context.WithCancel, when parent is done or cancel
 // is called. It starts no goroutine.
 func (h *Handle) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
+	c := &handleCtx{parent: parent, h: h}
 	h.mu.Lock()
 	if h.err != nil {
-		err := h.err
+		c.ended = h.err
 		h.mu.Unlock()
-		cancel(err)
-		return ctx, func() {}
+		return c, func() {}
 	}
 	if h.watchers == nil {
 		h.watchers = h.watch1[:0]
 	}
-	i := len(h.watchers)
-	h.watchers = append(h.watchers, cancel)
+	c.i = len(h.watchers)
+	h.watchers = append(h.watchers, c)
 	h.mu.Unlock()
-	return ctx, func() {
-		cancel(context.Canceled)
-		h.mu.Lock()
-		if i < len(h.watchers) {
-			h.watchers[i] = nil
-		}
-		h.mu.Unlock()
-	}
+	return c, c.cancel
 }
 
 // Release stops renewing the lease, waits for a renewal in flight to
@@ -189,9 +181,9 @@ func (h *Handle) closeDoneLocked() {
 	watchers, err := h.watchers, h.err
 	h.watchers = nil
 	h.mu.Unlock()
-	for _, cancel := range watchers {
-		if cancel != nil {
-			cancel(err)
+	for _, c := range watchers {
+		if c != nil {
+			c.handleEnded(err)
 		}
 	}
 }
