@@ -9,6 +9,7 @@ package fence
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,6 +44,7 @@ type book struct {
 	byKey map[string]entry      // the latest lease recorded for each key
 	more  map[leaseID]time.Time // the other leases
 	sweep int                   // sweep once the book grows past this many entries
+	n     atomic.Int64          // entries, read without mu: an empty book is not locked
 }
 
 // minSweep is the size below which the book never sweeps.
@@ -92,11 +94,15 @@ func (b *book) record(lease Lease, now time.Time) {
 		}
 		b.sweep = 2 * (len(b.byKey) + len(b.more))
 	}
+	b.n.Store(int64(len(b.byKey) + len(b.more)))
 }
 
 // validUntil returns the latest ValidUntil known for lease: the later of
 // its own and the one recorded for its key, owner and token.
 func (b *book) validUntil(lease Lease) time.Time {
+	if b.n.Load() == 0 {
+		return lease.ValidUntil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	until, ok := time.Time{}, false
@@ -113,6 +119,9 @@ func (b *book) validUntil(lease Lease) time.Time {
 
 // forget drops lease: it was released, or found no longer held.
 func (b *book) forget(lease Lease) {
+	if b.n.Load() == 0 {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e, found := b.byKey[lease.Key]; found && e.is(lease) {
@@ -120,6 +129,7 @@ func (b *book) forget(lease Lease) {
 	} else if len(b.more) > 0 {
 		delete(b.more, idOf(lease))
 	}
+	b.n.Store(int64(len(b.byKey) + len(b.more)))
 }
 
 // len returns the number of leases in the book.
