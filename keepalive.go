@@ -2,11 +2,11 @@ package fence
 
 // The keepalive: one goroutine per Session, running while the session
 // holds at least one lease (on the system clock, from the first time a
-// lease falls due: a timer starts it). It owns the renewal state of every handle:
-// when each is next due, its safety deadline, its transient failures. At
-// most one renewal round is in flight at a time; it runs on its own
-// goroutine, so that the keepalive keeps watching the deadlines while a
-// store call hangs.
+// lease falls due: a timer starts it). It owns the renewal state of every
+// handle: when each is next due, its safety deadline, its transient
+// failures. At most one renewal round is in flight at a time; it runs on
+// its own goroutine, so that the keepalive keeps watching the deadlines
+// while a store call hangs.
 
 import (
 	"context"
