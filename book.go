@@ -9,6 +9,7 @@ package fence
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,15 +21,30 @@ type leaseID struct {
 
 func idOf(l Lease) leaseID { return leaseID{l.Key, l.Owner, l.Token} }
 
+// entry is a lease of the book, found by its key.
+type entry struct {
+	owner string
+	token Token
+	until time.Time
+}
+
+func (e entry) is(l Lease) bool { return e.owner == l.Owner && e.token == l.Token }
+
 // book maps leases to the latest ValidUntil given to them. The zero book
 // is ready to use and safe for concurrent use. Entries of leases that ran
 // out are swept as the book grows, so a lease that is never released (its
 // holder crashed, or lost the answer to its Release) costs memory only
 // until it expires.
+//
+// A key rarely has more than one lease in the book (one that ran out
+// unreleased, and the next): the latest lease recorded for a key is
+// found by the key alone, and the others by their whole id.
 type book struct {
 	mu    sync.Mutex
-	until map[leaseID]time.Time
-	sweep int // sweep once the map grows past this many entries
+	byKey map[string]entry      // the latest lease recorded for each key
+	more  map[leaseID]time.Time // the other leases
+	sweep int                   // sweep once the book grows past this many entries
+	n     atomic.Int64          // entries, read without mu: an empty book is not locked
 }
 
 // minSweep is the size below which the book never sweeps.
@@ -39,29 +55,63 @@ const minSweep = 64
 func (b *book) record(lease Lease, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.until == nil {
-		b.until = make(map[leaseID]time.Time)
+	if b.byKey == nil {
+		b.byKey = make(map[string]entry)
 	}
-	k := idOf(lease)
-	if cur, ok := b.until[k]; !ok || lease.ValidUntil.After(cur) {
-		b.until[k] = lease.ValidUntil
+	e, ok := b.byKey[lease.Key]
+	switch {
+	case ok && e.is(lease):
+		if lease.ValidUntil.After(e.until) {
+			e.until = lease.ValidUntil
+			b.byKey[lease.Key] = e
+		}
+		return // the book did not grow
+	case len(b.more) > 0:
+		if cur, found := b.more[idOf(lease)]; found {
+			if lease.ValidUntil.After(cur) {
+				b.more[idOf(lease)] = lease.ValidUntil
+			}
+			return
+		}
 	}
-	if len(b.until) > max(b.sweep, minSweep) {
-		for k, until := range b.until {
-			if !now.Before(until) {
-				delete(b.until, k)
+	if ok { // make room for the latest lease of the key
+		if b.more == nil {
+			b.more = make(map[leaseID]time.Time)
+		}
+		b.more[leaseID{lease.Key, e.owner, e.token}] = e.until
+	}
+	b.byKey[lease.Key] = entry{owner: lease.Owner, token: lease.Token, until: lease.ValidUntil}
+	if len(b.byKey)+len(b.more) > max(b.sweep, minSweep) {
+		for k, e := range b.byKey {
+			if !now.Before(e.until) {
+				delete(b.byKey, k)
 			}
 		}
-		b.sweep = 2 * len(b.until)
+		for k, until := range b.more {
+			if !now.Before(until) {
+				delete(b.more, k)
+			}
+		}
+		b.sweep = 2 * (len(b.byKey) + len(b.more))
 	}
+	b.n.Store(int64(len(b.byKey) + len(b.more)))
 }
 
 // validUntil returns the latest ValidUntil known for lease: the later of
 // its own and the one recorded for its key, owner and token.
 func (b *book) validUntil(lease Lease) time.Time {
+	if b.n.Load() == 0 {
+		return lease.ValidUntil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if until, ok := b.until[idOf(lease)]; ok && until.After(lease.ValidUntil) {
+	until, ok := time.Time{}, false
+	if e, found := b.byKey[lease.Key]; found && e.is(lease) {
+		until, ok = e.until, true
+	} else if len(b.more) > 0 {
+		until, ok = b.more[idOf(lease)]
+	}
+	if ok && until.After(lease.ValidUntil) {
 		return until
 	}
 	return lease.ValidUntil
@@ -69,14 +119,22 @@ func (b *book) validUntil(lease Lease) time.Time {
 
 // forget drops lease: it was released, or found no longer held.
 func (b *book) forget(lease Lease) {
+	if b.n.Load() == 0 {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.until, idOf(lease))
+	if e, found := b.byKey[lease.Key]; found && e.is(lease) {
+		delete(b.byKey, lease.Key)
+	} else if len(b.more) > 0 {
+		delete(b.more, idOf(lease))
+	}
+	b.n.Store(int64(len(b.byKey) + len(b.more)))
 }
 
 // len returns the number of leases in the book.
 func (b *book) len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.until)
+	return len(b.byKey) + len(b.more)
 }

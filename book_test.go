@@ -54,3 +54,42 @@ func TestSweepsLeasesThatRanOut(t *testing.T) {
 		t.Errorf("the unexpired lease was swept: ValidUntil = %v", got)
 	}
 }
+
+func TestLeasesOfOneKeyKeepTheirOwnExpiry(t *testing.T) {
+	t.Parallel()
+	var b book
+	t0 := time.Unix(1000, 0)
+	// A lease that ran out unreleased, the next one on the same key, and
+	// a third: each keeps its own renewals, and forgetting one leaves
+	// the others.
+	leases := []Lease{
+		{Key: "k", Owner: "o", Token: 1, ValidUntil: t0.Add(time.Second)},
+		{Key: "k", Owner: "p", Token: 2, ValidUntil: t0.Add(2 * time.Second)},
+		{Key: "k", Owner: "q", Token: 3, ValidUntil: t0.Add(3 * time.Second)},
+	}
+	for _, l := range leases {
+		b.record(l, t0)
+	}
+	for i, l := range leases {
+		renewed := l
+		renewed.ValidUntil = l.ValidUntil.Add(time.Minute)
+		b.record(renewed, t0)
+		l.ValidUntil = time.Time{}
+		if got := b.validUntil(l); !got.Equal(renewed.ValidUntil) {
+			t.Errorf("lease %d: ValidUntil = %v; want its renewal's %v", i, got, renewed.ValidUntil)
+		}
+	}
+	for i := range leases {
+		b.forget(leases[i])
+		if n := b.len(); n != len(leases)-i-1 {
+			t.Fatalf("after forgetting %d leases the book holds %d", i+1, n)
+		}
+		for j := i + 1; j < len(leases); j++ {
+			l := leases[j]
+			l.ValidUntil = time.Time{}
+			if got, want := b.validUntil(l), leases[j].ValidUntil.Add(time.Minute); !got.Equal(want) {
+				t.Errorf("after forgetting lease %d: ValidUntil(lease %d) = %v; want %v", i, j, got, want)
+			}
+		}
+	}
+}

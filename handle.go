@@ -27,13 +27,27 @@ type Handle struct {
 	relOnce   sync.Once
 	relErr    error
 
-	mu       sync.Mutex
-	lease    Lease // latest renewal
-	err      error // nil while held; *LeaseLostError or ErrReleased after
-	done     chan struct{}
-	closed   bool // done is closed
-	watchers []context.CancelCauseFunc
+	mu         sync.Mutex
+	ttl        time.Duration
+	validUntil time.Time     // of the latest renewal
+	err        error         // nil while held; *LeaseLostError or ErrReleased after
+	done       chan struct{} // made by the first Done
+	closed     bool          // the handle has ended: done is closed if made
+	watchers   []*handleCtx
+	watch1     [1]*handleCtx // the first watcher's room
+
+	ka     hstate  // the keepalive's view, guarded by Session.mu
+	acqCtx callCtx // the context of the first acquire call
+	relCtx callCtx // the context of the release call
 }
+
+// closedChan is the Done channel of a handle that ended before Done was
+// called.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Key returns the lock's key.
 func (h *Handle) Key() string { return h.key }
@@ -49,13 +63,28 @@ func (h *Handle) Token() Token { return h.token }
 func (h *Handle) Lease() Lease {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.lease
+	return h.leaseLocked()
+}
+
+// leaseLocked is Lease, with h.mu held.
+func (h *Handle) leaseLocked() Lease {
+	return Lease{Key: h.key, Owner: h.owner, Token: h.token, TTL: h.ttl, ValidUntil: h.validUntil}
 }
 
 // Done is closed when the handle stops holding its lease: when the lease
 // is lost (Err returns a *LeaseLostError) or released (Err returns
 // ErrReleased).
-func (h *Handle) Done() <-chan struct{} { return h.done }
+func (h *Handle) Done() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done == nil {
+		if h.closed {
+			return closedChan
+		}
+		h.done = make(chan struct{})
+	}
+	return h.done
+}
 
 // Err returns nil while the handle holds its lease. After Done is closed
 // it returns why: a *LeaseLostError (matching ErrLeaseLost, and unwrapping
@@ -74,25 +103,20 @@ func (h *Handle) Err() error {
 // lease; and, like any context.WithCancel, when parent is done or cancel
 // is called. It starts no goroutine.
 func (h *Handle) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
+	c := &handleCtx{parent: parent, h: h}
 	h.mu.Lock()
 	if h.err != nil {
-		err := h.err
+		c.ended = h.err
 		h.mu.Unlock()
-		cancel(err)
-		return ctx, func() {}
+		return c, func() {}
 	}
-	i := len(h.watchers)
-	h.watchers = append(h.watchers, cancel)
+	if h.watchers == nil {
+		h.watchers = h.watch1[:0]
+	}
+	c.i = len(h.watchers)
+	h.watchers = append(h.watchers, c)
 	h.mu.Unlock()
-	return ctx, func() {
-		cancel(context.Canceled)
-		h.mu.Lock()
-		if i < len(h.watchers) {
-			h.watchers[i] = nil
-		}
-		h.mu.Unlock()
-	}
+	return c, c.cancel
 }
 
 // Release stops renewing the lease, waits for a renewal in flight to
@@ -121,7 +145,7 @@ func (h *Handle) lose(reason error) {
 	}
 	lost := &LeaseLostError{Key: h.key, Token: h.token, Err: reason}
 	h.err = lost
-	lease := h.lease
+	lease := h.leaseLocked()
 	h.mu.Unlock()
 	h.s.obs().leaseLost(LeaseLostEvent{Lease: lease, Cause: lost})
 	h.closeDone()
@@ -133,40 +157,41 @@ func (h *Handle) end(err error) {
 	if h.err == nil {
 		h.err = err
 	}
-	h.mu.Unlock()
-	h.closeDone()
+	h.closeDoneLocked()
 }
 
 // closeDone closes Done once and cancels the contexts of Context with
 // the handle's Err.
 func (h *Handle) closeDone() {
 	h.mu.Lock()
+	h.closeDoneLocked()
+}
+
+// closeDoneLocked is closeDone, called with h.mu held, which it
+// unlocks.
+func (h *Handle) closeDoneLocked() {
 	if h.closed {
 		h.mu.Unlock()
 		return
 	}
 	h.closed = true
-	close(h.done)
+	if h.done != nil {
+		close(h.done)
+	}
 	watchers, err := h.watchers, h.err
 	h.watchers = nil
 	h.mu.Unlock()
-	for _, cancel := range watchers {
-		if cancel != nil {
-			cancel(err)
+	for _, c := range watchers {
+		if c != nil {
+			c.handleEnded(err)
 		}
 	}
 }
 
-// lost returns the *LeaseLostError if the handle was lost.
-func (h *Handle) lost() *LeaseLostError {
-	lost, _ := errors.AsType[*LeaseLostError](h.Err())
-	return lost
-}
-
-// setLease stores a renewal.
+// setLease stores a renewal of the handle's lease.
 func (h *Handle) setLease(l Lease) {
 	h.mu.Lock()
-	h.lease = l
+	h.ttl, h.validUntil = l.TTL, l.ValidUntil
 	h.mu.Unlock()
 }
 
@@ -174,11 +199,15 @@ func (h *Handle) setLease(l Lease) {
 func (s *Session) release(ctx context.Context, h *Handle) error {
 	h.releasing.Store(true)
 	s.letGo(h)
-	lease := h.Lease()
-	lostBefore := h.lost()
-	err := s.releaseLease(ctx, lease)
-	s.obs().released(ReleasedEvent{Lease: lease, Held: s.s.clock.Now().Sub(h.acquiredAt), Err: err})
-	if lostBefore == nil && errors.Is(err, ErrNotHeld) {
+	h.mu.Lock()
+	lease := h.leaseLocked()
+	_, lostBefore := errors.AsType[*LeaseLostError](h.err)
+	h.mu.Unlock()
+	err := s.releaseIn(&h.relCtx, ctx, lease)
+	if o := s.obs(); o != nil {
+		o.released(ReleasedEvent{Lease: lease, Held: s.s.clock.Now().Sub(h.acquiredAt), Err: err})
+	}
+	if !lostBefore && errors.Is(err, ErrNotHeld) {
 		h.lose(err)
 	}
 	h.end(ErrReleased)

@@ -1,11 +1,12 @@
 package fence
 
 // The keepalive: one goroutine per Session, running while the session
-// holds at least one lease. It owns the renewal state of every handle:
-// when each is next due, its safety deadline, its transient failures. At
-// most one renewal round is in flight at a time; it runs on its own
-// goroutine, so that the keepalive keeps watching the deadlines while a
-// store call hangs.
+// holds at least one lease (on the system clock, from the first time a
+// lease falls due: a timer starts it). It owns the renewal state of every
+// handle: when each is next due, its safety deadline, its transient
+// failures. At most one renewal round is in flight at a time; it runs on
+// its own goroutine, so that the keepalive keeps watching the deadlines
+// while a store call hangs.
 
 import (
 	"context"
@@ -43,17 +44,38 @@ type round struct {
 // first renewal is due RenewInterval after at, its deadline is sent + TTL
 // - margin.
 func (s *Session) track(h *Handle, sent, at time.Time) {
-	st := &hstate{deadline: sent.Add(s.s.ttl - s.s.safetyMargin), nextRenew: at.Add(s.s.renewInterval)}
+	st := &h.ka // zero: h is new
+	st.deadline, st.nextRenew = sent.Add(s.s.ttl-s.s.safetyMargin), at.Add(s.s.renewInterval)
 	s.mu.Lock()
 	if s.hs == nil {
 		s.hs = make(map[*Handle]*hstate)
 	}
 	s.hs[h] = st
-	start := !s.running
-	s.running = true
-	// The keepalive needs to hear of h only if h is due before what its
-	// timers wait for.
-	poke := !start && (st.nextRenew.Before(s.armedRenew) || st.deadline.Before(s.armedDeadline) || s.armedRenew.IsZero())
+	var start, poke bool
+	switch {
+	case s.running:
+		// The keepalive needs to hear of h only if h is due before what
+		// its timers wait for.
+		poke = st.nextRenew.Before(s.armedRenew) || st.deadline.Before(s.armedDeadline) || s.armedRenew.IsZero()
+	case s.sys:
+		// Nothing is due before h's first renewal or its deadline: a
+		// timer starts the keepalive then (or sooner, when it is armed
+		// already), so that a handle released sooner costs no goroutine.
+		due, d := st.nextRenew, s.s.renewInterval
+		if st.deadline.Before(due) {
+			due, d = st.deadline, time.Until(st.deadline)
+		}
+		if s.startAt.IsZero() || due.Before(s.startAt) {
+			s.startAt = due
+			if s.starter == nil {
+				s.starter = time.AfterFunc(d, s.startKeepalive)
+			} else {
+				s.starter.Reset(d)
+			}
+		}
+	default:
+		start, s.running = true, true
+	}
 	s.mu.Unlock()
 	if start {
 		go s.keepalive()
@@ -63,6 +85,24 @@ func (s *Session) track(h *Handle, sent, at time.Time) {
 		default:
 		}
 	}
+}
+
+// startKeepalive runs the keepalive when the timer armed by track fires,
+// unless it runs already or the session holds nothing.
+func (s *Session) startKeepalive() {
+	s.mu.Lock()
+	if s.running || s.startAt.IsZero() {
+		s.mu.Unlock()
+		return
+	}
+	s.startAt = time.Time{}
+	if len(s.hs) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.running = true
+	s.mu.Unlock()
+	s.keepalive()
 }
 
 // letGo stops renewing h and waits until no call for it is in flight.
@@ -78,6 +118,12 @@ func (s *Session) letGo(h *Handle) {
 		st.waiting = w
 		s.mu.Unlock()
 		<-w
+	case !s.running:
+		// The timer that starts the keepalive stays armed: when it
+		// fires with nothing to renew, it does nothing, and a handle
+		// taken meanwhile needs no new timer.
+		delete(s.hs, h)
+		s.mu.Unlock()
 	default:
 		delete(s.hs, h)
 		// The keepalive's timers may wait for h alone: let it re-arm

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,6 +21,7 @@ import (
 type lines struct {
 	mu sync.Mutex
 	m  map[string][]*waiter
+	n  atomic.Int64 // waiters in all lines, read without mu by kick
 }
 
 // waiter is one caller of Lock in a line.
@@ -43,6 +45,7 @@ func (ls *lines) join(key string) *waiter {
 		close(w.turn)
 	}
 	ls.m[key] = append(q, w)
+	ls.n.Add(1)
 	return w
 }
 
@@ -81,6 +84,7 @@ func (w *waiter) leave() {
 			continue
 		}
 		q = append(q[:i:i], q[i+1:]...)
+		ls.n.Add(-1)
 		if i == 0 && len(q) > 0 {
 			close(q[0].turn)
 		}
@@ -96,6 +100,9 @@ func (w *waiter) leave() {
 // kick tells the first waiter for key, if any, that a handle of this
 // process released the key.
 func (ls *lines) kick(key string) {
+	if ls.n.Load() == 0 {
+		return // a waiter that joins after this looks at the store first
+	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if q := ls.m[key]; len(q) > 0 {

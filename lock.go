@@ -69,9 +69,18 @@ func (s *Session) Lock(ctx context.Context, key string, opts *LockOptions) (*Han
 // releaseLease frees lease with a context bounded by ReleaseTimeout that
 // keeps ctx's values but not its cancellation.
 func (s *Session) releaseLease(ctx context.Context, lease Lease) error {
-	relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.s.releaseTimeout)
-	defer cancel()
-	return s.locker.Release(relCtx, lease)
+	return s.releaseIn(new(callCtx), ctx, lease)
+}
+
+// releaseIn is releaseLease, with c (zero) for the call's context.
+func (s *Session) releaseIn(c *callCtx, ctx context.Context, lease Lease) error {
+	now := time.Now()
+	c.init(ctx, now, s.s.releaseTimeout, true)
+	defer c.stop()
+	if !s.sys {
+		now = time.Time{}
+	}
+	return s.locker.releaseAt(c, lease, now)
 }
 
 // acquire gets a lease on key: once, or waiting (bounded by timeout when
@@ -83,6 +92,7 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 	default:
 	}
 	clock := s.s.clock
+	h := &Handle{s: s}    // the first attempt runs in h.acqCtx
 	owner := NewOwnerID() // fresh per call: recognisable after an ambiguous attempt
 	start := clock.Now()
 	var giveUp time.Time
@@ -116,16 +126,21 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 		if err := ctx.Err(); err != nil {
 			return nil, s.acquireStopped(ctx, key, nil, lastErr)
 		}
-		sent := clock.Now()
-		callCtx, cancel := context.WithTimeout(ctx, s.s.callTimeout)
-		lease, err := s.locker.Acquire(callCtx, key, s.s.ttl, &AcquireOptions{Owner: owner})
-		cancel()
+		sent := start
+		if attempt > 1 || wait {
+			sent = clock.Now()
+		}
+		c := &h.acqCtx
+		if attempt > 1 {
+			c = new(callCtx)
+		}
+		lease, err := s.acquireOnce(c, ctx, key, owner, sent)
 		var until time.Time // the holder's expiry, when the store says
 		held, isHeld := errors.AsType[*HeldError](err)
 		switch {
 		case err == nil:
 			s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Acquired})
-			return s.got(lease, sent, start, attempt), nil
+			return s.got(h, lease, sent, start, attempt), nil
 		case errors.Is(err, ErrInvalid) || errors.Is(err, ErrCorrupt):
 			s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Failed, Err: err})
 			return nil, err
@@ -151,7 +166,7 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 			switch {
 			case found == foundOurs && clock.Now().Before(lease.ValidUntil.Add(-s.s.safetyMargin)):
 				s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Acquired})
-				h := s.got(lease, lease.ValidUntil.Add(-s.s.ttl), start, attempt)
+				s.got(h, lease, lease.ValidUntil.Add(-s.s.ttl), start, attempt)
 				if ctx.Err() != nil {
 					_ = h.Release(ctx)
 					return nil, s.acquireStopped(ctx, key, nil, err)
@@ -211,11 +226,29 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 	}
 }
 
-// got makes the handle of a lease obtained after attempts attempts by a
-// call sent at sent, and starts renewing it.
-func (s *Session) got(lease Lease, sent, start time.Time, attempts int) *Handle {
-	now := s.s.clock.Now()
-	h := &Handle{s: s, key: lease.Key, owner: lease.Owner, token: lease.Token, acquiredAt: now, lease: lease, done: make(chan struct{})}
+// acquireOnce makes one attempt to acquire key for owner, sent at sent
+// on the session's clock, bounded by CallTimeout, with c (zero) for the
+// call's context.
+func (s *Session) acquireOnce(c *callCtx, ctx context.Context, key, owner string, sent time.Time) (Lease, error) {
+	if !s.sys {
+		c.init(ctx, time.Now(), s.s.callTimeout, false)
+		defer c.stop()
+		return s.locker.acquireAt(c, key, s.s.ttl, owner, time.Time{})
+	}
+	c.init(ctx, sent, s.s.callTimeout, false)
+	defer c.stop()
+	return s.locker.acquireAt(c, key, s.s.ttl, owner, sent)
+}
+
+// got makes h the handle of a lease obtained after attempts attempts by
+// a call sent at sent, and starts renewing it.
+func (s *Session) got(h *Handle, lease Lease, sent, start time.Time, attempts int) *Handle {
+	now := sent // the first renewal falls due RenewInterval after it
+	if !s.sys || s.obs() != nil {
+		now = s.s.clock.Now()
+	}
+	h.key, h.owner, h.token, h.acquiredAt = lease.Key, lease.Owner, lease.Token, now
+	h.ttl, h.validUntil = lease.TTL, lease.ValidUntil
 	s.obs().acquired(AcquiredEvent{Lease: lease, Attempts: attempts, Latency: now.Sub(start)})
 	s.track(h, sent, now)
 	return h

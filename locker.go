@@ -125,30 +125,58 @@ func (l *Locker) SetObserver(o *Observer) { l.obs.Store(o) }
 //
 // Nothing renews the lease: a Session does (see Session.Lock).
 func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration, opts *AcquireOptions) (Lease, error) {
+	var owner string
+	if opts != nil {
+		owner = opts.Owner
+	}
 	if !l.observed() {
-		return l.acquire(ctx, key, ttl, opts)
+		return l.acquire(ctx, key, ttl, owner, time.Time{}, true)
 	}
 	ctx, end := l.observe(ctx, "acquire", key, 0)
-	lease, err := l.acquire(ctx, key, ttl, opts)
+	lease, err := l.acquire(ctx, key, ttl, owner, time.Time{}, true)
 	end(lease.Token, err)
 	return lease, err
 }
 
-func (l *Locker) acquire(ctx context.Context, key string, ttl time.Duration, opts *AcquireOptions) (Lease, error) {
+// acquireAt is Acquire for a Session, for owner. sent, when not zero, is
+// time.Now() read before the call, given by a Session whose Locker runs
+// on the system clock, so that the call needs no reading of its own.
+//
+// The lease is not entered in l's book: the session keeps its latest
+// ValidUntil in the handle, and the book learns it from the first
+// renewal (Renew records it); until then every copy of the lease has the
+// ValidUntil of the acquisition, which is all the book would say.
+func (l *Locker) acquireAt(ctx context.Context, key string, ttl time.Duration, owner string, sent time.Time) (Lease, error) {
+	if !l.observed() {
+		return l.acquire(ctx, key, ttl, owner, sent, false)
+	}
+	ctx, end := l.observe(ctx, "acquire", key, 0)
+	lease, err := l.acquire(ctx, key, ttl, owner, sent, false)
+	end(lease.Token, err)
+	return lease, err
+}
+
+// acquire is Acquire; owner is a new owner id when empty, sent is as for
+// acquireAt, and record enters the lease in the book.
+func (l *Locker) acquire(ctx context.Context, key string, ttl time.Duration, owner string, sent time.Time, record bool) (Lease, error) {
 	if err := l.checkKey(key); err != nil {
 		return Lease{}, l.fail(ctx, "acquire", key, err)
 	}
 	if err := validateTTL(ttl, l.spec.MinTTL, l.spec.MaxTTL); err != nil {
 		return Lease{}, l.fail(ctx, "acquire", key, err)
 	}
-	owner := opts.ownerOrNew()
+	if owner == "" {
+		owner = NewOwnerID()
+	}
 	if err := validateKey("owner", owner, l.spec.MaxOwnerLen); err != nil {
 		return Lease{}, l.fail(ctx, "acquire", key, err)
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ctxErr(ctx, sent); err != nil {
 		return Lease{}, l.fail(ctx, "acquire", key, err)
 	}
-	sent := l.clock.Now()
+	if sent.IsZero() {
+		sent = l.clock.Now()
+	}
 	lease, err := l.d.Acquire(ctx, key, owner, ttl)
 	if errors.Is(err, hook.ErrAcquireRaced) {
 		if lease, err = l.d.Acquire(ctx, key, owner, ttl); errors.Is(err, hook.ErrAcquireRaced) {
@@ -171,7 +199,9 @@ func (l *Locker) acquire(ctx context.Context, key string, ttl time.Duration, opt
 	if limit := sent.Add(ttl); lease.ValidUntil.IsZero() || lease.ValidUntil.After(limit) {
 		lease.ValidUntil = limit
 	}
-	l.leases.record(lease, sent)
+	if record {
+		l.leases.record(lease, sent)
+	}
 	return lease, nil
 }
 
@@ -317,22 +347,40 @@ func (l *Locker) notifyRelease(ctx context.Context, key string) (<-chan struct{}
 // next token continues the sequence.
 func (l *Locker) Release(ctx context.Context, lease Lease) error {
 	if !l.observed() {
-		return l.release(ctx, lease)
+		return l.release(ctx, lease, time.Time{}, false)
 	}
 	ctx, end := l.observe(ctx, "release", lease.Key, lease.Token)
-	err := l.release(ctx, lease)
+	err := l.release(ctx, lease, time.Time{}, false)
 	end(lease.Token, err)
 	return err
 }
 
-func (l *Locker) release(ctx context.Context, lease Lease) error {
-	if err := l.checkLease(lease); err != nil {
+// releaseAt is Release for a Session, of a lease that l gave out (so its
+// key, owner, token and TTL need no check); now, when not zero, is
+// time.Now() read before the call, as for acquireAt.
+func (l *Locker) releaseAt(ctx context.Context, lease Lease, now time.Time) error {
+	if !l.observed() {
+		return l.release(ctx, lease, now, true)
+	}
+	ctx, end := l.observe(ctx, "release", lease.Key, lease.Token)
+	err := l.release(ctx, lease, now, true)
+	end(lease.Token, err)
+	return err
+}
+
+func (l *Locker) release(ctx context.Context, lease Lease, now time.Time, ours bool) error {
+	if !ours {
+		if err := l.checkLease(lease); err != nil {
+			return l.fail(ctx, "release", lease.Key, err)
+		}
+	}
+	if err := ctxErr(ctx, now); err != nil {
 		return l.fail(ctx, "release", lease.Key, err)
 	}
-	if err := ctx.Err(); err != nil {
-		return l.fail(ctx, "release", lease.Key, err)
+	if now.IsZero() {
+		now = l.clock.Now()
 	}
-	if err := l.ranOut(&lease, l.clock.Now()); err != nil {
+	if err := l.ranOut(&lease, now); err != nil {
 		return l.fail(ctx, "release", lease.Key, err)
 	}
 	err := l.d.Release(ctx, lease)

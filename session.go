@@ -196,12 +196,21 @@ func resolveSession(o *SessionOptions) (sessionSettings, error) {
 type Session struct {
 	locker *Locker
 	s      sessionSettings
+	// sys: the session and its Locker both run on SystemClock, so one
+	// reading of time.Now serves the session, the Locker and the
+	// deadline of a call's context.
+	sys bool
 
 	wake chan struct{} // tells the keepalive of a handle due early
 	done chan struct{} // closed by Close
 
 	mu      sync.Mutex
 	running bool // the keepalive goroutine runs
+	// When the keepalive does not run, starter (on the system clock)
+	// starts it at startAt, the first time a handle falls due; startAt
+	// is zero when it is not armed.
+	starter *time.Timer
+	startAt time.Time
 	hs      map[*Handle]*hstate
 	// what the keepalive's timers wait for
 	armedRenew, armedDeadline time.Time
@@ -223,7 +232,9 @@ func NewSession(locker *Locker, opts *SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{locker: locker, s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
+	_, sessSys := s.clock.(SystemClock)
+	_, lockerSys := locker.clock.(SystemClock)
+	return &Session{locker: locker, s: s, sys: sessSys && lockerSys, wake: make(chan struct{}, 1), done: make(chan struct{})}, nil
 }
 
 // Locker returns the Locker the session takes its locks from.

@@ -72,9 +72,9 @@ func Run(ctx context.Context, s *fence.Session, key string, fn Func, opts *fence
 func finish(ctx context.Context, h *fence.Handle, cancel context.CancelFunc, fnErr error) error {
 	cancel()
 	_ = h.Release(ctx) // the observer sees its outcome; a loss it reveals shows in Err
-	var lost *fence.LeaseLostError
+	lost, isLost := errors.AsType[*fence.LeaseLostError](h.Err())
 	switch {
-	case !errors.As(h.Err(), &lost):
+	case !isLost:
 		return fnErr
 	case fnErr == nil:
 		return lost
