@@ -34,7 +34,9 @@ type Handle struct {
 	done       chan struct{} // made by the first Done
 	closed     bool          // the handle has ended: done is closed if made
 	watchers   []*handleCtx
-	watch1     [1]*handleCtx // the first watcher's room
+	watch1     [1]*handleCtx // the room of the first watcher after ctx1
+	ctx1       handleCtx     // the first Context's room
+	ctx1Used   bool
 
 	ka     hstate  // the keepalive's view, guarded by Session.mu
 	acqCtx callCtx // the context of the first acquire call
@@ -103,12 +105,33 @@ func (h *Handle) Err() error {
 // lease; and, like any context.WithCancel, when parent is done or cancel
 // is called. It starts no goroutine.
 func (h *Handle) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	c := &handleCtx{parent: parent, h: h}
+	c := h.context(parent)
+	if c.ended != nil {
+		return c, func() {}
+	}
+	return c, c.cancel
+}
+
+// context is Context without its CancelFunc (c.cancel), which guard.Run
+// calls directly: the first context of a handle lives in the handle.
+func (h *Handle) context(parent context.Context) *handleCtx {
 	h.mu.Lock()
+	var c *handleCtx
+	if !h.ctx1Used {
+		h.ctx1Used = true
+		c = &h.ctx1
+		c.parent, c.h = parent, h
+	} else {
+		c = &handleCtx{parent: parent, h: h}
+	}
 	if h.err != nil {
 		c.ended = h.err
 		h.mu.Unlock()
-		return c, func() {}
+		return c
+	}
+	if c == &h.ctx1 {
+		h.mu.Unlock()
+		return c // the handle's end cancels it without a watcher entry
 	}
 	if h.watchers == nil {
 		h.watchers = h.watch1[:0]
@@ -116,7 +139,7 @@ func (h *Handle) Context(parent context.Context) (context.Context, context.Cance
 	c.i = len(h.watchers)
 	h.watchers = append(h.watchers, c)
 	h.mu.Unlock()
-	return c, c.cancel
+	return c
 }
 
 // Release stops renewing the lease, waits for a renewal in flight to
@@ -180,7 +203,11 @@ func (h *Handle) closeDoneLocked() {
 	}
 	watchers, err := h.watchers, h.err
 	h.watchers = nil
+	first := h.ctx1Used
 	h.mu.Unlock()
+	if first {
+		h.ctx1.handleEnded(err)
+	}
 	for _, c := range watchers {
 		if c != nil {
 			c.handleEnded(err)

@@ -74,6 +74,9 @@ func (c *handleCtx) cancel() {
 		cancel(context.Canceled)
 	}
 	h := c.h
+	if c == &h.ctx1 {
+		return // it lives in the handle: nothing to drop from watchers
+	}
 	h.mu.Lock()
 	if c.i < len(h.watchers) && h.watchers[c.i] == c {
 		h.watchers[c.i] = nil

@@ -1,8 +1,12 @@
 package fence
 
-import "github.com/fencekit/fence/internal/hook"
+import (
+	"context"
 
-// The functions package driver reaches through internal/hook.
+	"github.com/fencekit/fence/internal/hook"
+)
+
+// The functions packages driver and guard reach through internal/hook.
 func init() {
 	hook.NewLocker = func(s hook.LockerSpec) (any, error) { return newLocker(s) }
 	hook.Locker = func(l any) hook.LockerSpec { return l.(*Locker).spec }
@@ -11,6 +15,8 @@ func init() {
 	hook.ValidateKey = validateKey
 	hook.ValidateTTL = validateTTL
 	hook.ValidateToken = func(t uint64) error { return validateToken(Token(t)) }
+	hook.WorkContext = func(h any, parent context.Context) context.Context { return h.(*Handle).context(parent) }
+	hook.EndWork = func(ctx context.Context) { ctx.(*handleCtx).cancel() }
 	hook.Register = func(kind, scheme string, opener any) {
 		switch kind {
 		case "Locker":

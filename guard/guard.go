@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/hook"
 )
 
 // Func is work run under a lease. ctx is cancelled when the lease is lost,
@@ -56,21 +57,22 @@ func Run(ctx context.Context, s *fence.Session, key string, fn Func, opts *fence
 	if err != nil {
 		return err
 	}
-	work, cancel := h.Context(ctx)
+	// h.Context, without the closure of its CancelFunc.
+	work := hook.WorkContext(h, ctx)
 	returned := false
 	defer func() {
 		if !returned { // fn panicked or called runtime.Goexit
-			finish(ctx, h, cancel, nil)
+			finish(ctx, h, work, nil)
 		}
 	}()
 	fnErr := fn(work, h)
 	returned = true
-	return finish(ctx, h, cancel, fnErr)
+	return finish(ctx, h, work, fnErr)
 }
 
 // finish ends fn's context, releases the lease and decides Run's result.
-func finish(ctx context.Context, h *fence.Handle, cancel context.CancelFunc, fnErr error) error {
-	cancel()
+func finish(ctx context.Context, h *fence.Handle, work context.Context, fnErr error) error {
+	hook.EndWork(work)
 	_ = h.Release(ctx) // the observer sees its outcome; a loss it reveals shows in Err
 	lost, isLost := errors.AsType[*fence.LeaseLostError](h.Err())
 	switch {

@@ -2,7 +2,7 @@
 // import cycle: driver imports fence for its vocabulary (Token, Lease,
 // errors), so fence cannot import driver, and the functions that build
 // and read fence's portable types are set here by fence's init and called
-// by driver. Nothing else uses it.
+// by driver. Besides driver, guard uses it for a Handle's work context.
 package hook
 
 import (
@@ -59,4 +59,11 @@ var (
 	ValidateKey   func(field, key string, maxLen int) error
 	ValidateTTL   func(ttl, min, max time.Duration) error
 	ValidateToken func(t uint64) error
+
+	// WorkContext is Handle.Context for guard.Run, without the closure
+	// of its CancelFunc: h is a *fence.Handle, and EndWork(ctx) is the
+	// CancelFunc.
+	WorkContext func(h any, parent context.Context) context.Context
+	// EndWork cancels a context WorkContext returned.
+	EndWork func(ctx context.Context)
 )
