@@ -80,6 +80,7 @@ var groups = []struct {
 	{"Acquire", acquireCases},
 	{"Token", tokenCases},
 	{"Renew", renewCases},
+	{"RenewBatch", batchCases},
 	{"Release", releaseCases},
 	{"Break", breakCases},
 	{"Inspect", inspectCases},
