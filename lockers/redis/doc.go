@@ -49,15 +49,15 @@
 // an older backup while the lease lived): Break then still moves the next
 // token past the holder's. Tokens are 1 to 2^63-1 (HINCRBY's range).
 //
-// On a free key, the acquire script sends four commands inside the
-// server (HMGET of the counter, GET of the lock key, HSET, SET), five on
-// a key's first acquisition (EXISTS), and the release script four (GET,
-// PTTL, DEL, PUBLISH). Against a lock without a token, the price of the
-// token is the counter's read and write and the scripts' checks of the
-// records, in server time, not in round trips: measured on Redis
-// 7.0.15 (BenchmarkMatrixServer), about 15 µs inside the two scripts per
-// acquire and release, against 4 µs inside redsync's delete script and
-// 7 µs inside the least pair of scripts that keeps a counter.
+// On a free key, the acquire script sends three commands inside the
+// server (HMGET of the counter, SET NX of the lock key, HSET), four on a
+// key's first acquisition (EXISTS); it reads the lock key only when SET NX
+// finds it, held or corrupt. The release script sends four (GET, PTTL,
+// DEL, PUBLISH). Against a lock without a token, the price of the token
+// is the counter's read and write and the scripts' checks of the records,
+// in server time, not in round trips: see BenchmarkMatrixServer and
+// docs/benchmarks.md for the server time per acquire and release against
+// redsync's and against the least pair of scripts that keeps a counter.
 //
 // A record the scripts did not write is reported as a *fence.CorruptError
 // (matching fence.ErrCorrupt) and is never written over: a lock key that

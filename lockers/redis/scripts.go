@@ -85,21 +85,26 @@ end
 `
 
 // acquireScript: ARGV[1] owner, ARGV[2] TTL in ms. Answers {"ok", TOKEN}
-// or {"held", ...}. On a free key it sends four commands (HMGET, GET,
-// HSET, SET), five the first time.
+// or {"held", ...}. On a free key it sends three commands (HMGET, SET NX,
+// HSET), four the first time: the lock key is read only when SET NX finds
+// it there, held or corrupt, and then nothing is written.
 var acquireScript = goredis.NewScript(prelude + `
 local c, why = counterrec(KEYS[2])
 if why then return {'corrupt', why} end
+local n = '0'
+if c then n = c[1] end
+if n ~= maxn then
+	local t = incr(n)
+	if redis.call('SET', KEYS[1], t .. ':' .. ARGV[1], 'NX', 'PX', ARGV[2]) then
+		redis.call('HSET', KEYS[2], 'n', t, 'token', t, 'owner', ARGV[1])
+		return {'ok', t}
+	end
+end
 local l, lwhy = lockrec(KEYS[1])
 if lwhy then return {'corrupt', lwhy} end
 if l then return {'held', l[1], l[2], l[3]} end
-local n = '0'
-if c then n = c[1] end
 if n == maxn then return {'corrupt', 'the token counter is at its limit'} end
-local t = incr(n)
-redis.call('HSET', KEYS[2], 'n', t, 'token', t, 'owner', ARGV[1])
-redis.call('SET', KEYS[1], t .. ':' .. ARGV[1], 'PX', ARGV[2])
-return {'ok', t}
+return {'corrupt', 'the lock key was neither set nor found'}
 `)
 
 // renewScript: ARGV[1] TOKEN:OWNER of the lease, ARGV[2] TTL in ms.
