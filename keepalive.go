@@ -10,7 +10,6 @@ package fence
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/fencekit/fence/internal/backoff"
@@ -333,11 +332,6 @@ func (s *Session) renewRound(r *round, results chan<- *round) {
 	for i, err := range r.errs {
 		if err == nil || definitive(err) || r.handles[i].releasing.Load() {
 			continue // settled, or the release that follows settles it
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			// A store that did not answer one call in time would not
-			// answer a re-read per lease either: the retry tells.
-			continue
 		}
 		reread = append(reread, i)
 	}
