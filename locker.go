@@ -78,6 +78,8 @@ func newLocker(s hook.LockerSpec) (*Locker, error) {
 		return nil, &InvalidError{Field: "driver", Reason: fmt.Sprintf("%s: key and owner limits %d and %d must be at least 1", s.Name, s.MaxKeyLen, s.MaxOwnerLen)}
 	case s.MinTTL <= 0 || s.MaxTTL < s.MinTTL:
 		return nil, &InvalidError{Field: "driver", Reason: fmt.Sprintf("%s: TTL range %v to %v is empty or not positive", s.Name, s.MinTTL, s.MaxTTL)}
+	case s.MinRenewInterval < 0:
+		return nil, &InvalidError{Field: "driver", Reason: fmt.Sprintf("%s: MinRenewInterval %v is negative", s.Name, s.MinRenewInterval)}
 	}
 	clock, _ := s.Clock.(Clock)
 	l := &Locker{d: d, spec: s, clock: clockOr(clock), leases: new(book), create: s.Create}

@@ -47,7 +47,9 @@ type SessionOptions struct {
 	// many leases in one call (PostgreSQL) gets one call per interval.
 	// Default: TTL/3. It must not exceed TTL/2, and must be shorter than
 	// TTL - SafetyMargin so that a renewal is tried before the safety
-	// deadline.
+	// deadline, and must not be shorter than the shortest interval
+	// between two writes of one key that the Locker's store sustains
+	// (Cloud Storage: 1 s).
 	RenewInterval time.Duration
 
 	// SafetyMargin is subtracted from a lease's end to give its local
@@ -231,6 +233,9 @@ func NewSession(locker *Locker, opts *SessionOptions) (*Session, error) {
 	s, err := resolveSession(opts)
 	if err != nil {
 		return nil, err
+	}
+	if m := locker.spec.MinRenewInterval; s.renewInterval < m {
+		return nil, sessionInvalid("RenewInterval", "%v is shorter than the %v a %s store needs between two writes of one key", s.renewInterval, m, locker.spec.Name)
 	}
 	_, sessSys := s.clock.(SystemClock)
 	_, lockerSys := locker.clock.(SystemClock)

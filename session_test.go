@@ -335,3 +335,46 @@ func TestLockTimeout(t *testing.T) {
 		t.Fatalf("Lock of a held key: %v; want ErrHeld after the timeout", err)
 	}
 }
+
+// slowWrites is a driver whose store takes one write of a key per
+// second, as Cloud Storage does.
+type slowWrites struct{ driver.Locker }
+
+func (s slowWrites) Info() driver.Info {
+	info := s.Locker.Info()
+	info.MinRenewInterval = time.Second
+	return info
+}
+
+// A Session refuses to renew faster than its Locker's store sustains.
+func TestNewSessionRespectsMinRenewInterval(t *testing.T) {
+	t.Parallel()
+	l, err := driver.NewLocker(slowWrites{driver.LockerOf(memory.New(nil))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := driver.InfoOf(l).MinRenewInterval; got != time.Second {
+		t.Fatalf("InfoOf: MinRenewInterval %v; want 1s", got)
+	}
+	var inv *fence.InvalidError
+	_, err = fence.NewSession(l, &fence.SessionOptions{TTL: 3 * time.Second, RenewInterval: 999 * time.Millisecond})
+	if !errors.As(err, &inv) || inv.Field != "RenewInterval" {
+		t.Fatalf("RenewInterval 999ms: %v; want an InvalidError on RenewInterval", err)
+	}
+	// TTL/3 by default: 2 s is too short a TTL, 3 s is enough.
+	if _, err := fence.NewSession(l, &fence.SessionOptions{TTL: 2 * time.Second}); !errors.As(err, &inv) {
+		t.Fatalf("TTL 2s (renewals every 667ms): %v; want an InvalidError", err)
+	}
+	newSession(t, l, &fence.SessionOptions{TTL: 3 * time.Second})
+	if _, err := driver.NewLocker(negativeRenew{driver.LockerOf(memory.New(nil))}, nil); !errors.Is(err, fence.ErrInvalid) {
+		t.Fatalf("negative MinRenewInterval: %v; want ErrInvalid", err)
+	}
+}
+
+type negativeRenew struct{ driver.Locker }
+
+func (s negativeRenew) Info() driver.Info {
+	info := s.Locker.Info()
+	info.MinRenewInterval = -1
+	return info
+}

@@ -142,6 +142,11 @@ type Info struct {
 	// with --no-wait) then never takes the key over; it must wait longer
 	// than the holder's TTL.
 	ClockFree bool
+	// MinRenewInterval is the shortest interval between two writes of
+	// one key that the store sustains without throttling (Cloud Storage
+	// takes about one write per second to one object name). NewSession
+	// refuses a RenewInterval below it. Default (0): no limit.
+	MinRenewInterval time.Duration
 }
 
 // DefaultMaxOwnerLen is the longest owner id accepted when a driver names
@@ -166,7 +171,8 @@ type LockerOptions struct {
 }
 
 // NewLocker returns the portable *fence.Locker over d. It checks d's
-// Info: a name, a MaxKeyLen of at least 1 and 0 < MinTTL <= MaxTTL, and
+// Info: a name, a MaxKeyLen of at least 1, 0 < MinTTL <= MaxTTL and a
+// MinRenewInterval that is not negative, and
 // returns an error matching fence.ErrInvalid otherwise.
 func NewLocker(d Locker, opts *LockerOptions) (*fence.Locker, error) {
 	if d == nil {
@@ -179,7 +185,7 @@ func NewLocker(d Locker, opts *LockerOptions) (*fence.Locker, error) {
 	s := hook.LockerSpec{
 		Driver: d, Name: info.Name, MaxKeyLen: info.MaxKeyLen, MaxOwnerLen: info.MaxOwnerLen,
 		MinTTL: info.MinTTL, MaxTTL: info.MaxTTL, InProcess: info.InProcess, ClockFree: info.ClockFree,
-		Create: opts.Create, Close: opts.Close,
+		MinRenewInterval: info.MinRenewInterval, Create: opts.Create, Close: opts.Close,
 	}
 	if opts.Clock != nil {
 		s.Clock = opts.Clock
@@ -218,6 +224,7 @@ func InfoOf(l *fence.Locker) Info {
 	return Info{
 		Name: s.Name, MaxKeyLen: s.MaxKeyLen, MaxOwnerLen: s.MaxOwnerLen,
 		MinTTL: s.MinTTL, MaxTTL: s.MaxTTL, InProcess: s.InProcess, ClockFree: s.ClockFree,
+		MinRenewInterval: s.MinRenewInterval,
 	}
 }
 

@@ -23,6 +23,7 @@ type LockerSpec struct {
 	MaxKeyLen, MaxOwnerLen int
 	MinTTL, MaxTTL         time.Duration
 	InProcess, ClockFree   bool
+	MinRenewInterval       time.Duration
 	Clock                  any // a fence.Clock, or nil
 	Create                 func(context.Context) error
 	Close                  func() error

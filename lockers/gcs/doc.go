@@ -87,10 +87,15 @@
 // answers 429 (or 503) to more. The Locker backs off with jitter and
 // retries such answers (and transient failures) within the caller's ctx,
 // up to Options.MaxAttempts tries. Renewing more often than MinRenewInterval
-// only earns throttling, so MinTTL is three times that: a guard renewing
-// every TTL/3 stays within the limit. An Acquire and a Release of one key
-// in the same second may be throttled and delayed; that costs latency, not
-// correctness.
+// (1 s) only earns throttling, so the Locker reports it as its minimum
+// (driver.Info.MinRenewInterval) and fence.NewSession refuses a
+// RenewInterval below it with an error matching fence.ErrInvalid. MinTTL
+// is three times that, so a Session's default renewal every TTL/3 stays
+// within the limit at any TTL the Locker accepts. Renewing one lease by
+// hand (fence.Locker.Renew) is not limited: keep such calls a second
+// apart. An Acquire and a Release of one key in the same second, or a
+// hand-off right after an acquisition, may be throttled and delayed; that
+// costs latency, not correctness.
 //
 // # Waiting
 //

@@ -164,7 +164,7 @@ func newStore(bucket *storage.BucketHandle, opts *Options, obs *clockfree.Observ
 
 // Info implements driver.Locker.
 func (d *store) Info() driver.Info {
-	return driver.Info{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
+	return driver.Info{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock, MinRenewInterval: MinRenewInterval}
 }
 
 // As implements driver.Aser: it gives the bucket given to New (or made by
