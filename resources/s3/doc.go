@@ -154,10 +154,10 @@
 //	                value followed by the claim's write id (MetaClaimed)
 //
 // These are the names every fence backend uses, without a dash (Azure's
-// metadata names cannot hold one). Before this version of the package they
-// were fence-token, fence-write and fence-tombstone; those are no longer
-// read, so an object that carries only them counts as unfenced (token 0).
-// Nothing was published with the old names.
+// metadata names cannot hold one). With them, the caller's metadata must
+// fit S3's 2 KB limit on user metadata, each key counted with its
+// x-amz-meta- prefix as MinIO counts it; more is refused with an error
+// matching fence.ErrInvalid before anything is sent.
 //
 // aws s3api head-object --bucket B --key K shows them under Metadata. A
 // repaired object must keep fencetoken at least the highest token any

@@ -169,3 +169,24 @@ func TestNativeErrorsAreOpErrors(t *testing.T) {
 		t.Errorf("GetObject on a cancelled context: %v; want context.Canceled", err)
 	}
 }
+
+// TestLargestMetadataIsStored: the most user metadata the package lets
+// through is stored by the server, and one byte more is refused before
+// anything is sent. The limit counts each key's x-amz-meta- prefix, as
+// MinIO does; without it, MinIO refused writes the package accepted.
+func TestLargestMetadataIsStored(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := testResource(t, e.client, e.bucket, &minioOptions)
+	fenceKeys := 4*len(metaHeaderPrefix) + len(MetaToken) + 20 + len(MetaWriteID) + writeIDLen +
+		len(MetaTombstone) + len("true") + len(MetaClaimed) + len("true")
+	most := maxMetadataLen - fenceKeys - len(metaHeaderPrefix) - len("big")
+	md := map[string]string{"big": strings.Repeat("v", most)}
+	if _, err := PutObject(t.Context(), r, "k", 1, strings.NewReader("x"), &PutOptions{Metadata: md}); err != nil {
+		t.Fatalf("PutObject with %d bytes of metadata: %v", most, err)
+	}
+	md["big"] += "v"
+	if _, err := PutObject(t.Context(), r, "k", 2, strings.NewReader("x"), &PutOptions{Metadata: md}); !errors.Is(err, fence.ErrInvalid) {
+		t.Fatalf("PutObject with %d bytes of metadata: %v; want ErrInvalid", most+1, err)
+	}
+}

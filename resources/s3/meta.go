@@ -26,8 +26,14 @@ const (
 )
 
 // maxMetadataLen is S3's limit on the user metadata of one object: keys and
-// values together, in bytes.
+// values together, in bytes. Keys are counted with their x-amz-meta-
+// prefix (metaHeaderPrefix): S3's documentation does not say whether the
+// prefix counts, and MinIO counts it.
 const maxMetadataLen = 2048
+
+// metaHeaderPrefix is the prefix of the header that carries each user
+// metadata key.
+const metaHeaderPrefix = "x-amz-meta-"
 
 // meta is what the package reads from an object's user metadata.
 type meta struct {
@@ -125,9 +131,10 @@ func formatMeta(user map[string]string, m meta) map[string]string {
 }
 
 // checkUserMeta refuses caller metadata that uses a reserved key or that,
-// with the package's keys, exceeds S3's 2 KB limit.
+// with the package's keys, exceeds S3's 2 KB limit, every key counted
+// with its header prefix.
 func checkUserMeta(user map[string]string) error {
-	n := len(MetaToken) + 20 + len(MetaWriteID) + writeIDLen + len(MetaTombstone) + len("true") + len(MetaClaimed) + len("true")
+	n := 4*len(metaHeaderPrefix) + len(MetaToken) + 20 + len(MetaWriteID) + writeIDLen + len(MetaTombstone) + len("true") + len(MetaClaimed) + len("true")
 	for k, v := range user {
 		if reserved(k) {
 			return &fence.InvalidError{Field: "metadata", Reason: fmt.Sprintf("key %q is reserved for the fence", k)}
@@ -135,7 +142,7 @@ func checkUserMeta(user map[string]string) error {
 		if k == "" {
 			return &fence.InvalidError{Field: "metadata", Reason: "empty key"}
 		}
-		n += len(k) + len(v)
+		n += len(metaHeaderPrefix) + len(k) + len(v)
 	}
 	if n > maxMetadataLen {
 		return &fence.InvalidError{Field: "metadata", Reason: fmt.Sprintf("%d bytes with the fence's keys, more than S3's limit of %d", n, maxMetadataLen)}
