@@ -109,8 +109,8 @@
 //   - Inspect: 1 GET. Break: 1 GET and 1 PUT (1 GET for a free key).
 //
 // An acquire and release of one key by one Locker is thus 2 requests once
-// it knows the key, 3 the first time. S3 prices a PUT as a class A
-// request and a GET or HEAD as class B.
+// it knows the key, 3 the first time. S3 charges more for a PUT than
+// for a GET or HEAD.
 //
 // # Waiting
 //
@@ -231,5 +231,6 @@
 //     segment between slashes longer than 255 bytes (set
 //     MaxKeySegmentLen), and keys with empty, "." or ".." segments, which
 //     S3 accepts.
-//   - MinIO never throttles: S3's 503 SlowDown is injected.
+//   - MinIO answered no request with 503 SlowDown in these tests: S3's
+//     throttling is injected.
 package s3
