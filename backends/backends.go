@@ -13,7 +13,8 @@
 // (lockers/postgres), dynamodb (lockers/dynamo), azblob (lockers/azblob),
 // gs (lockers/gcs), etcd and etcds (lockers/etcd), redis, rediss and
 // redis+sentinel (lockers/redis), redlock (lockers/redlock), mysql
-// (lockers/mysql), sqlite (lockers/sqlite), zk (lockers/zookeeper). Resource
+// (lockers/mysql), s3 (lockers/s3), sqlite (lockers/sqlite), zk
+// (lockers/zookeeper). Resource
 // schemes: mem (resources/memory), postgres and postgresql
 // (resources/sql), sqlite (resources/sql/sqlite), mysql
 // (resources/sql/mysql), dynamodb (resources/dynamo), s3 (resources/s3), gs
@@ -42,6 +43,7 @@ import (
 	_ "github.com/fencekit/fence/lockers/postgres"     // postgres://, postgresql://
 	_ "github.com/fencekit/fence/lockers/redis"        // redis://, rediss://, redis+sentinel://
 	_ "github.com/fencekit/fence/lockers/redlock"      // redlock://
+	_ "github.com/fencekit/fence/lockers/s3"           // s3://
 	_ "github.com/fencekit/fence/lockers/sqlite"       // sqlite://
 	_ "github.com/fencekit/fence/lockers/zookeeper"    // zk://
 	_ "github.com/fencekit/fence/resources/dynamo"     // dynamodb://

@@ -45,6 +45,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 		"rediss":         "rediss://:secretpw@" + addr + "/0?prefix=" + bad,
 		"redis+sentinel": "redis+sentinel://:secretpw@" + addr + "/mymaster?prefix=" + bad,
 		"redlock":        "redlock://:secretpw@" + addr + "," + addr + "," + addr + "/?prefix=" + bad,
+		"s3":             "s3://b?region=us-east-1&path-style=true&endpoint=http://" + addr + "&prefix=" + bad,
 		"sqlite":         "sqlite://" + sqlite + "?table=" + bad,
 		"zk":             "zk://" + addr + "/app?session-timeout=10s" + bad,
 	}

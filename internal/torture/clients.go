@@ -73,6 +73,14 @@ func s3URL(suffix string) URLs {
 		"max-key-segment", strconv.Itoa(minioKeySegment))
 }
 
+// s3LockerURL returns the URL of the S3 locker on a bucket of the run on
+// its MinIO (the bucket of s3URL(suffix)), with the parameters params
+// (name, value pairs).
+func s3LockerURL(suffix string, params ...string) URLs {
+	return emulatorURL(minioSpec, s3Env, "s3", suffix, append([]string{"region", awsRegion, "path-style", "true",
+		"max-key-segment", strconv.Itoa(minioKeySegment)}, params...)...)
+}
+
 // gcsURL returns the URL of a bucket of the run on its fake-gcs-server,
 // with the parameters params (name, value pairs). STORAGE_EMULATOR_HOST
 // (which may name another server) tells the SDK to send no credentials;

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/gcs"
+	locks3 "github.com/fencekit/fence/lockers/s3"
 )
 
 // The locker backends.
@@ -52,6 +53,15 @@ var (
 	GCSTrustedLocker = LockerKind{
 		Name: "gcs-trusted", Env: gcsEnv, TTL: gcs.MinTTL, MaxSkew: 300 * time.Millisecond,
 		URL: gcsURL("locks", append(trustedClock(300*time.Millisecond), "backoff", "20ms")...),
+	}
+
+	// S3Locker is lockers/s3 in clock-free mode on the run's MinIO, its
+	// records under locks/ in the bucket S3Resource writes: lock and
+	// fenced writes in one bucket. Leases of twice its MinTTL, so that
+	// renewals keep up on a loaded machine.
+	S3Locker = LockerKind{
+		Name: "s3", Env: s3Env, TTL: 2 * locks3.MinTTL,
+		URL: s3LockerURL("values", "prefix", "locks/", "backoff", "20ms"),
 	}
 
 	// SQLiteLocker is lockers/sqlite on the run's SQLite file, the one

@@ -173,6 +173,7 @@ func Pairs() []Pair {
 		{GCSLocker, GCSResource},
 		{GCSTrustedLocker, MemoryResource},
 		{AzblobLocker, S3Resource},
+		{S3Locker, S3Resource},
 		{EtcdLocker, EtcdResource},
 		{RedisLocker, RedisResource},
 		{RedlockLocker, SQLiteResource},

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"google.golang.org/api/option"
@@ -33,6 +35,7 @@ import (
 	"github.com/fencekit/fence/lockers/postgres"    // postgres://
 	_ "github.com/fencekit/fence/lockers/redis"     // redis://
 	_ "github.com/fencekit/fence/lockers/redlock"   // redlock://
+	fences3 "github.com/fencekit/fence/lockers/s3"  // s3://
 	_ "github.com/fencekit/fence/lockers/sqlite"    // sqlite://
 	_ "github.com/fencekit/fence/lockers/zookeeper" // zk://
 )
@@ -151,6 +154,8 @@ var Backends = []Backend{
 	{Name: "azblob", MinTTL: azblob.MinTTL, ServerTimed: true, URL: azblobURL},
 	{Name: "gcs-clock-free", MinTTL: gcs.MinTTL, URL: func(t testing.TB) string { return gcsURL(t, "") }},
 	{Name: "gcs-trusted-clock", MinTTL: gcs.MinTTL, ServerTimed: true, URL: func(t testing.TB) string { return gcsURL(t, "&trusted-clock=true") }},
+	{Name: "s3-clock-free", MinTTL: fences3.MinTTL, URL: func(t testing.TB) string { return s3URL(t, "") }},
+	{Name: "s3-trusted-clock", MinTTL: fences3.MinTTL, ServerTimed: true, URL: func(t testing.TB) string { return s3URL(t, "&trusted-clock=true") }},
 	// etcd grants leases of whole seconds, 2 s at the least.
 	{Name: "etcd", Keyspace: true, MinTTL: etcd.DefaultMinTTL, ServerTimed: true, URL: etcdURL},
 	// Redis and Redlock take leases of 100 ms: 1 s, as on PostgreSQL.
@@ -318,6 +323,54 @@ func gcsURL(t testing.TB, extra string) string {
 	name := UniqueName("fence-backend-")
 	t.Cleanup(func() { removeBucket(t, name) })
 	return "gs://" + name + "?prefix=locks/" + extra
+}
+
+// s3URL names a fresh bucket on MinIO, with the credentials of the AWS
+// SDK's environment (scripts/emulators.sh points them at MinIO). extra
+// adds query parameters (starting with &).
+func s3URL(t testing.TB, extra string) string {
+	t.Helper()
+	endpoint := testenv.S3Endpoint(t)
+	testenv.S3Credentials(t)
+	name := UniqueName("fence-backend-")
+	t.Cleanup(func() { removeS3Bucket(t, endpoint, name) })
+	return "s3://" + name + "?region=us-east-1&path-style=true&max-key-segment=255&prefix=locks/&endpoint=" + url.QueryEscape(endpoint) + extra
+}
+
+// removeS3Bucket deletes bucket name on MinIO and its objects, if it
+// exists.
+func removeS3Bucket(t testing.TB, endpoint, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ak, sk := testenv.S3Credentials(t)
+	client := s3.New(s3.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, Source: "test"}, nil
+		}),
+	})
+	// MinIO lists an object "x/child" only once "x" is gone: list again
+	// until nothing is left.
+	for deleted := true; deleted; {
+		deleted = false
+		page, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(name)})
+		if err != nil {
+			if _, missing := errors.AsType[*s3types.NoSuchBucket](err); !missing {
+				t.Errorf("remove bucket %s: %v", name, err)
+			}
+			return
+		}
+		for _, o := range page.Contents {
+			if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(name), Key: o.Key}); err != nil {
+				t.Errorf("remove bucket %s: %v", name, err)
+				return
+			}
+			deleted = true
+		}
+	}
+	if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)}); err != nil {
+		t.Errorf("remove bucket %s: %v", name, err)
+	}
 }
 
 func deleteContainer(t testing.TB, conn, name string) {
