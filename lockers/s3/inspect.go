@@ -1,0 +1,31 @@
+package s3
+
+import (
+	"context"
+
+	"github.com/fencekit/fence"
+)
+
+// Inspect implements driver.Locker. It reads key's object and records
+// the ETag it saw, which starts (or continues) a clock-free wait for
+// the lease to expire. ValidUntil is when d will consider the lease
+// expired: in clock-free mode a full lease after d first saw its
+// ETag; in trusted-clock mode the stored expiry (while the skew
+// allowance runs, ValidUntil is zero and Held still true).
+func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	name, err := d.objectKey(key)
+	if err != nil {
+		return fence.LockInfo{}, err
+	}
+	st, err := d.look(ctx, key, name)
+	if err != nil {
+		return fence.LockInfo{}, err
+	}
+	info := fence.LockInfo{Key: key}
+	if !st.found {
+		return info, nil
+	}
+	info.Owner, info.Token = st.rec.owner, st.rec.token
+	info.Held, info.ValidUntil = d.holding(st, d.clock.Now())
+	return info, nil
+}
