@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -206,11 +207,14 @@ func floorUnlock(ctx context.Context, client *s3.Client, bucket, key string) err
 }
 
 // contender is one side of a side-by-side benchmark: cycle runs its i-th
-// cycle, and the requests of the cycle are counted on c.
+// cycle, and the requests of the cycle are counted on c. prep, when set,
+// runs before each cycle, untimed, and its requests must go through
+// another client.
 type contender struct {
 	name  string
 	c     *benchCounter
 	cycle func(i int) error
+	prep  func(i int) error
 }
 
 // sideBySide runs one cycle of each contender per iteration, the first
@@ -218,49 +222,78 @@ type contender struct {
 // alike. It reports, for each contender, its median time per cycle
 // (NAME_p50_ms), its mean time (NAME_ms) and its requests per cycle
 // (NAME_req), and the ratio of the first contender's total time over
-// each other's (FIRST/NAME). ns/op is the time of one cycle of every
-// contender.
+// each other's (FIRST/NAME); it logs the requests per cycle by method.
+// ns/op is the time of one cycle of every contender.
 func sideBySide(b *testing.B, cs ...contender) {
 	b.Helper()
 	times := make([][]time.Duration, len(cs))
 	totals := make([]time.Duration, len(cs))
-	reqs := make([]int, len(cs))
+	reqs := make([]benchCounts, len(cs))
+	for k := range reqs {
+		reqs[k] = benchCounts{}
+	}
 	for i := 0; b.Loop(); i++ {
 		for j := range cs {
-			c := cs[(i+j)%len(cs)]
 			k := (i + j) % len(cs)
-			before := c.c.total()
+			c := cs[k]
+			if c.prep != nil {
+				b.StopTimer()
+				if err := c.prep(i); err != nil {
+					b.Fatalf("%s, before cycle %d: %v", c.name, i, err)
+				}
+				b.StartTimer()
+			}
+			before := c.c.snapshot()
 			start := time.Now()
 			err := c.cycle(i)
 			d := time.Since(start)
 			if err != nil {
 				b.Fatalf("%s, cycle %d: %v", c.name, i, err)
 			}
-			reqs[k] += c.c.total() - before
+			for m, n := range c.c.snapshot().since(before) {
+				reqs[k][m] += n
+			}
 			times[k] = append(times[k], d)
 			totals[k] += d
 		}
 	}
 	n := len(times[0])
+	var lines []string
 	for k, c := range cs {
-		b.ReportMetric(ms(percentile(times[k], 50)), c.name+"_p50_ms")
-		b.ReportMetric(ms(totals[k])/float64(n), c.name+"_ms")
-		b.ReportMetric(float64(reqs[k])/float64(n), c.name+"_req")
+		b.ReportMetric(benchMS(benchPercentile(times[k], 50)), c.name+"_p50_ms")
+		b.ReportMetric(benchMS(totals[k])/float64(n), c.name+"_ms")
+		b.ReportMetric(float64(reqs[k].total())/float64(n), c.name+"_req")
 		if k > 0 {
 			b.ReportMetric(float64(totals[0])/float64(totals[k]), cs[0].name+"/"+c.name)
 		}
+		lines = append(lines, c.name+": "+reqs[k].per(n))
 	}
+	b.Logf("requests per cycle by method, over %d cycles:\n%s", n, strings.Join(lines, "\n"))
 }
 
-// percentile returns the p-th percentile (nearest rank) of samples.
-func percentile(samples []time.Duration, p float64) time.Duration {
+// per formats s divided by n, by method.
+func (s benchCounts) per(n int) string {
+	methods := make([]string, 0, len(s))
+	for m := range s {
+		methods = append(methods, m)
+	}
+	slices.Sort(methods)
+	parts := make([]string, 0, len(methods))
+	for _, m := range methods {
+		parts = append(parts, fmt.Sprintf("%s %.2f", m, float64(s[m])/float64(max(n, 1))))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// benchPercentile returns the p-th percentile (nearest rank) of samples.
+func benchPercentile(samples []time.Duration, p float64) time.Duration {
 	s := slices.Clone(samples)
 	slices.Sort(s)
 	i := int(math.Ceil(p/100*float64(len(s)))) - 1
 	return s[min(max(i, 0), len(s)-1)]
 }
 
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+func benchMS(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// keyOf returns the i-th of n keys named prefix-0 to prefix-(n-1).
-func keyOf(prefix string, i, n int) string { return fmt.Sprintf("%s-%d", prefix, i%n) }
+// benchKey returns the i-th of n keys named prefix-0 to prefix-(n-1).
+func benchKey(prefix string, i, n int) string { return fmt.Sprintf("%s-%d", prefix, i%n) }
