@@ -75,16 +75,20 @@ const manyKeys = 64
 //     by the other.
 //
 // s3/put is the S3 Locker's time over the floor's, s3/dynamo over
-// DynamoDB's; NAME_req is the requests per cycle.
+// DynamoDB's; NAME_req is the requests per cycle. In OneKey and ManyKeys
+// a second floor, bare, sends the Locker's own requests without the
+// Locker: two PutObjects of a record, each on If-Match of the ETag the
+// previous one returned (s3/bare).
 func BenchmarkAcquireRelease(b *testing.B) {
 	shapes := []struct {
 		name string
 		key  func(i int) string
 		warm int // keys 0..warm-1 taken and freed once first
 		two  bool
+		bare bool
 	}{
-		{name: "OneKey", key: func(int) string { return "bench" }, warm: 1},
-		{name: "ManyKeys", key: func(i int) string { return benchKey("many", i, manyKeys) }, warm: manyKeys},
+		{name: "OneKey", key: func(int) string { return "bench" }, warm: 1, bare: true},
+		{name: "ManyKeys", key: func(i int) string { return benchKey("many", i, manyKeys) }, warm: manyKeys, bare: true},
 		{name: "NewKey", key: func(i int) string { return "new-" + strconv.Itoa(i) }},
 		{name: "TwoLockers", key: func(int) string { return "bench" }, warm: 1, two: true},
 	}
@@ -120,6 +124,23 @@ func BenchmarkAcquireRelease(b *testing.B) {
 					return floorUnlock(b.Context(), fclient, fbucket, sh.key(i))
 				}},
 				{name: "s3trusted", c: tc, cycle: lockerCycle(b, sh.key, trusted...)},
+			}
+			if sh.bare {
+				bc := newBenchCounter(b)
+				bclient := benchS3Client(b, bc)
+				bbucket := benchBucket(b, bclient)
+				etags := map[string]string{}
+				cs = append(cs, contender{name: "bare", c: bc, cycle: func(i int) error {
+					k := sh.key(i)
+					for range 2 {
+						etag, err := bareWrite(b.Context(), bclient, bbucket, k, etags[k])
+						if err != nil {
+							return err
+						}
+						etags[k] = etag
+					}
+					return nil
+				}})
 			}
 			for _, c := range cs {
 				for i := range sh.warm * max(1, len(s3Lockers)) {

@@ -206,6 +206,30 @@ func floorUnlock(ctx context.Context, client *s3.Client, bucket, key string) err
 	return err
 }
 
+// bareWrite is the Locker's write sent bare: a PutObject of a record the
+// size of the Locker's, on the condition If-Match: etag, or If-None-Match:
+// * when etag is "". It returns the new ETag.
+func bareWrite(ctx context.Context, client *s3.Client, bucket, key, etag string) (string, error) {
+	in := &s3.PutObjectInput{
+		Bucket:        aws.String(bucket),
+		Key:           aws.String(key),
+		Body:          bytes.NewReader(floorBody),
+		ContentLength: aws.Int64(int64(len(floorBody))),
+		ContentType:   aws.String("application/json"),
+		CacheControl:  aws.String("no-store"),
+	}
+	if etag == "" {
+		in.IfNoneMatch = aws.String("*")
+	} else {
+		in.IfMatch = aws.String(etag)
+	}
+	out, err := client.PutObject(ctx, in)
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.ETag), nil
+}
+
 // contender is one side of a side-by-side benchmark: cycle runs its i-th
 // cycle, and the requests of the cycle are counted on c. prep, when set,
 // runs before each cycle, untimed, and its requests must go through
