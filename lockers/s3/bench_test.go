@@ -364,7 +364,7 @@ func BenchmarkHandOff(b *testing.B) {
 		c       *benchCounter
 		busy    chan struct{}
 		samples []time.Duration
-		reqs    int
+		reqs    benchCounts
 	}
 	ttl := &fence.SessionOptions{TTL: time.Minute}
 	sc := newBenchCounter(b)
@@ -382,7 +382,7 @@ func BenchmarkHandOff(b *testing.B) {
 	}
 	var modes []*mode
 	for _, p := range pairs {
-		m := &mode{name: p.name, c: p.c, busy: make(chan struct{}, 1)}
+		m := &mode{name: p.name, c: p.c, busy: make(chan struct{}, 1), reqs: benchCounts{}}
 		p.waiter.SetObserver(&fence.Observer{AcquireAttempt: func(e fence.AcquireAttemptEvent) {
 			if e.Outcome == fence.Busy {
 				select {
@@ -403,7 +403,7 @@ func BenchmarkHandOff(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			before := m.c.total()
+			before := m.c.snapshot()
 			got := make(chan waittest.Result, 1)
 			go func() {
 				w, err := m.waiters.Lock(ctx, key, &fence.LockOptions{Wait: fence.WaitForever})
@@ -420,7 +420,9 @@ func BenchmarkHandOff(b *testing.B) {
 				b.Fatal(r.Err)
 			}
 			m.samples = append(m.samples, r.At.Sub(released))
-			m.reqs += m.c.total() - before
+			for meth, n := range m.c.snapshot().since(before) {
+				m.reqs[meth] += n
+			}
 			if err := r.Handle.Release(ctx); err != nil {
 				b.Fatal(err)
 			}
@@ -437,7 +439,8 @@ func BenchmarkHandOff(b *testing.B) {
 	for _, m := range modes {
 		b.ReportMetric(benchMS(benchPercentile(m.samples, 50)), m.name+"_p50_ms")
 		b.ReportMetric(benchMS(benchPercentile(m.samples, 99)), m.name+"_p99_ms")
-		b.ReportMetric(float64(m.reqs)/float64(len(m.samples)), m.name+"_waiter_req")
+		b.ReportMetric(float64(m.reqs.total())/float64(len(m.samples)), m.name+"_waiter_req")
+		b.Logf("%s waiter's requests per hand-off by method: %s", m.name, m.reqs.per(len(m.samples)))
 	}
 	if len(ratios) > 0 {
 		slices.Sort(ratios)
