@@ -28,7 +28,8 @@ import (
 // with FENCE_S3_ENDPOINT and FENCE_DYNAMO_ENDPOINT set
 // (scripts/emulators.sh):
 //
-//	go test -run '^$' -bench 'AcquireRelease|FailedTry' -benchtime 200x -count 5 ./lockers/s3/
+//	go test -run '^$' -bench AcquireRelease -benchtime 200x -count 5 ./lockers/s3/
+//	go test -run '^$' -bench FailedTry -benchtime 200x -count 5 ./lockers/s3/
 //	go test -run '^$' -bench Requests -benchtime 50x ./lockers/s3/
 //	go test -run '^$' -bench HandOff -benchtime 200x ./lockers/s3/
 
