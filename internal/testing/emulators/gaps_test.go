@@ -66,6 +66,10 @@ var gaps = []gap{
 		"deletes the object whatever its ETag: MinIO ignores If-Match on DELETE. fence never deletes a lock record or a fenced object (a release leaves a free record, a Delete a tombstone), so nothing relies on it."},
 	{"minio", "PutObject user metadata of 2 KB", metadataTooLong,
 		"MinIO counts each key with its x-amz-meta- prefix (11 bytes more a key) against the 2 KB limit; S3 documents keys and values only. Metadata near the limit that S3 accepts, MinIO refuses with 400 MetadataTooLarge."},
+	{"versitygw", "PutObject key below an object", answer{http.StatusConflict, "ObjectParentIsFile"},
+		"versitygw's posix backend keeps each object as a file at its key's path, so a key and a key below it (\"a\" and \"a/b\") cannot both exist. The lock and resource suites' tests of such names are skipped on versitygw (scripts/test.sh); MinIO runs them."},
+	{"versitygw", "PutObject key above an object", answer{http.StatusConflict, "ExistingObjectIsDirectory"},
+		"the same as above, the other way round."},
 	{"azurite", "Put Blob If-Match * missing blob", ok,
 		"creates the blob (Azurite issue 2589); Azure refuses with 412. fence sends If-Match only with an ETag it read, never *."},
 }

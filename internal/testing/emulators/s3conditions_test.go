@@ -348,6 +348,22 @@ func TestS3Conditions(t *testing.T) {
 		})
 		check(t, e.srv, got, "400 MetadataTooLarge", metadataTooLong)
 	})
+	run("PutObject key below an object", func(t *testing.T, e *s3Env) {
+		// S3's key space is flat: "a" and "a/b" are two objects. Lock
+		// and fenced object names may be so related.
+		k := e.key()
+		e.mustPut(k, "parent")
+		got, _ := e.put(k+"/child", "child", nil)
+		check(t, e.srv, got, "both objects exist (a flat key space)", ok)
+		e.expectBody(k, "parent", true)
+	})
+	run("PutObject key above an object", func(t *testing.T, e *s3Env) {
+		k := e.key()
+		e.mustPut(k+"/child", "child")
+		got, _ := e.put(k, "parent", nil)
+		check(t, e.srv, got, "both objects exist (a flat key space)", ok)
+		e.expectBody(k+"/child", "child", true)
+	})
 	run("PutObject If-None-Match * concurrent", func(t *testing.T, e *s3Env) {
 		k := e.key()
 		losers := e.race(k, func(p *s3.PutObjectInput) { p.IfNoneMatch = aws.String("*") })
