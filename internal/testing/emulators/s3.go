@@ -11,8 +11,8 @@ import (
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
-// S3Client returns a client of the S3 server that scripts/emulators.sh
-// started (MinIO, or the server named by FENCE_S3_SERVER), path-style, in
+// S3Client returns a client of the S3 server at testenv.S3Endpoint
+// (MinIO, or versitygw in scripts/test.sh's second run), path-style, in
 // region us-east-1, with the server's keys and no retries by the SDK, so
 // that a test sees every answer. Its requests go through rt; when rt is
 // nil, through an http.Transport of its own whose idle connections are
