@@ -192,12 +192,18 @@ func (e *azEnv) lease(name string) string {
 	if _, err := lc.AcquireLease(e.t.Context(), 15, nil); err != nil {
 		e.t.Fatalf("Lease Blob (acquire) %s: %v", name, err)
 	}
-	e.t.Cleanup(func() {
+	releaseLater(e.t, lc)
+	return id
+}
+
+// releaseLater releases lc's lease when the test ends, so that the
+// container can be deleted at once.
+func releaseLater(t *testing.T, lc *lease.BlobClient) {
+	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_, _ = lc.ReleaseLease(ctx, nil)
 	})
-	return id
 }
 
 func newLeaseID() string {
@@ -403,7 +409,7 @@ func TestAzureConditions(t *testing.T) {
 		_, err = lc.AcquireLease(t.Context(), 15, &lease.BlobAcquireOptions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag}})
 		got := azAnswer(err)
 		if got == ok {
-			_, _ = lc.ReleaseLease(t.Context(), nil)
+			releaseLater(t, lc)
 		}
 		check(t, e.srv, got, "412 ConditionNotMet", conditionNotMet)
 	})
@@ -418,7 +424,7 @@ func TestAzureConditions(t *testing.T) {
 		_, err = lc.AcquireLease(t.Context(), 15, &lease.BlobAcquireOptions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag}})
 		got := azAnswer(err)
 		if got == ok {
-			defer lc.ReleaseLease(context.Background(), nil) //nolint:errcheck // best effort
+			releaseLater(t, lc)
 		}
 		check(t, e.srv, got, "201, the lease taken", ok)
 	})
@@ -437,7 +443,7 @@ func TestAzureConditions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Lease Blob (acquire): %v", err)
 		}
-		defer lc.ReleaseLease(context.Background(), nil) //nolint:errcheck // best effort
+		releaseLater(t, lc)
 		if resp.ETag == nil {
 			t.Fatalf("%v: Lease Blob answered no ETag", e.srv)
 		}
