@@ -1,9 +1,11 @@
 # shellcheck shell=bash
 # Starts the storage emulators the cloud backends' tests need on loopback and
 # exports their endpoints: Azurite (Azure Blob), dynalite (DynamoDB),
-# fake-gcs-server (Google Cloud Storage) and MinIO (S3). It exports their
-# programs too (FENCE_NODE and FENCE_DYNALITE_JS, FENCE_AZURITE_BIN,
-# FENCE_FAKE_GCS_BIN, FENCE_MINIO_BIN), with which the torture run starts
+# fake-gcs-server (Google Cloud Storage), MinIO (S3) and versitygw (a second
+# S3 server, on which scripts/test.sh runs the S3 packages again). It
+# exports their programs too (FENCE_NODE and FENCE_DYNALITE_JS,
+# FENCE_AZURITE_BIN, FENCE_FAKE_GCS_BIN, FENCE_MINIO_BIN,
+# FENCE_VERSITYGW_BIN), with which the torture run starts
 # instances of its own, their data on disk, and restarts them. Sourced by
 # scripts/services.sh after its helpers (free_port) and $FENCE_RUN_DIR are
 # defined; `emulators_up` starts them all, `emulators_down` stops them.
@@ -12,10 +14,12 @@
 # into the repo's node_modules (npm ci, redone when the lock file changes);
 # the Go servers are built with `go install` from the module proxy into
 # $FENCE_CACHE_DIR/bin/<name>-<version>/, outside the repo, so the slow MinIO
-# build (about 6 minutes on 2 cores) happens once per machine and version.
+# build (about 6 minutes on 2 cores) and versitygw's (about 2) happen once
+# per machine and version.
 
 FENCE_FAKE_GCS_VERSION=v1.56.1
 FENCE_MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c # main of 2026-02-12; MinIO tags no semver releases
+FENCE_VERSITYGW_VERSION=v1.8.0
 FENCE_CACHE_DIR=${FENCE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fence}
 FENCE_EMULATOR_TIMEOUT=${FENCE_EMULATOR_TIMEOUT:-90} # seconds each emulator gets to answer
 FENCE_REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -258,7 +262,40 @@ minio_up() {
 	svc_export FENCE_MINIO_BIN="$bin"
 	svc_export FENCE_S3_ENDPOINT="http://127.0.0.1:$emu_port"
 	svc_export AWS_ENDPOINT_URL_S3="$FENCE_S3_ENDPOINT"
+	# Which server FENCE_S3_ENDPOINT is, "name version": the condition
+	# probes of internal/testing/emulators name it in their findings.
+	svc_export FENCE_S3_SERVER="minio $FENCE_MINIO_VERSION"
 	emu_log "MinIO $FENCE_MINIO_VERSION on $FENCE_S3_ENDPOINT"
+}
+
+s3_answers() { curl -sS -o /dev/null --max-time 2 "$1" 2>/dev/null; } # any HTTP answer, 403 too
+
+# versitygw_up starts versitygw, an S3 gateway over a directory (its posix
+# backend), with the same keys as MinIO. It answers S3's conditional
+# requests as S3 documents where MinIO does not (If-Match on DELETE, the
+# 2 KB metadata limit), but keeps each object as a file at its key's path,
+# so "a" and "a/b" cannot both exist (internal/testing/emulators lists
+# both). It does not replace MinIO's endpoint: it exports its own
+# (FENCE_VERSITYGW_ENDPOINT, FENCE_VERSITYGW_SERVER), which scripts/test.sh
+# puts in FENCE_S3_ENDPOINT and AWS_ENDPOINT_URL_S3 for a second run of
+# the S3 packages. --disableotmp: with O_TMPFILE, v1.8.0 refuses to
+# overwrite an object whose key is longer than about 225 bytes (409
+# ExistingObjectIsDirectory).
+versitygw_up() {
+	local bin dir
+	svc_run_dir
+	bin=$(go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$FENCE_VERSITYGW_VERSION") || return 1
+	dir=$(emu_dir)/versitygw
+	mkdir -p "$dir/data"
+	emu_start_checked versitygw "$(free_port)" "s3_answers http://127.0.0.1:%s/" \
+		"$bin" --access "$FENCE_S3_ACCESS_KEY" --secret "$FENCE_S3_SECRET_KEY" --region us-east-1 \
+		--port 127.0.0.1:%s --quiet posix --disableotmp "$dir/data" || return 1
+	aws_env
+	svc_export FENCE_S3_ACCESS_KEY FENCE_S3_SECRET_KEY
+	svc_export FENCE_VERSITYGW_BIN="$bin"
+	svc_export FENCE_VERSITYGW_ENDPOINT="http://127.0.0.1:$emu_port"
+	svc_export FENCE_VERSITYGW_SERVER="versitygw $FENCE_VERSITYGW_VERSION"
+	emu_log "versitygw $FENCE_VERSITYGW_VERSION on $FENCE_VERSITYGW_ENDPOINT"
 }
 
 # aws_env points the AWS SDK's default configuration at the emulators'
@@ -280,13 +317,14 @@ emulators_up() {
 	npm_install || return 1
 	go_tool fake-gcs-server github.com/fsouza/fake-gcs-server "$FENCE_FAKE_GCS_VERSION" >/dev/null || return 1
 	go_tool minio github.com/minio/minio "$FENCE_MINIO_VERSION" >/dev/null || return 1
-	azurite_up && dynalite_up && fake_gcs_up && minio_up || return 1
+	go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$FENCE_VERSITYGW_VERSION" >/dev/null || return 1
+	azurite_up && dynalite_up && fake_gcs_up && minio_up && versitygw_up || return 1
 	emu_log "all emulators up in $(($(emu_ms) - t0)) ms"
 }
 
 emulators_down() {
 	local name
-	for name in minio fake-gcs dynalite azurite; do
+	for name in versitygw minio fake-gcs dynalite azurite; do
 		emu_stop "$name"
 	done
 }

@@ -14,7 +14,8 @@
 #	azurite_up                   FENCE_AZURITE_*, AZURE_STORAGE_CONNECTION_STRING
 #	dynalite_up                  FENCE_DYNAMO_ENDPOINT, AWS_ENDPOINT_URL_DYNAMODB, AWS_*
 #	fake_gcs_up                  FENCE_GCS_ENDPOINT, STORAGE_EMULATOR_HOST
-#	minio_up                     FENCE_S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_*
+#	minio_up                     FENCE_S3_ENDPOINT, AWS_ENDPOINT_URL_S3, FENCE_S3_SERVER, AWS_*
+#	versitygw_up                 FENCE_VERSITYGW_ENDPOINT, FENCE_VERSITYGW_SERVER, AWS_*
 #	redis_up                     FENCE_REDIS_URL, FENCE_REDIS_MASTERS
 #	etcd_up                      FENCE_ETCD_ENDPOINTS
 #	mariadb_up                   FENCE_MYSQL_DSN, FENCE_MYSQL_URL

@@ -61,10 +61,14 @@ func GCSEndpoint(t testing.TB) string {
 	return Endpoint(t, "FENCE_GCS_ENDPOINT", "fake-gcs-server (GCS)")
 }
 
-// S3Endpoint returns the base URL of MinIO, an S3 server, like
-// http://127.0.0.1:PORT. Clients must use path-style addressing and region
-// us-east-1, with the keys from S3Credentials. PUT honours If-None-Match: *
-// and If-Match with 412; DELETE ignores If-Match.
+// S3Endpoint returns the base URL of the S3 server, like
+// http://127.0.0.1:PORT: MinIO, or versitygw when scripts/test.sh runs the
+// S3 packages a second time (FENCE_S3_SERVER names which, as "name
+// version"). Clients must use path-style addressing and region us-east-1,
+// with the keys from S3Credentials. How each answers S3's conditional
+// requests, and where it differs from S3, is tested and listed in
+// internal/testing/emulators (gaps_test.go): MinIO ignores If-Match on
+// DELETE; versitygw cannot hold both "a" and "a/b".
 func S3Endpoint(t testing.TB) string {
 	t.Helper()
 	return Endpoint(t, "FENCE_S3_ENDPOINT", "MinIO (S3)")
