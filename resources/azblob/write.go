@@ -205,7 +205,7 @@ func (s *store) putOnce(ctx context.Context, w *write, id string, st state) (azc
 	ids := make([]string, 0, nblocks)
 	for off := int64(0); off < w.body.size; off += s.blockSize {
 		n := min(s.blockSize, w.body.size-off)
-		bid := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%s-%06d", attempt, len(ids)))
+		bid := encodeBlockID(fmt.Sprintf("%s-%06d", attempt, len(ids)))
 		if _, err := bb.StageBlock(ctx, bid, w.body.section(off, n), nil); err != nil {
 			// Nothing is committed: the blob is as it was.
 			return "", len(ids), notApplied{err}
@@ -246,3 +246,6 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 	return nil
 }
+
+// encodeBlockID returns the base64 block id of id.
+func encodeBlockID(id string) string { return base64.StdEncoding.EncodeToString([]byte(id)) }
