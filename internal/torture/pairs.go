@@ -172,7 +172,7 @@ func Pairs() []Pair {
 		{DynamoTrustedLocker, S3Resource},
 		{GCSLocker, GCSResource},
 		{GCSTrustedLocker, MemoryResource},
-		{AzblobLocker, S3Resource},
+		{AzblobLocker, AzblobResource},
 		{EtcdLocker, EtcdResource},
 		{RedisLocker, RedisResource},
 		{RedlockLocker, SQLiteResource},
