@@ -24,4 +24,3 @@ func TestConformance(t *testing.T) {
 		},
 	})
 }
-
