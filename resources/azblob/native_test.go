@@ -171,7 +171,7 @@ func TestEscapedNames(t *testing.T) {
 		}
 	}
 	// The escaped name is the blob's.
-	if _, err := c.NewBlobClient(base + "~2E").GetProperties(t.Context(), nil); err != nil {
+	if _, err := c.NewBlobClient(base+"~2E").GetProperties(t.Context(), nil); err != nil {
 		t.Fatalf("the blob of %q: %v", base+".", err)
 	}
 }
