@@ -121,9 +121,10 @@ func (f *faults) intercept(fn func(n int64, req *http.Request, next policy.Trans
 }
 
 // isWrite reports whether req writes a blob: Put Blob, Put Block List or
-// Set Blob Metadata (Put Block stages, and changes no blob).
+// Set Blob Metadata (Put Block stages, and changes no blob; Create
+// Container is no blob's).
 func isWrite(req *http.Request) bool {
-	if req.Method != http.MethodPut {
+	if req.Method != http.MethodPut || req.URL.Query().Get("restype") != "" {
 		return false
 	}
 	comp := req.URL.Query().Get("comp")
