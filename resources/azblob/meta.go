@@ -130,7 +130,9 @@ func formatMeta(user map[string]string, m meta) map[string]*string {
 	}
 	tok, id := m.token.String(), m.writeID
 	md[MetaToken] = &tok
-	md[MetaWriteID] = &id
+	if id != "" {
+		md[MetaWriteID] = &id
+	}
 	if m.tombstone {
 		t := "true"
 		md[MetaTombstone] = &t
