@@ -210,9 +210,15 @@
 // Metadata and after a write of the same bytes, 412 ConditionNotMet to
 // If-Match on a missing blob, 304 to a read with If-None-Match on the
 // current ETag, and ContainerNotFound in the header of an answer to a
-// HEAD. Azurite does not enforce Azure's request rates, SAS permissions
-// or Entra ID roles, and keeps its data in memory or local files; the
-// costs above are counted on it, not timed.
+// HEAD. Azurite (3.35) keeps a '.' at the end of a blob name, which
+// Azure's documentation asks to avoid; the package escapes it (see
+// "Names") and relies on neither. Azurite does not enforce Azure's
+// request rates, SAS permissions or Entra ID roles. Run with
+// --inMemoryPersistence, it refuses writes with 409
+// MemoryExtentStoreAtSizeLimit once the content it holds, old versions
+// of overwritten blobs included, reaches --extentMemoryLimit, until its
+// garbage collection (every 10 minutes) frees them; Azure has no such
+// answer. The costs above are counted on Azurite, not timed.
 //
 // # Conformance
 //
