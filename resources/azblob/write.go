@@ -114,12 +114,7 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 			return res, nil
 		}
 		etag, blocks, err := s.putOnce(ctx, w, id, st)
-		res.Attempts++
 		res.Blocks = blocks
-		if err == nil {
-			res.ETag = etag
-			return res, nil
-		}
 		if na, ok := errors.AsType[notApplied](err); ok {
 			// A staged block failed: the blob is as it was.
 			switch {
@@ -130,6 +125,11 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 			}
 			lastErr = na.err
 			continue
+		}
+		res.Attempts++
+		if err == nil {
+			res.ETag = etag
+			return res, nil
 		}
 		switch {
 		case lostRace(err), st.exists && isNotFound(err):
