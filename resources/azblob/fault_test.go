@@ -200,3 +200,26 @@ func containerClientAt(url string) (*container.Client, error) {
 	}
 	return container.NewClientWithSharedKeyCredential(url, cred, &container.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
 }
+
+// A staged block that fails without an answer changes no blob: the write
+// stages again and commits once.
+func TestStagedBlockFailureIsRetried(t *testing.T) {
+	t.Parallel()
+	f := &faults{}
+	var failed atomic.Bool
+	f.intercept(func(_ int64, req *http.Request, next policy.Transporter) (*http.Response, error) {
+		if req.URL.Query().Get("comp") == "block" && !failed.Swap(true) {
+			return nil, errDropped
+		}
+		return next.Do(req)
+	})
+	r := testResource(t, newContainer(t, f), Options{MaxSinglePut: 10, BlockSize: 4, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	k := key(t)
+	res, err := PutBlob(t.Context(), r, k, 1, strings.NewReader("staged in four-byte blocks"), nil)
+	if err != nil || res.Attempts != 1 || res.Reconciled || res.Blocks != 7 {
+		t.Fatalf("PutBlob after a failed Put Block = %+v, %v; want one commit of 7 blocks", res, err)
+	}
+	if v, _, err := r.Get(t.Context(), k); err != nil || string(v) != "staged in four-byte blocks" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+}
