@@ -54,7 +54,7 @@ type Options struct {
 	Prefix string
 	// MaxBufferedBody is the largest body, in bytes, that PutBlob reads
 	// into memory when the body is not an io.ReadSeeker (seekable bodies
-	// are streamed whatever their size), and the largest blob Get reads.
+	// are streamed whatever their size).
 	// Default: DefaultMaxBufferedBody (16 MiB).
 	MaxBufferedBody int64
 	// MaxSinglePut is the largest body sent in one Put Blob request; a
