@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/resources/memory"
 )
@@ -107,5 +109,23 @@ func TestBlobName(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("blobName(%q) = %q, %v; want %q", in, got, err, want)
 		}
+	}
+}
+
+// As gives the container client New was given, and nothing else.
+func TestAs(t *testing.T) {
+	t.Parallel()
+	c, err := containerClientAt("http://127.0.0.1:1/devstoreaccount1/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testResource(t, c, Options{})
+	var got *container.Client
+	if !r.As(&got) || got != c {
+		t.Fatalf("As(**container.Client) = %v, %p; want true, %p", r.As(&got), got, c)
+	}
+	var other *int
+	if r.As(&other) {
+		t.Fatal("As(**int) = true")
 	}
 }
