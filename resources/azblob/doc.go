@@ -156,6 +156,16 @@
 // token, is corrupt: every method returns an error matching
 // fence.ErrCorrupt and writes nothing over the blob.
 //
+// # Locks and values
+//
+// lockers/azblob keeps a lock blob, named by the lock's key, in its
+// container. Keep fenced values out of the locks' way: in another
+// container, or under an Options.Prefix that no lock key starts with.
+// A value's key that names a lock blob (one with the locker's owner or
+// TTL metadata) is refused with an error matching fence.ErrInvalid, and
+// the lock is left as it is; a lock blob that was never taken (token 0)
+// is refused as corrupt.
+//
 // # The stored record
 //
 // A block blob under the key's name; its content is the value, or empty

@@ -23,6 +23,14 @@ const (
 	MetaTombstone = "fencetombstone"
 )
 
+// The metadata names of a lock blob of lockers/azblob besides MetaToken.
+// A blob carrying them is a lock, not a value: the package refuses it
+// rather than write a value over a lock's record.
+const (
+	lockOwner = "fenceowner"
+	lockTTL   = "fencettl"
+)
+
 // maxMetadataLen is Azure's limit on the metadata of one blob: names and
 // values together, in bytes.
 const maxMetadataLen = 8 << 10
@@ -34,9 +42,11 @@ type meta struct {
 	tombstone bool
 }
 
-// reserved reports whether k is one of the package's metadata names.
+// reserved reports whether k is one of the package's metadata names, or
+// one of a lock blob's.
 func reserved(k string) bool {
-	return strings.EqualFold(k, MetaToken) || strings.EqualFold(k, MetaWriteID) || strings.EqualFold(k, MetaTombstone)
+	return strings.EqualFold(k, MetaToken) || strings.EqualFold(k, MetaWriteID) || strings.EqualFold(k, MetaTombstone) ||
+		strings.EqualFold(k, lockOwner) || strings.EqualFold(k, lockTTL)
 }
 
 // lookup returns the value of k in md, matching names without regard to
@@ -67,10 +77,17 @@ func lookup(md map[string]*string, k string) (string, bool, error) {
 // of it is an unfenced blob (token 0). A token that does not parse or is
 // 0, a tombstone marker other than "true", a write id that is not 32
 // lower-case hex digits, or a write id or marker without a token is a
-// *fence.CorruptError.
+// *fence.CorruptError. A lock blob of lockers/azblob (one with an owner
+// or a TTL) gets a *fence.InvalidError: the key names a lock.
 func parseMeta(key string, md map[string]*string) (meta, error) {
 	corrupt := func(reason string, err error) (meta, error) {
 		return meta{}, &fence.CorruptError{Key: key, Reason: reason, Err: err}
+	}
+	for _, name := range []string{lockOwner, lockTTL} {
+		if _, found, _ := lookup(md, name); found {
+			return meta{}, &fence.InvalidError{Field: "key", Reason: fmt.Sprintf(
+				"names a lock blob of lockers/azblob (it has %s metadata); keep fenced values apart from locks, in another container or under Options.Prefix", name)}
+		}
 	}
 	tok, hasTok, err := lookup(md, MetaToken)
 	if err != nil {

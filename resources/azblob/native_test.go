@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	lockazblob "github.com/fencekit/fence/lockers/azblob"
 )
 
 // getAll reads key with GetBlob, whole.
@@ -174,4 +175,40 @@ func TestEscapedNames(t *testing.T) {
 	if _, err := c.NewBlobClient(base+"~2E").GetProperties(t.Context(), nil); err != nil {
 		t.Fatalf("the blob of %q: %v", base+".", err)
 	}
+}
+
+// A key that names a lock blob of lockers/azblob in the same container is
+// refused, and the lock is left as it was.
+func TestLockBlobIsRefused(t *testing.T) {
+	t.Parallel()
+	c := newContainer(t, nil)
+	l, err := lockazblob.New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := key(t)
+	lease, err := l.Acquire(t.Context(), k, lockazblob.MinTTL, nil)
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	if err := l.Release(t.Context(), lease); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	r := testResource(t, c, fastOptions)
+	for name, call := range map[string]func() error{
+		"Put":     func() error { return r.Put(t.Context(), k, lease.Token+1, []byte("v")) },
+		"Delete":  func() error { return r.Delete(t.Context(), k, lease.Token+1) },
+		"Claim":   func() error { return r.Claim(t.Context(), k, lease.Token+1) },
+		"Highest": func() error { _, err := r.Highest(t.Context(), k); return err },
+		"Get":     func() error { _, _, err := r.Get(t.Context(), k); return err },
+	} {
+		if err := call(); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("%s on a lock blob: %v; want fence.ErrInvalid", name, err)
+		}
+	}
+	again, err := l.Acquire(t.Context(), k, lockazblob.MinTTL, nil)
+	if err != nil || again.Token != lease.Token+1 {
+		t.Fatalf("Acquire after the refused writes = %+v, %v; want token %d", again, err, lease.Token+1)
+	}
+	_ = l.Release(t.Context(), again)
 }
