@@ -17,7 +17,8 @@
 // (lockers/zookeeper). Resource
 // schemes: mem (resources/memory), postgres and postgresql
 // (resources/sql), sqlite (resources/sql/sqlite), mysql
-// (resources/sql/mysql), dynamodb (resources/dynamo), s3 (resources/s3), gs
+// (resources/sql/mysql), dynamodb (resources/dynamo), s3 (resources/s3),
+// azblob (resources/azblob), gs
 // (resources/gcs), etcd and etcds (resources/etcd), redis and rediss
 // (resources/redis). driver.LockerSchemes and
 // driver.ResourceSchemes list what is registered.
@@ -46,6 +47,7 @@ import (
 	_ "github.com/fencekit/fence/lockers/s3"           // s3://
 	_ "github.com/fencekit/fence/lockers/sqlite"       // sqlite://
 	_ "github.com/fencekit/fence/lockers/zookeeper"    // zk://
+	_ "github.com/fencekit/fence/resources/azblob"     // azblob://
 	_ "github.com/fencekit/fence/resources/dynamo"     // dynamodb://
 	_ "github.com/fencekit/fence/resources/etcd"       // etcd://, etcds://
 	_ "github.com/fencekit/fence/resources/gcs"        // gs://

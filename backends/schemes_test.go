@@ -61,6 +61,9 @@ var resourceSchemes = []scheme{
 	{name: "s3", url: func(a []string) string {
 		return "s3://fence-hung?region=us-east-1&path-style=true&endpoint=" + httpAt(a[0])
 	}},
+	{name: "azblob", url: func(a []string) string {
+		return "azblob://fence-hung?account=" + azureAccount + "&endpoint=" + httpAt(a[0]+"/"+azureAccount)
+	}},
 	{name: "gs", url: func(a []string) string { return "gs://fence-hung?endpoint=" + httpAt(a[0]) }},
 	{name: "etcd", url: func(a []string) string { return "etcd://" + a[0] + "/hung/" }},
 	{name: "etcds", url: func(a []string) string { return "etcds://" + a[0] + "/hung/" }},

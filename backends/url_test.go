@@ -53,6 +53,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 		"dynamodb":   "dynamodb://t?region=us-east-1&endpoint=http://" + addr + "&key-attribute=" + bad,
 		"etcd":       "etcd://" + addr + "/app/?dial-timeout=2s" + bad,
 		"etcds":      "etcds://" + addr + "/app/?dial-timeout=2s" + bad,
+		"azblob":     "azblob://c?account=devstoreaccount1&endpoint=http://" + addr + "/devstoreaccount1&prefix=" + bad,
 		"gs":         "gs://b?endpoint=http://" + addr + "&prefix=" + bad,
 		"mem":        "mem://app?prefix=" + bad,
 		"mysql":      "mysql://app:secretpw@" + addr + "/app?fence-table=" + bad,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -121,9 +122,29 @@ func openLocker(ctx context.Context, cfg config, e *env) error {
 }
 
 func openStore(ctx context.Context, cfg config, e *env) error {
+	n := 0
+	for _, b := range []string{cfg.s3Bucket, cfg.gcsBucket, cfg.azblobContainer} {
+		if b != "" {
+			n++
+		}
+	}
 	switch {
-	case cfg.s3Bucket != "" && cfg.gcsBucket != "":
-		return errors.New("give -s3-bucket or -gcs-bucket, not both")
+	case n > 1:
+		return errors.New("give one of -s3-bucket, -gcs-bucket and -azblob-container, not both or all")
+	case cfg.azblobContainer != "":
+		if cfg.azblobConnection == "" {
+			return errors.New("-azblob-container needs AZURE_STORAGE_CONNECTION_STRING")
+		}
+		client, err := container.NewClientFromConnectionString(cfg.azblobConnection, cfg.azblobContainer, nil)
+		if err != nil {
+			// The SDK's message can quote the connection string.
+			return errors.New("AZURE_STORAGE_CONNECTION_STRING is not a usable connection string")
+		}
+		st, err := newAzblobStore(ctx, client, cfg.unfenced)
+		if err != nil {
+			return err
+		}
+		e.store, e.storeName = st, "Azure container "+cfg.azblobContainer
 	case cfg.s3Bucket != "":
 		awsCfg, err := awsConfig(ctx, cfg)
 		if err != nil {

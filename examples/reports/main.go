@@ -31,10 +31,12 @@
 //
 // With no flags it needs no setup: an in-memory locker on a fake clock (the
 // pause moves the clock instead of sleeping) and the in-memory fenced store.
-// Flags put the reports in S3 or MinIO (-s3-bucket, resources/s3), or in
-// Google Cloud Storage or fake-gcs-server (-gcs-bucket, resources/gcs), and
-// the locks in PostgreSQL (-postgres) or DynamoDB (-dynamo-table). Buckets and
-// tables are created when missing; each run writes under a fresh prefix.
+// Flags put the reports in S3 or MinIO (-s3-bucket, resources/s3), in
+// Google Cloud Storage or fake-gcs-server (-gcs-bucket, resources/gcs), or
+// in Azure Blob Storage or Azurite (-azblob-container, resources/azblob),
+// and the locks in PostgreSQL (-postgres) or DynamoDB (-dynamo-table).
+// Buckets, containers and tables are created when missing; each run writes
+// under a fresh prefix.
 //
 //	go run ./examples/reports
 //	go run ./examples/reports -unfenced   # control: no token check; must fail
@@ -42,13 +44,16 @@
 //	STORAGE_EMULATOR_HOST=http://127.0.0.1:4443 go run ./examples/reports -gcs-bucket reports
 //	go run ./examples/reports -gcs-bucket reports -postgres postgres://user@localhost/db
 //	go run ./examples/reports -s3-bucket reports -dynamo-table report-locks
+//	go run ./examples/reports -azblob-container reports
 //
 // The AWS clients take their region, keys and endpoints from the SDK's
 // usual settings (AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
 // AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL_DYNAMODB), which the flags override;
 // S3 is addressed path-style, as MinIO wants. The GCS client uses Application
 // Default Credentials, or STORAGE_EMULATOR_HOST or -gcs-endpoint for an
-// emulator.
+// emulator. The Azure client takes its account, key and endpoint from
+// AZURE_STORAGE_CONNECTION_STRING (for Azurite, a string with its
+// BlobEndpoint).
 package main
 
 import (
@@ -75,7 +80,9 @@ func main() {
 	flag.StringVar(&cfg.gcsBucket, "gcs-bucket", "", "GCS bucket for the reports, created when missing (default: in-memory store)")
 	flag.StringVar(&cfg.gcsEndpoint, "gcs-endpoint", "", "fake-gcs-server base URL, unauthenticated (default: STORAGE_EMULATOR_HOST or Google)")
 	flag.StringVar(&cfg.gcsProject, "gcs-project", "fence-reports", "project in which a missing GCS bucket is created")
+	flag.StringVar(&cfg.azblobContainer, "azblob-container", "", "Azure container for the reports, created when missing; credentials from AZURE_STORAGE_CONNECTION_STRING (default: in-memory store)")
 	flag.Parse()
+	cfg.azblobConnection = os.Getenv("AZURE_STORAGE_CONNECTION_STRING")
 	if cfg.workers < 1 || cfg.ttl <= 0 || cfg.pauseTTL <= 0 || cfg.renderTime < 0 {
 		fmt.Fprintln(os.Stderr, "reports: -workers must be at least 1, the TTLs positive and -render-time not negative")
 		os.Exit(2)

@@ -88,8 +88,8 @@ func TestReportsUnfencedFails(t *testing.T) {
 	expect(t, cfg)
 }
 
-// TestReportsObjectStores runs the example on MinIO and fake-gcs-server,
-// fenced and as the control (whose uploads are plain SDK writes).
+// TestReportsObjectStores runs the example on MinIO, fake-gcs-server and
+// Azurite, fenced and as the control (whose uploads are plain SDK writes).
 func TestReportsObjectStores(t *testing.T) {
 	t.Parallel()
 	s3 := func(bucket string, unfenced bool) func(t *testing.T) config {
@@ -107,10 +107,19 @@ func TestReportsObjectStores(t *testing.T) {
 			return cfg
 		}
 	}
+	azblob := func(name string, unfenced bool) func(t *testing.T) config {
+		return func(t *testing.T) config {
+			cfg := defaults()
+			cfg.azblobContainer, cfg.azblobConnection, cfg.unfenced = name, testenv.AzuriteConnectionString(t), unfenced
+			return cfg
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		cfg  func(t *testing.T) config
 	}{
+		{"Azurite", azblob("fence-reports-fenced", false)},
+		{"Azurite unfenced", azblob("fence-reports-unfenced", true)},
 		{"MinIO", s3("fence-reports-fenced", false)},
 		{"MinIO unfenced", s3("fence-reports-unfenced", true)},
 		{"fake-gcs-server", gcs("fence-reports-fenced", false)},
@@ -162,6 +171,8 @@ func TestConflictingFlags(t *testing.T) {
 		want string
 	}{
 		{"two stores", func(c *config) { c.s3Bucket, c.gcsBucket = "a", "b" }, "not both"},
+		{"S3 and Azure", func(c *config) { c.s3Bucket, c.azblobContainer = "a", "b" }, "not both"},
+		{"Azure without credentials", func(c *config) { c.azblobContainer = "reports" }, "AZURE_STORAGE_CONNECTION_STRING"},
 		{"two lockers", func(c *config) { c.postgres, c.dynamoTable = "postgres://x", "t" }, "not both"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

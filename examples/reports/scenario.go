@@ -24,6 +24,7 @@ type config struct {
 	s3Bucket, s3Endpoint               string
 	awsAccessKey, awsSecretKey         string
 	gcsBucket, gcsEndpoint, gcsProject string
+	azblobContainer, azblobConnection  string
 }
 
 // jobs is the queue. The scheduler submitted some reports twice; the first

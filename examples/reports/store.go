@@ -11,11 +11,16 @@ import (
 	"time"
 
 	"cloud.google.com/go/storage"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/fencekit/fence"
+	fenceazblob "github.com/fencekit/fence/resources/azblob"
 	fencegcs "github.com/fencekit/fence/resources/gcs"
 	memres "github.com/fencekit/fence/resources/memory"
 	fences3 "github.com/fencekit/fence/resources/s3"
@@ -146,6 +151,53 @@ func (g *gcsStore) read(ctx context.Context, name string) ([]byte, fence.Token, 
 	defer r.Close()
 	body, err := io.ReadAll(r)
 	return body, r.Token, err
+}
+
+// azblobStore uploads through resources/azblob: the token in the blob's
+// metadata, the write conditional on the ETag whose token was checked.
+type azblobStore struct {
+	client   *container.Client
+	res      *fence.Resource
+	unfenced bool
+}
+
+// newAzblobStore writes into the container of client, creating it when it
+// does not exist.
+func newAzblobStore(ctx context.Context, client *container.Client, unfenced bool) (*azblobStore, error) {
+	res, err := fenceazblob.New(client, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.Create(ctx); err != nil {
+		return nil, err
+	}
+	return &azblobStore{client: client, res: res, unfenced: unfenced}, nil
+}
+
+func (a *azblobStore) upload(ctx context.Context, name string, token fence.Token, csv []byte) error {
+	if a.unfenced {
+		// Control run: a plain Put Blob with the token in the metadata, no
+		// condition.
+		tok, id := token.String(), randomID()+randomID()
+		ct := "text/csv"
+		_, err := a.client.NewBlockBlobClient(name).Upload(ctx, streaming.NopCloser(bytes.NewReader(csv)), &blockblob.UploadOptions{
+			Metadata:    map[string]*string{fenceazblob.MetaToken: &tok, fenceazblob.MetaWriteID: &id},
+			HTTPHeaders: &blob.HTTPHeaders{BlobContentType: &ct},
+		})
+		return err
+	}
+	_, err := fenceazblob.PutBlob(ctx, a.res, name, token, bytes.NewReader(csv), &fenceazblob.PutOptions{ContentType: "text/csv"})
+	return err
+}
+
+func (a *azblobStore) read(ctx context.Context, name string) ([]byte, fence.Token, error) {
+	b, err := fenceazblob.GetBlob(ctx, a.res, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer b.Body.Close()
+	body, err := io.ReadAll(b.Body)
+	return body, b.Token, err
 }
 
 // randomID returns 64 random bits in hex.

@@ -28,6 +28,7 @@ func TestPrivateEmulatorsKeepData(t *testing.T) {
 		{DynamoResource, dynaliteSpec, func(t testing.TB) { testenv.DynaliteCommand(t) }},
 		{S3Resource, minioSpec, func(t testing.TB) { testenv.MinIOBin(t); testenv.S3Credentials(t) }},
 		{GCSResource, fakeGCSSpec, func(t testing.TB) { testenv.FakeGCSBin(t); testenv.GCSEndpoint(t) }},
+		{AzblobResource, azuriteSpec, func(t testing.TB) { testenv.AzuriteBin(t); testenv.AzuriteConnectionString(t) }},
 	}
 	for _, tt := range resources {
 		t.Run(tt.spec.name, func(t *testing.T) {
@@ -161,6 +162,7 @@ func TestPrivateEmulatorsRestartUnderWrites(t *testing.T) {
 		{DynamoResource, dynaliteSpec, func(t testing.TB) { testenv.DynaliteCommand(t) }},
 		{S3Resource, minioSpec, func(t testing.TB) { testenv.MinIOBin(t); testenv.S3Credentials(t) }},
 		{GCSResource, fakeGCSSpec, func(t testing.TB) { testenv.FakeGCSBin(t); testenv.GCSEndpoint(t) }},
+		{AzblobResource, azuriteSpec, func(t testing.TB) { testenv.AzuriteBin(t); testenv.AzuriteConnectionString(t) }},
 	}
 	for _, tt := range resources {
 		t.Run(tt.spec.name, func(t *testing.T) {

@@ -172,7 +172,7 @@ func Pairs() []Pair {
 		{DynamoTrustedLocker, S3Resource},
 		{GCSLocker, GCSResource},
 		{GCSTrustedLocker, MemoryResource},
-		{AzblobLocker, S3Resource},
+		{AzblobLocker, AzblobResource},
 		{S3Locker, S3Resource},
 		{EtcdLocker, EtcdResource},
 		{RedisLocker, RedisResource},

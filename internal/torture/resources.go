@@ -2,10 +2,15 @@ package torture
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/fencekit/fence"
+	resazblob "github.com/fencekit/fence/resources/azblob"
 	resmemory "github.com/fencekit/fence/resources/memory"
 	ress3 "github.com/fencekit/fence/resources/s3"
 )
@@ -51,6 +56,14 @@ var (
 		Unfenced: openS3Unfenced,
 	}
 
+	// AzblobResource is resources/azblob on Azurite; its control run
+	// uses its Unfenced option.
+	AzblobResource = ResourceKind{
+		Name: "azblob", Env: azblobEnv,
+		URL:      azblobURL("values"),
+		Unfenced: openAzblobUnfenced,
+	}
+
 	// GCSResource is resources/gcs on fake-gcs-server.
 	GCSResource = ResourceKind{
 		Name: "gcs", Env: gcsResourceEnv,
@@ -89,6 +102,28 @@ func openS3Unfenced(ctx context.Context, s *Stage, _, clean string) (work, check
 			return nil, nil, err
 		}
 		if rs[i], err = ress3.New(c, bucket, opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	return rs[0], rs[1], nil
+}
+
+// openAzblobUnfenced opens the container of clean (an azblobURL) with
+// resources/azblob's Unfenced option, through the stage's faults and
+// without: the URL opener makes the container client, which As hands
+// over.
+func openAzblobUnfenced(ctx context.Context, s *Stage, _, clean string) (work, check resource, err error) {
+	var rs [2]resource
+	for i, hc := range [2]*http.Client{s.HTTPClient(), s.CleanHTTPClient()} {
+		r, err := fence.OpenResource(ctx, clean, &fence.OpenOptions{HTTPClient: hc})
+		if err != nil {
+			return nil, nil, err
+		}
+		var c *container.Client
+		if !r.As(&c) {
+			return nil, nil, fmt.Errorf("torture: %s gives no container client", clean)
+		}
+		if rs[i], err = resazblob.New(c, &resazblob.Options{Unfenced: true}); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -1,0 +1,114 @@
+package azblob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+
+	"github.com/fencekit/fence/driver"
+)
+
+// responseOf returns the service's answer in err, or nil when err carries
+// none (the request failed in transport or was never sent).
+func responseOf(err error) *azcore.ResponseError {
+	if re, ok := errors.AsType[*azcore.ResponseError](err); ok {
+		return re
+	}
+	return nil
+}
+
+// isCode reports whether err is an answer of the service with one of
+// codes.
+func isCode(err error, codes ...bloberror.Code) bool { return bloberror.HasCode(err, codes...) }
+
+// isNotFound reports an answer that the blob does not exist. A missing
+// container is not a missing blob.
+func isNotFound(err error) bool {
+	re := responseOf(err)
+	return re != nil && re.StatusCode == http.StatusNotFound && !isCode(err, bloberror.ContainerNotFound)
+}
+
+// lostRace reports that a conditional write failed because the blob
+// changed since it was read: 412 ConditionNotMet (If-Match on another
+// ETag, or If-None-Match: * on a blob that exists), or 409
+// BlobAlreadyExists (Azure's answer to If-None-Match: * on Put Blob).
+func lostRace(err error) bool {
+	re := responseOf(err)
+	if re == nil {
+		return false
+	}
+	switch re.StatusCode {
+	case http.StatusPreconditionFailed:
+		return isCode(err, bloberror.ConditionNotMet) || re.ErrorCode == ""
+	case http.StatusConflict:
+		return isCode(err, bloberror.BlobAlreadyExists)
+	}
+	return false
+}
+
+// ambiguous reports an error after which a write may have been applied:
+// no answer at all, or a server error (Azure's 500 OperationTimedOut
+// says the operation "may or may not have succeeded").
+func ambiguous(err error) bool {
+	re := responseOf(err)
+	return re == nil || re.StatusCode >= 500
+}
+
+// serviceError is an answer of the service told in one line: the HTTP
+// status and Azure's error code. The SDK's *azcore.ResponseError prints a
+// multi-line dump of the request and the response instead. Unwrap
+// returns the SDK's error, so errors.As and bloberror.HasCode reach it.
+type serviceError struct{ err *azcore.ResponseError }
+
+func (e *serviceError) Error() string {
+	code := e.err.ErrorCode
+	if code == "" {
+		code = "no error code"
+	}
+	status := strconv.Itoa(e.err.StatusCode)
+	if text := http.StatusText(e.err.StatusCode); text != "" {
+		status += " " + text
+	}
+	return fmt.Sprintf("azure: %s: %s", status, code)
+}
+
+func (e *serviceError) Unwrap() error { return e.err }
+
+// oneLine returns err with an *azcore.ResponseError at its top wrapped in
+// a serviceError, and any other error unchanged. A ContainerNotFound
+// answer also matches fence.ErrStoreMissing.
+func oneLine(err error) error {
+	re, ok := err.(*azcore.ResponseError)
+	if !ok {
+		return err
+	}
+	if bloberror.HasCode(re, bloberror.ContainerNotFound) {
+		return driver.StoreMissing(fmt.Errorf("%w (create the container with Create)", &serviceError{err: re}))
+	}
+	return &serviceError{err: re}
+}
+
+// ctxErr returns ctx's error with its cause, or nil while ctx is live.
+func ctxErr(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if c := context.Cause(ctx); c != nil && c != ctx.Err() {
+		return errors.Join(ctx.Err(), c)
+	}
+	return ctx.Err()
+}
+
+// withCtx returns err, joined with ctx's error when err does not match it
+// already, so that errors.Is(err, context.Canceled) holds after a cancel.
+func withCtx(ctx context.Context, err error) error {
+	if ce := ctx.Err(); ce != nil && !errors.Is(err, ce) {
+		return errors.Join(err, ce)
+	}
+	return err
+}

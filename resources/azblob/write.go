@@ -1,0 +1,251 @@
+package azblob
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/backoff"
+)
+
+// maxLost is how many writes in a row may fail without an answer (or with
+// a 5xx) before a write gives up and reports an unknown outcome.
+const maxLost = 5
+
+// PutResult describes an applied write.
+type PutResult struct {
+	// ETag is the ETag of the blob written.
+	ETag azcore.ETag
+	// WriteID is the random id recorded in the blob's MetaWriteID
+	// metadata.
+	WriteID string
+	// Attempts is the number of conditional writes (Put Blob or Put Block
+	// List) the package sent.
+	Attempts int
+	// Blocks is the number of blocks staged by the last attempt; 0 when
+	// the body went in one Put Blob.
+	Blocks int
+	// Reconciled is true when a write lost its answer and reading the blob
+	// back showed it had been applied.
+	Reconciled bool
+}
+
+// write is one fenced write: of a value, or of a tombstone.
+type write struct {
+	key         string // as the caller named it, for errors
+	name        string // the blob name: prefix + key
+	token       fence.Token
+	body        *body
+	contentType string
+	meta        map[string]string
+	headers     *blob.HTTPHeaders
+	tombstone   bool
+}
+
+// noRetries makes the SDK send a request once: its own retries would
+// resend a write after a lost answer and hide that the first may have
+// been applied.
+func noRetries(ctx context.Context) context.Context {
+	return policy.WithRetryOptions(ctx, policy.RetryOptions{MaxRetries: -1})
+}
+
+// write runs the fenced write loop: read the blob's token and ETag,
+// refuse a lower token, write on condition that the blob is still the one
+// read; on a lost race or a lost answer, read again and retry.
+func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
+	name, err := s.blobOf(w.key)
+	if err != nil {
+		return nil, err
+	}
+	w.name = name
+	if w.body == nil {
+		w.body = emptyBody() // a tombstone's
+	}
+	id := newWriteID()
+	res := &PutResult{WriteID: id}
+	var (
+		maybe       bool        // a write of this call may have been applied
+		conditioned azcore.ETag // the ETag that write was conditioned on
+		lastErr     error       // the error of that write
+		lost        int         // writes in a row without an answer
+	)
+	unknown := func(err error, highest fence.Token) error {
+		if !maybe {
+			return err
+		}
+		return &fence.UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
+	}
+	for n := 0; ; n++ {
+		if n > 0 {
+			if err := pause(ctx, s.backoff.Delay(n)); err != nil {
+				return nil, unknown(errors.Join(err, lastErr), 0)
+			}
+		}
+		st, err := s.head(ctx, w.key, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, unknown(withCtx(ctx, err), 0)
+			}
+			return nil, err
+		}
+		if maybe && st.exists && st.writeID == id && st.token == w.token && st.etag != conditioned {
+			res.ETag, res.Reconciled = st.etag, true
+			return res, nil
+		}
+		if !s.unfenced && w.token < st.token {
+			if maybe {
+				// Ours may have been applied and then overtaken: a stale
+				// token would be a false refusal.
+				return nil, unknown(lastErr, st.token)
+			}
+			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.token}
+		}
+		if w.tombstone && !s.unfenced && st.tombstone && st.token == w.token {
+			res.ETag = st.etag // already deleted with this token: nothing to write
+			return res, nil
+		}
+		etag, blocks, err := s.putOnce(ctx, w, id, st)
+		res.Blocks = blocks
+		if na, ok := errors.AsType[notApplied](err); ok {
+			// A staged block failed: the blob is as it was.
+			switch {
+			case ctx.Err() != nil:
+				return nil, unknown(withCtx(ctx, oneLine(na.err)), 0)
+			case !ambiguous(na.err):
+				return nil, oneLine(na.err)
+			}
+			lastErr = na.err
+			continue
+		}
+		res.Attempts++
+		if err == nil {
+			res.ETag = etag
+			return res, nil
+		}
+		switch {
+		case lostRace(err), st.exists && isNotFound(err):
+			// Not applied. 404: the blob read was deleted since.
+			lost = 0
+			if ctx.Err() != nil {
+				return nil, unknown(withCtx(ctx, err), 0)
+			}
+		case ctx.Err() != nil || ambiguous(err):
+			maybe, conditioned, lastErr = true, st.etag, err
+			if ctx.Err() != nil {
+				return nil, unknown(withCtx(ctx, oneLine(err)), 0)
+			}
+			if lost++; lost >= maxLost {
+				return nil, unknown(oneLine(err), 0)
+			}
+		default:
+			return nil, oneLine(err)
+		}
+	}
+}
+
+// conditions returns the access conditions of a write over st: If-Match
+// on its ETag, or If-None-Match: * when there was no blob; none when
+// unfenced.
+func (s *store) conditions(st state) *blob.AccessConditions {
+	if s.unfenced {
+		return nil
+	}
+	m := &blob.ModifiedAccessConditions{}
+	if st.exists {
+		etag := st.etag
+		m.IfMatch = &etag
+	} else {
+		anyTag := azcore.ETagAny
+		m.IfNoneMatch = &anyTag
+	}
+	return &blob.AccessConditions{ModifiedAccessConditions: m}
+}
+
+// putOnce sends one conditional write of w over st: a Put Blob, or for
+// a body longer than MaxSinglePut, staged blocks and one Put Block List.
+// It returns the new ETag and the number of blocks staged.
+func (s *store) putOnce(ctx context.Context, w *write, id string, st state) (azcore.ETag, int, error) {
+	md := formatMeta(w.meta, meta{token: w.token, writeID: id, tombstone: w.tombstone})
+	headers := w.headers
+	if w.contentType != "" {
+		h := blob.HTTPHeaders{}
+		if headers != nil {
+			h = *headers
+		}
+		h.BlobContentType = &w.contentType
+		headers = &h
+	}
+	bb := s.c.NewBlockBlobClient(w.name)
+	if w.body.size <= s.singlePut {
+		resp, err := bb.Upload(noRetries(ctx), w.body.section(0, w.body.size), &blockblob.UploadOptions{
+			Metadata: md, HTTPHeaders: headers, AccessConditions: s.conditions(st),
+		})
+		if err != nil {
+			return "", 0, err
+		}
+		return etagOf(resp.ETag), 0, nil
+	}
+	// Blocks staged do not change the blob or its ETag; only the commit
+	// does, under the condition. Their ids are new on every attempt, so
+	// blocks of another writer to the same blob never mix with ours.
+	nblocks := (w.body.size + s.blockSize - 1) / s.blockSize
+	if nblocks > maxBlocks {
+		return "", 0, &fence.InvalidError{Field: "body", Reason: fmt.Sprintf("%d bytes need %d blocks of BlockSize %d, more than Azure's %d", w.body.size, nblocks, s.blockSize, maxBlocks)}
+	}
+	attempt := newWriteID()
+	ids := make([]string, 0, nblocks)
+	for off := int64(0); off < w.body.size; off += s.blockSize {
+		n := min(s.blockSize, w.body.size-off)
+		bid := encodeBlockID(fmt.Sprintf("%s-%06d", attempt, len(ids)))
+		if _, err := bb.StageBlock(ctx, bid, w.body.section(off, n), nil); err != nil {
+			// Nothing is committed: the blob is as it was.
+			return "", len(ids), notApplied{err}
+		}
+		ids = append(ids, bid)
+	}
+	resp, err := bb.CommitBlockList(noRetries(ctx), ids, &blockblob.CommitBlockListOptions{
+		Metadata: md, HTTPHeaders: headers, AccessConditions: s.conditions(st),
+	})
+	if err != nil {
+		return "", len(ids), err
+	}
+	return etagOf(resp.ETag), len(ids), nil
+}
+
+// notApplied marks an error of a request that cannot have changed the
+// blob (a staged block): the write loop reports it as it is, or after a
+// transport failure retries it, but never counts it as a lost answer.
+type notApplied struct{ err error }
+
+func (e notApplied) Error() string { return e.err.Error() }
+func (e notApplied) Unwrap() error { return e.err }
+
+// emptyBody is the body of a tombstone.
+func emptyBody() *body { return &body{r: bytes.NewReader(nil)} }
+
+func etagOf(p *azcore.ETag) azcore.ETag {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// pause waits d before the next attempt, or until ctx is done.
+func pause(ctx context.Context, d time.Duration) error {
+	if backoff.Sleep(ctx, d) != nil {
+		return ctxErr(ctx)
+	}
+	return nil
+}
+
+// encodeBlockID returns the base64 block id of id.
+func encodeBlockID(id string) string { return base64.StdEncoding.EncodeToString([]byte(id)) }
