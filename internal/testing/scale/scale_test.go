@@ -53,6 +53,8 @@ func tooBig(store string, n int) string {
 		return "Azurite takes about 20 acquisitions a second with 32 in flight (1,000 in 54 s, some timing out): 10,000 would take about 9 minutes"
 	case "gcs-clock-free", "gcs-trusted-clock":
 		return "fake-gcs-server renews about 300 leases a second (a round of 1,000 takes over 3 s): a round of 10,000 would outlast the 27 s safety deadline of a 30 s lease, from the emulator's speed alone (extrapolated, not measured)"
+	case "s3-clock-free", "s3-trusted-clock":
+		return "measured once on MinIO (2026-12-05): acquiring 10,000 leases took 75 s, a round of renewals 17 s, and 3,593 of 10,000 leases were lost; 1,000 leases: rounds of 2.1 s, none lost"
 	case "dynamo-clock-free", "dynamo-trusted-clock":
 		return "dynalite takes 4.5 to 9 s to acquire 1,000 leases and renews about 700 a second: 10,000 would take 2 to 3 minutes to acquire and 15 s a round"
 	}
