@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/objlock/objlocktest"
 )
 
 // A record corrupted by hand is refused by every method with a
@@ -15,14 +16,14 @@ import (
 func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t)
-	for _, tc := range badRecords {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range objlocktest.BadRecords {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			holder := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
-			key := tc.name
+			key := tc.Name
 			lease := acquire(t, holder, key, MinTTL*10)
 			name := holder.object(key)
-			gen := writeRaw(t, bucket, name, []byte(tc.data))
+			gen := writeRaw(t, bucket, name, []byte(tc.Data))
 			stranger := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
 			for _, l := range []struct {
 				who string

@@ -91,7 +91,7 @@ func newSeenLocker(t testing.TB, bucket *storage.BucketHandle, opts *Options, ob
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.Clock()})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
