@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/objlock/objlocktest"
 )
 
 // A record corrupted by hand is refused by every method with a
@@ -18,14 +19,14 @@ import (
 func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t)
-	for _, tc := range badRecords {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range objlocktest.BadRecords {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
 			holder := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
-			key := tc.name
+			key := tc.Name
 			lease := acquire(t, holder, key, MinTTL*10)
 			name := holder.object(key)
-			etag := writeRaw(t, bucket, name, []byte(tc.data))
+			etag := writeRaw(t, bucket, name, []byte(tc.Data))
 			stranger := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
 			for _, l := range []struct {
 				who string

@@ -152,7 +152,7 @@ func newSeenLocker(t testing.TB, client *s3.Client, bucket string, opts *Options
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.Clock()})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

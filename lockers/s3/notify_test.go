@@ -84,10 +84,10 @@ func TestLockWokenByExpiry(t *testing.T) {
 // wantNoProbes fails the test if d still probes a key once no Lock waits.
 func wantNoProbes(t *testing.T, d *store) {
 	t.Helper()
-	if d.probe == nil {
+	if d.Prober() == nil {
 		return
 	}
-	if n := d.probe.Keys(); n != 0 {
+	if n := d.Prober().Keys(); n != 0 {
 		t.Errorf("%d keys still probed after the waits ended", n)
 	}
 }
