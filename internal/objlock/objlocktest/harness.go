@@ -1,0 +1,103 @@
+package objlocktest
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/probe"
+)
+
+// Harness is what a backend's tests give the shared tests: fresh buckets
+// on its emulator, Lockers on them, and raw access to their objects.
+type Harness struct {
+	// MinTTL is the backend's MinTTL.
+	MinTTL time.Duration
+	// Version names a version of an object in messages ("generation",
+	// "ETag").
+	Version string
+	// NewBucket returns the name of a new, empty bucket, removed when
+	// the test ends.
+	NewBucket func(t *testing.T) string
+	// NewLocker returns a Locker on bucket, as New makes it, whose
+	// requests go through rt (nil: directly), with o set on the
+	// backend's options.
+	NewLocker func(t *testing.T, bucket string, rt http.RoundTripper, o Options) *Locker
+	// WriteRaw writes data as object name of bucket, unconditionally, as
+	// an operator (or a bug) would, and returns its version.
+	WriteRaw func(t *testing.T, bucket, name string, data []byte) string
+	// VersionOf returns the version of object name of bucket, "" if
+	// absent.
+	VersionOf func(t *testing.T, bucket, name string) string
+}
+
+// Options are the backend's options that the shared tests set.
+type Options struct {
+	Prefix        string
+	Clock         fence.Clock
+	TrustedClock  bool
+	MaxClockSkew  time.Duration
+	Backoff       time.Duration
+	ProbeInterval time.Duration
+}
+
+// Notifier is the store under a Locker, as the probe tests see it.
+type Notifier interface {
+	driver.ReleaseNotifier
+	Prober() *probe.Prober
+}
+
+// Locker is a Locker with what the shared tests look at under it.
+type Locker struct {
+	*fence.Locker
+	// Store is the driver under the Locker.
+	Store Notifier
+	// Object returns the name of the object that holds key's record.
+	Object func(key string) string
+}
+
+// fakeOptions returns options with clock and fast retries.
+func fakeOptions(clock fence.Clock) Options {
+	return Options{Clock: clock, Backoff: time.Millisecond}
+}
+
+// counter counts the requests that pass through it.
+type counter struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(req)
+}
+
+// caller is what acquire and inspect call.
+type caller interface {
+	Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error)
+	Inspect(ctx context.Context, key string) (fence.LockInfo, error)
+}
+
+// acquire takes key with l and fails the test on error.
+func acquire(t *testing.T, l caller, key string, ttl time.Duration) fence.Lease {
+	t.Helper()
+	lease, err := l.Acquire(t.Context(), key, ttl, nil)
+	if err != nil {
+		t.Fatalf("Acquire(%q): %v", key, err)
+	}
+	return lease
+}
+
+// inspect describes key with l and fails the test on error.
+func inspect(t *testing.T, l caller, key string) fence.LockInfo {
+	t.Helper()
+	info, err := l.Inspect(t.Context(), key)
+	if err != nil {
+		t.Fatalf("Inspect(%q): %v", key, err)
+	}
+	return info
+}

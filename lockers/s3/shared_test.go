@@ -1,0 +1,39 @@
+package s3
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/fencekit/fence/internal/objlock/objlocktest"
+)
+
+// objHarness runs the tests that lockers/gcs shares against MinIO.
+var objHarness = objlocktest.Harness{
+	MinTTL:    MinTTL,
+	Version:   "ETag",
+	NewBucket: func(t *testing.T) string { return newBucket(t) },
+	NewLocker: func(t *testing.T, bucket string, rt http.RoundTripper, o objlocktest.Options) *objlocktest.Locker {
+		l := newLocker(t, bucket, rt, &Options{
+			Prefix: o.Prefix, Clock: o.Clock, TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew,
+			Backoff: o.Backoff, ProbeInterval: o.ProbeInterval,
+		})
+		return &objlocktest.Locker{Locker: l.Locker, Store: l.d, Object: l.object}
+	},
+	WriteRaw:  writeRaw,
+	VersionOf: etagOf,
+}
+
+func TestExpiry(t *testing.T) {
+	t.Parallel()
+	objlocktest.RunExpiry(t, objHarness)
+}
+
+func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
+	t.Parallel()
+	objlocktest.RunCorrupt(t, objHarness)
+}
+
+func TestNotify(t *testing.T) {
+	t.Parallel()
+	objlocktest.RunNotify(t, objHarness)
+}
