@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,73 +162,9 @@ func isUpload(req *http.Request) bool {
 	return req.Method == http.MethodPost && strings.Contains(req.URL.Path, "/upload/")
 }
 
-// faults answers some requests itself, around the real emulator: each
-// upload first takes a verdict from plan (nil: pass).
-type faults struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	plan func(n int) fault // n counts uploads from 1
-	n    int
-	// before, when set, runs before upload n is forwarded: another
-	// writer's step, so that a race goes a known way.
-	before func(n int)
-}
-
-type fault int
-
-const (
-	pass        fault = iota
-	throttle          // answer 429 without forwarding: not applied
-	drop              // forward, then lose the response: applied, unknown
-	lose              // fail before forwarding: not applied, unknown
-	unavailable       // forward, then answer 503: applied, unknown
-)
-
-func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !isUpload(req) {
-		return f.next.RoundTrip(req)
-	}
-	f.mu.Lock()
-	f.n++
-	v := pass
-	if f.plan != nil {
-		v = f.plan(f.n)
-	}
-	n, before := f.n, f.before
-	f.mu.Unlock()
-	if before != nil {
-		before(n)
-	}
-	switch v {
-	case throttle:
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return errorResponse(req, http.StatusTooManyRequests, "The object exceeded the rate limit for object mutation operations (injected by the test)."), nil
-	case unavailable:
-		resp, err := f.next.RoundTrip(req)
-		if err != nil {
-			return nil, err
-		}
-		_ = resp.Body.Close()
-		return errorResponse(req, http.StatusServiceUnavailable, "Backend unavailable (injected by the test after forwarding)."), nil
-	case drop:
-		resp, err := f.next.RoundTrip(req)
-		if err == nil {
-			_ = resp.Body.Close()
-		}
-		return nil, errors.New("connection reset (response dropped by the test)")
-	case lose:
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, errors.New("connection reset (request dropped by the test)")
-	}
-	return f.next.RoundTrip(req)
-}
-
-// errorResponse returns an answer of Cloud Storage's JSON API with code.
-func errorResponse(req *http.Request, code int, msg string) *http.Response {
+// errorResponse returns an answer of Cloud Storage's JSON API with code
+// (its JSON errors carry no error code: errCode is not sent).
+func errorResponse(req *http.Request, code int, _, msg string) *http.Response {
 	body := fmt.Sprintf(`{"error":{"code":%d,"message":%q}}`, code, msg)
 	return &http.Response{
 		StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,

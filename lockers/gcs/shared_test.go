@@ -1,8 +1,11 @@
 package gcs
 
 import (
+	"errors"
 	"net/http"
 	"testing"
+
+	"google.golang.org/api/googleapi"
 
 	"github.com/fencekit/fence/internal/objlock/objlocktest"
 )
@@ -15,7 +18,7 @@ var objHarness = objlocktest.Harness{
 	NewLocker: func(t *testing.T, bucket string, rt http.RoundTripper, o objlocktest.Options) *objlocktest.Locker {
 		l := newLocker(t, bucket, rt, &Options{
 			Prefix: o.Prefix, Clock: o.Clock, TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew,
-			Backoff: o.Backoff, ProbeInterval: o.ProbeInterval,
+			MaxAttempts: o.MaxAttempts, Backoff: o.Backoff, ProbeInterval: o.ProbeInterval,
 		})
 		return &objlocktest.Locker{Locker: l.Locker, Store: l.d, Object: l.object}
 	},
@@ -28,6 +31,16 @@ var objHarness = objlocktest.Harness{
 		}
 		return ""
 	},
+	IsWrite:       isUpload,
+	ErrorResponse: errorResponse,
+	StatusOf: func(err error) int {
+		if ge, ok := errors.AsType[*googleapi.Error](err); ok {
+			return ge.Code
+		}
+		return 0
+	},
+	// The first read of a missing object also asks for the bucket.
+	FirstReads: 2,
 }
 
 func TestExpiry(t *testing.T) {
@@ -43,4 +56,9 @@ func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
 func TestNotify(t *testing.T) {
 	t.Parallel()
 	objlocktest.RunNotify(t, objHarness)
+}
+
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	objlocktest.RunFaults(t, objHarness)
 }

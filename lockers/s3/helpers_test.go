@@ -3,12 +3,10 @@ package s3
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -235,82 +233,6 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (c *counter) total() int64 { return c.gets.Load() + c.puts.Load() + c.others.Load() }
-
-// faults answers some requests itself, around MinIO: each PUT first takes
-// a verdict from plan (nil: pass).
-type faults struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	plan func(n int) fault // n counts PUTs from 1
-	n    int
-	// before, when set, runs before PUT n is forwarded: another
-	// writer's step, so that a race goes a known way.
-	before func(n int)
-}
-
-type fault int
-
-const (
-	pass        fault = iota
-	throttle          // answer 429 without forwarding: not applied
-	slowDown          // answer 503 SlowDown without forwarding: not applied, unknown
-	drop              // forward, then lose the response: applied, unknown
-	lose              // fail before forwarding: not applied, unknown
-	unavailable       // forward, then answer 500: applied, unknown
-	conflict          // answer 409 ConditionalRequestConflict without forwarding
-)
-
-func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodPut {
-		return f.next.RoundTrip(req)
-	}
-	f.mu.Lock()
-	f.n++
-	v := pass
-	if f.plan != nil {
-		v = f.plan(f.n)
-	}
-	n, before := f.n, f.before
-	f.mu.Unlock()
-	if before != nil {
-		before(n)
-	}
-	discard := func() {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-	}
-	switch v {
-	case throttle:
-		discard()
-		return errorResponse(req, http.StatusTooManyRequests, "TooManyRequests", "injected by the test"), nil
-	case slowDown:
-		discard()
-		return errorResponse(req, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate (injected by the test)."), nil
-	case conflict:
-		discard()
-		return errorResponse(req, http.StatusConflict, "ConditionalRequestConflict", "A conflicting conditional operation is currently in progress (injected by the test)."), nil
-	case unavailable:
-		resp, err := f.next.RoundTrip(req)
-		if err != nil {
-			return nil, err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		return errorResponse(req, http.StatusInternalServerError, "InternalError", "injected by the test after forwarding"), nil
-	case drop:
-		resp, err := f.next.RoundTrip(req)
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-		}
-		return nil, errors.New("connection reset (response dropped by the test)")
-	case lose:
-		discard()
-		return nil, errors.New("connection reset (request dropped by the test)")
-	}
-	return f.next.RoundTrip(req)
-}
 
 // errorResponse returns an S3 error answer with status and code.
 func errorResponse(req *http.Request, status int, code, msg string) *http.Response {

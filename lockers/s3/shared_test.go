@@ -15,12 +15,17 @@ var objHarness = objlocktest.Harness{
 	NewLocker: func(t *testing.T, bucket string, rt http.RoundTripper, o objlocktest.Options) *objlocktest.Locker {
 		l := newLocker(t, bucket, rt, &Options{
 			Prefix: o.Prefix, Clock: o.Clock, TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew,
-			Backoff: o.Backoff, ProbeInterval: o.ProbeInterval,
+			MaxAttempts: o.MaxAttempts, Backoff: o.Backoff, ProbeInterval: o.ProbeInterval,
 		})
 		return &objlocktest.Locker{Locker: l.Locker, Store: l.d, Object: l.object}
 	},
-	WriteRaw:  writeRaw,
-	VersionOf: etagOf,
+	WriteRaw:      writeRaw,
+	VersionOf:     etagOf,
+	IsWrite:       func(req *http.Request) bool { return req.Method == http.MethodPut },
+	ErrorResponse: errorResponse,
+	StatusOf:      statusOf,
+	FirstReads:    1,
+	Creates:       true,
 }
 
 func TestExpiry(t *testing.T) {
@@ -36,4 +41,9 @@ func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
 func TestNotify(t *testing.T) {
 	t.Parallel()
 	objlocktest.RunNotify(t, objHarness)
+}
+
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	objlocktest.RunFaults(t, objHarness)
 }

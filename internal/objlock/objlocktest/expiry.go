@@ -44,7 +44,7 @@ func wantHeld(t *testing.T, h Harness, l *Locker, key string, holder fence.Lease
 func expiryClockFreeTakeoverNeedsAFullLeaseOfWatching(t *testing.T, h Harness) {
 	bucket := h.NewBucket(t)
 	clock := clocktest.New(time.Now())
-	counted := &counter{next: http.DefaultTransport}
+	counted := &Counter{Next: http.DefaultTransport, IsWrite: h.IsWrite}
 	holder := h.NewLocker(t, bucket, counted, fakeOptions(clock))
 	contender := h.NewLocker(t, bucket, nil, fakeOptions(clock))
 	lease := acquire(t, holder, "k", h.MinTTL)
@@ -69,14 +69,14 @@ func expiryClockFreeTakeoverNeedsAFullLeaseOfWatching(t *testing.T, h Harness) {
 
 	// The holder's lease ran out on its own clock long ago: its Renew
 	// and Release fail without a request.
-	before := counted.n.Load()
+	before := counted.Total()
 	if _, err := holder.Renew(t.Context(), lease); !errors.Is(err, fence.ErrNotHeld) {
 		t.Fatalf("Renew of a lease past its ValidUntil returned %v; want ErrNotHeld", err)
 	}
 	if err := holder.Release(t.Context(), lease); !errors.Is(err, fence.ErrNotHeld) {
 		t.Fatalf("Release of a lease past its ValidUntil returned %v; want ErrNotHeld", err)
 	}
-	if n := counted.n.Load() - before; n != 0 {
+	if n := counted.Total() - before; n != 0 {
 		t.Fatalf("Renew and Release of an expired lease made %d requests; want none", n)
 	}
 	if info := inspect(t, holder, "k"); !info.Held || info.Owner != next.Owner {

@@ -33,6 +33,19 @@ type Harness struct {
 	// VersionOf returns the version of object name of bucket, "" if
 	// absent.
 	VersionOf func(t *testing.T, bucket, name string) string
+	// IsWrite reports whether req writes an object.
+	IsWrite func(req *http.Request) bool
+	// ErrorResponse returns the store's answer to req refusing it with
+	// status, error code and message.
+	ErrorResponse func(req *http.Request, status int, code, msg string) *http.Response
+	// StatusOf returns the HTTP status of the store's answer in err, 0
+	// when err holds none.
+	StatusOf func(err error) int
+	// FirstReads is how many requests other than writes a Locker's first
+	// Acquire of a key in a new bucket makes.
+	FirstReads int64
+	// Creates says the Lockers of NewLocker have a Create.
+	Creates bool
 }
 
 // Options are the backend's options that the shared tests set.
@@ -41,6 +54,7 @@ type Options struct {
 	Clock         fence.Clock
 	TrustedClock  bool
 	MaxClockSkew  time.Duration
+	MaxAttempts   int
 	Backoff       time.Duration
 	ProbeInterval time.Duration
 }
@@ -65,16 +79,25 @@ func fakeOptions(clock fence.Clock) Options {
 	return Options{Clock: clock, Backoff: time.Millisecond}
 }
 
-// counter counts the requests that pass through it.
-type counter struct {
-	next http.RoundTripper
-	n    atomic.Int64
+// Counter counts the requests that pass through it to Next: the writes
+// of objects (Harness.IsWrite) and the others.
+type Counter struct {
+	Next          http.RoundTripper
+	IsWrite       func(*http.Request) bool
+	Writes, Other atomic.Int64
 }
 
-func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return c.next.RoundTrip(req)
+func (c *Counter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if c.IsWrite(req) {
+		c.Writes.Add(1)
+	} else {
+		c.Other.Add(1)
+	}
+	return c.Next.RoundTrip(req)
 }
+
+// Total returns the number of requests counted.
+func (c *Counter) Total() int64 { return c.Writes.Load() + c.Other.Load() }
 
 // caller is what acquire and inspect call.
 type caller interface {
