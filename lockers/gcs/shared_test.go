@@ -10,7 +10,7 @@ import (
 	"github.com/fencekit/fence/internal/objlock/objlocktest"
 )
 
-// objHarness runs the tests that lockers/s3 shares against the emulator.
+// objHarness runs objlocktest's tests against fake-gcs-server.
 var objHarness = objlocktest.Harness{
 	MinTTL:    MinTTL,
 	Version:   "generation",
@@ -43,22 +43,8 @@ var objHarness = objlocktest.Harness{
 	FirstReads: 2,
 }
 
-func TestExpiry(t *testing.T) {
+// TestShared runs the tests that lockers/gcs and lockers/s3 share.
+func TestShared(t *testing.T) {
 	t.Parallel()
-	objlocktest.RunExpiry(t, objHarness)
-}
-
-func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
-	t.Parallel()
-	objlocktest.RunCorrupt(t, objHarness)
-}
-
-func TestNotify(t *testing.T) {
-	t.Parallel()
-	objlocktest.RunNotify(t, objHarness)
-}
-
-func TestFaults(t *testing.T) {
-	t.Parallel()
-	objlocktest.RunFaults(t, objHarness)
+	objlocktest.Run(t, objHarness)
 }

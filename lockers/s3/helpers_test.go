@@ -19,6 +19,7 @@ import (
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/objlock/objlocktest"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -244,29 +245,9 @@ func errorResponse(req *http.Request, status int, code, msg string) *http.Respon
 	}
 }
 
-// caller is what acquire and inspect call: a *fence.Locker, or a
-// *testLocker.
-type caller interface {
-	Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error)
-	Inspect(ctx context.Context, key string) (fence.LockInfo, error)
-}
-
-// acquire takes key with l and fails the test on error.
-func acquire(t *testing.T, l caller, key string, ttl time.Duration) fence.Lease {
-	t.Helper()
-	lease, err := l.Acquire(t.Context(), key, ttl, nil)
-	if err != nil {
-		t.Fatalf("Acquire(%q): %v", key, err)
-	}
-	return lease
-}
-
-// inspect describes key with l and fails the test on error.
-func inspect(t *testing.T, l caller, key string) fence.LockInfo {
-	t.Helper()
-	info, err := l.Inspect(t.Context(), key)
-	if err != nil {
-		t.Fatalf("Inspect(%q): %v", key, err)
-	}
-	return info
-}
+// acquire and inspect take and describe a key and fail the test on
+// error.
+var (
+	acquire = objlocktest.Acquire
+	inspect = objlocktest.Inspect
+)

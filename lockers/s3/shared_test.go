@@ -7,7 +7,7 @@ import (
 	"github.com/fencekit/fence/internal/objlock/objlocktest"
 )
 
-// objHarness runs the tests that lockers/gcs shares against MinIO.
+// objHarness runs objlocktest's tests against MinIO.
 var objHarness = objlocktest.Harness{
 	MinTTL:    MinTTL,
 	Version:   "ETag",
@@ -28,22 +28,8 @@ var objHarness = objlocktest.Harness{
 	Creates:       true,
 }
 
-func TestExpiry(t *testing.T) {
+// TestShared runs the tests that lockers/gcs and lockers/s3 share.
+func TestShared(t *testing.T) {
 	t.Parallel()
-	objlocktest.RunExpiry(t, objHarness)
-}
-
-func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
-	t.Parallel()
-	objlocktest.RunCorrupt(t, objHarness)
-}
-
-func TestNotify(t *testing.T) {
-	t.Parallel()
-	objlocktest.RunNotify(t, objHarness)
-}
-
-func TestFaults(t *testing.T) {
-	t.Parallel()
-	objlocktest.RunFaults(t, objHarness)
+	objlocktest.Run(t, objHarness)
 }

@@ -19,7 +19,7 @@ func RunCorrupt(t *testing.T, h Harness) {
 			t.Parallel()
 			holder := h.NewLocker(t, bucket, nil, Options{Prefix: "corrupt/"})
 			key := tc.Name
-			lease := acquire(t, holder, key, h.MinTTL*10)
+			lease := Acquire(t, holder, key, h.MinTTL*10)
 			name := holder.Object(key)
 			version := h.WriteRaw(t, bucket, name, []byte(tc.Data))
 			stranger := h.NewLocker(t, bucket, nil, Options{Prefix: "corrupt/"})

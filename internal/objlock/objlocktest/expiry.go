@@ -47,7 +47,7 @@ func expiryClockFreeTakeoverNeedsAFullLeaseOfWatching(t *testing.T, h Harness) {
 	counted := &Counter{Next: http.DefaultTransport, IsWrite: h.IsWrite}
 	holder := h.NewLocker(t, bucket, counted, fakeOptions(clock))
 	contender := h.NewLocker(t, bucket, nil, fakeOptions(clock))
-	lease := acquire(t, holder, "k", h.MinTTL)
+	lease := Acquire(t, holder, "k", h.MinTTL)
 
 	// The first look starts the contender's wait, however old the lease.
 	clock.Advance(h.MinTTL / 2)
@@ -55,14 +55,14 @@ func expiryClockFreeTakeoverNeedsAFullLeaseOfWatching(t *testing.T, h Harness) {
 	wantHeld(t, h, contender, "k", lease, firstLook.Add(h.MinTTL))
 	clock.Advance(h.MinTTL - time.Nanosecond)
 	wantHeld(t, h, contender, "k", lease, firstLook.Add(h.MinTTL))
-	if info := inspect(t, contender, "k"); !info.Held {
+	if info := Inspect(t, contender, "k"); !info.Held {
 		t.Fatalf("Inspect a nanosecond before the watch ends = %+v; want held", info)
 	}
 	clock.Advance(time.Nanosecond)
-	if info := inspect(t, contender, "k"); info.Held || info.Token != lease.Token {
+	if info := Inspect(t, contender, "k"); info.Held || info.Token != lease.Token {
 		t.Fatalf("Inspect after a full lease of watching = %+v; want free with the old token", info)
 	}
-	next := acquire(t, contender, "k", h.MinTTL)
+	next := Acquire(t, contender, "k", h.MinTTL)
 	if next.Token != lease.Token+1 {
 		t.Fatalf("takeover token %d; want %d", next.Token, lease.Token+1)
 	}
@@ -79,7 +79,7 @@ func expiryClockFreeTakeoverNeedsAFullLeaseOfWatching(t *testing.T, h Harness) {
 	if n := counted.Total() - before; n != 0 {
 		t.Fatalf("Renew and Release of an expired lease made %d requests; want none", n)
 	}
-	if info := inspect(t, holder, "k"); !info.Held || info.Owner != next.Owner {
+	if info := Inspect(t, holder, "k"); !info.Held || info.Owner != next.Owner {
 		t.Fatalf("Inspect = %+v; want the key held by the new owner %q", info, next.Owner)
 	}
 }
@@ -91,7 +91,7 @@ func expiryHolderCountsItsLeaseFromTheSendTime(t *testing.T, h Harness) {
 	clock := clocktest.New(time.Now())
 	l := h.NewLocker(t, bucket, nil, fakeOptions(clock))
 	sent := clock.Now()
-	lease := acquire(t, l, "k", h.MinTTL)
+	lease := Acquire(t, l, "k", h.MinTTL)
 	if !lease.ValidUntil.Equal(sent.Add(h.MinTTL)) {
 		t.Fatalf("ValidUntil = %v; want the send time plus TTL, %v", lease.ValidUntil, sent.Add(h.MinTTL))
 	}
@@ -116,8 +116,8 @@ func expiryRenewRestartsTheWatch(t *testing.T, h Harness) {
 	clock := clocktest.New(time.Now())
 	holder := h.NewLocker(t, bucket, nil, fakeOptions(clock))
 	contender := h.NewLocker(t, bucket, nil, fakeOptions(clock))
-	lease := acquire(t, holder, "k", h.MinTTL)
-	inspect(t, contender, "k")
+	lease := Acquire(t, holder, "k", h.MinTTL)
+	Inspect(t, contender, "k")
 	start := clock.Now()
 	for clock.Now().Sub(start) <= 3*h.MinTTL {
 		// Renewals every 3/4 TTL, the contender looking in between: it
@@ -133,7 +133,7 @@ func expiryRenewRestartsTheWatch(t *testing.T, h Harness) {
 		wantHeld(t, h, contender, "k", lease, clock.Now().Add(h.MinTTL*3/4))
 	}
 	clock.Advance(h.MinTTL)
-	next := acquire(t, contender, "k", h.MinTTL)
+	next := Acquire(t, contender, "k", h.MinTTL)
 	if next.Token != lease.Token+1 {
 		t.Fatalf("takeover token %d; want %d", next.Token, lease.Token+1)
 	}
@@ -147,8 +147,8 @@ func expiryStaleWatchDoesNotTakeOverARenewedLease(t *testing.T, h Harness) {
 	clock := clocktest.New(time.Now())
 	holder := h.NewLocker(t, bucket, nil, fakeOptions(clock))
 	contender := h.NewLocker(t, bucket, nil, fakeOptions(clock))
-	lease := acquire(t, holder, "k", h.MinTTL)
-	inspect(t, contender, "k")
+	lease := Acquire(t, holder, "k", h.MinTTL)
+	Inspect(t, contender, "k")
 	clock.Advance(h.MinTTL / 2)
 	lease, err := holder.Renew(t.Context(), lease)
 	if err != nil {
@@ -168,13 +168,13 @@ func expiryTrustedClockTakesOverAfterExpiryPlusSkew(t *testing.T, h Harness) {
 		return h.NewLocker(t, bucket, nil, o)
 	}
 	holder := trusted()
-	lease := acquire(t, holder, "k", h.MinTTL)
+	lease := Acquire(t, holder, "k", h.MinTTL)
 	clock.Advance(h.MinTTL)
 	// Within the skew allowance: still held, expiry unknown.
 	wantHeld(t, h, trusted(), "k", lease, time.Time{})
 	clock.Advance(skew)
 	// A Locker that never looked at the key takes it at once.
-	next := acquire(t, trusted(), "k", h.MinTTL)
+	next := Acquire(t, trusted(), "k", h.MinTTL)
 	if next.Token != lease.Token+1 {
 		t.Fatalf("takeover token %d; want %d", next.Token, lease.Token+1)
 	}
@@ -187,9 +187,9 @@ func expiryTrustedClockWatchesRecordsWithoutExpiry(t *testing.T, h Harness) {
 	o := fakeOptions(clock)
 	o.TrustedClock = true
 	contender := h.NewLocker(t, bucket, nil, o)
-	lease := acquire(t, holder, "k", h.MinTTL)
+	lease := Acquire(t, holder, "k", h.MinTTL)
 	clock.Advance(10 * h.MinTTL)
 	wantHeld(t, h, contender, "k", lease, clock.Now().Add(h.MinTTL))
 	clock.Advance(h.MinTTL)
-	acquire(t, contender, "k", h.MinTTL)
+	Acquire(t, contender, "k", h.MinTTL)
 }

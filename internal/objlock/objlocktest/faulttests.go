@@ -37,11 +37,11 @@ func RunFaults(t *testing.T, h Harness) {
 func faultsThrottledWritesBackOffAndLand(t *testing.T, h Harness) {
 	bucket := h.NewBucket(t)
 	l, f, c := FaultyLocker(t, h, bucket, First(3, Throttle), nil)
-	lease := acquire(t, l, "k", h.MinTTL)
+	lease := Acquire(t, l, "k", h.MinTTL)
 	if f.N() != 4 || c.Writes.Load() != 1 || c.Other.Load() != h.FirstReads {
 		t.Fatalf("Acquire made %d writes of which %d reached the store, and %d other requests; want 4 (3 throttled), 1 and %d (the first look)", f.N(), c.Writes.Load(), c.Other.Load(), h.FirstReads)
 	}
-	if info := inspect(t, h.NewLocker(t, bucket, nil, Options{}), "k"); !info.Held || info.Owner != lease.Owner || info.Token != 1 {
+	if info := Inspect(t, h.NewLocker(t, bucket, nil, Options{}), "k"); !info.Held || info.Owner != lease.Owner || info.Token != 1 {
 		t.Fatalf("after a throttled Acquire, Inspect = %+v; want held by %q with token 1", info, lease.Owner)
 	}
 }
@@ -56,7 +56,7 @@ func faultsThrottlingGivesUpAfterMaxAttempts(t *testing.T, h Harness) {
 	if f.N() != 3 || c.Writes.Load() != 0 {
 		t.Fatalf("Acquire made %d writes, %d reaching the store; want 3 and 0", f.N(), c.Writes.Load())
 	}
-	if info := inspect(t, l, "k"); info.Token != 0 {
+	if info := Inspect(t, l, "k"); info.Token != 0 {
 		t.Fatalf("after refused Acquires, Inspect = %+v; want the key never acquired", info)
 	}
 }
@@ -92,8 +92,8 @@ func faultsLostResponsesAreReconciled(t *testing.T, h Harness) {
 			bucket := h.NewBucket(t)
 			l, f, c := FaultyLocker(t, h, bucket, func(int) Fault { return v.f }, nil)
 			observer := h.NewLocker(t, bucket, nil, Options{})
-			lease := acquire(t, l, "k", h.MinTTL)
-			if info := inspect(t, observer, "k"); !info.Held || info.Owner != lease.Owner || info.Token != lease.Token || lease.Token != 1 {
+			lease := Acquire(t, l, "k", h.MinTTL)
+			if info := Inspect(t, observer, "k"); !info.Held || info.Owner != lease.Owner || info.Token != lease.Token || lease.Token != 1 {
 				t.Fatalf("after an Acquire whose answer was lost, Inspect = %+v; want held by the lease %+v with token 1", info, lease)
 			}
 			version := h.VersionOf(t, bucket, "k")
@@ -107,7 +107,7 @@ func faultsLostResponsesAreReconciled(t *testing.T, h Harness) {
 			if err := l.Release(t.Context(), renewed); err != nil {
 				t.Fatalf("Release whose answer was lost: %v", err)
 			}
-			if info := inspect(t, observer, "k"); info.Held || info.Owner != lease.Owner || info.Token != lease.Token {
+			if info := Inspect(t, observer, "k"); info.Held || info.Owner != lease.Owner || info.Token != lease.Token {
 				t.Fatalf("after a Release whose answer was lost, Inspect = %+v; want free with owner and token kept", info)
 			}
 			if f.N() != 3 || c.Writes.Load() != 3 {
@@ -122,7 +122,7 @@ func faultsLostResponsesAreReconciled(t *testing.T, h Harness) {
 func faultsLostRequestIsRetried(t *testing.T, h Harness) {
 	bucket := h.NewBucket(t)
 	l, f, c := FaultyLocker(t, h, bucket, First(2, Lose), nil)
-	lease := acquire(t, l, "k", h.MinTTL)
+	lease := Acquire(t, l, "k", h.MinTTL)
 	if f.N() != 3 || c.Writes.Load() != 1 || lease.Token != 1 {
 		t.Fatalf("Acquire made %d writes, %d reaching the store, token %d; want 3, 1 and token 1", f.N(), c.Writes.Load(), lease.Token)
 	}
@@ -135,7 +135,7 @@ func faultsLostResponseOfARefusedWriteIsNotASuccess(t *testing.T, h Harness) {
 	bucket := h.NewBucket(t)
 	l, f, _ := FaultyLocker(t, h, bucket, func(int) Fault { return Drop }, nil)
 	rival := h.NewLocker(t, bucket, nil, Options{})
-	first := acquire(t, l, "k", h.MinTTL) // l now remembers its record
+	first := Acquire(t, l, "k", h.MinTTL) // l now remembers its record
 	if err := l.Release(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
@@ -180,11 +180,11 @@ func (f *throttledReads) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func faultsThrottledReadsBackOffToo(t *testing.T, h Harness) {
 	bucket := h.NewBucket(t)
-	lease := acquire(t, h.NewLocker(t, bucket, nil, Options{}), "k", h.MinTTL)
+	lease := Acquire(t, h.NewLocker(t, bucket, nil, Options{}), "k", h.MinTTL)
 	f := &throttledReads{h: h, next: http.DefaultTransport}
 	f.left.Store(3)
 	l := h.NewLocker(t, bucket, f, Options{Backoff: time.Millisecond})
-	if info := inspect(t, l, "k"); !info.Held || info.Token != lease.Token {
+	if info := Inspect(t, l, "k"); !info.Held || info.Token != lease.Token {
 		t.Fatalf("Inspect through 3 throttled reads = %+v; want held with token %d", info, lease.Token)
 	}
 	if n := f.left.Load(); n != -1 {

@@ -74,6 +74,24 @@ type Locker struct {
 	Object func(key string) string
 }
 
+// Run runs every shared test against the backend of h.
+func Run(t *testing.T, h Harness) {
+	for _, g := range []struct {
+		name string
+		run  func(*testing.T, Harness)
+	}{
+		{"Expiry", RunExpiry},
+		{"Corrupt", RunCorrupt},
+		{"Faults", RunFaults},
+		{"Notify", RunNotify},
+	} {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			g.run(t, h)
+		})
+	}
+}
+
 // fakeOptions returns options with clock and fast retries.
 func fakeOptions(clock fence.Clock) Options {
 	return Options{Clock: clock, Backoff: time.Millisecond}
@@ -99,14 +117,15 @@ func (c *Counter) RoundTrip(req *http.Request) (*http.Response, error) {
 // Total returns the number of requests counted.
 func (c *Counter) Total() int64 { return c.Writes.Load() + c.Other.Load() }
 
-// caller is what acquire and inspect call.
-type caller interface {
+// Caller is what Acquire and Inspect call: a *fence.Locker, a *Locker or
+// a backend's own wrapper of one.
+type Caller interface {
 	Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error)
 	Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 }
 
-// acquire takes key with l and fails the test on error.
-func acquire(t *testing.T, l caller, key string, ttl time.Duration) fence.Lease {
+// Acquire takes key with l and fails the test on error.
+func Acquire(t *testing.T, l Caller, key string, ttl time.Duration) fence.Lease {
 	t.Helper()
 	lease, err := l.Acquire(t.Context(), key, ttl, nil)
 	if err != nil {
@@ -115,8 +134,8 @@ func acquire(t *testing.T, l caller, key string, ttl time.Duration) fence.Lease 
 	return lease
 }
 
-// inspect describes key with l and fails the test on error.
-func inspect(t *testing.T, l caller, key string) fence.LockInfo {
+// Inspect describes key with l and fails the test on error.
+func Inspect(t *testing.T, l Caller, key string) fence.LockInfo {
 	t.Helper()
 	info, err := l.Inspect(t.Context(), key)
 	if err != nil {
