@@ -14,22 +14,14 @@ import (
 // trusted-clock mode: two processes, each with its own memory, on one
 // fake clock (the clock rate is shared, nothing else).
 func RunExpiry(t *testing.T, h Harness) {
-	for _, tc := range []struct {
-		name string
-		test func(*testing.T, Harness)
-	}{
+	runAll(t, h, []test{
 		{"ClockFreeTakeoverNeedsAFullLeaseOfWatching", expiryClockFreeTakeoverNeedsAFullLeaseOfWatching},
 		{"HolderCountsItsLeaseFromTheSendTime", expiryHolderCountsItsLeaseFromTheSendTime},
 		{"RenewRestartsTheWatch", expiryRenewRestartsTheWatch},
 		{"StaleWatchDoesNotTakeOverARenewedLease", expiryStaleWatchDoesNotTakeOverARenewedLease},
 		{"TrustedClockTakesOverAfterExpiryPlusSkew", expiryTrustedClockTakesOverAfterExpiryPlusSkew},
 		{"TrustedClockWatchesRecordsWithoutExpiry", expiryTrustedClockWatchesRecordsWithoutExpiry},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tc.test(t, h)
-		})
-	}
+	})
 }
 
 func wantHeld(t *testing.T, h Harness, l *Locker, key string, holder fence.Lease, until time.Time) {

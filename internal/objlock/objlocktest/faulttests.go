@@ -14,10 +14,7 @@ import (
 // RunFaults checks the retries of throttled and failed requests, and the
 // reconciliation of writes whose answer was lost, through Faults.
 func RunFaults(t *testing.T, h Harness) {
-	for _, tc := range []struct {
-		name string
-		test func(*testing.T, Harness)
-	}{
+	runAll(t, h, []test{
 		{"ThrottledWritesBackOffAndLand", faultsThrottledWritesBackOffAndLand},
 		{"ThrottlingGivesUpAfterMaxAttempts", faultsThrottlingGivesUpAfterMaxAttempts},
 		{"ThrottlingStopsAtTheCallersDeadline", faultsThrottlingStopsAtTheCallersDeadline},
@@ -26,12 +23,7 @@ func RunFaults(t *testing.T, h Harness) {
 		{"LostResponseOfARefusedWriteIsNotASuccess", faultsLostResponseOfARefusedWriteIsNotASuccess},
 		{"ThrottledReadsBackOffToo", faultsThrottledReadsBackOffToo},
 		{"HangingStoreReturnsWithTheContext", faultsHangingStoreReturnsWithTheContext},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tc.test(t, h)
-		})
-	}
+	})
 }
 
 func faultsThrottledWritesBackOffAndLand(t *testing.T, h Harness) {

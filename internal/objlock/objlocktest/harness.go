@@ -76,18 +76,26 @@ type Locker struct {
 
 // Run runs every shared test against the backend of h.
 func Run(t *testing.T, h Harness) {
-	for _, g := range []struct {
-		name string
-		run  func(*testing.T, Harness)
-	}{
+	runAll(t, h, []test{
 		{"Expiry", RunExpiry},
 		{"Corrupt", RunCorrupt},
 		{"Faults", RunFaults},
 		{"Notify", RunNotify},
-	} {
-		t.Run(g.name, func(t *testing.T) {
+	})
+}
+
+// test is one named test of a group.
+type test struct {
+	name string
+	run  func(*testing.T, Harness)
+}
+
+// runAll runs tests as parallel subtests of t.
+func runAll(t *testing.T, h Harness, tests []test) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			g.run(t, h)
+			tc.run(t, h)
 		})
 	}
 }
