@@ -11,6 +11,7 @@ import (
 	"google.golang.org/api/iterator"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/objlock"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -30,25 +31,25 @@ import (
 func TestEmulatorHonoursTheWritePreconditions(t *testing.T) {
 	t.Parallel()
 	bucket := newBucket(t)
-	s := &objects{bucket: newClient(t, nil).Bucket(bucket), attempts: 1}
+	s := &objects{bucket: newClient(t, nil).Bucket(bucket)}
 	ctx := t.Context()
-	g1, err := s.write(ctx, "o", 0, []byte("one"))
+	g1, err := s.Write(ctx, "o", "", []byte("one"))
 	if err != nil {
 		t.Fatalf("write to a new object: %v", err)
 	}
-	if _, err := s.write(ctx, "o", 0, []byte("two")); err != errConflict {
+	if _, err := s.Write(ctx, "o", "", []byte("two")); !errors.Is(err, objlock.ErrConflict) {
 		t.Fatalf("write with does-not-exist over an existing object returned %v; want a 412", err)
 	}
-	g2, err := s.write(ctx, "o", g1, []byte("three"))
+	g2, err := s.Write(ctx, "o", g1, []byte("three"))
 	if err != nil || g2 == g1 {
-		t.Fatalf("write on the current generation %d returned generation %d, %v; want a new one", g1, g2, err)
+		t.Fatalf("write on the current generation %s returned generation %s, %v; want a new one", g1, g2, err)
 	}
-	if _, err := s.write(ctx, "o", g1, []byte("four")); err != errConflict {
-		t.Fatalf("write on the stale generation %d returned %v; want a 412", g1, err)
+	if _, err := s.Write(ctx, "o", g1, []byte("four")); !errors.Is(err, objlock.ErrConflict) {
+		t.Fatalf("write on the stale generation %s returned %v; want a 412", g1, err)
 	}
-	data, gen, found, err := s.read(ctx, "o")
+	data, gen, found, err := s.Read(ctx, "o")
 	if err != nil || !found || gen != g2 || string(data) != "three" {
-		t.Fatalf("read = %q, generation %d, found %v, %v; want %q at generation %d", data, gen, found, err, "three", g2)
+		t.Fatalf("read = %q, generation %s, found %v, %v; want %q at generation %s", data, gen, found, err, "three", g2)
 	}
 	// The refused writes left nothing behind, not even a noncurrent
 	// generation the SDK could list.

@@ -1,15 +1,14 @@
 package gcs
 
 import (
-	"fmt"
 	"time"
 
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
-	"github.com/fencekit/fence/internal/backoff"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/objlock"
 	"github.com/fencekit/fence/internal/probe"
 )
 
@@ -80,21 +79,18 @@ type Options struct {
 	ProbeInterval time.Duration
 }
 
-// store is the driver.Locker on one bucket: the reads and
-// conditional writes of its objects, and what it saw of them.
+// store is the driver.Locker on one bucket: objlock's Store over the
+// bucket's objects, with the Info and As of Cloud Storage.
 type store struct {
-	store  *objects
-	scope  string // the bucket's name: the scope of its objects in obs
-	prefix string
-	clock  fence.Clock
-	obs    *clockfree.Observations
-	mode   clockfree.Mode
-	probe  *probe.Prober // nil with probes off
+	*objlock.Store
+	objects *objects
+	prefix  string
 }
 
 var (
-	_ driver.Locker = (*store)(nil)
-	_ driver.Aser   = (*store)(nil)
+	_ driver.Locker          = (*store)(nil)
+	_ driver.Aser            = (*store)(nil)
+	_ driver.ReleaseNotifier = (*store)(nil)
 )
 
 // New returns a *fence.Locker that keeps its records in bucket (from
@@ -108,7 +104,7 @@ func New(bucket *storage.BucketHandle, opts *Options) (*fence.Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.Clock()})
 }
 
 // newStore checks the arguments of New and returns the store they make,
@@ -125,53 +121,40 @@ func newStore(bucket *storage.BucketHandle, opts *Options, obs *clockfree.Observ
 	if err := checkPrefix(o.Prefix); err != nil {
 		return nil, err
 	}
-	mode := clockfree.Mode{TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew}
-	if err := mode.Check(); err != nil {
-		return nil, err
-	}
-	switch {
-	case o.MaxAttempts < 0:
-		return nil, &fence.InvalidError{Field: "MaxAttempts", Reason: fmt.Sprintf("%d is negative", o.MaxAttempts)}
-	case o.Backoff < 0 || o.Backoff > maxBackoff:
-		return nil, &fence.InvalidError{Field: "Backoff", Reason: fmt.Sprintf("%v is outside the range 0 to %v", o.Backoff, maxBackoff)}
-	}
-	if o.MaxAttempts == 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	if o.Backoff == 0 {
-		o.Backoff = DefaultBackoff
-	}
-	every, err := probe.Interval("ProbeInterval", o.ProbeInterval)
+	d := &store{objects: &objects{bucket: bucket}, prefix: o.Prefix}
+	s, err := objlock.New(objlock.Config{
+		Bucket:             d.objects,
+		Scope:              bucket.BucketName(),
+		ObjectName:         d.objectName,
+		OrderedVersions:    true,
+		Obs:                obs,
+		Clock:              o.Clock,
+		TrustedClock:       o.TrustedClock,
+		MaxClockSkew:       o.MaxClockSkew,
+		MaxAttempts:        o.MaxAttempts,
+		DefaultMaxAttempts: DefaultMaxAttempts,
+		Backoff:            o.Backoff,
+		DefaultBackoff:     DefaultBackoff,
+		MaxBackoff:         maxBackoff,
+		ProbeInterval:      o.ProbeInterval,
+	})
 	if err != nil {
 		return nil, err
 	}
-	if obs == nil {
-		obs = clockfree.NewObservations()
-	}
-	d := &store{
-		store:  &objects{bucket: bucket, attempts: o.MaxAttempts, backoff: backoff.Policy{First: o.Backoff, Max: maxBackoff}},
-		scope:  bucket.BucketName(),
-		prefix: o.Prefix,
-		clock:  driver.ClockOrSystem(o.Clock),
-		obs:    obs,
-		mode:   mode,
-	}
-	if every > 0 {
-		d.probe = probe.New(every, d.clock, d.probeRead)
-	}
+	d.Store = s
 	return d, nil
 }
 
 // Info implements driver.Locker.
 func (d *store) Info() driver.Info {
-	return driver.Info{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock, MinRenewInterval: MinRenewInterval}
+	return driver.Info{Name: "gcs", MaxKeyLen: MaxObjectNameLen - len(d.prefix), MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.Mode().TrustedClock, MinRenewInterval: MinRenewInterval}
 }
 
 // As implements driver.Aser: it gives the bucket given to New (or made by
 // the URL opener) to a **storage.BucketHandle.
 func (d *store) As(target any) bool {
 	if p, ok := target.(**storage.BucketHandle); ok {
-		*p = d.store.bucket
+		*p = d.objects.bucket
 		return true
 	}
 	return false

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/gcsbucket"
+	"github.com/fencekit/fence/internal/objlock/objlocktest"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -91,7 +91,7 @@ func newSeenLocker(t testing.TB, bucket *storage.BucketHandle, opts *Options, ob
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.Clock()})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -163,73 +163,9 @@ func isUpload(req *http.Request) bool {
 	return req.Method == http.MethodPost && strings.Contains(req.URL.Path, "/upload/")
 }
 
-// faults answers some requests itself, around the real emulator: each
-// upload first takes a verdict from plan (nil: pass).
-type faults struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	plan func(n int) fault // n counts uploads from 1
-	n    int
-	// before, when set, runs before upload n is forwarded: another
-	// writer's step, so that a race goes a known way.
-	before func(n int)
-}
-
-type fault int
-
-const (
-	pass        fault = iota
-	throttle          // answer 429 without forwarding: not applied
-	drop              // forward, then lose the response: applied, unknown
-	lose              // fail before forwarding: not applied, unknown
-	unavailable       // forward, then answer 503: applied, unknown
-)
-
-func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !isUpload(req) {
-		return f.next.RoundTrip(req)
-	}
-	f.mu.Lock()
-	f.n++
-	v := pass
-	if f.plan != nil {
-		v = f.plan(f.n)
-	}
-	n, before := f.n, f.before
-	f.mu.Unlock()
-	if before != nil {
-		before(n)
-	}
-	switch v {
-	case throttle:
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return errorResponse(req, http.StatusTooManyRequests, "The object exceeded the rate limit for object mutation operations (injected by the test)."), nil
-	case unavailable:
-		resp, err := f.next.RoundTrip(req)
-		if err != nil {
-			return nil, err
-		}
-		_ = resp.Body.Close()
-		return errorResponse(req, http.StatusServiceUnavailable, "Backend unavailable (injected by the test after forwarding)."), nil
-	case drop:
-		resp, err := f.next.RoundTrip(req)
-		if err == nil {
-			_ = resp.Body.Close()
-		}
-		return nil, errors.New("connection reset (response dropped by the test)")
-	case lose:
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return nil, errors.New("connection reset (request dropped by the test)")
-	}
-	return f.next.RoundTrip(req)
-}
-
-// errorResponse returns an answer of Cloud Storage's JSON API with code.
-func errorResponse(req *http.Request, code int, msg string) *http.Response {
+// errorResponse returns an answer of Cloud Storage's JSON API with code
+// (its JSON errors carry no error code: errCode is not sent).
+func errorResponse(req *http.Request, code int, _, msg string) *http.Response {
 	body := fmt.Sprintf(`{"error":{"code":%d,"message":%q}}`, code, msg)
 	return &http.Response{
 		StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
@@ -242,29 +178,9 @@ type nopCloser struct{ *strings.Reader }
 
 func (nopCloser) Close() error { return nil }
 
-// caller is what acquire and inspect call: a *fence.Locker, or a
-// *testLocker.
-type caller interface {
-	Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error)
-	Inspect(ctx context.Context, key string) (fence.LockInfo, error)
-}
-
-// acquire takes key with l and fails the test on error.
-func acquire(t *testing.T, l caller, key string, ttl time.Duration) fence.Lease {
-	t.Helper()
-	lease, err := l.Acquire(t.Context(), key, ttl, nil)
-	if err != nil {
-		t.Fatalf("Acquire(%q): %v", key, err)
-	}
-	return lease
-}
-
-// inspect describes key with l and fails the test on error.
-func inspect(t *testing.T, l caller, key string) fence.LockInfo {
-	t.Helper()
-	info, err := l.Inspect(t.Context(), key)
-	if err != nil {
-		t.Fatalf("Inspect(%q): %v", key, err)
-	}
-	return info
-}
+// acquire and inspect take and describe a key and fail the test on
+// error.
+var (
+	acquire = objlocktest.Acquire
+	inspect = objlocktest.Inspect
+)

@@ -161,7 +161,7 @@ func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Open
 		}
 		return createBucket(ctx, bucket, project)
 	}
-	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock, Create: create, Close: client.Close})
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.Clock(), Create: create, Close: client.Close})
 	if err != nil {
 		_ = client.Close()
 		return nil, err

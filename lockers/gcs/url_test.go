@@ -278,7 +278,7 @@ func TestOpenLockerURLBackoff(t *testing.T) {
 		if err != nil {
 			t.Fatalf("OpenLocker(%s): %v", tc.raw, err)
 		}
-		if got := storeOf(t, l).store.backoff.First; got != tc.want {
+		if got := storeOf(t, l).Backoff().First; got != tc.want {
 			t.Errorf("OpenLocker(%s): first backoff %v; want %v", tc.raw, got, tc.want)
 		}
 		if err := l.Close(); err != nil {

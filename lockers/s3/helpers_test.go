@@ -3,12 +3,10 @@ package s3
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/objlock/objlocktest"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -152,7 +151,7 @@ func newSeenLocker(t testing.TB, client *s3.Client, bucket string, opts *Options
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.Clock()})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -236,82 +235,6 @@ func (c *counter) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func (c *counter) total() int64 { return c.gets.Load() + c.puts.Load() + c.others.Load() }
 
-// faults answers some requests itself, around MinIO: each PUT first takes
-// a verdict from plan (nil: pass).
-type faults struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	plan func(n int) fault // n counts PUTs from 1
-	n    int
-	// before, when set, runs before PUT n is forwarded: another
-	// writer's step, so that a race goes a known way.
-	before func(n int)
-}
-
-type fault int
-
-const (
-	pass        fault = iota
-	throttle          // answer 429 without forwarding: not applied
-	slowDown          // answer 503 SlowDown without forwarding: not applied, unknown
-	drop              // forward, then lose the response: applied, unknown
-	lose              // fail before forwarding: not applied, unknown
-	unavailable       // forward, then answer 500: applied, unknown
-	conflict          // answer 409 ConditionalRequestConflict without forwarding
-)
-
-func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodPut {
-		return f.next.RoundTrip(req)
-	}
-	f.mu.Lock()
-	f.n++
-	v := pass
-	if f.plan != nil {
-		v = f.plan(f.n)
-	}
-	n, before := f.n, f.before
-	f.mu.Unlock()
-	if before != nil {
-		before(n)
-	}
-	discard := func() {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-	}
-	switch v {
-	case throttle:
-		discard()
-		return errorResponse(req, http.StatusTooManyRequests, "TooManyRequests", "injected by the test"), nil
-	case slowDown:
-		discard()
-		return errorResponse(req, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate (injected by the test)."), nil
-	case conflict:
-		discard()
-		return errorResponse(req, http.StatusConflict, "ConditionalRequestConflict", "A conflicting conditional operation is currently in progress (injected by the test)."), nil
-	case unavailable:
-		resp, err := f.next.RoundTrip(req)
-		if err != nil {
-			return nil, err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		return errorResponse(req, http.StatusInternalServerError, "InternalError", "injected by the test after forwarding"), nil
-	case drop:
-		resp, err := f.next.RoundTrip(req)
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-		}
-		return nil, errors.New("connection reset (response dropped by the test)")
-	case lose:
-		discard()
-		return nil, errors.New("connection reset (request dropped by the test)")
-	}
-	return f.next.RoundTrip(req)
-}
-
 // errorResponse returns an S3 error answer with status and code.
 func errorResponse(req *http.Request, status int, code, msg string) *http.Response {
 	body := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>%s</Message></Error>`, code, msg)
@@ -322,29 +245,9 @@ func errorResponse(req *http.Request, status int, code, msg string) *http.Respon
 	}
 }
 
-// caller is what acquire and inspect call: a *fence.Locker, or a
-// *testLocker.
-type caller interface {
-	Acquire(ctx context.Context, key string, ttl time.Duration, opts *fence.AcquireOptions) (fence.Lease, error)
-	Inspect(ctx context.Context, key string) (fence.LockInfo, error)
-}
-
-// acquire takes key with l and fails the test on error.
-func acquire(t *testing.T, l caller, key string, ttl time.Duration) fence.Lease {
-	t.Helper()
-	lease, err := l.Acquire(t.Context(), key, ttl, nil)
-	if err != nil {
-		t.Fatalf("Acquire(%q): %v", key, err)
-	}
-	return lease
-}
-
-// inspect describes key with l and fails the test on error.
-func inspect(t *testing.T, l caller, key string) fence.LockInfo {
-	t.Helper()
-	info, err := l.Inspect(t.Context(), key)
-	if err != nil {
-		t.Fatalf("Inspect(%q): %v", key, err)
-	}
-	return info
-}
+// acquire and inspect take and describe a key and fail the test on
+// error.
+var (
+	acquire = objlocktest.Acquire
+	inspect = objlocktest.Inspect
+)

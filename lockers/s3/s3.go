@@ -9,8 +9,8 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
-	"github.com/fencekit/fence/internal/backoff"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/objlock"
 	"github.com/fencekit/fence/internal/probe"
 )
 
@@ -41,6 +41,9 @@ const (
 	DefaultProbeInterval = probe.DefaultInterval
 	// maxBackoff caps the doubling waits between tries.
 	maxBackoff = 8 * time.Second
+	// maxRaced bounds the retries of one Acquire that lost a race but
+	// found the key free.
+	maxRaced = 3
 )
 
 // Options configure the Locker of New. A nil *Options means all defaults.
@@ -88,23 +91,20 @@ type Options struct {
 	ProbeInterval time.Duration
 }
 
-// store is the driver.Locker on one bucket: the reads and conditional
-// writes of its objects, and what it saw of them.
+// store is the driver.Locker on one bucket: objlock's Store over the
+// bucket's objects, with the Info, As and Create of S3.
 type store struct {
-	store  *objects
-	scope  string // the bucket's name: the scope of its objects in obs
-	prefix string
-	maxKey int // the longest key: see maxKeyLen
-	clock  fence.Clock
-	obs    *clockfree.Observations
-	mode   clockfree.Mode
-	probe  *probe.Prober // nil with probes off
+	*objlock.Store
+	objects *objects
+	prefix  string
+	maxKey  int // the longest key: see maxKeyLen
 }
 
 var (
-	_ driver.Locker  = (*store)(nil)
-	_ driver.Aser    = (*store)(nil)
-	_ driver.Creator = (*store)(nil)
+	_ driver.Locker          = (*store)(nil)
+	_ driver.Aser            = (*store)(nil)
+	_ driver.Creator         = (*store)(nil)
+	_ driver.ReleaseNotifier = (*store)(nil)
 )
 
 // New returns a *fence.Locker that keeps its records in bucket through
@@ -117,7 +117,7 @@ func New(client *s3.Client, bucket string, opts *Options) (*fence.Locker, error)
 	if err != nil {
 		return nil, err
 	}
-	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.Clock()})
 }
 
 // newStore checks the arguments of New and returns the store they make,
@@ -137,10 +137,6 @@ func newStore(client *s3.Client, bucket string, opts *Options, obs *clockfree.Ob
 	if err := checkPrefix(o.Prefix); err != nil {
 		return nil, err
 	}
-	mode := clockfree.Mode{TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew}
-	if err := mode.Check(); err != nil {
-		return nil, err
-	}
 	if o.MaxKeySegmentLen < 0 {
 		return nil, &fence.InvalidError{Field: "MaxKeySegmentLen", Reason: fmt.Sprintf("%d is negative", o.MaxKeySegmentLen)}
 	}
@@ -148,50 +144,42 @@ func newStore(client *s3.Client, bucket string, opts *Options, obs *clockfree.Ob
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case o.MaxAttempts < 0:
-		return nil, &fence.InvalidError{Field: "MaxAttempts", Reason: fmt.Sprintf("%d is negative", o.MaxAttempts)}
-	case o.Backoff < 0 || o.Backoff > maxBackoff:
-		return nil, &fence.InvalidError{Field: "Backoff", Reason: fmt.Sprintf("%v is outside the range 0 to %v", o.Backoff, maxBackoff)}
-	}
-	if o.MaxAttempts == 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	if o.Backoff == 0 {
-		o.Backoff = DefaultBackoff
-	}
-	every, err := probe.Interval("ProbeInterval", o.ProbeInterval)
+	d := &store{objects: &objects{client: client, bucket: bucket}, prefix: o.Prefix, maxKey: maxKey}
+	s, err := objlock.New(objlock.Config{
+		Bucket:     d.objects,
+		Scope:      bucket,
+		ObjectName: d.objectKey,
+		// S3 refuses some concurrent conditional writes with 409, all of
+		// them, so that none lands.
+		RetryFreeRaces:     maxRaced,
+		Obs:                obs,
+		Clock:              o.Clock,
+		TrustedClock:       o.TrustedClock,
+		MaxClockSkew:       o.MaxClockSkew,
+		MaxAttempts:        o.MaxAttempts,
+		DefaultMaxAttempts: DefaultMaxAttempts,
+		Backoff:            o.Backoff,
+		DefaultBackoff:     DefaultBackoff,
+		MaxBackoff:         maxBackoff,
+		ProbeInterval:      o.ProbeInterval,
+	})
 	if err != nil {
 		return nil, err
 	}
-	if obs == nil {
-		obs = clockfree.NewObservations()
-	}
-	d := &store{
-		store:  &objects{client: client, bucket: bucket, attempts: o.MaxAttempts, backoff: backoff.Policy{First: o.Backoff, Max: maxBackoff}},
-		scope:  bucket,
-		prefix: o.Prefix,
-		maxKey: maxKey,
-		clock:  driver.ClockOrSystem(o.Clock),
-		obs:    obs,
-		mode:   mode,
-	}
-	if every > 0 {
-		d.probe = probe.New(every, d.clock, d.probeRead)
-	}
+	d.Store = s
 	return d, nil
 }
 
 // Info implements driver.Locker.
 func (d *store) Info() driver.Info {
-	return driver.Info{Name: backendName, MaxKeyLen: d.maxKey, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.mode.TrustedClock}
+	return driver.Info{Name: backendName, MaxKeyLen: d.maxKey, MaxOwnerLen: MaxOwnerLen, MinTTL: MinTTL, MaxTTL: MaxTTL, ClockFree: !d.Mode().TrustedClock}
 }
 
 // As implements driver.Aser: it gives the client given to New (or made by
 // the URL opener) to a **s3.Client.
 func (d *store) As(target any) bool {
 	if p, ok := target.(**s3.Client); ok {
-		*p = d.store.client
+		*p = d.objects.client
 		return true
 	}
 	return false
@@ -200,5 +188,5 @@ func (d *store) As(target any) bool {
 // Create implements driver.Creator: it creates the bucket (see
 // createBucket).
 func (d *store) Create(ctx context.Context) error {
-	return d.store.createBucket(ctx)
+	return d.objects.createBucket(ctx)
 }

@@ -129,5 +129,5 @@ func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Open
 	if err != nil {
 		return nil, err
 	}
-	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.Clock()})
 }

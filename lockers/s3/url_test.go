@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -205,13 +206,16 @@ func TestOpenLockerWithClientAndClock(t *testing.T) {
 	if counted.puts.Load() != 1 {
 		t.Errorf("%d PUTs went through the given HTTP client; want 1", counted.puts.Load())
 	}
-	rec, err := parseRecord("k", readRaw(t, bucket, "k"))
-	if err != nil || !rec.expires.Equal(clock.Now().Add(MinTTL)) {
+	var rec struct {
+		Expires int64 `json:"expires_unix_ns"`
+	}
+	err = json.Unmarshal(readRaw(t, bucket, "k"), &rec)
+	if err != nil || rec.Expires != clock.Now().Add(MinTTL).UnixNano() {
 		t.Errorf("stored record %+v, %v; want a trusted-clock expiry at the fake clock's now plus TTL", rec, err)
 	}
 	d := storeOf(t, l)
-	if d.store.backoff.First != 20*time.Millisecond || !d.mode.TrustedClock || d.mode.MaxClockSkew != time.Second {
-		t.Errorf("store from the URL: backoff %v, mode %+v; want 20ms and trusted with 1s of skew", d.store.backoff.First, d.mode)
+	if d.Backoff().First != 20*time.Millisecond || !d.Mode().TrustedClock || d.Mode().MaxClockSkew != time.Second {
+		t.Errorf("store from the URL: backoff %v, mode %+v; want 20ms and trusted with 1s of skew", d.Backoff().First, d.Mode())
 	}
 }
 

@@ -1,4 +1,4 @@
-package s3
+package objlock
 
 import (
 	"context"
@@ -20,10 +20,10 @@ func ours(st state, lease fence.Lease) bool {
 }
 
 // Renew implements driver.Locker: it rewrites the record of lease
-// with a new write id (so a new ETag, which restarts every
-// observer's wait) under a precondition on the ETag d last saw of
+// with a new write id (so a new version, which restarts every
+// observer's wait) under a precondition on the version d last saw of
 // it.
-func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
+func (d *Store) Renew(ctx context.Context, lease fence.Lease) error {
 	return d.rewrite(ctx, lease, func(_ state, sent time.Time) record {
 		return d.newRecord(lease.Owner, lease.Token, lease.TTL, sent)
 	})
@@ -31,16 +31,16 @@ func (d *store) Renew(ctx context.Context, lease fence.Lease) error {
 
 // Release implements driver.Locker: it writes a free record that
 // keeps the lease's owner and token, under a precondition on the
-// ETag d last saw of the lease's record.
-func (d *store) Release(ctx context.Context, lease fence.Lease) error {
+// version d last saw of the lease's record.
+func (d *Store) Release(ctx context.Context, lease fence.Lease) error {
 	return d.rewrite(ctx, lease, func(st state, _ time.Time) record { return freed(st.rec) })
 }
 
 // rewrite writes next(state, send time) over lease's record while the
 // record is the lease's, held, and returns a *fence.NotHeldError once it
 // is not.
-func (d *store) rewrite(ctx context.Context, lease fence.Lease, next func(state, time.Time) record) error {
-	name, err := d.objectKey(lease.Key)
+func (d *Store) rewrite(ctx context.Context, lease fence.Lease, next func(state, time.Time) record) error {
+	name, err := d.name(lease.Key)
 	if err != nil {
 		return err
 	}
@@ -59,12 +59,12 @@ func (d *store) rewrite(ctx context.Context, lease fence.Lease, next func(state,
 		}
 		sent := d.clock.Now()
 		rec := next(st, sent)
-		etag, err := d.store.write(ctx, name, st.etag, rec.encode())
+		version, err := d.write(ctx, name, st.version, rec.encode())
 		if err == nil {
-			d.wrote(name, etag, rec, sent)
+			d.wrote(name, version, rec, sent)
 			return nil
 		}
-		if !errors.Is(err, errConflict) {
+		if !errors.Is(err, ErrConflict) {
 			return err
 		}
 		if st, err = d.look(ctx, lease.Key, name); err != nil {

@@ -1,4 +1,4 @@
-package gcs
+package objlock
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 )
 
 // Inspect implements driver.Locker. It reads key's object and records
-// the generation it saw, which starts (or continues) a clock-free wait for
+// the version it saw, which starts (or continues) a clock-free wait for
 // the lease to expire. ValidUntil is when d will consider the lease
 // expired: in clock-free mode a full lease after d first saw its
-// generation; in trusted-clock mode the stored expiry (while the skew
+// version; in trusted-clock mode the stored expiry (while the skew
 // allowance runs, ValidUntil is zero and Held still true).
-func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
-	name, err := d.objectName(key)
+func (d *Store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	name, err := d.name(key)
 	if err != nil {
 		return fence.LockInfo{}, err
 	}

@@ -1,4 +1,4 @@
-package gcs
+package objlock
 
 import (
 	"bytes"
@@ -16,9 +16,18 @@ import (
 // recordVersion is the format of the records this package writes.
 const recordVersion = 1
 
-// maxRecordLen is the largest object the Locker reads as a record; a
-// record it writes is a few hundred bytes.
-const maxRecordLen = 16 << 10
+// Limits of the records.
+const (
+	// MaxRecordLen is the largest object read as a record; a record
+	// written is a few hundred bytes.
+	MaxRecordLen = 16 << 10
+	// MaxOwnerLen is the longest owner a record holds, in bytes: the
+	// MaxOwnerLen of lockers/gcs and lockers/s3.
+	MaxOwnerLen = 1024
+	// MaxTTL is the longest lease duration a record holds: the MaxTTL of
+	// lockers/gcs and lockers/s3.
+	MaxTTL = 24 * time.Hour
+)
 
 // Record states.
 const (
@@ -69,7 +78,7 @@ func (r record) encode() []byte {
 	}
 	b, err := json.Marshal(w)
 	if err != nil {
-		panic("gcs: encoding a record: " + err.Error()) // only strings and integers: cannot fail
+		panic("objlock: encoding a record: " + err.Error()) // only strings and integers: cannot fail
 	}
 	return b
 }
@@ -80,8 +89,8 @@ func parseRecord(key string, data []byte) (record, error) {
 	corrupt := func(reason string, err error) (record, error) {
 		return record{}, &fence.CorruptError{Key: key, Reason: reason, Err: err}
 	}
-	if len(data) > maxRecordLen {
-		return corrupt(fmt.Sprintf("%d bytes, more than a record's %d", len(data), maxRecordLen), nil)
+	if len(data) > MaxRecordLen {
+		return corrupt(fmt.Sprintf("%d bytes, more than a record's %d", len(data), MaxRecordLen), nil)
 	}
 	var w wireRecord
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -1,4 +1,4 @@
-package gcs
+package objlock
 
 import (
 	"context"
@@ -11,14 +11,16 @@ import (
 
 // Acquire implements driver.Locker. It decides on the last state of
 // key's object that d knows (read first when it knows none) and writes the
-// next token under a precondition on that generation: the object must not
+// next token on the condition that the object is that version: it must not
 // exist, or must still be the free or expired record d saw. When the
 // remembered state was stale, the object is read once and the decision
 // made again; Acquire never waits for a holder. A lost race or a live
 // lease returns a *fence.HeldError with the holder, its token and, where
-// known, when d will consider it expired.
-func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
-	name, err := d.objectName(key)
+// known, when d will consider it expired. A lost race after which the
+// key is free (a concurrent release, or concurrent writes that the store
+// refused alike) is tried again, up to Config.RetryFreeRaces times.
+func (d *Store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
+	name, err := d.name(key)
 	if err != nil {
 		return fence.Lease{}, err
 	}
@@ -26,6 +28,7 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 	if err != nil {
 		return fence.Lease{}, err
 	}
+	raced := 0 // lost races after which no lease was held
 	for {
 		now := d.clock.Now()
 		if held, until := d.holding(st, now); held {
@@ -46,12 +49,12 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 			token = st.rec.token + 1
 		}
 		rec := d.newRecord(owner, token, ttl, now)
-		gen, err := d.store.write(ctx, name, st.gen, rec.encode())
+		version, err := d.write(ctx, name, st.version, rec.encode())
 		if err == nil {
-			d.wrote(name, gen, rec, now)
+			d.wrote(name, version, rec, now)
 			return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl, ValidUntil: now.Add(ttl)}, nil
 		}
-		if !errors.Is(err, errConflict) {
+		if !errors.Is(err, ErrConflict) {
 			return fence.Lease{}, err
 		}
 		// Another write came first. Read what it left: a decision made on
@@ -61,6 +64,12 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 			return fence.Lease{}, err
 		}
 		if wasCached {
+			continue
+		}
+		if held, _ := d.holding(st, d.clock.Now()); !held && raced < d.freeRace {
+			// No lease won: the write that came first was a release, or
+			// the store refused concurrent writes and none landed.
+			raced++
 			continue
 		}
 		he := &fence.HeldError{Key: key}

@@ -1,4 +1,4 @@
-package gcs
+package objlocktest
 
 import (
 	"errors"
@@ -7,28 +7,27 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// A record corrupted by hand is refused by every method with a
-// *fence.CorruptError, which does not match fence.ErrInvalid (the record is
-// at fault, not the caller's input), and nothing is written over it: by a Locker that
-// never saw the key, and by the holder whose remembered generation is
-// stale.
-func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
-	t.Parallel()
-	bucket := newBucket(t)
-	for _, tc := range badRecords {
-		t.Run(tc.name, func(t *testing.T) {
+// RunCorrupt checks that a record corrupted by hand is refused by every method
+// with a *fence.CorruptError, which does not match fence.ErrInvalid (the
+// record is at fault, not the caller's input), and nothing is written
+// over it: by a Locker that never saw the key, and by the holder whose
+// remembered version is stale.
+func RunCorrupt(t *testing.T, h Harness) {
+	bucket := h.NewBucket(t)
+	for _, tc := range BadRecords {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			holder := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
-			key := tc.name
-			lease := acquire(t, holder, key, MinTTL*10)
-			name := holder.object(key)
-			gen := writeRaw(t, bucket, name, []byte(tc.data))
-			stranger := newLocker(t, bucket, nil, &Options{Prefix: "corrupt/"})
+			holder := h.NewLocker(t, bucket, nil, Options{Prefix: "corrupt/"})
+			key := tc.Name
+			lease := Acquire(t, holder, key, h.MinTTL*10)
+			name := holder.Object(key)
+			version := h.WriteRaw(t, bucket, name, []byte(tc.Data))
+			stranger := h.NewLocker(t, bucket, nil, Options{Prefix: "corrupt/"})
 			for _, l := range []struct {
 				who string
-				l   *testLocker
+				l   *Locker
 			}{{"holder", holder}, {"stranger", stranger}} {
-				_, err := l.l.Acquire(t.Context(), key, MinTTL, nil)
+				_, err := l.l.Acquire(t.Context(), key, h.MinTTL, nil)
 				wantCorrupt(t, err, l.who+" Acquire", key)
 				_, err = l.l.Renew(t.Context(), lease)
 				wantCorrupt(t, err, l.who+" Renew", key)
@@ -37,8 +36,8 @@ func TestCorruptedRecordIsNeitherUsedNorOverwritten(t *testing.T) {
 				_, err = l.l.Inspect(t.Context(), key)
 				wantCorrupt(t, err, l.who+" Inspect", key)
 			}
-			if got := generation(t, bucket, name); got != gen {
-				t.Fatalf("the corrupted object's generation went from %d to %d: something wrote over it", gen, got)
+			if got := h.VersionOf(t, bucket, name); got != version {
+				t.Fatalf("the corrupted object's %s went from %s to %s: something wrote over it", h.Version, version, got)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package s3
+package objlock
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 
 // Break implements driver.Locker: it reads key's object and, when it
 // holds a lease (running or expired), writes a free record that keeps the
-// holder's owner and token under a precondition on the ETag read,
+// holder's owner and token under a precondition on the version read,
 // so the next Acquire issues a higher token. When another write comes
 // first it reads and tries again, until the write lands or ctx ends. A
 // missing or free record is left as it is. A corrupted record is not
 // written over: Break returns an error matching fence.ErrCorrupt.
-func (d *store) Break(ctx context.Context, key string) error {
-	name, err := d.objectKey(key)
+func (d *Store) Break(ctx context.Context, key string) error {
+	name, err := d.name(key)
 	if err != nil {
 		return err
 	}
@@ -27,12 +27,12 @@ func (d *store) Break(ctx context.Context, key string) error {
 		}
 		sent := d.clock.Now()
 		rec := freed(st.rec)
-		etag, err := d.store.write(ctx, name, st.etag, rec.encode())
+		version, err := d.write(ctx, name, st.version, rec.encode())
 		if err == nil {
-			d.wrote(name, etag, rec, sent)
+			d.wrote(name, version, rec, sent)
 			return nil
 		}
-		if !errors.Is(err, errConflict) || ctx.Err() != nil {
+		if !errors.Is(err, ErrConflict) || ctx.Err() != nil {
 			return err
 		}
 	}

@@ -1,0 +1,35 @@
+package s3
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/fencekit/fence/internal/objlock/objlocktest"
+)
+
+// objHarness runs objlocktest's tests against MinIO.
+var objHarness = objlocktest.Harness{
+	MinTTL:    MinTTL,
+	Version:   "ETag",
+	NewBucket: func(t *testing.T) string { return newBucket(t) },
+	NewLocker: func(t *testing.T, bucket string, rt http.RoundTripper, o objlocktest.Options) *objlocktest.Locker {
+		l := newLocker(t, bucket, rt, &Options{
+			Prefix: o.Prefix, Clock: o.Clock, TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew,
+			MaxAttempts: o.MaxAttempts, Backoff: o.Backoff, ProbeInterval: o.ProbeInterval,
+		})
+		return &objlocktest.Locker{Locker: l.Locker, Store: l.d, Object: l.object}
+	},
+	WriteRaw:      writeRaw,
+	VersionOf:     etagOf,
+	IsWrite:       func(req *http.Request) bool { return req.Method == http.MethodPut },
+	ErrorResponse: errorResponse,
+	StatusOf:      statusOf,
+	FirstReads:    1,
+	Creates:       true,
+}
+
+// TestShared runs the tests that lockers/gcs and lockers/s3 share.
+func TestShared(t *testing.T) {
+	t.Parallel()
+	objlocktest.Run(t, objHarness)
+}
