@@ -17,7 +17,7 @@
 //
 // A backend keeps one Observations per Locker, notes every version it
 // reads or writes, and asks Mode.Holding. It serves lockers/dynamo and
-// lockers/gcs.
+// internal/objlock (lockers/gcs and lockers/s3).
 package clockfree
 
 import (

@@ -5,8 +5,8 @@
 // waiters when the record shows the lease ended: released, broken, taken
 // over, or run out (the time the backend computes for this process, from
 // a clock-free observation or a trusted clock). It implements
-// driver.ReleaseNotifier for lockers/dynamo, lockers/gcs and
-// lockers/azblob.
+// driver.ReleaseNotifier for lockers/dynamo, lockers/azblob and
+// internal/objlock (lockers/gcs and lockers/s3).
 //
 // A Prober reads each waited-for key once per interval, however many
 // waiters of its Locker wait for it, and stops reading a key when its
