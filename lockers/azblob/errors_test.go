@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
 
 // wantOneLine fails t unless err is one line naming the status and Azure
@@ -40,7 +41,7 @@ func wantOneLine(t *testing.T, what string, err error, codes ...bloberror.Code) 
 // guard would make of it.
 func TestNotHeldNamesTheAzureCode(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newContainer(t, nil, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, nil, false), nil)
 	lease := mustAcquire(t, l, key(t), MinTTL, nil)
 	if err := l.Break(t.Context(), lease.Key); err != nil {
 		t.Fatalf("Break: %v", err)
@@ -60,7 +61,7 @@ func TestNotHeldNamesTheAzureCode(t *testing.T) {
 // exist, which also match fence.ErrStoreMissing.
 func TestWrappedErrorsAreOneLine(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, containerClient(t, "fence-missing-"+strings.ToLower(key(t)), nil, false), nil)
+	l := newLocker(t, azuritetest.Client(t, "fence-missing-"+strings.ToLower(key(t)), nil, false), nil)
 	k := key(t)
 	_, acquire := l.Acquire(t.Context(), k, MinTTL, nil)
 	_, inspect := l.Inspect(t.Context(), k)
@@ -78,22 +79,5 @@ func TestWrappedErrorsAreOneLine(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), "fence/azblob: ") {
 			t.Errorf("%s: %q; want the prefix fence/azblob:", what, err)
 		}
-	}
-}
-
-// TestServiceErrorWithoutCode checks the message of an answer that
-// carries no Azure error code.
-func TestServiceErrorWithoutCode(t *testing.T) {
-	t.Parallel()
-	err := oneLine(&azcore.ResponseError{StatusCode: http.StatusServiceUnavailable})
-	if got, want := err.Error(), "azure: 503 Service Unavailable: no error code"; got != want {
-		t.Errorf("message %q; want %q", got, want)
-	}
-	if _, ok := errors.AsType[*azcore.ResponseError](err); !ok {
-		t.Errorf("errors.As does not reach the *azcore.ResponseError in %v", err)
-	}
-	plain := errors.New("dial tcp: refused")
-	if oneLine(plain) != plain {
-		t.Errorf("oneLine changed an error that is not an answer of the service")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/azblobconn"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -199,7 +200,7 @@ func (s *store) Create(ctx context.Context) error {
 	if err != nil && isCode(err, "ContainerAlreadyExists") {
 		return nil
 	}
-	return oneLine(err)
+	return azblobconn.OneLine(err)
 }
 
 // blobOf returns the blob name of key: prefix + key, escaped where

@@ -7,6 +7,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn"
 )
 
 // Claim implements driver.Resource: it raises the blob's token to token
@@ -78,15 +79,15 @@ func (s *store) Claim(ctx context.Context, key string, token fence.Token) error 
 				return unknown(withCtx(ctx, err), 0)
 			}
 		case ctx.Err() != nil || ambiguous(err):
-			maybe, lastErr = true, oneLine(err)
+			maybe, lastErr = true, azblobconn.OneLine(err)
 			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, oneLine(err)), 0)
+				return unknown(withCtx(ctx, azblobconn.OneLine(err)), 0)
 			}
 			if lost++; lost >= maxLost {
-				return unknown(oneLine(err), 0)
+				return unknown(azblobconn.OneLine(err), 0)
 			}
 		default:
-			return oneLine(err)
+			return azblobconn.OneLine(err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn"
 )
 
 // Blob is a blob read with GetBlob. The caller closes Body.
@@ -58,7 +59,7 @@ func (s *store) getBlob(ctx context.Context, key string) (*Blob, error) {
 		if isNotFound(err) {
 			return nil, &fence.NotFoundError{Key: key}
 		}
-		return nil, oneLine(err)
+		return nil, azblobconn.OneLine(err)
 	}
 	m, err := parseMeta(key, resp.Metadata)
 	if err != nil {

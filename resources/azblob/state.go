@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
+	"github.com/fencekit/fence/internal/azblobconn"
 )
 
 // state is what a write learns from Get Blob Properties before it writes.
@@ -27,7 +29,7 @@ func (s *store) head(ctx context.Context, key, name string) (state, error) {
 		if isNotFound(err) {
 			return state{}, nil
 		}
-		return state{}, oneLine(err)
+		return state{}, azblobconn.OneLine(err)
 	}
 	m, err := parseMeta(key, resp.Metadata)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn"
 	"github.com/fencekit/fence/internal/backoff"
 )
 
@@ -119,9 +120,9 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 			// A staged block failed: the blob is as it was.
 			switch {
 			case ctx.Err() != nil:
-				return nil, unknown(withCtx(ctx, oneLine(na.err)), 0)
+				return nil, unknown(withCtx(ctx, azblobconn.OneLine(na.err)), 0)
 			case !ambiguous(na.err):
-				return nil, oneLine(na.err)
+				return nil, azblobconn.OneLine(na.err)
 			}
 			lastErr = na.err
 			continue
@@ -141,13 +142,13 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 		case ctx.Err() != nil || ambiguous(err):
 			maybe, conditioned, lastErr = true, st.etag, err
 			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, oneLine(err)), 0)
+				return nil, unknown(withCtx(ctx, azblobconn.OneLine(err)), 0)
 			}
 			if lost++; lost >= maxLost {
-				return nil, unknown(oneLine(err), 0)
+				return nil, unknown(azblobconn.OneLine(err), 0)
 			}
 		default:
-			return nil, oneLine(err)
+			return nil, azblobconn.OneLine(err)
 		}
 	}
 }
