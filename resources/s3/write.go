@@ -1,16 +1,14 @@
 package s3
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // maxLost is how many PUTs in a row may fail without an answer (or with a
@@ -40,7 +38,7 @@ type write struct {
 	key         string // as the caller named it, for errors
 	name        string // the object key: prefix + key
 	token       fence.Token
-	body        *body
+	body        *fencedobj.Body
 	contentType string
 	meta        map[string]string
 	input       func(*s3.PutObjectInput)
@@ -57,10 +55,10 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 		return nil, err
 	}
 	w.name = name
-	id := newWriteID()
+	id := fencedobj.NewWriteID()
 	if w.tombstone {
 		// A unique body gives every tombstone its own ETag.
-		w.body = &body{r: bytes.NewReader([]byte(id)), size: int64(len(id))}
+		w.body = fencedobj.BytesBody([]byte(id))
 	}
 	res := &PutResult{WriteID: id}
 	var (
@@ -77,30 +75,30 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 	}
 	for n := 0; ; n++ {
 		if n > 0 {
-			if err := pause(ctx, b.backoff.Delay(n)); err != nil {
+			if err := fencedobj.Pause(ctx, b.backoff.Delay(n)); err != nil {
 				return nil, unknown(errors.Join(err, lastErr), 0)
 			}
 		}
 		st, err := b.head(ctx, w.key)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
+				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
 			}
 			return nil, err
 		}
-		if maybe && st.exists && st.writeID == id && st.token == w.token && st.etag != conditioned {
+		if maybe && st.exists && st.WriteID == id && st.Token == w.token && st.etag != conditioned {
 			res.ETag, res.Reconciled = st.etag, true
 			return res, nil
 		}
-		if !b.unfenced && w.token < st.token {
+		if !b.unfenced && w.token < st.Token {
 			if maybe {
 				// Ours may have been applied and then overtaken: a stale
 				// token would be a false refusal.
-				return nil, unknown(lastErr, st.token)
+				return nil, unknown(lastErr, st.Token)
 			}
-			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.token}
+			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.Token}
 		}
-		if w.tombstone && !b.unfenced && st.tombstone && st.token == w.token {
+		if w.tombstone && !b.unfenced && st.Tombstone && st.Token == w.token {
 			res.ETag = st.etag // already deleted with this token: nothing to write
 			return res, nil
 		}
@@ -116,12 +114,12 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 			// (If-Match on a missing key).
 			lost = 0
 			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
+				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
 			}
 		case ctx.Err() != nil || ambiguous(err):
 			maybe, conditioned, lastErr = true, st.etag, err
 			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
+				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
 			}
 			if lost++; lost >= maxLost {
 				return nil, unknown(err, 0)
@@ -134,7 +132,7 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 
 // putOnce sends one PUT of w conditioned on the object being st.
 func (b *bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s3.PutObjectOutput, error) {
-	if err := w.body.rewind(); err != nil {
+	if err := w.body.Rewind(); err != nil {
 		return nil, err
 	}
 	in := &s3.PutObjectInput{}
@@ -142,11 +140,11 @@ func (b *bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s
 		w.input(in)
 	}
 	in.Bucket, in.Key = aws.String(b.name), aws.String(w.name)
-	in.Body, in.ContentLength = w.body.r, aws.Int64(w.body.size)
+	in.Body, in.ContentLength = w.body.R, aws.Int64(w.body.Size)
 	if w.contentType != "" {
 		in.ContentType = aws.String(w.contentType)
 	}
-	in.Metadata = formatMeta(w.meta, meta{token: w.token, writeID: id, tombstone: w.tombstone, claimed: w.claimed})
+	in.Metadata = formatMeta(w.meta, meta{Record: fencedobj.Record{Token: w.token, WriteID: id, Tombstone: w.tombstone}, claimed: w.claimed})
 	in.IfMatch, in.IfNoneMatch = nil, nil
 	if !b.unfenced {
 		if st.exists {
@@ -158,12 +156,4 @@ func (b *bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s
 	// One request per PUT: the SDK's own retries would resend it after a
 	// lost answer and hide that the first may have been applied.
 	return b.client.PutObject(ctx, in, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
-}
-
-// pause waits d before the next attempt, or until ctx is done.
-func pause(ctx context.Context, d time.Duration) error {
-	if backoff.Sleep(ctx, d) != nil {
-		return ctxErr(ctx)
-	}
-	return nil
 }
