@@ -12,6 +12,7 @@ import (
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/azblobconn"
 	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // backendName names the backend in errors ("fence/azblob: put ...").
@@ -225,7 +226,7 @@ func native(ctx context.Context, r *fence.Resource, key string, token fence.Toke
 			return nil, err
 		}
 	}
-	if err := ctxErr(ctx); err != nil {
+	if err := fencedobj.CtxErr(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -234,5 +235,5 @@ func native(ctx context.Context, r *fence.Resource, key string, token fence.Toke
 // fail wraps an error of PutBlob or GetBlob as the *fence.Resource wraps
 // those of its methods.
 func fail(ctx context.Context, op, key string, err error) error {
-	return &fence.OpError{Backend: backendName, Op: op, Key: key, Err: withCtx(ctx, err)}
+	return &fence.OpError{Backend: backendName, Op: op, Key: key, Err: fencedobj.WithCtx(ctx, err)}
 }

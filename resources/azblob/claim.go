@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/azblobconn"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // Claim implements driver.Resource: it raises the blob's token to token
@@ -43,31 +44,31 @@ func (s *store) Claim(ctx context.Context, key string, token fence.Token) error 
 	}
 	for n := 0; ; n++ {
 		if n > 0 {
-			if err := pause(ctx, s.backoff.Delay(n)); err != nil {
+			if err := fencedobj.Pause(ctx, s.backoff.Delay(n)); err != nil {
 				return unknown(errors.Join(err, lastErr), 0)
 			}
 		}
 		st, err := s.head(ctx, key, name)
 		if err != nil {
 			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, err), 0)
+				return unknown(fencedobj.WithCtx(ctx, err), 0)
 			}
 			return err
 		}
 		switch {
-		case st.exists && st.token == token:
+		case st.exists && st.Token == token:
 			return nil // claimed already, by a lost write of ours or the token's holder
-		case token < st.token && maybe:
-			return unknown(lastErr, st.token)
-		case token < st.token:
-			return &fence.StaleTokenError{Key: key, Token: token, Highest: st.token}
+		case token < st.Token && maybe:
+			return unknown(lastErr, st.Token)
+		case token < st.Token:
+			return &fence.StaleTokenError{Key: key, Token: token, Highest: st.Token}
 		}
-		id := newWriteID()
+		id := fencedobj.NewWriteID()
 		if st.exists {
-			md := formatMeta(userMeta(st.all), meta{token: token, writeID: id, tombstone: st.tombstone})
+			md := formatMeta(userMeta(st.all), fencedobj.Record{Token: token, WriteID: id, Tombstone: st.Tombstone})
 			_, err = s.c.NewBlobClient(name).SetMetadata(noRetries(ctx), md, &blob.SetMetadataOptions{AccessConditions: s.conditions(st)})
 		} else {
-			_, _, err = s.putOnce(ctx, &write{key: key, name: name, token: token, tombstone: true, body: emptyBody()}, id, st)
+			_, _, err = s.putOnce(ctx, &write{key: key, name: name, token: token, tombstone: true, body: fencedobj.BytesBody(nil)}, id, st)
 		}
 		if err == nil {
 			return nil
@@ -76,12 +77,12 @@ func (s *store) Claim(ctx context.Context, key string, token fence.Token) error 
 		case lostRace(err), st.exists && isNotFound(err):
 			lost = 0
 			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, err), 0)
+				return unknown(fencedobj.WithCtx(ctx, err), 0)
 			}
 		case ctx.Err() != nil || ambiguous(err):
 			maybe, lastErr = true, azblobconn.OneLine(err)
 			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, azblobconn.OneLine(err)), 0)
+				return unknown(fencedobj.WithCtx(ctx, azblobconn.OneLine(err)), 0)
 			}
 			if lost++; lost >= maxLost {
 				return unknown(azblobconn.OneLine(err), 0)

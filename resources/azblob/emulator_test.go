@@ -168,7 +168,7 @@ func TestEmulatorSetMetadataConditions(t *testing.T) {
 	// Names come back capitalised by the SDK: parseMeta looks them up
 	// without regard to case.
 	m, err := parseMeta("k", props.Metadata)
-	if err != nil || m.token != 1 {
+	if err != nil || m.Token != 1 {
 		t.Fatalf("parseMeta(%v) = %+v, %v; want token 1", props.Metadata, m, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // FuzzParseMeta: any metadata parses to a record, a *fence.CorruptError
@@ -41,7 +42,7 @@ func FuzzParseMeta(f *testing.F) {
 			}
 			return
 		}
-		if m.token == 0 {
+		if m.Token == 0 {
 			return // unfenced: nothing of the fence's to format
 		}
 		back, err := parseMeta("k", formatMeta(nil, m))
@@ -103,4 +104,17 @@ func FuzzBlobName(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMetaNames checks that the package's exported names are the keys
+// fencedobj reads and writes.
+func TestMetaNames(t *testing.T) {
+	t.Parallel()
+	for got, want := range map[string]string{
+		MetaToken: fencedobj.KeyToken, MetaWriteID: fencedobj.KeyWriteID, MetaTombstone: fencedobj.KeyTombstone,
+	} {
+		if got != want {
+			t.Errorf("%s; want %s", got, want)
+		}
+	}
 }

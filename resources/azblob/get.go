@@ -66,14 +66,14 @@ func (s *store) getBlob(ctx context.Context, key string) (*Blob, error) {
 		resp.Body.Close()
 		return nil, err
 	}
-	if m.tombstone {
+	if m.Tombstone {
 		resp.Body.Close()
 		return nil, &fence.NotFoundError{Key: key, Tombstone: true}
 	}
 	b := &Blob{
 		Body:     resp.Body,
-		Token:    m.token,
-		WriteID:  m.writeID,
+		Token:    m.Token,
+		WriteID:  m.WriteID,
 		ETag:     etagOf(resp.ETag),
 		Metadata: userMeta(resp.Metadata),
 	}

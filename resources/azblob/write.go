@@ -1,12 +1,10 @@
 package azblob
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -15,7 +13,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/azblobconn"
-	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // maxLost is how many writes in a row may fail without an answer (or with
@@ -45,7 +43,7 @@ type write struct {
 	key         string // as the caller named it, for errors
 	name        string // the blob name: prefix + key
 	token       fence.Token
-	body        *body
+	body        *fencedobj.Body
 	contentType string
 	meta        map[string]string
 	headers     *blob.HTTPHeaders
@@ -69,9 +67,9 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 	}
 	w.name = name
 	if w.body == nil {
-		w.body = emptyBody() // a tombstone's
+		w.body = fencedobj.BytesBody(nil) // a tombstone's
 	}
-	id := newWriteID()
+	id := fencedobj.NewWriteID()
 	res := &PutResult{WriteID: id}
 	var (
 		maybe       bool        // a write of this call may have been applied
@@ -87,30 +85,30 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 	}
 	for n := 0; ; n++ {
 		if n > 0 {
-			if err := pause(ctx, s.backoff.Delay(n)); err != nil {
+			if err := fencedobj.Pause(ctx, s.backoff.Delay(n)); err != nil {
 				return nil, unknown(errors.Join(err, lastErr), 0)
 			}
 		}
 		st, err := s.head(ctx, w.key, name)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
+				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
 			}
 			return nil, err
 		}
-		if maybe && st.exists && st.writeID == id && st.token == w.token && st.etag != conditioned {
+		if maybe && st.exists && st.WriteID == id && st.Token == w.token && st.etag != conditioned {
 			res.ETag, res.Reconciled = st.etag, true
 			return res, nil
 		}
-		if !s.unfenced && w.token < st.token {
+		if !s.unfenced && w.token < st.Token {
 			if maybe {
 				// Ours may have been applied and then overtaken: a stale
 				// token would be a false refusal.
-				return nil, unknown(lastErr, st.token)
+				return nil, unknown(lastErr, st.Token)
 			}
-			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.token}
+			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.Token}
 		}
-		if w.tombstone && !s.unfenced && st.tombstone && st.token == w.token {
+		if w.tombstone && !s.unfenced && st.Tombstone && st.Token == w.token {
 			res.ETag = st.etag // already deleted with this token: nothing to write
 			return res, nil
 		}
@@ -120,7 +118,7 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 			// A staged block failed: the blob is as it was.
 			switch {
 			case ctx.Err() != nil:
-				return nil, unknown(withCtx(ctx, azblobconn.OneLine(na.err)), 0)
+				return nil, unknown(fencedobj.WithCtx(ctx, azblobconn.OneLine(na.err)), 0)
 			case !ambiguous(na.err):
 				return nil, azblobconn.OneLine(na.err)
 			}
@@ -137,12 +135,12 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 			// Not applied. 404: the blob read was deleted since.
 			lost = 0
 			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
+				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
 			}
 		case ctx.Err() != nil || ambiguous(err):
 			maybe, conditioned, lastErr = true, st.etag, err
 			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, azblobconn.OneLine(err)), 0)
+				return nil, unknown(fencedobj.WithCtx(ctx, azblobconn.OneLine(err)), 0)
 			}
 			if lost++; lost >= maxLost {
 				return nil, unknown(azblobconn.OneLine(err), 0)
@@ -175,7 +173,7 @@ func (s *store) conditions(st state) *blob.AccessConditions {
 // a body longer than MaxSinglePut, staged blocks and one Put Block List.
 // It returns the new ETag and the number of blocks staged.
 func (s *store) putOnce(ctx context.Context, w *write, id string, st state) (azcore.ETag, int, error) {
-	md := formatMeta(w.meta, meta{token: w.token, writeID: id, tombstone: w.tombstone})
+	md := formatMeta(w.meta, fencedobj.Record{Token: w.token, WriteID: id, Tombstone: w.tombstone})
 	headers := w.headers
 	if w.contentType != "" {
 		h := blob.HTTPHeaders{}
@@ -186,8 +184,8 @@ func (s *store) putOnce(ctx context.Context, w *write, id string, st state) (azc
 		headers = &h
 	}
 	bb := s.c.NewBlockBlobClient(w.name)
-	if w.body.size <= s.singlePut {
-		resp, err := bb.Upload(noRetries(ctx), w.body.section(0, w.body.size), &blockblob.UploadOptions{
+	if w.body.Size <= s.singlePut {
+		resp, err := bb.Upload(noRetries(ctx), w.body.Section(0, w.body.Size), &blockblob.UploadOptions{
 			Metadata: md, HTTPHeaders: headers, AccessConditions: s.conditions(st),
 		})
 		if err != nil {
@@ -198,16 +196,16 @@ func (s *store) putOnce(ctx context.Context, w *write, id string, st state) (azc
 	// Blocks staged do not change the blob or its ETag; only the commit
 	// does, under the condition. Their ids are new on every attempt, so
 	// blocks of another writer to the same blob never mix with ours.
-	nblocks := (w.body.size + s.blockSize - 1) / s.blockSize
+	nblocks := (w.body.Size + s.blockSize - 1) / s.blockSize
 	if nblocks > maxBlocks {
-		return "", 0, &fence.InvalidError{Field: "body", Reason: fmt.Sprintf("%d bytes need %d blocks of BlockSize %d, more than Azure's %d", w.body.size, nblocks, s.blockSize, maxBlocks)}
+		return "", 0, &fence.InvalidError{Field: "body", Reason: fmt.Sprintf("%d bytes need %d blocks of BlockSize %d, more than Azure's %d", w.body.Size, nblocks, s.blockSize, maxBlocks)}
 	}
-	attempt := newWriteID()
+	attempt := fencedobj.NewWriteID()
 	ids := make([]string, 0, nblocks)
-	for off := int64(0); off < w.body.size; off += s.blockSize {
-		n := min(s.blockSize, w.body.size-off)
+	for off := int64(0); off < w.body.Size; off += s.blockSize {
+		n := min(s.blockSize, w.body.Size-off)
 		bid := encodeBlockID(fmt.Sprintf("%s-%06d", attempt, len(ids)))
-		if _, err := bb.StageBlock(ctx, bid, w.body.section(off, n), nil); err != nil {
+		if _, err := bb.StageBlock(ctx, bid, w.body.Section(off, n), nil); err != nil {
 			// Nothing is committed: the blob is as it was.
 			return "", len(ids), notApplied{err}
 		}
@@ -230,22 +228,11 @@ type notApplied struct{ err error }
 func (e notApplied) Error() string { return e.err.Error() }
 func (e notApplied) Unwrap() error { return e.err }
 
-// emptyBody is the body of a tombstone.
-func emptyBody() *body { return &body{r: bytes.NewReader(nil)} }
-
 func etagOf(p *azcore.ETag) azcore.ETag {
 	if p == nil {
 		return ""
 	}
 	return *p
-}
-
-// pause waits d before the next attempt, or until ctx is done.
-func pause(ctx context.Context, d time.Duration) error {
-	if backoff.Sleep(ctx, d) != nil {
-		return ctxErr(ctx)
-	}
-	return nil
 }
 
 // encodeBlockID returns the base64 block id of id.

@@ -98,3 +98,16 @@ func TestParseMetaClaimed(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaNames checks that the package's exported names are the keys
+// fencedobj reads and writes.
+func TestMetaNames(t *testing.T) {
+	t.Parallel()
+	for got, want := range map[string]string{
+		MetaToken: fencedobj.KeyToken, MetaWriteID: fencedobj.KeyWriteID, MetaTombstone: fencedobj.KeyTombstone,
+	} {
+		if got != want {
+			t.Errorf("%s; want %s", got, want)
+		}
+	}
+}
