@@ -40,7 +40,7 @@ func TestOneLineOnAzurite(t *testing.T) {
 	missing := azuritetest.Client(t, "fence-missing-"+strings.ToLower(rand.Text()[:12]), nil, false)
 	_, err := missing.NewBlockBlobClient("k").UploadBuffer(t.Context(), []byte("v"), nil)
 	err = azblobconn.OneLine(err)
-	wantOneLine(t, "a write in a missing container", err, bloberror.ContainerNotFound)
+	azuritetest.WantOneLine(t, "a write in a missing container", err, bloberror.ContainerNotFound)
 	if !errors.Is(err, fence.ErrStoreMissing) {
 		t.Errorf("a write in a missing container: %v; want an error matching fence.ErrStoreMissing", err)
 	}
@@ -55,29 +55,8 @@ func TestOneLineOnAzurite(t *testing.T) {
 	}
 	_, err = c.NewBlockBlobClient("k").Delete(t.Context(), nil)
 	err = azblobconn.OneLine(err)
-	wantOneLine(t, "a delete of a missing blob", err, bloberror.BlobNotFound)
+	azuritetest.WantOneLine(t, "a delete of a missing blob", err, bloberror.BlobNotFound)
 	if errors.Is(err, fence.ErrStoreMissing) {
 		t.Errorf("a delete of a missing blob: %v matches fence.ErrStoreMissing", err)
-	}
-}
-
-// wantOneLine fails t unless err is one line naming the status and Azure
-// error code of the *azcore.ResponseError that errors.As still finds in
-// it, with one of codes.
-func wantOneLine(t *testing.T, what string, err error, codes ...bloberror.Code) {
-	t.Helper()
-	re, ok := errors.AsType[*azcore.ResponseError](err)
-	if !ok {
-		t.Fatalf("%s: %v; want an error wrapping an *azcore.ResponseError", what, err)
-	}
-	if !bloberror.HasCode(err, codes...) {
-		t.Errorf("%s: Azure error code %q; want one of %q", what, re.ErrorCode, codes)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("%s: the message has several lines:\n%s", what, msg)
-	}
-	if status := http.StatusText(re.StatusCode); !strings.Contains(msg, re.ErrorCode) || !strings.Contains(msg, status) {
-		t.Errorf("%s: %q does not name the code %s and the status %d %s", what, msg, re.ErrorCode, re.StatusCode, status)
 	}
 }

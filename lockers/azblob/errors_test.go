@@ -2,38 +2,15 @@ package azblob
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
-
-// wantOneLine fails t unless err is one line naming the status and Azure
-// error code of the *azcore.ResponseError that errors.As still finds in
-// it, with one of codes.
-func wantOneLine(t *testing.T, what string, err error, codes ...bloberror.Code) {
-	t.Helper()
-	re, ok := errors.AsType[*azcore.ResponseError](err)
-	if !ok {
-		t.Fatalf("%s: %v; want an error wrapping an *azcore.ResponseError", what, err)
-	}
-	if !bloberror.HasCode(err, codes...) {
-		t.Errorf("%s: Azure error code %q; want one of %q", what, re.ErrorCode, codes)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("%s: the message has several lines:\n%s", what, msg)
-	}
-	if status := http.StatusText(re.StatusCode); !strings.Contains(msg, re.ErrorCode) || !strings.Contains(msg, status) {
-		t.Errorf("%s: %q does not name the code %s and the status %d %s", what, msg, re.ErrorCode, re.StatusCode, status)
-	}
-}
 
 // TestNotHeldNamesTheAzureCode checks the error of a Renew after Break on
 // Azurite: it matches fence.ErrNotHeld, reaches the SDK's error, and is
@@ -50,9 +27,9 @@ func TestNotHeldNamesTheAzureCode(t *testing.T) {
 	if !errors.Is(err, fence.ErrNotHeld) {
 		t.Fatalf("Renew of a broken lease: %v; want an error matching fence.ErrNotHeld", err)
 	}
-	wantOneLine(t, "Renew of a broken lease", err, notHeldCodes...)
+	azuritetest.WantOneLine(t, "Renew of a broken lease", err, notHeldCodes...)
 	lost := &fence.LeaseLostError{Key: lease.Key, Token: lease.Token, Err: err}
-	wantOneLine(t, "LeaseLostError", lost, notHeldCodes...)
+	azuritetest.WantOneLine(t, "LeaseLostError", lost, notHeldCodes...)
 	t.Logf("Renew after Break: %v", err)
 }
 
@@ -72,7 +49,7 @@ func TestWrappedErrorsAreOneLine(t *testing.T) {
 		"Renew": renew, "Release": l.Release(t.Context(), lease),
 	} {
 		what += " in a missing container"
-		wantOneLine(t, what, err, bloberror.ContainerNotFound)
+		azuritetest.WantOneLine(t, what, err, bloberror.ContainerNotFound)
 		if !errors.Is(err, fence.ErrStoreMissing) {
 			t.Errorf("%s: %v; want an error matching fence.ErrStoreMissing", what, err)
 		}

@@ -78,17 +78,10 @@ func TestParseURLErrors(t *testing.T) {
 	}
 }
 
-// TestEnvNames checks that the package names the variables that
-// azblobconn reads.
+// TestEnvNames: the package names the variables azblobconn reads.
 func TestEnvNames(t *testing.T) {
-	t.Parallel()
-	for got, want := range map[string]string{
-		EnvConnectionString: azblobconn.EnvConnectionString, EnvAccount: azblobconn.EnvAccount,
-		EnvAccountKey: azblobconn.EnvAccountKey, EnvSASToken: azblobconn.EnvSASToken,
-	} {
-		if got != want {
-			t.Errorf("%s; want %s", got, want)
-		}
+	if EnvConnectionString != azblobconn.EnvConnectionString || EnvAccount != azblobconn.EnvAccount || EnvAccountKey != azblobconn.EnvAccountKey || EnvSASToken != azblobconn.EnvSASToken {
+		t.Errorf("%s %s %s %s; azblobconn reads %s %s %s %s", EnvConnectionString, EnvAccount, EnvAccountKey, EnvSASToken, azblobconn.EnvConnectionString, azblobconn.EnvAccount, azblobconn.EnvAccountKey, azblobconn.EnvSASToken)
 	}
 }
 

@@ -62,20 +62,6 @@ func TestParseURLErrors(t *testing.T) {
 	}
 }
 
-// TestEnvNames checks that the package names the variables that
-// azblobconn reads.
-func TestEnvNames(t *testing.T) {
-	t.Parallel()
-	for got, want := range map[string]string{
-		EnvConnectionString: azblobconn.EnvConnectionString, EnvAccount: azblobconn.EnvAccount,
-		EnvAccountKey: azblobconn.EnvAccountKey, EnvSASToken: azblobconn.EnvSASToken,
-	} {
-		if got != want {
-			t.Errorf("%s; want %s", got, want)
-		}
-	}
-}
-
 // The opener builds its client with the environment given to open
 // (azblobconn's tests cover each kind of credentials), and refuses with
 // fence.ErrInvalid when there are none.

@@ -84,15 +84,9 @@ func TestParseMeta(t *testing.T) {
 	}
 }
 
-// TestMetaNames checks that the package's exported names are the keys
-// fencedobj reads and writes, all under MetaPrefix.
+// TestMetaNames: the package's names are the keys fencedobj reads and writes.
 func TestMetaNames(t *testing.T) {
-	t.Parallel()
-	for got, want := range map[string]string{
-		MetaToken: fencedobj.KeyToken, MetaWriteID: fencedobj.KeyWriteID, MetaTombstone: fencedobj.KeyTombstone,
-	} {
-		if got != want || !strings.HasPrefix(got, MetaPrefix) {
-			t.Errorf("%s; want %s, starting with %s", got, want, MetaPrefix)
-		}
+	if MetaToken != fencedobj.KeyToken || MetaWriteID != fencedobj.KeyWriteID || MetaTombstone != fencedobj.KeyTombstone || !strings.HasPrefix(MetaToken+MetaWriteID+MetaTombstone, MetaPrefix) {
+		t.Errorf("names %s %s %s; fencedobj's keys %s %s %s", MetaToken, MetaWriteID, MetaTombstone, fencedobj.KeyToken, fencedobj.KeyWriteID, fencedobj.KeyTombstone)
 	}
 }

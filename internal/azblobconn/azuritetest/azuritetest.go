@@ -5,12 +5,15 @@ package azuritetest
 import (
 	"context"
 	"crypto/rand"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence/internal/testing/testenv"
@@ -60,4 +63,25 @@ func Client(t testing.TB, name string, transport policy.Transporter, retries boo
 		t.Fatalf("container client: %v", err)
 	}
 	return c
+}
+
+// WantOneLine fails t unless err is one line naming the status and Azure
+// error code of the *azcore.ResponseError that errors.As still finds in
+// it, with one of codes.
+func WantOneLine(t testing.TB, what string, err error, codes ...bloberror.Code) {
+	t.Helper()
+	re, ok := errors.AsType[*azcore.ResponseError](err)
+	if !ok {
+		t.Fatalf("%s: %v; want an error wrapping an *azcore.ResponseError", what, err)
+	}
+	if !bloberror.HasCode(err, codes...) {
+		t.Errorf("%s: Azure error code %q; want one of %q", what, re.ErrorCode, codes)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("%s: the message has several lines:\n%s", what, msg)
+	}
+	if status := http.StatusText(re.StatusCode); !strings.Contains(msg, re.ErrorCode) || !strings.Contains(msg, status) {
+		t.Errorf("%s: %q does not name the code %s and the status %d %s", what, msg, re.ErrorCode, re.StatusCode, status)
+	}
 }
