@@ -2,7 +2,6 @@ package azblob
 
 import (
 	"context"
-	"errors"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 
@@ -31,37 +30,20 @@ func (s *store) Claim(ctx context.Context, key string, token fence.Token) error 
 	if err != nil {
 		return err
 	}
-	var (
-		maybe   bool  // a write of this claim may have been applied
-		lastErr error // of that write
-		lost    int   // writes in a row without an answer
-	)
-	unknown := func(err error, highest fence.Token) error {
-		if !maybe {
-			return err
-		}
-		return &fence.UnknownOutcomeError{Key: key, Token: token, Highest: highest, Err: err}
-	}
+	l := &fencedobj.Loop{Key: key, Token: token, Backoff: s.backoff}
 	for n := 0; ; n++ {
-		if n > 0 {
-			if err := fencedobj.Pause(ctx, s.backoff.Delay(n)); err != nil {
-				return unknown(errors.Join(err, lastErr), 0)
-			}
+		if err := l.Pause(ctx, n); err != nil {
+			return err
 		}
 		st, err := s.head(ctx, key, name)
 		if err != nil {
-			if ctx.Err() != nil {
-				return unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-			return err
+			return l.ReadFailed(ctx, err)
 		}
 		switch {
 		case st.exists && st.Token == token:
 			return nil // claimed already, by a lost write of ours or the token's holder
-		case token < st.Token && maybe:
-			return unknown(lastErr, st.Token)
 		case token < st.Token:
-			return &fence.StaleTokenError{Key: key, Token: token, Highest: st.Token}
+			return l.Stale(st.Token)
 		}
 		id := fencedobj.NewWriteID()
 		if st.exists {
@@ -73,22 +55,8 @@ func (s *store) Claim(ctx context.Context, key string, token fence.Token) error 
 		if err == nil {
 			return nil
 		}
-		switch {
-		case lostRace(err), st.exists && isNotFound(err):
-			lost = 0
-			if ctx.Err() != nil {
-				return unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-		case ctx.Err() != nil || ambiguous(err):
-			maybe, lastErr = true, azblobconn.OneLine(err)
-			if ctx.Err() != nil {
-				return unknown(fencedobj.WithCtx(ctx, azblobconn.OneLine(err)), 0)
-			}
-			if lost++; lost >= maxLost {
-				return unknown(azblobconn.OneLine(err), 0)
-			}
-		default:
-			return azblobconn.OneLine(err)
+		if err := l.Failed(ctx, err, string(st.etag), lostRace(err) || st.exists && isNotFound(err), ambiguous(err), azblobconn.OneLine); err != nil {
+			return err
 		}
 	}
 }

@@ -16,10 +16,6 @@ import (
 	"github.com/fencekit/fence/internal/fencedobj"
 )
 
-// maxLost is how many writes in a row may fail without an answer (or with
-// a 5xx) before a write gives up and reports an unknown outcome.
-const maxLost = 5
-
 // PutResult describes an applied write.
 type PutResult struct {
 	// ETag is the ETag of the blob written.
@@ -71,42 +67,23 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 	}
 	id := fencedobj.NewWriteID()
 	res := &PutResult{WriteID: id}
-	var (
-		maybe       bool        // a write of this call may have been applied
-		conditioned azcore.ETag // the ETag that write was conditioned on
-		lastErr     error       // the error of that write
-		lost        int         // writes in a row without an answer
-	)
-	unknown := func(err error, highest fence.Token) error {
-		if !maybe {
-			return err
-		}
-		return &fence.UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
-	}
+	l := &fencedobj.Loop{Key: w.key, Token: w.token, Backoff: s.backoff}
 	for n := 0; ; n++ {
-		if n > 0 {
-			if err := fencedobj.Pause(ctx, s.backoff.Delay(n)); err != nil {
-				return nil, unknown(errors.Join(err, lastErr), 0)
-			}
+		if err := l.Pause(ctx, n); err != nil {
+			return nil, err
 		}
 		st, err := s.head(ctx, w.key, name)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-			return nil, err
+			return nil, l.ReadFailed(ctx, err)
 		}
-		if maybe && st.exists && st.WriteID == id && st.Token == w.token && st.etag != conditioned {
+		if l.Maybe && st.exists && st.WriteID == id && st.Token == w.token && string(st.etag) != l.Conditioned {
 			res.ETag, res.Reconciled = st.etag, true
 			return res, nil
 		}
 		if !s.unfenced && w.token < st.Token {
-			if maybe {
-				// Ours may have been applied and then overtaken: a stale
-				// token would be a false refusal.
-				return nil, unknown(lastErr, st.Token)
-			}
-			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.Token}
+			// An unknown outcome if ours may have been applied and then
+			// overtaken: a stale token would be a false refusal.
+			return nil, l.Stale(st.Token)
 		}
 		if w.tombstone && !s.unfenced && st.Tombstone && st.Token == w.token {
 			res.ETag = st.etag // already deleted with this token: nothing to write
@@ -118,11 +95,11 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 			// A staged block failed: the blob is as it was.
 			switch {
 			case ctx.Err() != nil:
-				return nil, unknown(fencedobj.WithCtx(ctx, azblobconn.OneLine(na.err)), 0)
+				return nil, l.Unknown(fencedobj.WithCtx(ctx, azblobconn.OneLine(na.err)), 0)
 			case !ambiguous(na.err):
 				return nil, azblobconn.OneLine(na.err)
 			}
-			lastErr = na.err
+			l.LastErr = na.err
 			continue
 		}
 		res.Attempts++
@@ -130,23 +107,10 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 			res.ETag = etag
 			return res, nil
 		}
-		switch {
-		case lostRace(err), st.exists && isNotFound(err):
-			// Not applied. 404: the blob read was deleted since.
-			lost = 0
-			if ctx.Err() != nil {
-				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-		case ctx.Err() != nil || ambiguous(err):
-			maybe, conditioned, lastErr = true, st.etag, err
-			if ctx.Err() != nil {
-				return nil, unknown(fencedobj.WithCtx(ctx, azblobconn.OneLine(err)), 0)
-			}
-			if lost++; lost >= maxLost {
-				return nil, unknown(azblobconn.OneLine(err), 0)
-			}
-		default:
-			return nil, azblobconn.OneLine(err)
+		// Not applied on a lost race, or on 404: the blob read was
+		// deleted since.
+		if err := l.Failed(ctx, err, string(st.etag), lostRace(err) || st.exists && isNotFound(err), ambiguous(err), azblobconn.OneLine); err != nil {
+			return nil, err
 		}
 	}
 }

@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -40,58 +39,27 @@ func (b *bucket) Claim(ctx context.Context, key string, token fence.Token) error
 		return err
 	}
 	id := fencedobj.NewWriteID()
-	var (
-		maybe   bool  // a PUT of this claim may have been applied
-		lastErr error // of that PUT
-		lost    int   // PUTs in a row without an answer
-	)
-	unknown := func(err error, highest fence.Token) error {
-		if !maybe {
-			return err
-		}
-		return &fence.UnknownOutcomeError{Key: key, Token: token, Highest: highest, Err: err}
-	}
+	l := &fencedobj.Loop{Key: key, Token: token, Backoff: b.backoff}
 	for n := 0; ; n++ {
-		if n > 0 {
-			if err := fencedobj.Pause(ctx, b.backoff.Delay(n)); err != nil {
-				return unknown(errors.Join(err, lastErr), 0)
-			}
+		if err := l.Pause(ctx, n); err != nil {
+			return err
 		}
 		w, st, err := b.claimRead(ctx, key, name, id, token)
 		if err != nil {
-			if ctx.Err() != nil {
-				return unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-			return err
+			return l.ReadFailed(ctx, err)
 		}
 		switch {
 		case st.exists && st.Token == token:
 			return nil // claimed already, by a lost PUT of ours or the token's holder
-		case token < st.Token && maybe:
-			return unknown(lastErr, st.Token)
 		case token < st.Token:
-			return &fence.StaleTokenError{Key: key, Token: token, Highest: st.Token}
+			return l.Stale(st.Token)
 		}
 		_, err = b.putOnce(ctx, w, id, st)
 		if err == nil {
 			return nil
 		}
-		switch {
-		case lostRace(err), st.exists && isNotFound(err):
-			lost = 0
-			if ctx.Err() != nil {
-				return unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-		case ctx.Err() != nil || ambiguous(err):
-			maybe, lastErr = true, err
-			if ctx.Err() != nil {
-				return unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-			if lost++; lost >= maxLost {
-				return unknown(err, 0)
-			}
-		default:
-			return missingBucket(err)
+		if err := l.Failed(ctx, err, st.etag, lostRace(err) || st.exists && isNotFound(err), ambiguous(err), missingBucket); err != nil {
+			return err
 		}
 	}
 }

@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -10,10 +9,6 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/fencedobj"
 )
-
-// maxLost is how many PUTs in a row may fail without an answer (or with a
-// 5xx) before a write gives up and reports an unknown outcome.
-const maxLost = 5
 
 // PutResult describes an applied write.
 type PutResult struct {
@@ -61,42 +56,23 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 		w.body = fencedobj.BytesBody([]byte(id))
 	}
 	res := &PutResult{WriteID: id}
-	var (
-		maybe       bool   // a PUT of this write may have been applied
-		conditioned string // the ETag that PUT was conditioned on
-		lastErr     error  // the error of that PUT
-		lost        int    // PUTs in a row without an answer
-	)
-	unknown := func(err error, highest fence.Token) error {
-		if !maybe {
-			return err
-		}
-		return &fence.UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
-	}
+	l := &fencedobj.Loop{Key: w.key, Token: w.token, Backoff: b.backoff}
 	for n := 0; ; n++ {
-		if n > 0 {
-			if err := fencedobj.Pause(ctx, b.backoff.Delay(n)); err != nil {
-				return nil, unknown(errors.Join(err, lastErr), 0)
-			}
+		if err := l.Pause(ctx, n); err != nil {
+			return nil, err
 		}
 		st, err := b.head(ctx, w.key)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-			return nil, err
+			return nil, l.ReadFailed(ctx, err)
 		}
-		if maybe && st.exists && st.WriteID == id && st.Token == w.token && st.etag != conditioned {
+		if l.Maybe && st.exists && st.WriteID == id && st.Token == w.token && st.etag != l.Conditioned {
 			res.ETag, res.Reconciled = st.etag, true
 			return res, nil
 		}
 		if !b.unfenced && w.token < st.Token {
-			if maybe {
-				// Ours may have been applied and then overtaken: a stale
-				// token would be a false refusal.
-				return nil, unknown(lastErr, st.Token)
-			}
-			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.Token}
+			// An unknown outcome if ours may have been applied and then
+			// overtaken: a stale token would be a false refusal.
+			return nil, l.Stale(st.Token)
 		}
 		if w.tombstone && !b.unfenced && st.Tombstone && st.Token == w.token {
 			res.ETag = st.etag // already deleted with this token: nothing to write
@@ -108,24 +84,10 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 			res.ETag, res.VersionID = aws.ToString(out.ETag), aws.ToString(out.VersionId)
 			return res, nil
 		}
-		switch {
-		case lostRace(err), st.exists && isNotFound(err):
-			// Not applied. 404: the object read was deleted since
-			// (If-Match on a missing key).
-			lost = 0
-			if ctx.Err() != nil {
-				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-		case ctx.Err() != nil || ambiguous(err):
-			maybe, conditioned, lastErr = true, st.etag, err
-			if ctx.Err() != nil {
-				return nil, unknown(fencedobj.WithCtx(ctx, err), 0)
-			}
-			if lost++; lost >= maxLost {
-				return nil, unknown(err, 0)
-			}
-		default:
-			return nil, missingBucket(err)
+		// Not applied on a lost race, or on 404: the object read was
+		// deleted since (If-Match on a missing key).
+		if err := l.Failed(ctx, err, st.etag, lostRace(err) || st.exists && isNotFound(err), ambiguous(err), missingBucket); err != nil {
+			return nil, err
 		}
 	}
 }
