@@ -118,7 +118,7 @@ func TestClaimKeepsContentAndMetadata(t *testing.T) {
 	}
 	// A write conditioned on the ETag read before the claim fails, as a
 	// slower writer's would.
-	s, _ := storeOf(r)
+	s, _ := fencedobj.DriverOf[*store](r, "azblob.New")
 	_, _, err := s.putOnce(t.Context(), &write{key: k, name: k, token: 2, body: fencedobj.BytesBody(nil)}, fencedobj.NewWriteID(), state{exists: true, etag: before.ETag})
 	if !lostRace(err) {
 		t.Fatalf("a write on the ETag read before the claim: %v; want a lost race", err)
