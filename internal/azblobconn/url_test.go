@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 	"github.com/fencekit/fence/internal/urlparam"
 )
 
@@ -23,15 +24,6 @@ func parse(u *url.URL) (Config, error) {
 	return cfg, nil
 }
 
-func mustParse(t testing.TB, raw string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatalf("url.Parse(%q): %v", raw, err)
-	}
-	return u
-}
-
 func TestParse(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -46,7 +38,7 @@ func TestParse(t *testing.T) {
 		{"azblob://" + strings.Repeat("a", 63) + "?account=" + strings.Repeat("9", 24), Config{Container: strings.Repeat("a", 63), Account: strings.Repeat("9", 24)}},
 	}
 	for _, tt := range tests {
-		got, err := parse(mustParse(t, tt.raw))
+		got, err := parse(azuritetest.ParseURL(t, tt.raw))
 		if err != nil || got != tt.want {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", tt.raw, got, err, tt.want)
 		}
@@ -83,7 +75,7 @@ func TestParseErrors(t *testing.T) {
 		{"azblob://locks?account=" + strings.Repeat("a", 25), "not an Azure storage account name"},
 	}
 	for _, tt := range tests {
-		_, err := parse(mustParse(t, tt.raw))
+		_, err := parse(azuritetest.ParseURL(t, tt.raw))
 		if !errors.Is(err, fence.ErrInvalid) {
 			t.Errorf("Parse(%q) = %v; want an error matching fence.ErrInvalid", tt.raw, err)
 			continue

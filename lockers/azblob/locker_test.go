@@ -51,7 +51,7 @@ func TestAs(t *testing.T) {
 		t.Error("As succeeded for a target other than **container.Client")
 	}
 
-	opened, err := open(mustParse(t, "azblob://fence-opened?account=acct&endpoint=http://127.0.0.1:1/acct"), nil, env{EnvAccountKey: "a2V5"}.get)
+	opened, err := open(azuritetest.ParseURL(t, "azblob://fence-opened?account=acct&endpoint=http://127.0.0.1:1/acct"), nil, env{EnvAccountKey: "a2V5"}.get)
 	if err != nil {
 		t.Fatal(err)
 	}

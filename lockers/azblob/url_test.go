@@ -22,15 +22,6 @@ import (
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
-func mustParse(t testing.TB, raw string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatalf("url.Parse(%q): %v", raw, err)
-	}
-	return u
-}
-
 // TestParseURL checks what the locker reads besides azblobconn.Parse:
 // the probe interval, and the problems of both met in one URL.
 func TestParseURL(t *testing.T) {
@@ -45,7 +36,7 @@ func TestParseURL(t *testing.T) {
 		{"azblob://locks?probe-interval=off", config{Config: azblobconn.Config{Container: "locks"}, probe: probe.Off}},
 	}
 	for _, tt := range tests {
-		got, err := parseURL(mustParse(t, tt.raw))
+		got, err := parseURL(azuritetest.ParseURL(t, tt.raw))
 		if err != nil || got != tt.want {
 			t.Errorf("parseURL(%q) = %+v, %v; want %+v", tt.raw, got, err, tt.want)
 		}
@@ -64,16 +55,9 @@ func TestParseURLErrors(t *testing.T) {
 		{"azblob://locks?endpoint=http://u:s3cretpw@localhost:10000", "user information"},
 	}
 	for _, tt := range tests {
-		_, err := parseURL(mustParse(t, tt.raw))
-		if !errors.Is(err, fence.ErrInvalid) {
-			t.Errorf("parseURL(%q) = %v; want an error matching fence.ErrInvalid", tt.raw, err)
-			continue
-		}
-		if !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("parseURL(%q) = %v; want it to say %q", tt.raw, err, tt.want)
-		}
-		if strings.Contains(err.Error(), "s3cretpw") {
-			t.Errorf("parseURL(%q) shows the password: %v", tt.raw, err)
+		_, err := parseURL(azuritetest.ParseURL(t, tt.raw))
+		if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cretpw") {
+			t.Errorf("parseURL(%q) = %v; want an error matching fence.ErrInvalid that says %q and shows no password", tt.raw, err, tt.want)
 		}
 	}
 }
@@ -131,7 +115,7 @@ func TestOpenCredentials(t *testing.T) {
 		{"connection string", "azblob://" + name, env{EnvConnectionString: testenv.AzuriteConnectionString(t)}},
 		{"account key", "azblob://" + name + q, env{EnvAccount: account, EnvAccountKey: accountKey}},
 	} {
-		opened, err := open(mustParse(t, tt.url), nil, tt.env.get)
+		opened, err := open(azuritetest.ParseURL(t, tt.url), nil, tt.env.get)
 		if err != nil {
 			t.Fatalf("open(%q) with %s: %v", tt.url, tt.name, err)
 		}
@@ -145,7 +129,7 @@ func TestOpenCredentials(t *testing.T) {
 		{"nothing", "azblob://" + name, env{}, ""},
 		{"account key unusable", "azblob://" + name, env{EnvAccount: account, EnvAccountKey: "s3cretkey!"}, "s3cretkey"},
 	} {
-		_, err := open(mustParse(t, tt.url), nil, tt.env.get)
+		_, err := open(azuritetest.ParseURL(t, tt.url), nil, tt.env.get)
 		if !errors.Is(err, fence.ErrInvalid) || !strings.HasPrefix(err.Error(), "fence/azblob: open: ") {
 			t.Errorf("open(%q) with %s: %v; want a fence/azblob error matching fence.ErrInvalid", tt.url, tt.name, err)
 		}

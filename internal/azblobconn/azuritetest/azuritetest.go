@@ -1,5 +1,6 @@
 // Package azuritetest gives the tests of the Azure Blob backends their
-// containers on the shared Azurite server (see internal/testing/testenv).
+// containers on the shared Azurite server (see internal/testing/testenv)
+// and the checks they share.
 package azuritetest
 
 import (
@@ -7,6 +8,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +86,14 @@ func WantOneLine(t testing.TB, what string, err error, codes ...bloberror.Code) 
 	if status := http.StatusText(re.StatusCode); !strings.Contains(msg, re.ErrorCode) || !strings.Contains(msg, status) {
 		t.Errorf("%s: %q does not name the code %s and the status %d %s", what, msg, re.ErrorCode, re.StatusCode, status)
 	}
+}
+
+// ParseURL parses raw, failing t on error.
+func ParseURL(t testing.TB, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("url.Parse(%q): %v", raw, err)
+	}
+	return u
 }
