@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/azblobconn"
 	"github.com/fencekit/fence/internal/probe"
 )
 
@@ -142,7 +143,7 @@ func (d *store) Create(ctx context.Context) error {
 	if err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
 		// The URL without its query, which may be a SAS token.
 		u, _, _ := strings.Cut(d.c.URL(), "?")
-		return fmt.Errorf("create container %s: %w", u, oneLine(err))
+		return fmt.Errorf("create container %s: %w", u, azblobconn.OneLine(err))
 	}
 	return nil
 }

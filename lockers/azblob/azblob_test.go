@@ -9,6 +9,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
 
@@ -79,7 +80,7 @@ func (n noting) Renew(ctx context.Context, lease fence.Lease) (err error) {
 // that Azurite times and lets run out.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	c := newContainer(t, nil, true)
+	c := azuritetest.NewContainer(t, nil, true)
 	s := &shortLeases{}
 	start := time.Now()
 	t.Cleanup(func() { t.Logf("the suite took %v", time.Since(start).Round(time.Millisecond)) })

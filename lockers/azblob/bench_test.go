@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/probe/probetest"
 )
@@ -20,7 +21,7 @@ import (
 // BenchmarkAcquireRelease takes and frees one key in a loop.
 func BenchmarkAcquireRelease(b *testing.B) {
 	n := &counter{}
-	l := newLocker(b, newContainer(b, n, false), nil)
+	l := newLocker(b, azuritetest.NewContainer(b, n, false), nil)
 	k := key(b)
 	n.n.Store(0)
 	for b.Loop() {
@@ -38,7 +39,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 // BenchmarkAcquireHeld is a lost try on a held key.
 func BenchmarkAcquireHeld(b *testing.B) {
 	n := &counter{}
-	l := newLocker(b, newContainer(b, n, false), nil)
+	l := newLocker(b, azuritetest.NewContainer(b, n, false), nil)
 	holder := mustAcquire(b, l, key(b), MaxTTL, nil)
 	n.n.Store(0)
 	for b.Loop() {
@@ -52,7 +53,7 @@ func BenchmarkAcquireHeld(b *testing.B) {
 // BenchmarkRenew renews one lease in a loop.
 func BenchmarkRenew(b *testing.B) {
 	n := &counter{}
-	l := newLocker(b, newContainer(b, n, false), nil)
+	l := newLocker(b, azuritetest.NewContainer(b, n, false), nil)
 	lease := mustAcquire(b, l, key(b), MaxTTL, nil)
 	n.n.Store(0)
 	for b.Loop() {
@@ -70,10 +71,10 @@ func BenchmarkRenew(b *testing.B) {
 //
 //	go test -run '^$' -bench HandOff -benchtime 200x ./lockers/azblob/
 func BenchmarkHandOff(b *testing.B) {
-	holder := newLocker(b, newContainer(b, nil, true), nil)
+	holder := newLocker(b, azuritetest.NewContainer(b, nil, true), nil)
 	name := holder.d.c.URL()
 	name = name[strings.LastIndexByte(name, '/')+1:]
-	probed := newLocker(b, containerClient(b, name, nil, true), nil)
-	polled := newLocker(b, containerClient(b, name, nil, true), &Options{ProbeInterval: probe.Off})
+	probed := newLocker(b, azuritetest.Client(b, name, nil, true), nil)
+	polled := newLocker(b, azuritetest.Client(b, name, nil, true), &Options{ProbeInterval: probe.Off})
 	probetest.HandOff(b, holder.Locker, probed.Locker, polled.Locker)
 }

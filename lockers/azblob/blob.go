@@ -12,11 +12,12 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn"
 )
 
 // The calls below are the whole use this package makes of the SDK, one
 // request each (plus the SDK's own retries). Each returns the service's
-// refusals as a one-line serviceError (see oneLine).
+// refusals told in one line (see azblobconn.OneLine).
 
 // read returns the record of key's blob. With a non-empty leaseID the
 // read succeeds only while that lease is active on the blob. A missing
@@ -30,7 +31,7 @@ func (d *store) read(ctx context.Context, key, leaseID string) (record, error) {
 	}
 	resp, err := d.c.NewBlobClient(key).GetProperties(ctx, opts)
 	if err != nil {
-		return record{}, oneLine(err)
+		return record{}, azblobconn.OneLine(err)
 	}
 	r, err := parseRecord(key, resp.Metadata)
 	if err != nil {
@@ -56,7 +57,7 @@ func (d *store) create(ctx context.Context, key string) (record, error) {
 		},
 	})
 	if err != nil {
-		return record{}, oneLine(err)
+		return record{}, azblobconn.OneLine(err)
 	}
 	r := record{meta: meta}
 	if resp.ETag != nil {
@@ -84,7 +85,7 @@ func (d *store) acquireLease(ctx context.Context, key, leaseID string, ttl time.
 	}
 	resp, err := lc.AcquireLease(ctx, int32(ttl/time.Second), opts)
 	if err != nil {
-		return "", oneLine(err)
+		return "", azblobconn.OneLine(err)
 	}
 	if resp.ETag != nil {
 		return *resp.ETag, nil
@@ -99,7 +100,7 @@ func (d *store) setMeta(ctx context.Context, key, leaseID string, etag azcore.ET
 		LeaseAccessConditions:    &blob.LeaseAccessConditions{LeaseID: &leaseID},
 		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &etag},
 	}})
-	return oneLine(err)
+	return azblobconn.OneLine(err)
 }
 
 // renewLease renews the lease leaseID on key's blob for its duration.
@@ -109,7 +110,7 @@ func (d *store) renewLease(ctx context.Context, key, leaseID string) error {
 		return err
 	}
 	_, err = lc.RenewLease(ctx, nil)
-	return oneLine(err)
+	return azblobconn.OneLine(err)
 }
 
 // releaseLease releases the lease leaseID on key's blob.
@@ -119,7 +120,7 @@ func (d *store) releaseLease(ctx context.Context, key, leaseID string) error {
 		return err
 	}
 	_, err = lc.ReleaseLease(ctx, nil)
-	return oneLine(err)
+	return azblobconn.OneLine(err)
 }
 
 // breakLease breaks any lease on key's blob at once (break period 0).
@@ -130,5 +131,5 @@ func (d *store) breakLease(ctx context.Context, key string) error {
 	}
 	var now int32
 	_, err = lc.BreakLease(ctx, &lease.BlobBreakOptions{BreakPeriod: &now})
-	return oneLine(err)
+	return azblobconn.OneLine(err)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
 
 // TestCorruptMetadata checks records corrupted by hand through the SDK:
@@ -13,7 +14,7 @@ import (
 // lease, and Break still works.
 func TestCorruptMetadata(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newContainer(t, nil, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, nil, false), nil)
 	owner := fence.NewOwnerID()
 	tests := []struct {
 		name string

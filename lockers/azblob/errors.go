@@ -3,13 +3,11 @@ package azblob
 import (
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 
-	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/azblobconn"
 )
 
 // notHeldCodes are the service's answers to a lease operation (or a write
@@ -40,45 +38,8 @@ func answered(err error) bool {
 	return errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500
 }
 
-// serviceError is an answer of the service refusing a request, told in
-// one line: the HTTP status and Azure's error code. The SDK's
-// *azcore.ResponseError prints a multi-line dump of the request and the
-// response instead, which does not belong inside the locker's errors (a
-// fence.LeaseLostError, a log line). Unwrap returns the SDK's error, so
-// errors.As and bloberror.HasCode reach it as before.
-type serviceError struct{ err *azcore.ResponseError }
-
-func (e *serviceError) Error() string {
-	code := e.err.ErrorCode
-	if code == "" {
-		code = "no error code"
-	}
-	status := strconv.Itoa(e.err.StatusCode)
-	if text := http.StatusText(e.err.StatusCode); text != "" {
-		status += " " + text
-	}
-	return fmt.Sprintf("azure: %s: %s", status, code)
-}
-
-func (e *serviceError) Unwrap() error { return e.err }
-
-// oneLine returns err with an *azcore.ResponseError at its top wrapped in
-// a serviceError, and any other error unchanged. A ContainerNotFound
-// answer also matches fence.ErrStoreMissing. The calls of blob.go pass
-// every SDK error through it.
-func oneLine(err error) error {
-	re, ok := err.(*azcore.ResponseError)
-	if !ok {
-		return err
-	}
-	if bloberror.HasCode(re, bloberror.ContainerNotFound) {
-		return driver.StoreMissing(fmt.Errorf("%w (create the container with Create)", &serviceError{err: re}))
-	}
-	return &serviceError{err: re}
-}
-
 // wrap adds what the store was doing to an error, with an SDK answer
-// told in one line (see serviceError).
+// told in one line (see azblobconn.OneLine).
 func wrap(what string, err error) error {
-	return fmt.Errorf("%s: %w", what, oneLine(err))
+	return fmt.Errorf("%s: %w", what, azblobconn.OneLine(err))
 }

@@ -2,37 +2,15 @@ package azblob
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
-
-// wantOneLine fails t unless err is one line naming the status and Azure
-// error code of the *azcore.ResponseError that errors.As still finds in
-// it, with one of codes.
-func wantOneLine(t *testing.T, what string, err error, codes ...bloberror.Code) {
-	t.Helper()
-	re, ok := errors.AsType[*azcore.ResponseError](err)
-	if !ok {
-		t.Fatalf("%s: %v; want an error wrapping an *azcore.ResponseError", what, err)
-	}
-	if !bloberror.HasCode(err, codes...) {
-		t.Errorf("%s: Azure error code %q; want one of %q", what, re.ErrorCode, codes)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("%s: the message has several lines:\n%s", what, msg)
-	}
-	if status := http.StatusText(re.StatusCode); !strings.Contains(msg, re.ErrorCode) || !strings.Contains(msg, status) {
-		t.Errorf("%s: %q does not name the code %s and the status %d %s", what, msg, re.ErrorCode, re.StatusCode, status)
-	}
-}
 
 // TestNotHeldNamesTheAzureCode checks the error of a Renew after Break on
 // Azurite: it matches fence.ErrNotHeld, reaches the SDK's error, and is
@@ -40,7 +18,7 @@ func wantOneLine(t *testing.T, what string, err error, codes ...bloberror.Code) 
 // guard would make of it.
 func TestNotHeldNamesTheAzureCode(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newContainer(t, nil, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, nil, false), nil)
 	lease := mustAcquire(t, l, key(t), MinTTL, nil)
 	if err := l.Break(t.Context(), lease.Key); err != nil {
 		t.Fatalf("Break: %v", err)
@@ -49,9 +27,9 @@ func TestNotHeldNamesTheAzureCode(t *testing.T) {
 	if !errors.Is(err, fence.ErrNotHeld) {
 		t.Fatalf("Renew of a broken lease: %v; want an error matching fence.ErrNotHeld", err)
 	}
-	wantOneLine(t, "Renew of a broken lease", err, notHeldCodes...)
+	azuritetest.WantOneLine(t, "Renew of a broken lease", err, notHeldCodes...)
 	lost := &fence.LeaseLostError{Key: lease.Key, Token: lease.Token, Err: err}
-	wantOneLine(t, "LeaseLostError", lost, notHeldCodes...)
+	azuritetest.WantOneLine(t, "LeaseLostError", lost, notHeldCodes...)
 	t.Logf("Renew after Break: %v", err)
 }
 
@@ -60,7 +38,7 @@ func TestNotHeldNamesTheAzureCode(t *testing.T) {
 // exist, which also match fence.ErrStoreMissing.
 func TestWrappedErrorsAreOneLine(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, containerClient(t, "fence-missing-"+strings.ToLower(key(t)), nil, false), nil)
+	l := newLocker(t, azuritetest.Client(t, "fence-missing-"+strings.ToLower(key(t)), nil, false), nil)
 	k := key(t)
 	_, acquire := l.Acquire(t.Context(), k, MinTTL, nil)
 	_, inspect := l.Inspect(t.Context(), k)
@@ -71,29 +49,12 @@ func TestWrappedErrorsAreOneLine(t *testing.T) {
 		"Renew": renew, "Release": l.Release(t.Context(), lease),
 	} {
 		what += " in a missing container"
-		wantOneLine(t, what, err, bloberror.ContainerNotFound)
+		azuritetest.WantOneLine(t, what, err, bloberror.ContainerNotFound)
 		if !errors.Is(err, fence.ErrStoreMissing) {
 			t.Errorf("%s: %v; want an error matching fence.ErrStoreMissing", what, err)
 		}
 		if !strings.HasPrefix(err.Error(), "fence/azblob: ") {
 			t.Errorf("%s: %q; want the prefix fence/azblob:", what, err)
 		}
-	}
-}
-
-// TestServiceErrorWithoutCode checks the message of an answer that
-// carries no Azure error code.
-func TestServiceErrorWithoutCode(t *testing.T) {
-	t.Parallel()
-	err := oneLine(&azcore.ResponseError{StatusCode: http.StatusServiceUnavailable})
-	if got, want := err.Error(), "azure: 503 Service Unavailable: no error code"; got != want {
-		t.Errorf("message %q; want %q", got, want)
-	}
-	if _, ok := errors.AsType[*azcore.ResponseError](err); !ok {
-		t.Errorf("errors.As does not reach the *azcore.ResponseError in %v", err)
-	}
-	plain := errors.New("dial tcp: refused")
-	if oneLine(plain) != plain {
-		t.Errorf("oneLine changed an error that is not an answer of the service")
 	}
 }

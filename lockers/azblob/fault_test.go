@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
 
 // op names the request kinds the fault tests pick on.
@@ -139,7 +140,7 @@ func TestLostAnswers(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/retries=%v", target, retries), func(t *testing.T) {
 				t.Parallel()
 				f := &faulty{}
-				l := newLocker(t, newContainer(t, f, retries), nil)
+				l := newLocker(t, azuritetest.NewContainer(t, f, retries), nil)
 				k := key(t)
 				first := mustAcquire(t, l, k, MinTTL, nil)
 				if err := l.Release(t.Context(), first); err != nil {
@@ -174,7 +175,7 @@ func TestLostAnswers(t *testing.T) {
 func TestUnsentTokenWrite(t *testing.T) {
 	t.Parallel()
 	f := &faulty{}
-	l := newLocker(t, newContainer(t, f, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, f, false), nil)
 	k := key(t)
 	f.arm(opMetadata, maxAttempts, true)
 	_, err := l.Acquire(t.Context(), k, MinTTL, nil)
@@ -208,7 +209,7 @@ func TestCancelInFlight(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			f := &faulty{onFault: cancel}
-			l := newLocker(t, newContainer(t, f, false), nil)
+			l := newLocker(t, azuritetest.NewContainer(t, f, false), nil)
 			k := key(t)
 			f.arm(target, 1, false)
 			owner := fence.NewOwnerID()
@@ -241,7 +242,7 @@ func TestLostReleaseAnswer(t *testing.T) {
 		t.Run(fmt.Sprintf("retries=%v", retries), func(t *testing.T) {
 			t.Parallel()
 			f := &faulty{}
-			l := newLocker(t, newContainer(t, f, retries), nil)
+			l := newLocker(t, azuritetest.NewContainer(t, f, retries), nil)
 			lease := mustAcquire(t, l, key(t), MinTTL, nil)
 			f.arm(opRelease, 1, false)
 			err := l.Release(t.Context(), lease)
@@ -267,7 +268,7 @@ func TestLostReleaseAnswer(t *testing.T) {
 func TestLostRenewAnswer(t *testing.T) {
 	t.Parallel()
 	f := &faulty{}
-	l := newLocker(t, newContainer(t, f, true), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, f, true), nil)
 	lease := mustAcquire(t, l, key(t), MinTTL, nil)
 	f.arm(opRenew, 1, false)
 	renewed, err := l.Renew(t.Context(), lease)
@@ -300,7 +301,7 @@ func TestTokenWriteFindsTheBlobChanged(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := &faulty{}
-			l := newLocker(t, newContainer(t, f, false), nil)
+			l := newLocker(t, azuritetest.NewContainer(t, f, false), nil)
 			other := plainLocker(t, l)
 			k := key(t)
 			f.before = func(req *http.Request) {

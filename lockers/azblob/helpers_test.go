@@ -11,58 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
-	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
-
-// newContainer creates a container of a unique name on Azurite, deleted
-// when t ends, and returns a client for it that sends its requests through
-// transport (http.DefaultClient when nil). The SDK's retries are off
-// unless retries is set, so that a test sees each answer.
-func newContainer(t testing.TB, transport policy.Transporter, retries bool) *container.Client {
-	t.Helper()
-	c := containerClient(t, "fence-"+strings.ToLower(rand.Text()[:16]), transport, retries)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.Create(ctx, nil); err != nil {
-		t.Fatalf("create container: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := c.Delete(ctx, nil); err != nil {
-			t.Logf("delete container: %v", err)
-		}
-	})
-	return c
-}
-
-// containerClient returns a client of the container name on Azurite.
-func containerClient(t testing.TB, name string, transport policy.Transporter, retries bool) *container.Client {
-	t.Helper()
-	url := testenv.AzuriteBlobURL(t)
-	account, key := testenv.AzuriteAccount(t)
-	cred, err := container.NewSharedKeyCredential(account, key)
-	if err != nil {
-		t.Fatalf("shared key: %v", err)
-	}
-	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: transport}}
-	if retries {
-		opts.Retry = policy.RetryOptions{MaxRetries: 3, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: 50 * time.Millisecond}
-	} else {
-		opts.Retry = policy.RetryOptions{MaxRetries: -1}
-	}
-	c, err := container.NewClientWithSharedKeyCredential(url+"/"+name, cred, opts)
-	if err != nil {
-		t.Fatalf("container client: %v", err)
-	}
-	return c
-}
 
 // testLocker is a Locker with the store under it, for the tests that
 // call the store or its client directly.
@@ -89,7 +43,7 @@ func newLocker(t testing.TB, c *container.Client, opts *Options) *testLocker {
 // own, without faults or retries.
 func plainLocker(t testing.TB, l *testLocker) *testLocker {
 	t.Helper()
-	return newLocker(t, containerClient(t, path.Base(l.d.c.URL()), nil, false), nil)
+	return newLocker(t, azuritetest.Client(t, path.Base(l.d.c.URL()), nil, false), nil)
 }
 
 // wantHeld fails t unless lease holds its key: Inspect through l shows

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
 
 // validateKey checks key as a Locker does: the portable layer's rules
@@ -106,7 +107,7 @@ func FuzzValidateKey(f *testing.F) {
 func inputLocker(t *testing.T) (*testLocker, *counter) {
 	t.Helper()
 	n := &counter{}
-	return newLocker(t, containerClient(t, "fence-missing-"+strings.ToLower(key(t)), n, false), nil), n
+	return newLocker(t, azuritetest.Client(t, "fence-missing-"+strings.ToLower(key(t)), n, false), nil), n
 }
 
 // wantInput fails t unless err, of a call that sent sent requests, is a

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/azblobconn"
 )
 
 // Renew implements driver.Locker: one RenewLease with the lease's id
@@ -41,7 +42,7 @@ func (d *store) Release(ctx context.Context, lease fence.Lease) error {
 // the lease is not the caller's match fence.ErrNotHeld.
 func notHeld(err error) error {
 	if err != nil && isNotHeld(err) {
-		return fmt.Errorf("%w: %w", fence.ErrNotHeld, oneLine(err))
+		return fmt.Errorf("%w: %w", fence.ErrNotHeld, azblobconn.OneLine(err))
 	}
-	return oneLine(err)
+	return azblobconn.OneLine(err)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
 
 func TestNewChecksOptions(t *testing.T) {
@@ -21,7 +22,7 @@ func TestNewChecksOptions(t *testing.T) {
 	if _, err := New(nil, nil); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("New(nil) = %v; want an error matching fence.ErrInvalid", err)
 	}
-	c := containerClient(t, "fence-unused", nil, false)
+	c := azuritetest.Client(t, "fence-unused", nil, false)
 	if _, err := New(c, &Options{CleanupTimeout: -time.Second}); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("New with a negative CleanupTimeout = %v; want an error matching fence.ErrInvalid", err)
 	}
@@ -36,7 +37,7 @@ func TestNewChecksOptions(t *testing.T) {
 // makes no request.
 func TestAs(t *testing.T) {
 	t.Parallel()
-	c := containerClient(t, "fence-unused", nil, false)
+	c := azuritetest.Client(t, "fence-unused", nil, false)
 	l, err := New(c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestAs(t *testing.T) {
 		t.Error("As succeeded for a target other than **container.Client")
 	}
 
-	opened, err := open(mustParse(t, "azblob://fence-opened?account=acct&endpoint=http://127.0.0.1:1/acct"), nil, env{EnvAccountKey: "a2V5"}.get)
+	opened, err := open(azuritetest.ParseURL(t, "azblob://fence-opened?account=acct&endpoint=http://127.0.0.1:1/acct"), nil, env{EnvAccountKey: "a2V5"}.get)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestAs(t *testing.T) {
 func TestCreate(t *testing.T) {
 	t.Parallel()
 	name := "fence-create-" + strings.ToLower(key(t)[2:])
-	l := newLocker(t, containerClient(t, name, nil, false), nil)
+	l := newLocker(t, azuritetest.Client(t, name, nil, false), nil)
 	_, err := l.Acquire(t.Context(), key(t), MinTTL, nil)
 	if !errors.Is(err, fence.ErrStoreMissing) || !bloberror.HasCode(err, bloberror.ContainerNotFound) || !strings.Contains(err.Error(), "Create") {
 		t.Fatalf("Acquire in a missing container: %v; want an error matching fence.ErrStoreMissing and ContainerNotFound that points to Create", err)
@@ -82,7 +83,7 @@ func TestCreate(t *testing.T) {
 // refused before anything is written.
 func TestBadOwner(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newContainer(t, nil, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, nil, false), nil)
 	k := key(t)
 	for _, owner := range []string{"é", "a\nb", " a", strings.Repeat("o", MaxOwnerLen+1)} {
 		_, err := l.Acquire(t.Context(), k, MinTTL, &fence.AcquireOptions{Owner: owner})
@@ -99,7 +100,7 @@ func TestBadOwner(t *testing.T) {
 // with characters the SDK escapes in the URL.
 func TestKeysAreBlobNames(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newContainer(t, nil, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, nil, false), nil)
 	for _, k := range []string{"jobs/nightly report", "a%2Fb", "q?x#y", "é名/😀"} {
 		lease := mustAcquire(t, l, k, MinTTL, nil)
 		resp, err := l.d.c.NewBlobClient(k).GetProperties(t.Context(), nil)
@@ -131,7 +132,7 @@ func TestKeysAreBlobNames(t *testing.T) {
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
 	n := &counter{}
-	l := newLocker(t, newContainer(t, n, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, n, false), nil)
 	k := key(t)
 	count := func(what string, want int64, f func()) {
 		t.Helper()
@@ -183,7 +184,7 @@ func TestRoundTrips(t *testing.T) {
 // left without a lease.
 func TestBreakRetiresTheLease(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newContainer(t, nil, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, nil, false), nil)
 	lease := mustAcquire(t, l, key(t), MinTTL, nil)
 	if err := l.Break(t.Context(), lease.Key); err != nil {
 		t.Fatalf("Break: %v", err)
@@ -211,7 +212,7 @@ func TestLocalExpiry(t *testing.T) {
 	t.Parallel()
 	clock := clocktest.New(time.Now())
 	n := &counter{}
-	l := newLocker(t, newContainer(t, n, false), &Options{Clock: clock})
+	l := newLocker(t, azuritetest.NewContainer(t, n, false), &Options{Clock: clock})
 	lease := mustAcquire(t, l, key(t), MinTTL, nil)
 	if want := clock.Now().Add(MinTTL); !lease.ValidUntil.Equal(want) {
 		t.Fatalf("ValidUntil = %v; want the send time plus TTL, %v", lease.ValidUntil, want)
@@ -240,7 +241,7 @@ func TestLocalExpiry(t *testing.T) {
 func TestRebuiltLease(t *testing.T) {
 	t.Parallel()
 	n := &counter{}
-	c := newContainer(t, n, false)
+	c := azuritetest.NewContainer(t, n, false)
 	l := newLocker(t, c, nil)
 	held := mustAcquire(t, l, key(t), MinTTL, nil)
 	info, err := l.Inspect(t.Context(), held.Key)
@@ -273,7 +274,7 @@ func TestRebuiltLease(t *testing.T) {
 // others put on the blob (Set Blob Metadata replaces all of it).
 func TestKeepsOtherMetadata(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newContainer(t, nil, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, nil, false), nil)
 	first := mustAcquire(t, l, key(t), MinTTL, nil)
 	if err := l.Release(t.Context(), first); err != nil {
 		t.Fatalf("Release: %v", err)
@@ -308,7 +309,7 @@ func TestKeepsOtherMetadata(t *testing.T) {
 // proposes the same lease id and completes the acquisition.
 func TestAcquireCompletesACrashedAttempt(t *testing.T) {
 	t.Parallel()
-	l := newLocker(t, newContainer(t, nil, false), nil)
+	l := newLocker(t, azuritetest.NewContainer(t, nil, false), nil)
 	k, owner := key(t), fence.NewOwnerID()
 	if _, err := l.d.create(t.Context(), k); err != nil {
 		t.Fatalf("create: %v", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
@@ -14,9 +15,9 @@ import (
 // clients: the views of two processes.
 func clients(t *testing.T, opts *Options) (a, b *testLocker) {
 	t.Helper()
-	a = newLocker(t, newContainer(t, nil, true), opts)
+	a = newLocker(t, azuritetest.NewContainer(t, nil, true), opts)
 	name := a.d.c.URL()
-	b = newLocker(t, containerClient(t, name[strings.LastIndexByte(name, '/')+1:], nil, true), opts)
+	b = newLocker(t, azuritetest.Client(t, name[strings.LastIndexByte(name, '/')+1:], nil, true), opts)
 	return a, b
 }
 
@@ -77,7 +78,7 @@ func wantNoProbes(t *testing.T, d *store) {
 // refused before anything is sent.
 func TestProbeIntervalTooShort(t *testing.T) {
 	t.Parallel()
-	_, err := New(containerClient(t, "locks", nil, false), &Options{ProbeInterval: time.Millisecond})
+	_, err := New(azuritetest.Client(t, "locks", nil, false), &Options{ProbeInterval: time.Millisecond})
 	if !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("New with ProbeInterval 1ms: %v; want an error matching fence.ErrInvalid", err)
 	}

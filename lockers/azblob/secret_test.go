@@ -14,6 +14,7 @@ import (
 	azlease "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
 
 // printed returns every text a reader of a program's output can see
@@ -92,7 +93,7 @@ func actsOn(ctx context.Context, t *testing.T, c *container.Client, key, id stri
 func TestPrintedOutputGivesNoLease(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	c := newContainer(t, nil, false)
+	c := azuritetest.NewContainer(t, nil, false)
 	l := newLocker(t, c, nil)
 	reader := plainLocker(t, l)
 	lease := mustAcquire(t, l, key(t), MinTTL, nil)

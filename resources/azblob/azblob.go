@@ -10,7 +10,9 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/azblobconn"
 	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // backendName names the backend in errors ("fence/azblob: put ...").
@@ -79,7 +81,7 @@ type Options struct {
 
 // store is the driver under the *fence.Resource of New: the conditional
 // writes and reads of one container. PutBlob and GetBlob reach it
-// through storeOf.
+// through native.
 type store struct {
 	c           *container.Client
 	prefix      string
@@ -126,7 +128,6 @@ func newResource(c *container.Client, opts *Options, ropts *driver.ResourceOptio
 		maxBuffered: DefaultMaxBufferedBody,
 		singlePut:   DefaultMaxSinglePut,
 		blockSize:   DefaultBlockSize,
-		backoff:     backoff.Policy{First: 10 * time.Millisecond, Max: time.Second},
 		unfenced:    o.Unfenced,
 	}
 	switch {
@@ -140,8 +141,6 @@ func newResource(c *container.Client, opts *Options, ropts *driver.ResourceOptio
 		return nil, &fence.InvalidError{Field: "MaxSinglePut", Reason: fmt.Sprintf("%d is not from 0 to %d", o.MaxSinglePut, MaxPutBlobSize)}
 	case o.BlockSize < 0 || o.BlockSize > MaxBlockSize:
 		return nil, &fence.InvalidError{Field: "BlockSize", Reason: fmt.Sprintf("%d is not from 0 to %d", o.BlockSize, MaxBlockSize)}
-	case o.MinBackoff < 0 || o.MaxBackoff < 0:
-		return nil, &fence.InvalidError{Field: "backoff", Reason: "negative"}
 	}
 	if o.MaxBufferedBody > 0 {
 		s.maxBuffered = o.MaxBufferedBody
@@ -152,29 +151,11 @@ func newResource(c *container.Client, opts *Options, ropts *driver.ResourceOptio
 	if o.BlockSize > 0 {
 		s.blockSize = o.BlockSize
 	}
-	if o.MinBackoff > 0 {
-		s.backoff.First = o.MinBackoff
-	}
-	if o.MaxBackoff > 0 {
-		s.backoff.Max = o.MaxBackoff
-	}
-	if s.backoff.First > s.backoff.Max {
-		return nil, &fence.InvalidError{Field: "backoff", Reason: fmt.Sprintf("MinBackoff %v is above MaxBackoff %v", s.backoff.First, s.backoff.Max)}
+	var err error
+	if s.backoff, err = fencedobj.NewBackoff(o.MinBackoff, o.MaxBackoff); err != nil {
+		return nil, err
 	}
 	return driver.NewResource(s, ropts)
-}
-
-// storeOf returns the store under r, or a *fence.InvalidError when r is
-// nil or not a resource of New.
-func storeOf(r *fence.Resource) (*store, error) {
-	if r == nil {
-		return nil, &fence.InvalidError{Field: "resource", Reason: "nil"}
-	}
-	s, ok := driver.ResourceOf(r).(*store)
-	if !ok {
-		return nil, &fence.InvalidError{Field: "resource", Reason: fmt.Sprintf("a %s resource, not one of azblob.New", r.Name())}
-	}
-	return s, nil
 }
 
 // As implements driver.Aser: a **container.Client target gets the client
@@ -199,7 +180,7 @@ func (s *store) Create(ctx context.Context) error {
 	if err != nil && isCode(err, "ContainerAlreadyExists") {
 		return nil
 	}
-	return oneLine(err)
+	return azblobconn.OneLine(err)
 }
 
 // blobOf returns the blob name of key: prefix + key, escaped where
@@ -208,30 +189,14 @@ func (s *store) blobOf(key string) (string, error) {
 	return blobName("key", s.prefix+key)
 }
 
-// native returns the store under r after checking the input of PutBlob
-// or GetBlob, as the *fence.Resource does for its methods: the resource,
-// the key, the token when withToken is set, and ctx.
+// native returns the store under r after checking the input of the
+// package's own calls (see fencedobj.Native).
 func native(ctx context.Context, r *fence.Resource, key string, token fence.Token, withToken bool) (*store, error) {
-	s, err := storeOf(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := driver.ValidateKey("key", key, MaxKeyLen-len(s.prefix)); err != nil {
-		return nil, err
-	}
-	if withToken {
-		if err := driver.ValidateToken(token); err != nil {
-			return nil, err
-		}
-	}
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return fencedobj.Native[*store](ctx, r, "azblob.New", key, token, withToken)
 }
 
-// fail wraps an error of PutBlob or GetBlob as the *fence.Resource wraps
-// those of its methods.
+// fail wraps an error of the package's own calls as the *fence.Resource
+// wraps those of its methods.
 func fail(ctx context.Context, op, key string, err error) error {
-	return &fence.OpError{Backend: backendName, Op: op, Key: key, Err: withCtx(ctx, err)}
+	return fencedobj.Fail(ctx, backendName, op, key, err)
 }

@@ -2,11 +2,12 @@ package azblob
 
 import (
 	"context"
-	"errors"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // Claim implements driver.Resource: it raises the blob's token to token
@@ -29,64 +30,33 @@ func (s *store) Claim(ctx context.Context, key string, token fence.Token) error 
 	if err != nil {
 		return err
 	}
-	var (
-		maybe   bool  // a write of this claim may have been applied
-		lastErr error // of that write
-		lost    int   // writes in a row without an answer
-	)
-	unknown := func(err error, highest fence.Token) error {
-		if !maybe {
-			return err
-		}
-		return &fence.UnknownOutcomeError{Key: key, Token: token, Highest: highest, Err: err}
-	}
+	l := &fencedobj.Loop{Key: key, Token: token, Backoff: s.backoff}
 	for n := 0; ; n++ {
-		if n > 0 {
-			if err := pause(ctx, s.backoff.Delay(n)); err != nil {
-				return unknown(errors.Join(err, lastErr), 0)
-			}
+		if err := l.Pause(ctx, n); err != nil {
+			return err
 		}
 		st, err := s.head(ctx, key, name)
 		if err != nil {
-			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, err), 0)
-			}
-			return err
+			return l.ReadFailed(ctx, err)
 		}
 		switch {
-		case st.exists && st.token == token:
+		case st.exists && st.Token == token:
 			return nil // claimed already, by a lost write of ours or the token's holder
-		case token < st.token && maybe:
-			return unknown(lastErr, st.token)
-		case token < st.token:
-			return &fence.StaleTokenError{Key: key, Token: token, Highest: st.token}
+		case token < st.Token:
+			return l.Stale(st.Token)
 		}
-		id := newWriteID()
+		id := fencedobj.NewWriteID()
 		if st.exists {
-			md := formatMeta(userMeta(st.all), meta{token: token, writeID: id, tombstone: st.tombstone})
+			md := formatMeta(userMeta(st.all), fencedobj.Record{Token: token, WriteID: id, Tombstone: st.Tombstone})
 			_, err = s.c.NewBlobClient(name).SetMetadata(noRetries(ctx), md, &blob.SetMetadataOptions{AccessConditions: s.conditions(st)})
 		} else {
-			_, _, err = s.putOnce(ctx, &write{key: key, name: name, token: token, tombstone: true, body: emptyBody()}, id, st)
+			_, _, err = s.putOnce(ctx, &write{key: key, name: name, token: token, tombstone: true, body: fencedobj.BytesBody(nil)}, id, st)
 		}
 		if err == nil {
 			return nil
 		}
-		switch {
-		case lostRace(err), st.exists && isNotFound(err):
-			lost = 0
-			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, err), 0)
-			}
-		case ctx.Err() != nil || ambiguous(err):
-			maybe, lastErr = true, oneLine(err)
-			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, oneLine(err)), 0)
-			}
-			if lost++; lost >= maxLost {
-				return unknown(oneLine(err), 0)
-			}
-		default:
-			return oneLine(err)
+		if err := l.Failed(ctx, err, string(st.etag), lostRace(err) || st.exists && isNotFound(err), ambiguous(err), azblobconn.OneLine); err != nil {
+			return err
 		}
 	}
 }

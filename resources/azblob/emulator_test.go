@@ -12,6 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+
+	"github.com/fencekit/fence/internal/azblobconn"
 )
 
 // The tests below check, on the emulator the package is tested on
@@ -166,7 +168,7 @@ func TestEmulatorSetMetadataConditions(t *testing.T) {
 	// Names come back capitalised by the SDK: parseMeta looks them up
 	// without regard to case.
 	m, err := parseMeta("k", props.Metadata)
-	if err != nil || m.token != 1 {
+	if err != nil || m.Token != 1 {
 		t.Fatalf("parseMeta(%v) = %+v, %v; want token 1", props.Metadata, m, err)
 	}
 }
@@ -247,5 +249,5 @@ func TestEmulatorTrailingDot(t *testing.T) {
 	_, errDot := c.NewBlobClient(k+".").GetProperties(t.Context(), nil)
 	// Azurite 3.35 keeps the '.': the first is BlobNotFound, the second
 	// found. What Azure does is not verified here.
-	t.Logf("after Put Blob of %q: Get Blob Properties of %q: %v; of %q: %v", k+".", k, oneLine(errPlain), k+".", oneLine(errDot))
+	t.Logf("after Put Blob of %q: Get Blob Properties of %q: %v; of %q: %v", k+".", k, azblobconn.OneLine(errPlain), k+".", azblobconn.OneLine(errDot))
 }

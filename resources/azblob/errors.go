@@ -1,16 +1,11 @@
 package azblob
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
-
-	"github.com/fencekit/fence/driver"
 )
 
 // responseOf returns the service's answer in err, or nil when err carries
@@ -57,58 +52,4 @@ func lostRace(err error) bool {
 func ambiguous(err error) bool {
 	re := responseOf(err)
 	return re == nil || re.StatusCode >= 500
-}
-
-// serviceError is an answer of the service told in one line: the HTTP
-// status and Azure's error code. The SDK's *azcore.ResponseError prints a
-// multi-line dump of the request and the response instead. Unwrap
-// returns the SDK's error, so errors.As and bloberror.HasCode reach it.
-type serviceError struct{ err *azcore.ResponseError }
-
-func (e *serviceError) Error() string {
-	code := e.err.ErrorCode
-	if code == "" {
-		code = "no error code"
-	}
-	status := strconv.Itoa(e.err.StatusCode)
-	if text := http.StatusText(e.err.StatusCode); text != "" {
-		status += " " + text
-	}
-	return fmt.Sprintf("azure: %s: %s", status, code)
-}
-
-func (e *serviceError) Unwrap() error { return e.err }
-
-// oneLine returns err with an *azcore.ResponseError at its top wrapped in
-// a serviceError, and any other error unchanged. A ContainerNotFound
-// answer also matches fence.ErrStoreMissing.
-func oneLine(err error) error {
-	re, ok := err.(*azcore.ResponseError)
-	if !ok {
-		return err
-	}
-	if bloberror.HasCode(re, bloberror.ContainerNotFound) {
-		return driver.StoreMissing(fmt.Errorf("%w (create the container with Create)", &serviceError{err: re}))
-	}
-	return &serviceError{err: re}
-}
-
-// ctxErr returns ctx's error with its cause, or nil while ctx is live.
-func ctxErr(ctx context.Context) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	if c := context.Cause(ctx); c != nil && c != ctx.Err() {
-		return errors.Join(ctx.Err(), c)
-	}
-	return ctx.Err()
-}
-
-// withCtx returns err, joined with ctx's error when err does not match it
-// already, so that errors.Is(err, context.Canceled) holds after a cancel.
-func withCtx(ctx context.Context, err error) error {
-	if ce := ctx.Err(); ce != nil && !errors.Is(err, ce) {
-		return errors.Join(err, ce)
-	}
-	return err
 }

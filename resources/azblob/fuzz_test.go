@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // FuzzParseMeta: any metadata parses to a record, a *fence.CorruptError
@@ -41,7 +42,7 @@ func FuzzParseMeta(f *testing.F) {
 			}
 			return
 		}
-		if m.token == 0 {
+		if m.Token == 0 {
 			return // unfenced: nothing of the fence's to format
 		}
 		back, err := parseMeta("k", formatMeta(nil, m))
@@ -103,4 +104,11 @@ func FuzzBlobName(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMetaNames: the package's names are the keys fencedobj reads and writes.
+func TestMetaNames(t *testing.T) {
+	if MetaToken != fencedobj.KeyToken || MetaWriteID != fencedobj.KeyWriteID || MetaTombstone != fencedobj.KeyTombstone {
+		t.Errorf("names %s %s %s; fencedobj's keys %s %s %s", MetaToken, MetaWriteID, MetaTombstone, fencedobj.KeyToken, fencedobj.KeyWriteID, fencedobj.KeyTombstone)
+	}
 }

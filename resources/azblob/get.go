@@ -7,6 +7,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/azblobconn"
 )
 
 // Blob is a blob read with GetBlob. The caller closes Body.
@@ -58,21 +59,21 @@ func (s *store) getBlob(ctx context.Context, key string) (*Blob, error) {
 		if isNotFound(err) {
 			return nil, &fence.NotFoundError{Key: key}
 		}
-		return nil, oneLine(err)
+		return nil, azblobconn.OneLine(err)
 	}
 	m, err := parseMeta(key, resp.Metadata)
 	if err != nil {
 		resp.Body.Close()
 		return nil, err
 	}
-	if m.tombstone {
+	if m.Tombstone {
 		resp.Body.Close()
 		return nil, &fence.NotFoundError{Key: key, Tombstone: true}
 	}
 	b := &Blob{
 		Body:     resp.Body,
-		Token:    m.token,
-		WriteID:  m.writeID,
+		Token:    m.Token,
+		WriteID:  m.WriteID,
 		ETag:     etagOf(resp.ETag),
 		Metadata: userMeta(resp.Metadata),
 	}

@@ -1,7 +1,6 @@
 package azblob
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"net/http"
@@ -11,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 )
 
 // fastOptions are the Options of most tests: short pauses after a lost
@@ -29,40 +27,14 @@ var fastOptions = Options{MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Mi
 // that a test sees each answer.
 func newContainer(t testing.TB, transport policy.Transporter) *container.Client {
 	t.Helper()
-	name := "fence-res-" + strings.ToLower(rand.Text()[:16])
-	c := containerClient(t, name, transport)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.Create(ctx, nil); err != nil {
-		t.Fatalf("create container: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := c.Delete(ctx, nil); err != nil {
-			t.Logf("delete container: %v", err)
-		}
-	})
-	return c
+	return azuritetest.NewContainer(t, transport, false)
 }
 
 // containerClient returns a client of the container name on Azurite,
 // without retries, whose requests go through transport when not nil.
 func containerClient(t testing.TB, name string, transport policy.Transporter) *container.Client {
 	t.Helper()
-	url := testenv.AzuriteBlobURL(t)
-	account, key := testenv.AzuriteAccount(t)
-	cred, err := container.NewSharedKeyCredential(account, key)
-	if err != nil {
-		t.Fatalf("shared key: %v", err)
-	}
-	opts := &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: transport}}
-	opts.Retry = policy.RetryOptions{MaxRetries: -1}
-	c, err := container.NewClientWithSharedKeyCredential(url+"/"+name, cred, opts)
-	if err != nil {
-		t.Fatalf("container client: %v", err)
-	}
-	return c
+	return azuritetest.Client(t, name, transport, false)
 }
 
 // sameContainer returns a new client of c's container, through

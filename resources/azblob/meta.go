@@ -1,11 +1,11 @@
 package azblob
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // The metadata names the package reserves on a blob (sent as
@@ -35,124 +35,48 @@ const (
 // values together, in bytes.
 const maxMetadataLen = 8 << 10
 
-// meta is what the package reads from a blob's metadata.
-type meta struct {
-	token     fence.Token // 0: a blob written without fencing
-	writeID   string
-	tombstone bool
-}
-
 // reserved reports whether k is one of the package's metadata names, or
 // one of a lock blob's.
 func reserved(k string) bool {
-	return strings.EqualFold(k, MetaToken) || strings.EqualFold(k, MetaWriteID) || strings.EqualFold(k, MetaTombstone) ||
-		strings.EqualFold(k, lockOwner) || strings.EqualFold(k, lockTTL)
+	return fencedobj.IsKey(k) || strings.EqualFold(k, lockOwner) || strings.EqualFold(k, lockTTL)
 }
 
-// lookup returns the value of k in md, matching names without regard to
-// case as Azure does. Two spellings of k with different values are an
-// error.
-func lookup(md map[string]*string, k string) (string, bool, error) {
-	var (
-		v     string
-		found bool
-	)
-	for mk, mv := range md {
-		if !strings.EqualFold(mk, k) {
-			continue
+// parseMeta reads the fence metadata of the blob of key (see
+// fencedobj.Parse, which also matches names without regard to case, as
+// Azure does). A write id that is not 32 lower-case hex digits is a
+// *fence.CorruptError too. A lock blob of lockers/azblob (one with an
+// owner or a TTL) gets a *fence.InvalidError: the key names a lock.
+func parseMeta(key string, md map[string]*string) (fencedobj.Record, error) {
+	plain := make(map[string]string, len(md))
+	for k, v := range md {
+		plain[k] = ""
+		if v != nil {
+			plain[k] = *v
 		}
-		s := ""
-		if mv != nil {
-			s = *mv
-		}
-		if found && s != v {
-			return "", false, fmt.Errorf("metadata %q appears twice with different values", k)
-		}
-		v, found = s, true
-	}
-	return v, found, nil
-}
-
-// parseMeta reads the fence metadata of the blob of key. A blob with none
-// of it is an unfenced blob (token 0). A token that does not parse or is
-// 0, a tombstone marker other than "true", a write id that is not 32
-// lower-case hex digits, or a write id or marker without a token is a
-// *fence.CorruptError. A lock blob of lockers/azblob (one with an owner
-// or a TTL) gets a *fence.InvalidError: the key names a lock.
-func parseMeta(key string, md map[string]*string) (meta, error) {
-	corrupt := func(reason string, err error) (meta, error) {
-		return meta{}, &fence.CorruptError{Key: key, Reason: reason, Err: err}
 	}
 	for _, name := range []string{lockOwner, lockTTL} {
-		if _, found, _ := lookup(md, name); found {
-			return meta{}, &fence.InvalidError{Field: "key", Reason: fmt.Sprintf(
+		if _, found, _ := fencedobj.Lookup(plain, name); found {
+			return fencedobj.Record{}, &fence.InvalidError{Field: "key", Reason: fmt.Sprintf(
 				"names a lock blob of lockers/azblob (it has %s metadata); keep fenced values apart from locks, in another container or under Options.Prefix", name)}
 		}
 	}
-	tok, hasTok, err := lookup(md, MetaToken)
+	r, err := fencedobj.Parse(key, plain)
 	if err != nil {
-		return corrupt("bad fence metadata", err)
+		return fencedobj.Record{}, err
 	}
-	id, hasID, err := lookup(md, MetaWriteID)
-	if err != nil {
-		return corrupt("bad fence metadata", err)
+	if _, hasID, _ := fencedobj.Lookup(plain, MetaWriteID); hasID && !fencedobj.ValidWriteID(r.WriteID) {
+		return fencedobj.Record{}, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("metadata %s is %q, not %d hex digits", MetaWriteID, r.WriteID, fencedobj.WriteIDLen)}
 	}
-	tomb, hasTomb, err := lookup(md, MetaTombstone)
-	if err != nil {
-		return corrupt("bad fence metadata", err)
-	}
-	if !hasTok {
-		if hasID || hasTomb {
-			return corrupt("fence metadata without "+MetaToken, nil)
-		}
-		return meta{}, nil
-	}
-	t, err := fence.ParseToken(tok)
-	if err != nil {
-		// The stored record is corrupt, not the caller's input: keep the
-		// parser's reason, not its *fence.InvalidError.
-		if ie, ok := errors.AsType[*fence.InvalidError](err); ok {
-			err = errors.New(ie.Reason)
-		}
-		return corrupt(fmt.Sprintf("metadata %s is %q", MetaToken, tok), err)
-	}
-	if hasTomb && tomb != "true" {
-		return corrupt(fmt.Sprintf("metadata %s is %q, not \"true\"", MetaTombstone, tomb), nil)
-	}
-	if hasID && !validWriteID(id) {
-		return corrupt(fmt.Sprintf("metadata %s is %q, not %d hex digits", MetaWriteID, id, writeIDLen), nil)
-	}
-	return meta{token: t, writeID: id, tombstone: hasTomb}, nil
-}
-
-// validWriteID reports whether id is a write id as newWriteID makes them.
-func validWriteID(id string) bool {
-	if len(id) != writeIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	return r, nil
 }
 
 // formatMeta returns the metadata of a write: the caller's, which
-// checkUserMeta has accepted, and the package's names.
-func formatMeta(user map[string]string, m meta) map[string]*string {
+// checkUserMeta has accepted, and the package's names, as the SDK takes
+// them.
+func formatMeta(user map[string]string, r fencedobj.Record) map[string]*string {
 	md := make(map[string]*string, len(user)+3)
-	for k, v := range user {
+	for k, v := range r.Format(user) {
 		md[k] = &v
-	}
-	tok, id := m.token.String(), m.writeID
-	md[MetaToken] = &tok
-	if id != "" {
-		md[MetaWriteID] = &id
-	}
-	if m.tombstone {
-		t := "true"
-		md[MetaTombstone] = &t
 	}
 	return md
 }
@@ -162,7 +86,7 @@ func formatMeta(user map[string]string, m meta) map[string]*string {
 // does not carry unchanged, or that, with the package's names, exceeds
 // Azure's 8 KiB.
 func checkUserMeta(user map[string]string) error {
-	n := len(MetaToken) + 20 + len(MetaWriteID) + writeIDLen + len(MetaTombstone) + len("true")
+	n := len(MetaToken) + 20 + len(MetaWriteID) + fencedobj.WriteIDLen + len(MetaTombstone) + len("true")
 	for k, v := range user {
 		if reserved(k) {
 			return &fence.InvalidError{Field: "metadata", Reason: fmt.Sprintf("name %q is reserved for the fence", k)}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 	lockazblob "github.com/fencekit/fence/lockers/azblob"
 )
 
@@ -41,7 +42,7 @@ func TestPutBlobStreamsAndGetBlobReads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PutBlob: %v", err)
 	}
-	if res.Attempts != 1 || res.Reconciled || len(res.WriteID) != writeIDLen || res.ETag == "" {
+	if res.Attempts != 1 || res.Reconciled || len(res.WriteID) != fencedobj.WriteIDLen || res.ETag == "" {
 		t.Fatalf("PutResult = %+v", res)
 	}
 	b, data := getAll(t, r, k)
@@ -117,8 +118,8 @@ func TestClaimKeepsContentAndMetadata(t *testing.T) {
 	}
 	// A write conditioned on the ETag read before the claim fails, as a
 	// slower writer's would.
-	s, _ := storeOf(r)
-	_, _, err := s.putOnce(t.Context(), &write{key: k, name: k, token: 2, body: emptyBody()}, newWriteID(), state{exists: true, etag: before.ETag})
+	s, _ := fencedobj.DriverOf[*store](r, "azblob.New")
+	_, _, err := s.putOnce(t.Context(), &write{key: k, name: k, token: 2, body: fencedobj.BytesBody(nil)}, fencedobj.NewWriteID(), state{exists: true, etag: before.ETag})
 	if !lostRace(err) {
 		t.Fatalf("a write on the ETag read before the claim: %v; want a lost race", err)
 	}

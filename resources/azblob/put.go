@@ -7,6 +7,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // PutOptions are the optional settings of PutBlob.
@@ -67,7 +68,7 @@ func (s *store) putBlob(ctx context.Context, key string, token fence.Token, body
 	if err := checkUserMeta(opts.Metadata); err != nil {
 		return nil, err
 	}
-	bd, err := newBody(body, s.maxBuffered)
+	bd, err := fencedobj.NewBody(body, s.maxBuffered)
 	if err != nil {
 		return nil, err
 	}

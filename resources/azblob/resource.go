@@ -57,5 +57,5 @@ func (s *store) Highest(ctx context.Context, key string) (fence.Token, error) {
 	if err != nil {
 		return 0, err
 	}
-	return st.token, nil
+	return st.Token, nil
 }

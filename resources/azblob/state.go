@@ -2,17 +2,18 @@ package azblob
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
+	"github.com/fencekit/fence/internal/azblobconn"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // state is what a write learns from Get Blob Properties before it writes.
 type state struct {
 	exists bool        // a blob (a value or a tombstone) is there
 	etag   azcore.ETag // its ETag
-	meta
+	fencedobj.Record
 	all map[string]*string // all its metadata, which a Claim keeps
 }
 
@@ -27,25 +28,15 @@ func (s *store) head(ctx context.Context, key, name string) (state, error) {
 		if isNotFound(err) {
 			return state{}, nil
 		}
-		return state{}, oneLine(err)
+		return state{}, azblobconn.OneLine(err)
 	}
 	m, err := parseMeta(key, resp.Metadata)
 	if err != nil {
 		return state{}, err
 	}
-	st := state{exists: true, meta: m, all: resp.Metadata}
+	st := state{exists: true, Record: m, all: resp.Metadata}
 	if resp.ETag != nil {
 		st.etag = *resp.ETag
 	}
 	return st, nil
-}
-
-// writeIDLen is the length of a write id: 16 random bytes in hex.
-const writeIDLen = 32
-
-// newWriteID returns a fresh random write id.
-func newWriteID() string {
-	var b [writeIDLen / 2]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b[:])
 }

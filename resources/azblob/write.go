@@ -1,12 +1,10 @@
 package azblob
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -14,12 +12,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/azblobconn"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
-
-// maxLost is how many writes in a row may fail without an answer (or with
-// a 5xx) before a write gives up and reports an unknown outcome.
-const maxLost = 5
 
 // PutResult describes an applied write.
 type PutResult struct {
@@ -44,7 +39,7 @@ type write struct {
 	key         string // as the caller named it, for errors
 	name        string // the blob name: prefix + key
 	token       fence.Token
-	body        *body
+	body        *fencedobj.Body
 	contentType string
 	meta        map[string]string
 	headers     *blob.HTTPHeaders
@@ -68,48 +63,29 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 	}
 	w.name = name
 	if w.body == nil {
-		w.body = emptyBody() // a tombstone's
+		w.body = fencedobj.BytesBody(nil) // a tombstone's
 	}
-	id := newWriteID()
+	id := fencedobj.NewWriteID()
 	res := &PutResult{WriteID: id}
-	var (
-		maybe       bool        // a write of this call may have been applied
-		conditioned azcore.ETag // the ETag that write was conditioned on
-		lastErr     error       // the error of that write
-		lost        int         // writes in a row without an answer
-	)
-	unknown := func(err error, highest fence.Token) error {
-		if !maybe {
-			return err
-		}
-		return &fence.UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
-	}
+	l := &fencedobj.Loop{Key: w.key, Token: w.token, Backoff: s.backoff}
 	for n := 0; ; n++ {
-		if n > 0 {
-			if err := pause(ctx, s.backoff.Delay(n)); err != nil {
-				return nil, unknown(errors.Join(err, lastErr), 0)
-			}
+		if err := l.Pause(ctx, n); err != nil {
+			return nil, err
 		}
 		st, err := s.head(ctx, w.key, name)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
-			}
-			return nil, err
+			return nil, l.ReadFailed(ctx, err)
 		}
-		if maybe && st.exists && st.writeID == id && st.token == w.token && st.etag != conditioned {
+		if l.Maybe && st.exists && st.WriteID == id && st.Token == w.token && string(st.etag) != l.Conditioned {
 			res.ETag, res.Reconciled = st.etag, true
 			return res, nil
 		}
-		if !s.unfenced && w.token < st.token {
-			if maybe {
-				// Ours may have been applied and then overtaken: a stale
-				// token would be a false refusal.
-				return nil, unknown(lastErr, st.token)
-			}
-			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.token}
+		if !s.unfenced && w.token < st.Token {
+			// An unknown outcome if ours may have been applied and then
+			// overtaken: a stale token would be a false refusal.
+			return nil, l.Stale(st.Token)
 		}
-		if w.tombstone && !s.unfenced && st.tombstone && st.token == w.token {
+		if w.tombstone && !s.unfenced && st.Tombstone && st.Token == w.token {
 			res.ETag = st.etag // already deleted with this token: nothing to write
 			return res, nil
 		}
@@ -119,11 +95,11 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 			// A staged block failed: the blob is as it was.
 			switch {
 			case ctx.Err() != nil:
-				return nil, unknown(withCtx(ctx, oneLine(na.err)), 0)
+				return nil, l.Unknown(fencedobj.WithCtx(ctx, azblobconn.OneLine(na.err)), 0)
 			case !ambiguous(na.err):
-				return nil, oneLine(na.err)
+				return nil, azblobconn.OneLine(na.err)
 			}
-			lastErr = na.err
+			l.LastErr = na.err
 			continue
 		}
 		res.Attempts++
@@ -131,23 +107,10 @@ func (s *store) write(ctx context.Context, w *write) (*PutResult, error) {
 			res.ETag = etag
 			return res, nil
 		}
-		switch {
-		case lostRace(err), st.exists && isNotFound(err):
-			// Not applied. 404: the blob read was deleted since.
-			lost = 0
-			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
-			}
-		case ctx.Err() != nil || ambiguous(err):
-			maybe, conditioned, lastErr = true, st.etag, err
-			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, oneLine(err)), 0)
-			}
-			if lost++; lost >= maxLost {
-				return nil, unknown(oneLine(err), 0)
-			}
-		default:
-			return nil, oneLine(err)
+		// Not applied on a lost race, or on 404: the blob read was
+		// deleted since.
+		if err := l.Failed(ctx, err, string(st.etag), lostRace(err) || st.exists && isNotFound(err), ambiguous(err), azblobconn.OneLine); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -174,7 +137,7 @@ func (s *store) conditions(st state) *blob.AccessConditions {
 // a body longer than MaxSinglePut, staged blocks and one Put Block List.
 // It returns the new ETag and the number of blocks staged.
 func (s *store) putOnce(ctx context.Context, w *write, id string, st state) (azcore.ETag, int, error) {
-	md := formatMeta(w.meta, meta{token: w.token, writeID: id, tombstone: w.tombstone})
+	md := formatMeta(w.meta, fencedobj.Record{Token: w.token, WriteID: id, Tombstone: w.tombstone})
 	headers := w.headers
 	if w.contentType != "" {
 		h := blob.HTTPHeaders{}
@@ -185,8 +148,8 @@ func (s *store) putOnce(ctx context.Context, w *write, id string, st state) (azc
 		headers = &h
 	}
 	bb := s.c.NewBlockBlobClient(w.name)
-	if w.body.size <= s.singlePut {
-		resp, err := bb.Upload(noRetries(ctx), w.body.section(0, w.body.size), &blockblob.UploadOptions{
+	if w.body.Size <= s.singlePut {
+		resp, err := bb.Upload(noRetries(ctx), w.body.Section(0, w.body.Size), &blockblob.UploadOptions{
 			Metadata: md, HTTPHeaders: headers, AccessConditions: s.conditions(st),
 		})
 		if err != nil {
@@ -197,16 +160,16 @@ func (s *store) putOnce(ctx context.Context, w *write, id string, st state) (azc
 	// Blocks staged do not change the blob or its ETag; only the commit
 	// does, under the condition. Their ids are new on every attempt, so
 	// blocks of another writer to the same blob never mix with ours.
-	nblocks := (w.body.size + s.blockSize - 1) / s.blockSize
+	nblocks := (w.body.Size + s.blockSize - 1) / s.blockSize
 	if nblocks > maxBlocks {
-		return "", 0, &fence.InvalidError{Field: "body", Reason: fmt.Sprintf("%d bytes need %d blocks of BlockSize %d, more than Azure's %d", w.body.size, nblocks, s.blockSize, maxBlocks)}
+		return "", 0, &fence.InvalidError{Field: "body", Reason: fmt.Sprintf("%d bytes need %d blocks of BlockSize %d, more than Azure's %d", w.body.Size, nblocks, s.blockSize, maxBlocks)}
 	}
-	attempt := newWriteID()
+	attempt := fencedobj.NewWriteID()
 	ids := make([]string, 0, nblocks)
-	for off := int64(0); off < w.body.size; off += s.blockSize {
-		n := min(s.blockSize, w.body.size-off)
+	for off := int64(0); off < w.body.Size; off += s.blockSize {
+		n := min(s.blockSize, w.body.Size-off)
 		bid := encodeBlockID(fmt.Sprintf("%s-%06d", attempt, len(ids)))
-		if _, err := bb.StageBlock(ctx, bid, w.body.section(off, n), nil); err != nil {
+		if _, err := bb.StageBlock(ctx, bid, w.body.Section(off, n), nil); err != nil {
 			// Nothing is committed: the blob is as it was.
 			return "", len(ids), notApplied{err}
 		}
@@ -229,22 +192,11 @@ type notApplied struct{ err error }
 func (e notApplied) Error() string { return e.err.Error() }
 func (e notApplied) Unwrap() error { return e.err }
 
-// emptyBody is the body of a tombstone.
-func emptyBody() *body { return &body{r: bytes.NewReader(nil)} }
-
 func etagOf(p *azcore.ETag) azcore.ETag {
 	if p == nil {
 		return ""
 	}
 	return *p
-}
-
-// pause waits d before the next attempt, or until ctx is done.
-func pause(ctx context.Context, d time.Duration) error {
-	if backoff.Sleep(ctx, d) != nil {
-		return ctxErr(ctx)
-	}
-	return nil
 }
 
 // encodeBlockID returns the base64 block id of id.

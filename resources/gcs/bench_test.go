@@ -9,6 +9,7 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // BenchmarkWrite compares a fenced Put with the same unfenced upload (one
@@ -37,7 +38,7 @@ func BenchmarkWrite(b *testing.B) {
 					w := obj.NewWriter(b.Context())
 					w.ChunkSize, w.ContentType = 0, putContentType
 					token++
-					w.Metadata = fenceMeta(nil, token, newWriteID(), false)
+					w.Metadata = fencedobj.Record{Token: token, WriteID: fencedobj.NewWriteID()}.Format(nil)
 					if _, err := w.Write(value); err != nil {
 						b.Fatal(err)
 					}

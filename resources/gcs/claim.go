@@ -13,6 +13,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // Claim implements driver.Resource: it raises the token of key's
@@ -39,12 +40,12 @@ func (b *bucket) Claim(ctx context.Context, key string, token fence.Token) error
 			return err
 		}
 		switch {
-		case rec.exists && rec.token == token:
+		case rec.exists && rec.Token == token:
 			return nil // claimed already
-		case token < rec.token && maybe:
-			return &fence.UnknownOutcomeError{Key: key, Token: token, Highest: rec.token, Err: last}
-		case token < rec.token:
-			return &fence.StaleTokenError{Key: key, Token: token, Highest: rec.token}
+		case token < rec.Token && maybe:
+			return &fence.UnknownOutcomeError{Key: key, Token: token, Highest: rec.Token, Err: last}
+		case token < rec.Token:
+			return &fence.StaleTokenError{Key: key, Token: token, Highest: rec.Token}
 		}
 		if last != nil && b.opts.MaxAttempts > 0 && attempt > b.opts.MaxAttempts {
 			return fmt.Errorf("gave up after %d attempts: %w", b.opts.MaxAttempts, last)
@@ -82,8 +83,8 @@ func (b *bucket) Claim(ctx context.Context, key string, token fence.Token) error
 // tombstone for a tombstone or no object, else the content of rec's
 // generation with its headers and custom metadata.
 func (b *bucket) claimReq(ctx context.Context, key, name string, token fence.Token, rec record) (*writeReq, error) {
-	req := &writeReq{key: key, name: name, token: token, writeID: newWriteID()}
-	if !rec.exists || rec.tombstone {
+	req := &writeReq{key: key, name: name, token: token, writeID: fencedobj.NewWriteID()}
+	if !rec.exists || rec.Tombstone {
 		req.tombstone = true
 		req.body, _ = newBody(bytes.NewReader(nil)) // seeking a bytes.Reader cannot fail
 		return req, nil

@@ -2,15 +2,17 @@ package gcs
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // FuzzParseMeta feeds parseMeta metadata maps built from arbitrary keys and
 // values: it never panics, every refusal is a *fence.CorruptError, and
 // whatever it accepts has a valid token that reads back the same through
-// fenceMeta.
+// fencedobj.Record.Format.
 func FuzzParseMeta(f *testing.F) {
 	f.Add("fencetoken", "12", "fencetombstone", "true", "fencewriteid", "abc")
 	f.Add("fencetoken", "seven", "", "", "", "")
@@ -35,11 +37,11 @@ func FuzzParseMeta(f *testing.F) {
 			}
 			return
 		}
-		if !rec.token.Valid() {
+		if !rec.Token.Valid() {
 			t.Fatalf("parseMeta(%q) accepted token 0", meta)
 		}
-		again, err := parseMeta("fuzzed", fenceMeta(nil, rec.token, rec.writeID, rec.tombstone))
-		if err != nil || again.token != rec.token || again.tombstone != rec.tombstone || again.writeID != rec.writeID {
+		again, err := parseMeta("fuzzed", rec.Format(nil))
+		if err != nil || again.Token != rec.Token || again.Tombstone != rec.Tombstone || again.WriteID != rec.WriteID {
 			t.Fatalf("round trip of %+v = %+v, %v", rec, again, err)
 		}
 	})
@@ -76,8 +78,15 @@ func TestParseMeta(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || rec.token != tc.token || rec.tombstone != tc.tombstone {
-			t.Errorf("%s: parseMeta = token %d tombstone %v, %v; want %d %v", tc.desc, rec.token, rec.tombstone, err, tc.token, tc.tombstone)
+		if err != nil || rec.Token != tc.token || rec.Tombstone != tc.tombstone {
+			t.Errorf("%s: parseMeta = token %d tombstone %v, %v; want %d %v", tc.desc, rec.Token, rec.Tombstone, err, tc.token, tc.tombstone)
 		}
+	}
+}
+
+// TestMetaNames: the package's names are the keys fencedobj reads and writes.
+func TestMetaNames(t *testing.T) {
+	if MetaToken != fencedobj.KeyToken || MetaWriteID != fencedobj.KeyWriteID || MetaTombstone != fencedobj.KeyTombstone || !strings.HasPrefix(MetaToken+MetaWriteID+MetaTombstone, MetaPrefix) {
+		t.Errorf("names %s %s %s; fencedobj's keys %s %s %s", MetaToken, MetaWriteID, MetaTombstone, fencedobj.KeyToken, fencedobj.KeyWriteID, fencedobj.KeyTombstone)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // putContentType is the content type of values stored with Put.
@@ -40,6 +41,6 @@ func putWriteID(token fence.Token, value []byte) string {
 // high-water mark outlives the data.
 func (b *bucket) Delete(ctx context.Context, key string, token fence.Token) error {
 	bd, _ := newBody(bytes.NewReader(nil)) // seeking a bytes.Reader cannot fail
-	_, err := b.write(ctx, &writeReq{key: key, token: token, writeID: newWriteID(), tombstone: true, body: bd})
+	_, err := b.write(ctx, &writeReq{key: key, token: token, writeID: fencedobj.NewWriteID(), tombstone: true, body: bd})
 	return err
 }

@@ -93,8 +93,8 @@ func (b *bucket) open(ctx context.Context, key string) (*Reader, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !rec.exists || rec.tombstone {
-			return nil, &fence.NotFoundError{Key: key, Tombstone: rec.tombstone}
+		if !rec.exists || rec.Tombstone {
+			return nil, &fence.NotFoundError{Key: key, Tombstone: rec.Tombstone}
 		}
 		rd, err := b.handle.Object(rec.attrs.Name).Generation(rec.generation).NewReader(ctx)
 		if errors.Is(err, storage.ErrObjectNotExist) {
@@ -103,7 +103,7 @@ func (b *bucket) open(ctx context.Context, key string) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opening the object: %w", err)
 		}
-		return &Reader{ReadCloser: rd, Token: rec.token, Attrs: rec.attrs}, nil
+		return &Reader{ReadCloser: rd, Token: rec.Token, Attrs: rec.attrs}, nil
 	}
 	return nil, fmt.Errorf("the object was replaced before each of %d reads", maxOpenTries)
 }
@@ -129,5 +129,5 @@ func (b *bucket) Highest(ctx context.Context, key string) (fence.Token, error) {
 	if err != nil {
 		return 0, err
 	}
-	return rec.token, nil
+	return rec.Token, nil
 }

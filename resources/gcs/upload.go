@@ -3,8 +3,6 @@ package gcs
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // maxWriteIDLen is the longest UploadOptions.WriteID accepted.
@@ -43,7 +42,7 @@ type UploadOptions struct {
 // validate checks the options and returns the write id to use.
 func (o *UploadOptions) validate() (string, error) {
 	if o == nil {
-		return newWriteID(), nil
+		return fencedobj.NewWriteID(), nil
 	}
 	for k := range o.Metadata {
 		if strings.HasPrefix(strings.ToLower(k), MetaPrefix) {
@@ -51,7 +50,7 @@ func (o *UploadOptions) validate() (string, error) {
 		}
 	}
 	if o.WriteID == "" {
-		return newWriteID(), nil
+		return fencedobj.NewWriteID(), nil
 	}
 	if len(o.WriteID) > maxWriteIDLen {
 		return "", &fence.InvalidError{Field: "WriteID", Reason: fmt.Sprintf("%d bytes, more than %d", len(o.WriteID), maxWriteIDLen)}
@@ -62,13 +61,6 @@ func (o *UploadOptions) validate() (string, error) {
 		}
 	}
 	return o.WriteID, nil
-}
-
-// newWriteID returns 128 random bits in hex.
-func newWriteID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b[:])
 }
 
 // Upload stores body under key if token >= highest(key), as one
@@ -139,15 +131,15 @@ func (b *bucket) write(ctx context.Context, req *writeReq) (*storage.ObjectAttrs
 			return nil, err
 		}
 		switch {
-		case rec.exists && rec.writeID == req.writeID && rec.token == req.token && rec.tombstone == req.tombstone:
+		case rec.exists && rec.WriteID == req.writeID && rec.Token == req.token && rec.Tombstone == req.tombstone:
 			return rec.attrs, nil // applied already, maybe by an attempt whose answer was lost
-		case req.token < rec.token && maybe:
+		case req.token < rec.Token && maybe:
 			// Our write may have landed and been replaced since: saying
 			// "stale" would claim it was refused.
-			return nil, &fence.UnknownOutcomeError{Key: req.key, Token: req.token, Highest: rec.token, Err: last}
-		case req.token < rec.token:
-			return nil, &fence.StaleTokenError{Key: req.key, Token: req.token, Highest: rec.token}
-		case req.tombstone && rec.tombstone && req.token == rec.token:
+			return nil, &fence.UnknownOutcomeError{Key: req.key, Token: req.token, Highest: rec.Token, Err: last}
+		case req.token < rec.Token:
+			return nil, &fence.StaleTokenError{Key: req.key, Token: req.token, Highest: rec.Token}
+		case req.tombstone && rec.Tombstone && req.token == rec.Token:
 			return rec.attrs, nil // deleted already with this token
 		}
 		if last != nil {
@@ -214,7 +206,7 @@ func (b *bucket) attempt(ctx context.Context, req *writeReq, rec record) (*stora
 	if req.tombstone {
 		w.ContentType = "application/octet-stream"
 	}
-	w.Metadata = fenceMeta(user, req.token, req.writeID, req.tombstone)
+	w.Metadata = fencedobj.Record{Token: req.token, WriteID: req.writeID, Tombstone: req.tombstone}.Format(user)
 	if _, err := io.Copy(w, req.body); err != nil {
 		if req.body.err != nil {
 			cancel()

@@ -1,9 +1,7 @@
 package s3
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -11,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // Claim implements driver.Resource: it raises the object's token to
@@ -39,59 +38,28 @@ func (b *bucket) Claim(ctx context.Context, key string, token fence.Token) error
 	if err != nil {
 		return err
 	}
-	id := newWriteID()
-	var (
-		maybe   bool  // a PUT of this claim may have been applied
-		lastErr error // of that PUT
-		lost    int   // PUTs in a row without an answer
-	)
-	unknown := func(err error, highest fence.Token) error {
-		if !maybe {
-			return err
-		}
-		return &fence.UnknownOutcomeError{Key: key, Token: token, Highest: highest, Err: err}
-	}
+	id := fencedobj.NewWriteID()
+	l := &fencedobj.Loop{Key: key, Token: token, Backoff: b.backoff}
 	for n := 0; ; n++ {
-		if n > 0 {
-			if err := pause(ctx, b.backoff.Delay(n)); err != nil {
-				return unknown(errors.Join(err, lastErr), 0)
-			}
+		if err := l.Pause(ctx, n); err != nil {
+			return err
 		}
 		w, st, err := b.claimRead(ctx, key, name, id, token)
 		if err != nil {
-			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, err), 0)
-			}
-			return err
+			return l.ReadFailed(ctx, err)
 		}
 		switch {
-		case st.exists && st.token == token:
+		case st.exists && st.Token == token:
 			return nil // claimed already, by a lost PUT of ours or the token's holder
-		case token < st.token && maybe:
-			return unknown(lastErr, st.token)
-		case token < st.token:
-			return &fence.StaleTokenError{Key: key, Token: token, Highest: st.token}
+		case token < st.Token:
+			return l.Stale(st.Token)
 		}
 		_, err = b.putOnce(ctx, w, id, st)
 		if err == nil {
 			return nil
 		}
-		switch {
-		case lostRace(err), st.exists && isNotFound(err):
-			lost = 0
-			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, err), 0)
-			}
-		case ctx.Err() != nil || ambiguous(err):
-			maybe, lastErr = true, err
-			if ctx.Err() != nil {
-				return unknown(withCtx(ctx, err), 0)
-			}
-			if lost++; lost >= maxLost {
-				return unknown(err, 0)
-			}
-		default:
-			return missingBucket(err)
+		if err := l.Failed(ctx, err, st.etag, lostRace(err) || st.exists && isNotFound(err), ambiguous(err), missingBucket); err != nil {
+			return err
 		}
 	}
 }
@@ -102,7 +70,7 @@ func (b *bucket) Claim(ctx context.Context, key string, token fence.Token) error
 // claimed as any fenced write may replace it.
 func (b *bucket) claimRead(ctx context.Context, key, name, id string, token fence.Token) (*write, state, error) {
 	// A tombstone's body is its write id, as Delete writes it.
-	w := &write{key: key, name: name, token: token, tombstone: true, body: &body{r: bytes.NewReader([]byte(id)), size: int64(len(id))}}
+	w := &write{key: key, name: name, token: token, tombstone: true, body: fencedobj.BytesBody([]byte(id))}
 	out, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.name), Key: aws.String(name)})
 	if err != nil {
 		if !isNotFound(err) {
@@ -120,7 +88,7 @@ func (b *bucket) claimRead(ctx context.Context, key, name, id string, token fenc
 		return nil, state{}, err
 	}
 	st := state{exists: true, etag: aws.ToString(out.ETag), meta: m}
-	if m.tombstone || token < m.token {
+	if m.Tombstone || token < m.Token {
 		return w, st, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(out.Body, b.maxBuffered+1))
@@ -131,16 +99,16 @@ func (b *bucket) claimRead(ctx context.Context, key, name, id string, token fenc
 		return nil, state{}, &fence.InvalidError{Field: "object", Reason: fmt.Sprintf("longer than MaxBufferedBody (%d bytes), too large to claim", b.maxBuffered)}
 	}
 	if m.claimed {
-		if len(data) < writeIDLen {
+		if len(data) < fencedobj.WriteIDLen {
 			return nil, state{}, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("a claimed object of %d bytes, shorter than its write id", len(data))}
 		}
-		data = data[:len(data)-writeIDLen]
+		data = data[:len(data)-fencedobj.WriteIDLen]
 	}
 	// The value followed by this claim's write id: bytes no object held
 	// before, so an ETag no slower writer can have read.
 	data = append(data, id...)
 	w.tombstone, w.claimed = false, true
-	w.body = &body{r: bytes.NewReader(data), size: int64(len(data))}
+	w.body = fencedobj.BytesBody(data)
 	w.contentType = aws.ToString(out.ContentType)
 	w.meta = userMeta(out.Metadata)
 	return w, st, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // TestCorruptMetadataIsRefusedAndKept writes objects whose fence metadata
@@ -61,61 +62,46 @@ func TestCorruptMetadataIsRefusedAndKept(t *testing.T) {
 	}
 }
 
-// TestParseMeta covers the metadata parser case by case, including what a
-// server could not carry in a header (empty values, two spellings of one
-// key).
-func TestParseMeta(t *testing.T) {
+// TestParseMetaClaimed covers what the package reads beside the fence
+// record (fencedobj's tests cover the record): the claimed marker.
+func TestParseMetaClaimed(t *testing.T) {
 	t.Parallel()
+	id := strings.Repeat("a1", fencedobj.WriteIDLen/2)
 	for _, tc := range []struct {
 		desc    string
 		md      map[string]string
 		want    meta
 		corrupt bool
 	}{
-		{"no metadata: unfenced", nil, meta{}, false},
-		{"only user metadata: unfenced", map[string]string{"owner": "me"}, meta{}, false},
-		{"token", map[string]string{MetaToken: "7"}, meta{token: 7}, false},
-		{"token and write id", map[string]string{MetaToken: "7", MetaWriteID: "w"}, meta{token: 7, writeID: "w"}, false},
-		{"tombstone", map[string]string{MetaToken: "7", MetaTombstone: "true"}, meta{token: 7, tombstone: true}, false},
-		{"keys in another case", map[string]string{"FenceToken": "7", "FENCETOMBSTONE": "true"}, meta{token: 7, tombstone: true}, false},
-		{"largest token", map[string]string{MetaToken: "18446744073709551615"}, meta{token: 18446744073709551615}, false},
-		{"two spellings agreeing", map[string]string{MetaToken: "7", "FenceToken": "7"}, meta{token: 7}, false},
-		{"two spellings disagreeing", map[string]string{MetaToken: "7", "FenceToken": "8"}, meta{}, true},
-		{"empty token", map[string]string{MetaToken: ""}, meta{}, true},
-		{"token with spaces", map[string]string{MetaToken: " 7"}, meta{}, true},
-		{"token 0", map[string]string{MetaToken: "0"}, meta{}, true},
-		{"token 00", map[string]string{MetaToken: "00"}, meta{}, true},
-		{"tombstone marker empty", map[string]string{MetaToken: "7", MetaTombstone: ""}, meta{}, true},
-		{"write id alone", map[string]string{MetaWriteID: "w"}, meta{}, true},
-		// The names before fencetoken are not read: such an object is
-		// unfenced.
-		{"the old names", map[string]string{"fence-token": "7", "fence-write": "w", "fence-tombstone": "true"}, meta{}, false},
+		{"value", map[string]string{MetaToken: "7", MetaWriteID: id}, meta{Record: fencedobj.Record{Token: 7, WriteID: id}}, false},
+		{"claimed", map[string]string{MetaToken: "7", MetaWriteID: id, MetaClaimed: "true"}, meta{Record: fencedobj.Record{Token: 7, WriteID: id}, claimed: true}, false},
+		{"claimed in another case", map[string]string{"FenceToken": "7", MetaWriteID: id, "FenceClaimed": "true"}, meta{Record: fencedobj.Record{Token: 7, WriteID: id}, claimed: true}, false},
+		{"claimed alone", map[string]string{MetaClaimed: "true"}, meta{}, true},
+		{"claimed marker not true", map[string]string{MetaToken: "7", MetaWriteID: id, MetaClaimed: "yes"}, meta{}, true},
+		{"claimed tombstone", map[string]string{MetaToken: "7", MetaWriteID: id, MetaTombstone: "true", MetaClaimed: "true"}, meta{}, true},
+		{"claimed with a short write id", map[string]string{MetaToken: "7", MetaWriteID: "w", MetaClaimed: "true"}, meta{}, true},
+		{"claimed spelt twice", map[string]string{MetaToken: "7", MetaWriteID: id, MetaClaimed: "true", "FenceClaimed": "false"}, meta{}, true},
+		{"bad token beside a claimed marker", map[string]string{MetaToken: "0", MetaWriteID: id, MetaClaimed: "true"}, meta{}, true},
 	} {
-		t.Run(tc.desc, func(t *testing.T) {
-			t.Parallel()
-			got, err := parseMeta("k", tc.md)
-			if tc.corrupt {
-				if !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
-					t.Fatalf("parseMeta(%v) = %+v, %v; want ErrCorrupt and not ErrInvalid", tc.md, got, err)
-				}
-				return
+		got, err := parseMeta("k", tc.md)
+		if tc.corrupt {
+			if !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+				t.Errorf("%s: parseMeta(%v) = %+v, %v; want ErrCorrupt and not ErrInvalid", tc.desc, tc.md, got, err)
 			}
-			if err != nil || got != tc.want {
-				t.Fatalf("parseMeta(%v) = %+v, %v; want %+v", tc.md, got, err, tc.want)
-			}
-		})
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: parseMeta(%v) = %+v, %v; want %+v", tc.desc, tc.md, got, err, tc.want)
+		}
+		if back, err := parseMeta("k", formatMeta(userMeta(tc.md), got)); err != nil || back != got {
+			t.Errorf("%s: formatMeta(%+v) parses back as %+v, %v", tc.desc, got, back, err)
+		}
 	}
 }
 
-// TestCorruptTokenKeepsTheReason: a token that does not parse is reported
-// with the parser's reason, as a corrupted record only.
-func TestCorruptTokenKeepsTheReason(t *testing.T) {
-	t.Parallel()
-	_, err := parseMeta("k", map[string]string{MetaToken: "0x10"})
-	if !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
-		t.Fatalf("parseMeta of token 0x10 = %v; want ErrCorrupt and not ErrInvalid", err)
-	}
-	if want := `"0x10" is not a decimal token`; !strings.Contains(err.Error(), want) {
-		t.Errorf("parseMeta of token 0x10 = %v; want the reason %s", err, want)
+// TestMetaNames: the package's names are the keys fencedobj reads and writes.
+func TestMetaNames(t *testing.T) {
+	if MetaToken != fencedobj.KeyToken || MetaWriteID != fencedobj.KeyWriteID || MetaTombstone != fencedobj.KeyTombstone {
+		t.Errorf("names %s %s %s; fencedobj's keys %s %s %s", MetaToken, MetaWriteID, MetaTombstone, fencedobj.KeyToken, fencedobj.KeyWriteID, fencedobj.KeyTombstone)
 	}
 }

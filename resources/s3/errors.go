@@ -1,7 +1,6 @@
 package s3
 
 import (
-	"context"
 	"errors"
 
 	"github.com/aws/smithy-go"
@@ -63,24 +62,4 @@ func lostRace(err error) bool {
 func ambiguous(err error) bool {
 	s := statusOf(err)
 	return s == 0 || s >= 500
-}
-
-// ctxErr returns ctx's error with its cause, or nil while ctx is live.
-func ctxErr(ctx context.Context) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	if c := context.Cause(ctx); c != nil && c != ctx.Err() {
-		return errors.Join(ctx.Err(), c)
-	}
-	return ctx.Err()
-}
-
-// withCtx returns err, joined with ctx's error when err does not match it
-// already, so that errors.Is(err, context.Canceled) holds after a cancel.
-func withCtx(ctx context.Context, err error) error {
-	if ce := ctx.Err(); ce != nil && !errors.Is(err, ce) {
-		return errors.Join(err, ce)
-	}
-	return err
 }

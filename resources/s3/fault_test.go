@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // faultEnv is a bucket reached two ways: e.b directly, and fb through a
@@ -117,7 +118,7 @@ func TestUnsentRequestIsSentAgain(t *testing.T) {
 }
 
 // TestPersistentLossGivesUp: when every PUT loses its answer and none was
-// applied, the write stops after maxLost attempts with an error that is
+// applied, the write stops after fencedobj.MaxLost attempts with an error that is
 // neither success nor a stale token, and says the outcome is unknown.
 func TestPersistentLossGivesUp(t *testing.T) {
 	t.Parallel()
@@ -129,8 +130,8 @@ func TestPersistentLossGivesUp(t *testing.T) {
 	if !errors.As(err, &ue) || errors.Is(err, fence.ErrStaleToken) || !strings.Contains(err.Error(), "outcome unknown") {
 		t.Fatalf("PutObject with every answer lost: %v; want an error saying the outcome is unknown", err)
 	}
-	if n := e.f.count("PUT"); n != maxLost {
-		t.Errorf("%d PUTs sent, want %d", n, maxLost)
+	if n := e.f.count("PUT"); n != fencedobj.MaxLost {
+		t.Errorf("%d PUTs sent, want %d", n, fencedobj.MaxLost)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // Object is an object read with GetObject. The caller closes Body.
@@ -69,7 +70,7 @@ func (b *bucket) getObject(ctx context.Context, key string) (*Object, error) {
 		out.Body.Close()
 		return nil, err
 	}
-	if m.tombstone {
+	if m.Tombstone {
 		out.Body.Close()
 		return nil, &fence.NotFoundError{Key: key, Tombstone: true}
 	}
@@ -77,11 +78,11 @@ func (b *bucket) getObject(ctx context.Context, key string) (*Object, error) {
 	var rd io.ReadCloser = out.Body
 	if m.claimed {
 		// The claim's write id follows the value.
-		if size < writeIDLen {
+		if size < fencedobj.WriteIDLen {
 			out.Body.Close()
 			return nil, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("a claimed object of %d bytes, shorter than its write id", size)}
 		}
-		size -= writeIDLen
+		size -= fencedobj.WriteIDLen
 		rd = struct {
 			io.Reader
 			io.Closer
@@ -89,8 +90,8 @@ func (b *bucket) getObject(ctx context.Context, key string) (*Object, error) {
 	}
 	return &Object{
 		Body:          rd,
-		Token:         m.token,
-		WriteID:       m.writeID,
+		Token:         m.Token,
+		WriteID:       m.WriteID,
 		ETag:          aws.ToString(out.ETag),
 		ContentType:   aws.ToString(out.ContentType),
 		ContentLength: size,

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -137,7 +138,7 @@ func testResource(t testing.TB, client API, bucket string, opts *Options) *fence
 // deleteObject is r's Delete with the PutResult of the tombstone's write.
 func deleteObject(t testing.TB, r *fence.Resource, key string, token fence.Token) (*PutResult, error) {
 	t.Helper()
-	b, err := bucketOf(r)
+	b, err := fencedobj.DriverOf[*bucket](r, "s3.New")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // TestNewValidates checks that New refuses impossible settings.
@@ -178,7 +179,7 @@ func TestLargestMetadataIsStored(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := testResource(t, e.client, e.bucket, &minioOptions)
-	fenceKeys := 4*len(metaHeaderPrefix) + len(MetaToken) + 20 + len(MetaWriteID) + writeIDLen +
+	fenceKeys := 4*len(metaHeaderPrefix) + len(MetaToken) + 20 + len(MetaWriteID) + fencedobj.WriteIDLen +
 		len(MetaTombstone) + len("true") + len(MetaClaimed) + len("true")
 	most := maxMetadataLen - fenceKeys - len(metaHeaderPrefix) - len("big")
 	md := map[string]string{"big": strings.Repeat("v", most)}

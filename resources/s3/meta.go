@@ -1,11 +1,11 @@
 package s3
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // The user metadata keys the package reserves (S3 sends them as
@@ -35,95 +35,43 @@ const maxMetadataLen = 2048
 // metadata key.
 const metaHeaderPrefix = "x-amz-meta-"
 
-// meta is what the package reads from an object's user metadata.
+// meta is what the package reads from an object's user metadata: the
+// fence record, and the claimed marker that only S3 needs.
 type meta struct {
-	token     fence.Token // 0: an object written without fencing
-	writeID   string
-	tombstone bool
-	claimed   bool // the body ends with writeID (see MetaClaimed)
+	fencedobj.Record
+	claimed bool // the body ends with WriteID (see MetaClaimed)
 }
 
 // reserved reports whether k is one of the package's metadata keys.
-func reserved(k string) bool {
-	return strings.EqualFold(k, MetaToken) || strings.EqualFold(k, MetaWriteID) || strings.EqualFold(k, MetaTombstone) || strings.EqualFold(k, MetaClaimed)
-}
+func reserved(k string) bool { return fencedobj.IsKey(k) || strings.EqualFold(k, MetaClaimed) }
 
-// lookup returns the value of k in md, matching keys without regard to
-// case as S3 does. Two spellings of k with different values are an error.
-func lookup(md map[string]string, k string) (string, bool, error) {
-	v, found := md[k]
-	for mk, mv := range md {
-		if mk == k || !strings.EqualFold(mk, k) {
-			continue
-		}
-		if found && mv != v {
-			return "", false, fmt.Errorf("metadata %q appears twice with different values", k)
-		}
-		v, found = mv, true
-	}
-	return v, found, nil
-}
-
-// parseMeta reads the fence metadata of the object key. An object with none
-// of it is an unfenced object (token 0). A token that does not parse or is
-// 0, a tombstone marker other than "true", or a write id or marker without
-// a token is a *fence.CorruptError.
+// parseMeta reads the fence metadata of the object key (see
+// fencedobj.Parse). A claimed marker other than "true", or on an object
+// without a token, on a tombstone or with a write id that is not
+// fencedobj.WriteIDLen bytes, is a *fence.CorruptError too.
 func parseMeta(key string, md map[string]string) (meta, error) {
-	corrupt := func(reason string, err error) (meta, error) {
-		return meta{}, &fence.CorruptError{Key: key, Reason: reason, Err: err}
-	}
-	tok, hasTok, err := lookup(md, MetaToken)
+	r, err := fencedobj.Parse(key, md)
 	if err != nil {
-		return corrupt("bad fence metadata", err)
+		return meta{}, err
 	}
-	id, hasID, err := lookup(md, MetaWriteID)
-	if err != nil {
-		return corrupt("bad fence metadata", err)
+	claimed, hasClaimed, err := fencedobj.Lookup(md, MetaClaimed)
+	switch {
+	case err != nil:
+		return meta{}, &fence.CorruptError{Key: key, Reason: "bad fence metadata", Err: err}
+	case !hasClaimed:
+		return meta{Record: r}, nil
+	case r.Token == 0:
+		return meta{}, &fence.CorruptError{Key: key, Reason: "fence metadata without " + MetaToken}
+	case claimed != "true" || r.Tombstone || len(r.WriteID) != fencedobj.WriteIDLen:
+		return meta{}, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("metadata %s is %q on an object with tombstone %v and a write id of %d bytes", MetaClaimed, claimed, r.Tombstone, len(r.WriteID))}
 	}
-	tomb, hasTomb, err := lookup(md, MetaTombstone)
-	if err != nil {
-		return corrupt("bad fence metadata", err)
-	}
-	claimed, hasClaimed, err := lookup(md, MetaClaimed)
-	if err != nil {
-		return corrupt("bad fence metadata", err)
-	}
-	if !hasTok {
-		if hasID || hasTomb || hasClaimed {
-			return corrupt("fence metadata without "+MetaToken, nil)
-		}
-		return meta{}, nil
-	}
-	t, err := fence.ParseToken(tok)
-	if err != nil {
-		// The stored record is corrupt, not the caller's input: keep the
-		// parser's reason, not its *fence.InvalidError.
-		if ie, ok := errors.AsType[*fence.InvalidError](err); ok {
-			err = errors.New(ie.Reason)
-		}
-		return corrupt(fmt.Sprintf("metadata %s is %q", MetaToken, tok), err)
-	}
-	if hasTomb && tomb != "true" {
-		return corrupt(fmt.Sprintf("metadata %s is %q, not \"true\"", MetaTombstone, tomb), nil)
-	}
-	if hasClaimed && (claimed != "true" || hasTomb || len(id) != writeIDLen) {
-		return corrupt(fmt.Sprintf("metadata %s is %q on an object with tombstone %v and a write id of %d bytes", MetaClaimed, claimed, hasTomb, len(id)), nil)
-	}
-	return meta{token: t, writeID: id, tombstone: hasTomb, claimed: hasClaimed}, nil
+	return meta{Record: r, claimed: true}, nil
 }
 
 // formatMeta returns the user metadata of a write: the caller's, which
 // checkUserMeta has accepted, and the package's keys.
 func formatMeta(user map[string]string, m meta) map[string]string {
-	md := make(map[string]string, len(user)+3)
-	for k, v := range user {
-		md[k] = v
-	}
-	md[MetaToken] = m.token.String()
-	md[MetaWriteID] = m.writeID
-	if m.tombstone {
-		md[MetaTombstone] = "true"
-	}
+	md := m.Format(user)
 	if m.claimed {
 		md[MetaClaimed] = "true"
 	}
@@ -134,7 +82,7 @@ func formatMeta(user map[string]string, m meta) map[string]string {
 // with the package's keys, exceeds S3's 2 KB limit, every key counted
 // with its header prefix.
 func checkUserMeta(user map[string]string) error {
-	n := 4*len(metaHeaderPrefix) + len(MetaToken) + 20 + len(MetaWriteID) + writeIDLen + len(MetaTombstone) + len("true") + len(MetaClaimed) + len("true")
+	n := 4*len(metaHeaderPrefix) + len(MetaToken) + 20 + len(MetaWriteID) + fencedobj.WriteIDLen + len(MetaTombstone) + len("true") + len(MetaClaimed) + len("true")
 	for k, v := range user {
 		if reserved(k) {
 			return &fence.InvalidError{Field: "metadata", Reason: fmt.Sprintf("key %q is reserved for the fence", k)}
@@ -152,11 +100,5 @@ func checkUserMeta(user map[string]string) error {
 
 // userMeta returns md without the package's keys.
 func userMeta(md map[string]string) map[string]string {
-	out := make(map[string]string, len(md))
-	for k, v := range md {
-		if !reserved(k) {
-			out[k] = v
-		}
-	}
-	return out
+	return fencedobj.UserMeta(md, func(k string) bool { return strings.EqualFold(k, MetaClaimed) })
 }

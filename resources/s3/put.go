@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // PutOptions are the optional settings of PutObject.
@@ -67,7 +68,7 @@ func (b *bucket) putObject(ctx context.Context, key string, token fence.Token, b
 	if err := checkUserMeta(opts.Metadata); err != nil {
 		return nil, err
 	}
-	bd, err := newBody(body, b.maxBuffered)
+	bd, err := fencedobj.NewBody(body, b.maxBuffered)
 	if err != nil {
 		return nil, err
 	}

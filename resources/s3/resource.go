@@ -48,5 +48,5 @@ func (b *bucket) Highest(ctx context.Context, key string) (fence.Token, error) {
 	if err != nil {
 		return 0, err
 	}
-	return st.token, nil
+	return st.Token, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
 
 // backendName names the backend in errors ("fence/s3: put ...").
@@ -63,7 +64,7 @@ type Options struct {
 
 // bucket is the driver under the *fence.Resource of New: the conditional
 // PUTs and reads of one bucket. PutObject and GetObject reach it through
-// bucketOf.
+// native.
 type bucket struct {
 	client      API
 	name        string
@@ -110,7 +111,6 @@ func newResource(client API, bucketName string, opts *Options, ropts *driver.Res
 		name:        bucketName,
 		prefix:      o.Prefix,
 		maxBuffered: DefaultMaxBufferedBody,
-		backoff:     backoff.Policy{First: 10 * time.Millisecond, Max: time.Second},
 		maxSegment:  o.MaxKeySegmentLen,
 		unfenced:    o.Unfenced,
 	}
@@ -121,37 +121,17 @@ func newResource(client API, bucketName string, opts *Options, ropts *driver.Res
 		return nil, &fence.InvalidError{Field: "Prefix", Reason: "not valid UTF-8"}
 	case o.MaxBufferedBody < 0:
 		return nil, &fence.InvalidError{Field: "MaxBufferedBody", Reason: fmt.Sprintf("%d is negative", o.MaxBufferedBody)}
-	case o.MinBackoff < 0 || o.MaxBackoff < 0:
-		return nil, &fence.InvalidError{Field: "backoff", Reason: "negative"}
 	case o.MaxKeySegmentLen < 0:
 		return nil, &fence.InvalidError{Field: "MaxKeySegmentLen", Reason: fmt.Sprintf("%d is negative", o.MaxKeySegmentLen)}
 	}
 	if o.MaxBufferedBody > 0 {
 		b.maxBuffered = o.MaxBufferedBody
 	}
-	if o.MinBackoff > 0 {
-		b.backoff.First = o.MinBackoff
-	}
-	if o.MaxBackoff > 0 {
-		b.backoff.Max = o.MaxBackoff
-	}
-	if b.backoff.First > b.backoff.Max {
-		return nil, &fence.InvalidError{Field: "backoff", Reason: fmt.Sprintf("MinBackoff %v is above MaxBackoff %v", b.backoff.First, b.backoff.Max)}
+	var err error
+	if b.backoff, err = fencedobj.NewBackoff(o.MinBackoff, o.MaxBackoff); err != nil {
+		return nil, err
 	}
 	return driver.NewResource(b, ropts)
-}
-
-// bucketOf returns the bucket under r, or a *fence.InvalidError when r is
-// nil or not a resource of New.
-func bucketOf(r *fence.Resource) (*bucket, error) {
-	if r == nil {
-		return nil, &fence.InvalidError{Field: "resource", Reason: "nil"}
-	}
-	b, ok := driver.ResourceOf(r).(*bucket)
-	if !ok {
-		return nil, &fence.InvalidError{Field: "resource", Reason: fmt.Sprintf("a %s resource, not one of s3.New", r.Name())}
-	}
-	return b, nil
 }
 
 // As implements driver.Aser: a *API target gets the client New was
@@ -192,31 +172,14 @@ func (b *bucket) objectKey(key string) (string, error) {
 	return name, nil
 }
 
-// native returns the bucket under r after checking the input of
-// PutObject or GetObject, as the *fence.Resource does for its methods:
-// the resource, the key, the token unless it is 0 for a read (withToken
-// false), and ctx.
+// native returns the bucket under r after checking the input of the
+// package's own calls (see fencedobj.Native).
 func native(ctx context.Context, r *fence.Resource, key string, token fence.Token, withToken bool) (*bucket, error) {
-	b, err := bucketOf(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := driver.ValidateKey("key", key, MaxKeyLen-len(b.prefix)); err != nil {
-		return nil, err
-	}
-	if withToken {
-		if err := driver.ValidateToken(token); err != nil {
-			return nil, err
-		}
-	}
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return fencedobj.Native[*bucket](ctx, r, "s3.New", key, token, withToken)
 }
 
-// fail wraps an error of PutObject or GetObject as the *fence.Resource
+// fail wraps an error of the package's own calls as the *fence.Resource
 // wraps those of its methods.
 func fail(ctx context.Context, op, key string, err error) error {
-	return &fence.OpError{Backend: backendName, Op: op, Key: key, Err: withCtx(ctx, err)}
+	return fencedobj.Fail(ctx, backendName, op, key, err)
 }

@@ -2,8 +2,6 @@ package s3
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -60,14 +58,4 @@ func (b *bucket) absent(ctx context.Context, name string) error {
 	}
 	b.seen.Store(true)
 	return nil
-}
-
-// writeIDLen is the length of a write id: 16 random bytes in hex.
-const writeIDLen = 32
-
-// newWriteID returns a fresh random write id.
-func newWriteID() string {
-	var b [writeIDLen / 2]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b[:])
 }

@@ -1,21 +1,14 @@
 package s3
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/internal/backoff"
+	"github.com/fencekit/fence/internal/fencedobj"
 )
-
-// maxLost is how many PUTs in a row may fail without an answer (or with a
-// 5xx) before a write gives up and reports an unknown outcome.
-const maxLost = 5
 
 // PutResult describes an applied write.
 type PutResult struct {
@@ -40,7 +33,7 @@ type write struct {
 	key         string // as the caller named it, for errors
 	name        string // the object key: prefix + key
 	token       fence.Token
-	body        *body
+	body        *fencedobj.Body
 	contentType string
 	meta        map[string]string
 	input       func(*s3.PutObjectInput)
@@ -57,50 +50,31 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 		return nil, err
 	}
 	w.name = name
-	id := newWriteID()
+	id := fencedobj.NewWriteID()
 	if w.tombstone {
 		// A unique body gives every tombstone its own ETag.
-		w.body = &body{r: bytes.NewReader([]byte(id)), size: int64(len(id))}
+		w.body = fencedobj.BytesBody([]byte(id))
 	}
 	res := &PutResult{WriteID: id}
-	var (
-		maybe       bool   // a PUT of this write may have been applied
-		conditioned string // the ETag that PUT was conditioned on
-		lastErr     error  // the error of that PUT
-		lost        int    // PUTs in a row without an answer
-	)
-	unknown := func(err error, highest fence.Token) error {
-		if !maybe {
-			return err
-		}
-		return &fence.UnknownOutcomeError{Key: w.key, Token: w.token, Highest: highest, Err: err}
-	}
+	l := &fencedobj.Loop{Key: w.key, Token: w.token, Backoff: b.backoff}
 	for n := 0; ; n++ {
-		if n > 0 {
-			if err := pause(ctx, b.backoff.Delay(n)); err != nil {
-				return nil, unknown(errors.Join(err, lastErr), 0)
-			}
+		if err := l.Pause(ctx, n); err != nil {
+			return nil, err
 		}
 		st, err := b.head(ctx, w.key)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
-			}
-			return nil, err
+			return nil, l.ReadFailed(ctx, err)
 		}
-		if maybe && st.exists && st.writeID == id && st.token == w.token && st.etag != conditioned {
+		if l.Maybe && st.exists && st.WriteID == id && st.Token == w.token && st.etag != l.Conditioned {
 			res.ETag, res.Reconciled = st.etag, true
 			return res, nil
 		}
-		if !b.unfenced && w.token < st.token {
-			if maybe {
-				// Ours may have been applied and then overtaken: a stale
-				// token would be a false refusal.
-				return nil, unknown(lastErr, st.token)
-			}
-			return nil, &fence.StaleTokenError{Key: w.key, Token: w.token, Highest: st.token}
+		if !b.unfenced && w.token < st.Token {
+			// An unknown outcome if ours may have been applied and then
+			// overtaken: a stale token would be a false refusal.
+			return nil, l.Stale(st.Token)
 		}
-		if w.tombstone && !b.unfenced && st.tombstone && st.token == w.token {
+		if w.tombstone && !b.unfenced && st.Tombstone && st.Token == w.token {
 			res.ETag = st.etag // already deleted with this token: nothing to write
 			return res, nil
 		}
@@ -110,31 +84,17 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 			res.ETag, res.VersionID = aws.ToString(out.ETag), aws.ToString(out.VersionId)
 			return res, nil
 		}
-		switch {
-		case lostRace(err), st.exists && isNotFound(err):
-			// Not applied. 404: the object read was deleted since
-			// (If-Match on a missing key).
-			lost = 0
-			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
-			}
-		case ctx.Err() != nil || ambiguous(err):
-			maybe, conditioned, lastErr = true, st.etag, err
-			if ctx.Err() != nil {
-				return nil, unknown(withCtx(ctx, err), 0)
-			}
-			if lost++; lost >= maxLost {
-				return nil, unknown(err, 0)
-			}
-		default:
-			return nil, missingBucket(err)
+		// Not applied on a lost race, or on 404: the object read was
+		// deleted since (If-Match on a missing key).
+		if err := l.Failed(ctx, err, st.etag, lostRace(err) || st.exists && isNotFound(err), ambiguous(err), missingBucket); err != nil {
+			return nil, err
 		}
 	}
 }
 
 // putOnce sends one PUT of w conditioned on the object being st.
 func (b *bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s3.PutObjectOutput, error) {
-	if err := w.body.rewind(); err != nil {
+	if err := w.body.Rewind(); err != nil {
 		return nil, err
 	}
 	in := &s3.PutObjectInput{}
@@ -142,11 +102,11 @@ func (b *bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s
 		w.input(in)
 	}
 	in.Bucket, in.Key = aws.String(b.name), aws.String(w.name)
-	in.Body, in.ContentLength = w.body.r, aws.Int64(w.body.size)
+	in.Body, in.ContentLength = w.body.R, aws.Int64(w.body.Size)
 	if w.contentType != "" {
 		in.ContentType = aws.String(w.contentType)
 	}
-	in.Metadata = formatMeta(w.meta, meta{token: w.token, writeID: id, tombstone: w.tombstone, claimed: w.claimed})
+	in.Metadata = formatMeta(w.meta, meta{Record: fencedobj.Record{Token: w.token, WriteID: id, Tombstone: w.tombstone}, claimed: w.claimed})
 	in.IfMatch, in.IfNoneMatch = nil, nil
 	if !b.unfenced {
 		if st.exists {
@@ -158,12 +118,4 @@ func (b *bucket) putOnce(ctx context.Context, w *write, id string, st state) (*s
 	// One request per PUT: the SDK's own retries would resend it after a
 	// lost answer and hide that the first may have been applied.
 	return b.client.PutObject(ctx, in, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
-}
-
-// pause waits d before the next attempt, or until ctx is done.
-func pause(ctx context.Context, d time.Duration) error {
-	if backoff.Sleep(ctx, d) != nil {
-		return ctxErr(ctx)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package azblob
+package fencedobj
 
 import (
 	"bytes"
@@ -9,20 +9,22 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// body is a write's body that every attempt can send again from its
+// Body is a write's body that every attempt can send again from its
 // start.
-type body struct {
-	r     io.ReadSeeker
-	start int64 // offset of the first byte to send
-	size  int64 // bytes from start to the end
+type Body struct {
+	R     io.ReadSeeker
+	Start int64 // offset in R of the first byte to send
+	Size  int64 // bytes from Start to the end
 }
 
-// newBody prepares r: a seekable r is used in place, from its current
+// NewBody prepares r: a seekable r is used in place, from its current
 // offset to its end; any other reader is read into memory, up to max
-// bytes (more is refused with a *fence.InvalidError).
-func newBody(r io.Reader, max int64) (*body, error) {
+// bytes (more is refused with a *fence.InvalidError naming
+// MaxBufferedBody, the option of each store that sets max). A nil r is
+// an empty body.
+func NewBody(r io.Reader, max int64) (*Body, error) {
 	if r == nil {
-		return &body{r: bytes.NewReader(nil)}, nil
+		return BytesBody(nil), nil
 	}
 	if rs, ok := r.(io.ReadSeeker); ok {
 		start, err := rs.Seek(0, io.SeekCurrent)
@@ -39,7 +41,7 @@ func newBody(r io.Reader, max int64) (*body, error) {
 		if end < start {
 			return nil, errors.New("body: end before the current offset")
 		}
-		return &body{r: rs, start: start, size: end - start}, nil
+		return &Body{R: rs, Start: start, Size: end - start}, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
@@ -49,14 +51,28 @@ func newBody(r io.Reader, max int64) (*body, error) {
 		return nil, &fence.InvalidError{Field: "body", Reason: fmt.Sprintf(
 			"not an io.ReadSeeker and longer than MaxBufferedBody (%d bytes); pass a seekable body to stream it", max)}
 	}
-	return &body{r: bytes.NewReader(data), size: int64(len(data))}, nil
+	return BytesBody(data), nil
 }
 
-// section returns n bytes of the body from off (relative to its start)
-// as a stream whose offsets start at 0, as the SDK wants its bodies. It
-// closes nothing: the SDK closes the bodies it sends.
-func (b *body) section(off, n int64) *section {
-	return &section{r: b.r, base: b.start + off, size: n}
+// BytesBody returns the body of data.
+func BytesBody(data []byte) *Body {
+	return &Body{R: bytes.NewReader(data), Size: int64(len(data))}
+}
+
+// Rewind seeks the body back to its start before an attempt.
+func (b *Body) Rewind() error {
+	if _, err := b.R.Seek(b.Start, io.SeekStart); err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
+	return nil
+}
+
+// Section returns n bytes of the body from off (relative to its start)
+// as a stream whose offsets start at 0, as Azure's SDK wants its bodies.
+// Reading it seeks the body, so one section is read at a time. Its Close
+// does nothing: the caller's body stays open for the next attempt.
+func (b *Body) Section(off, n int64) io.ReadSeekCloser {
+	return &section{r: b.R, base: b.Start + off, size: n}
 }
 
 // section is a window of a seekable body, seen as a whole stream.
@@ -109,5 +125,4 @@ func (s *section) Seek(offset int64, whence int) (int64, error) {
 	return pos, nil
 }
 
-// Close does nothing: the caller's body stays open for the next attempt.
 func (s *section) Close() error { return nil }
