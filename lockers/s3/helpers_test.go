@@ -20,6 +20,7 @@ import (
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/objlock/objlocktest"
+	"github.com/fencekit/fence/internal/s3conn"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -190,7 +191,7 @@ func writeRaw(t *testing.T, bucket, name string, data []byte) string {
 func etagOf(t *testing.T, bucket, name string) string {
 	t.Helper()
 	out, err := newClient(t, nil).HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(name)})
-	if statusOf(err) == 404 {
+	if s3conn.StatusOf(err) == 404 {
 		return ""
 	}
 	if err != nil {

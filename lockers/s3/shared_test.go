@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence/internal/objlock/objlocktest"
+	"github.com/fencekit/fence/internal/s3conn"
 )
 
 // objHarness runs objlocktest's tests against MinIO.
@@ -23,7 +24,7 @@ var objHarness = objlocktest.Harness{
 	VersionOf:     etagOf,
 	IsWrite:       func(req *http.Request) bool { return req.Method == http.MethodPut },
 	ErrorResponse: errorResponse,
-	StatusOf:      statusOf,
+	StatusOf:      s3conn.StatusOf,
 	FirstReads:    1,
 	Creates:       true,
 }

