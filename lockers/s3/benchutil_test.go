@@ -3,8 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -18,12 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/emulators"
-	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/lockers/dynamo"
 )
 
@@ -84,65 +80,18 @@ func (s benchCounts) since(before benchCounts) benchCounts {
 	return d
 }
 
-// benchS3Client returns an S3 client of MinIO (path-style addressing)
-// whose requests go through rt.
+// benchS3Client returns an S3 client of MinIO whose requests go through
+// rt, with the SDK's retries, as a user's client has them.
 func benchS3Client(t testing.TB, rt http.RoundTripper) *s3.Client {
 	t.Helper()
-	endpoint := testenv.S3Endpoint(t)
-	ak, sk := testenv.S3Credentials(t)
-	return s3.New(s3.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		UsePathStyle: true,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, Source: "test"}, nil
-		}),
-		HTTPClient: &http.Client{Transport: rt},
-	})
-}
-
-// benchName returns prefix followed by random hex.
-func benchName(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
+	return emulators.S3Client(t, rt, sdkRetries)
 }
 
 // benchBucket creates a bucket of a unique name and removes it, with its
 // objects, when the benchmark ends.
 func benchBucket(t testing.TB, client *s3.Client) string {
 	t.Helper()
-	name := benchName("fence-s3bench-")
-	if _, err := client.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
-		t.Fatalf("CreateBucket(%q): %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(name)})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				t.Errorf("list bucket %q: %v", name, err)
-				return
-			}
-			if len(page.Contents) == 0 {
-				continue
-			}
-			ids := make([]types.ObjectIdentifier, 0, len(page.Contents))
-			for _, o := range page.Contents {
-				ids = append(ids, types.ObjectIdentifier{Key: o.Key})
-			}
-			if _, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(name), Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}}); err != nil {
-				t.Errorf("empty bucket %q: %v", name, err)
-				return
-			}
-		}
-		if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)}); err != nil {
-			t.Errorf("delete bucket %q: %v", name, err)
-		}
-	})
-	return name
+	return emulators.S3Bucket(t, client, "fence-s3bench-")
 }
 
 // benchTable creates a DynamoDB lease table (dynalite) of a unique name
@@ -150,7 +99,7 @@ func benchBucket(t testing.TB, client *s3.Client) string {
 func benchTable(t testing.TB) string {
 	t.Helper()
 	client := emulators.DynamoClient(t, nil)
-	table := benchName("fence-s3bench-")
+	table := emulators.UniqueName("fence-s3bench-")
 	if err := dynamo.CreateTable(t.Context(), client, table, nil); err != nil {
 		t.Fatalf("CreateTable(%q): %v", table, err)
 	}

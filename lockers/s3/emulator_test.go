@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/s3conn"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // The Locker rests on these answers of S3 (AWS's documentation of
@@ -95,7 +96,7 @@ func TestEmulatorHonoursTheWriteConditions(t *testing.T) {
 	if s3conn.StatusOf(err) != 404 || s3conn.CodeOf(err) != "NoSuchKey" {
 		t.Fatalf("GET of a missing key: %v; want 404 NoSuchKey", err)
 	}
-	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(uniqueBucket("fence-missing-")), Key: aws.String("k")}, once)
+	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(emulators.UniqueName("fence-missing-")), Key: aws.String("k")}, once)
 	if s3conn.StatusOf(err) != 404 || s3conn.CodeOf(err) != "NoSuchBucket" {
 		t.Fatalf("GET in a missing bucket: %v; want 404 NoSuchBucket", err)
 	}
@@ -132,7 +133,7 @@ func TestEmulatorHonoursTheWriteConditions(t *testing.T) {
 // reported as such, never as a free key, and that Create makes it.
 func TestMissingBucket(t *testing.T) {
 	t.Parallel()
-	missing := uniqueBucket("fence-missing-")
+	missing := emulators.UniqueName("fence-missing-")
 	l := newLocker(t, missing, nil, nil)
 	wantMissing := func(call string, err error) {
 		t.Helper()

@@ -17,6 +17,7 @@ import (
 	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/s3conn"
+	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -139,7 +140,7 @@ func minioURL(t testing.TB, bucket, more string) string {
 func TestOpenLocker(t *testing.T) {
 	t.Parallel()
 	testenv.S3Credentials(t)
-	bucket := uniqueBucket("fence-url-")
+	bucket := emulators.UniqueName("fence-url-")
 	t.Cleanup(func() { removeBucket(t, bucket) })
 	ctx := t.Context()
 	l, err := fence.OpenLocker(ctx, minioURL(t, bucket, "&prefix=locks/"), nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/s3conn"
+	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -109,7 +110,7 @@ func emulatorURL(t *testing.T, bucket string) string {
 func TestOpenResource(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, nil)
-	bucket := uniqueName("fence-url-")
+	bucket := emulators.UniqueName("fence-url-")
 	raw := emulatorURL(t, bucket) + "&prefix=" + url.QueryEscape("under/")
 	ctx := t.Context()
 	r, err := fence.OpenResource(ctx, raw, nil)
@@ -128,7 +129,7 @@ func TestOpenResource(t *testing.T) {
 			t.Fatalf("Create: %v", err)
 		}
 	}
-	t.Cleanup(func() { removeBucket(t, c, bucket) })
+	t.Cleanup(func() { emulators.RemoveS3Bucket(t, c, bucket) })
 	if err := r.Put(ctx, "k", 1, []byte("v")); err != nil {
 		t.Fatalf("Put after Create: %v", err)
 	}
