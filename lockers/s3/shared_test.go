@@ -14,10 +14,10 @@ var objHarness = objlocktest.Harness{
 	Version:   "ETag",
 	NewBucket: func(t *testing.T) string { return newBucket(t) },
 	NewLocker: func(t *testing.T, bucket string, rt http.RoundTripper, o objlocktest.Options) *objlocktest.Locker {
-		l := newLocker(t, bucket, rt, &Options{
+		l := newSeenLocker(t, newClient(t, rt), bucket, &Options{
 			Prefix: o.Prefix, Clock: o.Clock, TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew,
 			MaxAttempts: o.MaxAttempts, Backoff: o.Backoff, ProbeInterval: o.ProbeInterval,
-		})
+		}, o.Seen)
 		return &objlocktest.Locker{Locker: l.Locker, Store: l.d, Object: l.object}
 	},
 	WriteRaw:      writeRaw,
@@ -25,8 +25,10 @@ var objHarness = objlocktest.Harness{
 	IsWrite:       func(req *http.Request) bool { return req.Method == http.MethodPut },
 	ErrorResponse: errorResponse,
 	StatusOf:      s3conn.StatusOf,
-	FirstReads:    1,
-	Creates:       true,
+	// S3 tells a missing key (NoSuchKey) from a missing bucket
+	// (NoSuchBucket): no request asks for the bucket.
+	FirstReads: 1,
+	Creates:    true,
 }
 
 // TestShared runs the tests that lockers/gcs and lockers/s3 share.
