@@ -14,8 +14,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
-	"github.com/fencekit/fence/internal/clockfree"
-	"github.com/fencekit/fence/internal/probe"
+	"github.com/fencekit/fence/internal/objlock/objlocktest"
 	"github.com/fencekit/fence/internal/s3conn"
 	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/internal/testing/testenv"
@@ -41,12 +40,6 @@ func TestParseURL(t *testing.T) {
 		{"s3://b?prefix=locks/&max-key-segment=255", urlConfig{conn: s3conn.Config{Bucket: "b"}, prefix: "locks/", segment: 255}},
 		{"s3://b?prefix=", urlConfig{conn: s3conn.Config{Bucket: "b"}}},
 		{"s3://b?prefix=a%20b%2F", urlConfig{conn: s3conn.Config{Bucket: "b"}, prefix: "a b/"}},
-		{"s3://b?trusted-clock=1", urlConfig{conn: s3conn.Config{Bucket: "b"}, mode: clockfree.Mode{TrustedClock: true}}},
-		{"s3://b?trusted-clock=true&max-clock-skew=500ms", urlConfig{conn: s3conn.Config{Bucket: "b"}, mode: clockfree.Mode{TrustedClock: true, MaxClockSkew: 500 * time.Millisecond}}},
-		{"s3://b?backoff=20ms", urlConfig{conn: s3conn.Config{Bucket: "b"}, backoff: 20 * time.Millisecond}},
-		{"s3://b?backoff=8s", urlConfig{conn: s3conn.Config{Bucket: "b"}, backoff: maxBackoff}},
-		{"s3://b?probe-interval=1s", urlConfig{conn: s3conn.Config{Bucket: "b"}, probe: time.Second}},
-		{"s3://b?probe-interval=off", urlConfig{conn: s3conn.Config{Bucket: "b"}, probe: probe.Off}},
 	}
 	for _, tc := range good {
 		got, err := parseURL(mustParse(t, tc.raw))
@@ -65,15 +58,6 @@ func TestParseURL(t *testing.T) {
 		{"s3://b?endpoint=http://u:hunter2@x", "user information"},
 		{"s3://b?path-style=yes", "not true or false"},
 		{"s3://b?max-key-segment=1025", "from 1 to 1024"},
-		{"s3://b?max-clock-skew=2s", "needs trusted-clock"},
-		{"s3://b?trusted-clock=maybe", "not true or false"},
-		{"s3://b?trusted-clock=true&max-clock-skew=2h", "outside the range"},
-		{"s3://b?backoff=20", "not a duration"},
-		{"s3://b?backoff=8.001s", "outside the range 0 to 8s"},
-		{"s3://b?probe-interval=0s", "below 10ms"},
-		{"s3://b?probe-interval=never", "not a duration"},
-		{"s3://b?table=t", "unknown parameter"},
-		{"s3://b?password=hunter2", "unknown parameter"},
 	}
 	for _, tc := range bad {
 		_, err := parseURL(mustParse(t, tc.raw))
@@ -84,6 +68,16 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("parseURL(%q) = %v, which shows the password", tc.raw, err)
 		}
 	}
+}
+
+// TestURLParams: the parameters lockers/gcs shares (see
+// objlocktest.TestURLParams).
+func TestURLParams(t *testing.T) {
+	t.Parallel()
+	objlocktest.TestURLParams(t, "s3://b", maxBackoff, func(u *url.URL) (objlocktest.URLParams, error) {
+		c, err := parseURL(u)
+		return objlocktest.URLParams{Mode: c.mode, Backoff: c.backoff, Probe: c.probe}, err
+	})
 }
 
 func FuzzParseURL(f *testing.F) {
@@ -102,12 +96,7 @@ func FuzzParseURL(f *testing.F) {
 		}
 		c, err := parseURL(u)
 		if err != nil {
-			if !errors.Is(err, fence.ErrInvalid) {
-				t.Fatalf("parseURL(%q) = %v; want an error matching fence.ErrInvalid", raw, err)
-			}
-			if pw, ok := u.User.Password(); ok && len(pw) >= 3 && strings.Contains(err.Error(), ":"+pw+"@") {
-				t.Fatalf("parseURL(%q) = %v, which shows the password", raw, err)
-			}
+			objlocktest.CheckURLError(t, raw, err)
 			return
 		}
 		switch {
