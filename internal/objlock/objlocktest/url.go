@@ -62,12 +62,20 @@ func TestURLParams(t *testing.T, base string, maxBackoff time.Duration, parse fu
 	} {
 		raw := base + "?" + tc.query
 		_, err := parse(mustParse(t, raw))
-		if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("parseURL(%q) = %v; want an error matching fence.ErrInvalid that says %q", raw, err, tc.want)
-		}
-		if err != nil && strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("parseURL(%q) = %v, which shows the password", raw, err)
-		}
+		WantRefused(t, raw, err, tc.want)
+	}
+}
+
+// WantRefused fails the test unless err, the error of parsing raw,
+// matches fence.ErrInvalid and says want, without the password hunter2
+// that the tests' URLs use.
+func WantRefused(t testing.TB, raw string, err error, want string) {
+	t.Helper()
+	if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), want) {
+		t.Errorf("parseURL(%q) = %v; want an error matching fence.ErrInvalid that says %q", raw, err, want)
+	}
+	if err != nil && strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("parseURL(%q) = %v, which shows the password", raw, err)
 	}
 }
 
