@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/probe/probetest"
 	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/lockers/dynamo"
 )
@@ -233,7 +233,7 @@ func sideBySide(b *testing.B, cs ...contender) {
 	n := len(times[0])
 	var lines []string
 	for k, c := range cs {
-		b.ReportMetric(benchMS(benchPercentile(times[k], 50)), c.name+"_p50_ms")
+		b.ReportMetric(benchMS(probetest.Percentile(times[k], 50)), c.name+"_p50_ms")
 		b.ReportMetric(benchMS(totals[k])/float64(n), c.name+"_ms")
 		b.ReportMetric(float64(reqs[k].total())/float64(n), c.name+"_req")
 		if k > 0 {
@@ -256,14 +256,6 @@ func (s benchCounts) per(n int) string {
 		parts = append(parts, fmt.Sprintf("%s %.2f", m, float64(s[m])/float64(max(n, 1))))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// benchPercentile returns the p-th percentile (nearest rank) of samples.
-func benchPercentile(samples []time.Duration, p float64) time.Duration {
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }
 
 func benchMS(d time.Duration) float64 { return float64(d) / 1e6 }
