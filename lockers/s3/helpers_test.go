@@ -7,13 +7,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/objlock/objlocktest"
@@ -107,11 +105,6 @@ func storeOf(t testing.TB, l *fence.Locker) *store {
 		t.Fatalf("the Locker's driver is a %T, not a *store", driver.LockerOf(l))
 	}
 	return d
-}
-
-// fakeOptions returns options with a fake clock and fast retries.
-func fakeOptions(clock *clocktest.Fake) *Options {
-	return &Options{Clock: clock, Backoff: time.Millisecond}
 }
 
 // writeRaw writes data as object name of bucket, unconditionally, as an
