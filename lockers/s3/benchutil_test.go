@@ -155,28 +155,12 @@ func floorUnlock(ctx context.Context, client *s3.Client, bucket, key string) err
 	return err
 }
 
-// bareWrite is the Locker's write sent bare: a PutObject of a record the
-// size of the Locker's, on the condition If-Match: etag, or If-None-Match:
-// * when etag is "". It returns the new ETag.
+// bareWrite is the Locker's write sent bare: objects.Write, one PutObject
+// of a record the size of the Locker's on the condition If-Match: etag,
+// or If-None-Match: * when etag is "", without the Locker's logic around
+// it. It returns the new ETag.
 func bareWrite(ctx context.Context, client *s3.Client, bucket, key, etag string) (string, error) {
-	in := &s3.PutObjectInput{
-		Bucket:        aws.String(bucket),
-		Key:           aws.String(key),
-		Body:          bytes.NewReader(floorBody),
-		ContentLength: aws.Int64(int64(len(floorBody))),
-		ContentType:   aws.String("application/json"),
-		CacheControl:  aws.String("no-store"),
-	}
-	if etag == "" {
-		in.IfNoneMatch = aws.String("*")
-	} else {
-		in.IfMatch = aws.String(etag)
-	}
-	out, err := client.PutObject(ctx, in)
-	if err != nil {
-		return "", err
-	}
-	return aws.ToString(out.ETag), nil
+	return (&objects{client: client, bucket: bucket}).Write(ctx, key, etag, floorBody)
 }
 
 // contender is one side of a side-by-side benchmark: cycle runs its i-th
