@@ -20,15 +20,6 @@ import (
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
-func mustParse(t testing.TB, raw string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatalf("url.Parse(%q): %v", raw, err)
-	}
-	return u
-}
-
 func TestParseURL(t *testing.T) {
 	t.Parallel()
 	good := []struct {
@@ -42,8 +33,8 @@ func TestParseURL(t *testing.T) {
 		{"gs://b00?endpoint=http://127.0.0.1:4443/", config{bucket: "b00", endpoint: "http://127.0.0.1:4443"}},
 	}
 	for _, tc := range good {
-		got, err := parseURL(mustParse(t, tc.raw))
-		tc.want.url = mustParse(t, tc.raw).Redacted()
+		got, err := parseURL(objlocktest.ParseURL(t, tc.raw))
+		tc.want.url = objlocktest.ParseURL(t, tc.raw).Redacted()
 		if err != nil || got != tc.want {
 			t.Errorf("parseURL(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
 		}
@@ -65,7 +56,7 @@ func TestParseURL(t *testing.T) {
 		{"gs://b00?endpoint=http://u:hunter2@x", "user information"},
 	}
 	for _, tc := range bad {
-		_, err := parseURL(mustParse(t, tc.raw))
+		_, err := parseURL(objlocktest.ParseURL(t, tc.raw))
 		objlocktest.WantRefused(t, tc.raw, err, tc.want)
 	}
 }

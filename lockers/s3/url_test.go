@@ -20,15 +20,6 @@ import (
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
-func mustParse(t testing.TB, raw string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatalf("url.Parse(%q): %v", raw, err)
-	}
-	return u
-}
-
 func TestParseURL(t *testing.T) {
 	t.Parallel()
 	good := []struct {
@@ -42,7 +33,7 @@ func TestParseURL(t *testing.T) {
 		{"s3://b?prefix=a%20b%2F", urlConfig{conn: s3conn.Config{Bucket: "b"}, prefix: "a b/"}},
 	}
 	for _, tc := range good {
-		got, err := parseURL(mustParse(t, tc.raw))
+		got, err := parseURL(objlocktest.ParseURL(t, tc.raw))
 		if err != nil || got != tc.want {
 			t.Errorf("parseURL(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
 		}
@@ -60,7 +51,7 @@ func TestParseURL(t *testing.T) {
 		{"s3://b?max-key-segment=1025", "from 1 to 1024"},
 	}
 	for _, tc := range bad {
-		_, err := parseURL(mustParse(t, tc.raw))
+		_, err := parseURL(objlocktest.ParseURL(t, tc.raw))
 		objlocktest.WantRefused(t, tc.raw, err, tc.want)
 	}
 }

@@ -41,7 +41,7 @@ func TestURLParams(t *testing.T, base string, maxBackoff time.Duration, parse fu
 		{"probe-interval=off", URLParams{Probe: probe.Off}},
 	} {
 		raw := base + "?" + tc.query
-		got, err := parse(mustParse(t, raw))
+		got, err := parse(ParseURL(t, raw))
 		if err != nil || got != tc.want {
 			t.Errorf("parseURL(%q) = %+v, %v; want %+v", raw, got, err, tc.want)
 		}
@@ -61,7 +61,7 @@ func TestURLParams(t *testing.T, base string, maxBackoff time.Duration, parse fu
 		{"password=hunter2", "unknown parameter"},
 	} {
 		raw := base + "?" + tc.query
-		_, err := parse(mustParse(t, raw))
+		_, err := parse(ParseURL(t, raw))
 		WantRefused(t, raw, err, tc.want)
 	}
 }
@@ -99,7 +99,8 @@ func CheckURLError(t testing.TB, raw string, err error) {
 	}
 }
 
-func mustParse(t testing.TB, raw string) *url.URL {
+// ParseURL parses raw, failing the test on error.
+func ParseURL(t testing.TB, raw string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
