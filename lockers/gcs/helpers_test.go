@@ -15,7 +15,6 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/gcsbucket"
@@ -106,11 +105,6 @@ func storeOf(t testing.TB, l *fence.Locker) *store {
 		t.Fatalf("the Locker's driver is a %T, not a *store", driver.LockerOf(l))
 	}
 	return d
-}
-
-// fakeOptions returns options with a fake clock and fast retries.
-func fakeOptions(clock *clocktest.Fake) *Options {
-	return &Options{Clock: clock, Backoff: time.Millisecond}
 }
 
 // writeRaw writes data as object name of bucket, unconditionally, as an

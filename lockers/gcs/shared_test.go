@@ -16,10 +16,10 @@ var objHarness = objlocktest.Harness{
 	Version:   "generation",
 	NewBucket: func(t *testing.T) string { return newBucket(t) },
 	NewLocker: func(t *testing.T, bucket string, rt http.RoundTripper, o objlocktest.Options) *objlocktest.Locker {
-		l := newLocker(t, bucket, rt, &Options{
+		l := newSeenLocker(t, newClient(t, rt).Bucket(bucket), &Options{
 			Prefix: o.Prefix, Clock: o.Clock, TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew,
 			MaxAttempts: o.MaxAttempts, Backoff: o.Backoff, ProbeInterval: o.ProbeInterval,
-		})
+		}, o.Seen)
 		return &objlocktest.Locker{Locker: l.Locker, Store: l.d, Object: l.object}
 	},
 	WriteRaw: func(t *testing.T, bucket, name string, data []byte) string {

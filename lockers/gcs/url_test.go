@@ -16,19 +16,9 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
-	"github.com/fencekit/fence/internal/clockfree"
-	"github.com/fencekit/fence/internal/probe"
+	"github.com/fencekit/fence/internal/objlock/objlocktest"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
-
-func mustParse(t testing.TB, raw string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatalf("url.Parse(%q): %v", raw, err)
-	}
-	return u
-}
 
 func TestParseURL(t *testing.T) {
 	t.Parallel()
@@ -41,17 +31,10 @@ func TestParseURL(t *testing.T) {
 		{"gs://ops-locks?prefix=locks/&project=p1", config{bucket: "ops-locks", prefix: "locks/", project: "p1"}},
 		{"gs://b_1.example?prefix=", config{bucket: "b_1.example"}},
 		{"gs://b00?endpoint=http://127.0.0.1:4443/", config{bucket: "b00", endpoint: "http://127.0.0.1:4443"}},
-		{"gs://b00?trusted-clock=1", config{bucket: "b00", mode: clockfree.Mode{TrustedClock: true}}},
-		{"gs://b00?trusted-clock=true&max-clock-skew=500ms", config{bucket: "b00", mode: clockfree.Mode{TrustedClock: true, MaxClockSkew: 500 * time.Millisecond}}},
-		{"gs://b00?backoff=20ms", config{bucket: "b00", backoff: 20 * time.Millisecond}},
-		{"gs://b00?backoff=8s", config{bucket: "b00", backoff: maxBackoff}},
-		{"gs://b00?backoff=0s", config{bucket: "b00"}},
-		{"gs://b00?probe-interval=1s", config{bucket: "b00", probe: time.Second}},
-		{"gs://b00?probe-interval=off", config{bucket: "b00", probe: probe.Off}},
 	}
 	for _, tc := range good {
-		got, err := parseURL(mustParse(t, tc.raw))
-		tc.want.url = mustParse(t, tc.raw).Redacted()
+		got, err := parseURL(objlocktest.ParseURL(t, tc.raw))
+		tc.want.url = objlocktest.ParseURL(t, tc.raw).Redacted()
 		if err != nil || got != tc.want {
 			t.Errorf("parseURL(%q) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
 		}
@@ -71,28 +54,21 @@ func TestParseURL(t *testing.T) {
 		{"gs://b00?project=", "project is empty"},
 		{"gs://b00?endpoint=ftp://x", "not an http"},
 		{"gs://b00?endpoint=http://u:hunter2@x", "user information"},
-		{"gs://b00?max-clock-skew=2s", "needs trusted-clock"},
-		{"gs://b00?trusted-clock=maybe", "not true or false"},
-		{"gs://b00?trusted-clock=true&max-clock-skew=2h", "outside the range"},
-		{"gs://b00?backoff=", "backoff is empty"},
-		{"gs://b00?backoff=20", "not a duration"},
-		{"gs://b00?backoff=-1ms", "not a duration"},
-		{"gs://b00?backoff=8.001s", "outside the range 0 to 8s"},
-		{"gs://b00?backoff=1s&backoff=2s", "more than once"},
-		{"gs://b00?probe-interval=0s", "below 10ms"},
-		{"gs://b00?probe-interval=never", "not a duration"},
-		{"gs://b00?table=t", "unknown parameter"},
-		{"gs://b00?password=hunter2", "unknown parameter"},
 	}
 	for _, tc := range bad {
-		_, err := parseURL(mustParse(t, tc.raw))
-		if !errors.Is(err, fence.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("parseURL(%q) = %v; want an error matching fence.ErrInvalid that says %q", tc.raw, err, tc.want)
-		}
-		if err != nil && strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("parseURL(%q) = %v, which shows the password", tc.raw, err)
-		}
+		_, err := parseURL(objlocktest.ParseURL(t, tc.raw))
+		objlocktest.WantRefused(t, tc.raw, err, tc.want)
 	}
+}
+
+// TestURLParams: the parameters lockers/s3 shares (see
+// objlocktest.TestURLParams).
+func TestURLParams(t *testing.T) {
+	t.Parallel()
+	objlocktest.TestURLParams(t, "gs://b00", maxBackoff, func(u *url.URL) (objlocktest.URLParams, error) {
+		c, err := parseURL(u)
+		return objlocktest.URLParams{Mode: c.mode, Backoff: c.backoff, Probe: c.probe}, err
+	})
 }
 
 func FuzzParseURL(f *testing.F) {
@@ -111,12 +87,7 @@ func FuzzParseURL(f *testing.F) {
 		}
 		c, err := parseURL(u)
 		if err != nil {
-			if !errors.Is(err, fence.ErrInvalid) {
-				t.Fatalf("parseURL(%q) = %v; want an error matching fence.ErrInvalid", raw, err)
-			}
-			if pw, ok := u.User.Password(); ok && len(pw) >= 3 && strings.Contains(err.Error(), ":"+pw+"@") {
-				t.Fatalf("parseURL(%q) = %v, which shows the password", raw, err)
-			}
+			objlocktest.CheckURLError(t, raw, err)
 			return
 		}
 		switch {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/probe/probetest"
 	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
@@ -342,10 +343,6 @@ func s3Pair(b *testing.B, opts *Options) (a, o *fence.Locker, ac, oc *benchCount
 	return benchLocker(b, ca, bucket, opts), benchLocker(b, benchS3Client(b, oc), bucket, opts), ac, oc
 }
 
-// handOffBlock is the number of hand-offs of each store over which one
-// ratio of medians is taken: 200 hand-offs make five blocks.
-const handOffBlock = 40
-
 // BenchmarkHandOff measures the hand-off between two clients, on S3 and
 // on DynamoDB alternately, both Lockers probing at their default
 // interval: a holder on one Locker releases a key for which a
@@ -432,14 +429,14 @@ func BenchmarkHandOff(b *testing.B) {
 	s, d := modes[0].samples, modes[1].samples
 	var ratios []float64
 	var blocks []string
-	for i := 0; i+handOffBlock <= len(s); i += handOffBlock {
-		r := float64(benchPercentile(s[i:i+handOffBlock], 50)) / float64(benchPercentile(d[i:i+handOffBlock], 50))
+	for i := 0; i+probetest.Block <= len(s); i += probetest.Block {
+		r := float64(probetest.Percentile(s[i:i+probetest.Block], 50)) / float64(probetest.Percentile(d[i:i+probetest.Block], 50))
 		ratios = append(ratios, r)
 		blocks = append(blocks, fmt.Sprintf("%.3f", r))
 	}
 	for _, m := range modes {
-		b.ReportMetric(benchMS(benchPercentile(m.samples, 50)), m.name+"_p50_ms")
-		b.ReportMetric(benchMS(benchPercentile(m.samples, 99)), m.name+"_p99_ms")
+		b.ReportMetric(benchMS(probetest.Percentile(m.samples, 50)), m.name+"_p50_ms")
+		b.ReportMetric(benchMS(probetest.Percentile(m.samples, 99)), m.name+"_p99_ms")
 		b.ReportMetric(float64(m.reqs.total())/float64(len(m.samples)), m.name+"_waiter_req")
 		b.Logf("%s waiter's requests per hand-off by method: %s", m.name, m.reqs.per(len(m.samples)))
 	}
@@ -448,6 +445,6 @@ func BenchmarkHandOff(b *testing.B) {
 		b.ReportMetric(ratios[len(ratios)/2], "ratio_med")
 		b.ReportMetric(ratios[0], "ratio_min")
 		b.ReportMetric(ratios[len(ratios)-1], "ratio_max")
-		b.Logf("s3/dynamo p50 per block of %d: %s", handOffBlock, strings.Join(blocks, " "))
+		b.Logf("s3/dynamo p50 per block of %d: %s", probetest.Block, strings.Join(blocks, " "))
 	}
 }

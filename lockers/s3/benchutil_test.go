@@ -3,11 +3,8 @@ package s3
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,12 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/probe/probetest"
 	"github.com/fencekit/fence/internal/testing/emulators"
-	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/lockers/dynamo"
 )
 
@@ -84,65 +80,18 @@ func (s benchCounts) since(before benchCounts) benchCounts {
 	return d
 }
 
-// benchS3Client returns an S3 client of MinIO (path-style addressing)
-// whose requests go through rt.
+// benchS3Client returns an S3 client of MinIO whose requests go through
+// rt, with the SDK's retries, as a user's client has them.
 func benchS3Client(t testing.TB, rt http.RoundTripper) *s3.Client {
 	t.Helper()
-	endpoint := testenv.S3Endpoint(t)
-	ak, sk := testenv.S3Credentials(t)
-	return s3.New(s3.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		UsePathStyle: true,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, Source: "test"}, nil
-		}),
-		HTTPClient: &http.Client{Transport: rt},
-	})
-}
-
-// benchName returns prefix followed by random hex.
-func benchName(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
+	return emulators.S3Client(t, rt, sdkRetries)
 }
 
 // benchBucket creates a bucket of a unique name and removes it, with its
 // objects, when the benchmark ends.
 func benchBucket(t testing.TB, client *s3.Client) string {
 	t.Helper()
-	name := benchName("fence-s3bench-")
-	if _, err := client.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
-		t.Fatalf("CreateBucket(%q): %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(name)})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				t.Errorf("list bucket %q: %v", name, err)
-				return
-			}
-			if len(page.Contents) == 0 {
-				continue
-			}
-			ids := make([]types.ObjectIdentifier, 0, len(page.Contents))
-			for _, o := range page.Contents {
-				ids = append(ids, types.ObjectIdentifier{Key: o.Key})
-			}
-			if _, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(name), Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}}); err != nil {
-				t.Errorf("empty bucket %q: %v", name, err)
-				return
-			}
-		}
-		if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(name)}); err != nil {
-			t.Errorf("delete bucket %q: %v", name, err)
-		}
-	})
-	return name
+	return emulators.S3Bucket(t, client, "fence-s3bench-")
 }
 
 // benchTable creates a DynamoDB lease table (dynalite) of a unique name
@@ -150,7 +99,7 @@ func benchBucket(t testing.TB, client *s3.Client) string {
 func benchTable(t testing.TB) string {
 	t.Helper()
 	client := emulators.DynamoClient(t, nil)
-	table := benchName("fence-s3bench-")
+	table := emulators.UniqueName("fence-s3bench-")
 	if err := dynamo.CreateTable(t.Context(), client, table, nil); err != nil {
 		t.Fatalf("CreateTable(%q): %v", table, err)
 	}
@@ -206,28 +155,12 @@ func floorUnlock(ctx context.Context, client *s3.Client, bucket, key string) err
 	return err
 }
 
-// bareWrite is the Locker's write sent bare: a PutObject of a record the
-// size of the Locker's, on the condition If-Match: etag, or If-None-Match:
-// * when etag is "". It returns the new ETag.
+// bareWrite is the Locker's write sent bare: objects.Write, one PutObject
+// of a record the size of the Locker's on the condition If-Match: etag,
+// or If-None-Match: * when etag is "", without the Locker's logic around
+// it. It returns the new ETag.
 func bareWrite(ctx context.Context, client *s3.Client, bucket, key, etag string) (string, error) {
-	in := &s3.PutObjectInput{
-		Bucket:        aws.String(bucket),
-		Key:           aws.String(key),
-		Body:          bytes.NewReader(floorBody),
-		ContentLength: aws.Int64(int64(len(floorBody))),
-		ContentType:   aws.String("application/json"),
-		CacheControl:  aws.String("no-store"),
-	}
-	if etag == "" {
-		in.IfNoneMatch = aws.String("*")
-	} else {
-		in.IfMatch = aws.String(etag)
-	}
-	out, err := client.PutObject(ctx, in)
-	if err != nil {
-		return "", err
-	}
-	return aws.ToString(out.ETag), nil
+	return (&objects{client: client, bucket: bucket}).Write(ctx, key, etag, floorBody)
 }
 
 // contender is one side of a side-by-side benchmark: cycle runs its i-th
@@ -284,7 +217,7 @@ func sideBySide(b *testing.B, cs ...contender) {
 	n := len(times[0])
 	var lines []string
 	for k, c := range cs {
-		b.ReportMetric(benchMS(benchPercentile(times[k], 50)), c.name+"_p50_ms")
+		b.ReportMetric(benchMS(probetest.Percentile(times[k], 50)), c.name+"_p50_ms")
 		b.ReportMetric(benchMS(totals[k])/float64(n), c.name+"_ms")
 		b.ReportMetric(float64(reqs[k].total())/float64(n), c.name+"_req")
 		if k > 0 {
@@ -307,14 +240,6 @@ func (s benchCounts) per(n int) string {
 		parts = append(parts, fmt.Sprintf("%s %.2f", m, float64(s[m])/float64(max(n, 1))))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// benchPercentile returns the p-th percentile (nearest rank) of samples.
-func benchPercentile(samples []time.Duration, p float64) time.Duration {
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }
 
 func benchMS(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/s3conn"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // The Locker rests on these answers of S3 (AWS's documentation of
@@ -53,22 +55,22 @@ func TestEmulatorHonoursTheWriteConditions(t *testing.T) {
 	if err != nil || e1 == "" {
 		t.Fatalf("PUT If-None-Match: * of a new object = %q, %v; want applied with an ETag", e1, err)
 	}
-	if _, err := put("o", "two", nil, star); statusOf(err) != 412 {
+	if _, err := put("o", "two", nil, star); s3conn.StatusOf(err) != 412 {
 		t.Fatalf("PUT If-None-Match: * over an existing object: %v; want 412", err)
 	}
 	e2, err := put("o", "three", aws.String(e1), nil)
 	if err != nil || e2 == e1 {
 		t.Fatalf("PUT If-Match the current ETag %s = %q, %v; want applied with a new ETag", e1, e2, err)
 	}
-	if _, err := put("o", "four", aws.String(e1), nil); statusOf(err) != 412 {
+	if _, err := put("o", "four", aws.String(e1), nil); s3conn.StatusOf(err) != 412 {
 		t.Fatalf("PUT If-Match a stale ETag: %v; want 412", err)
 	}
 	_, err = put("missing", "five", aws.String(e2), nil)
-	t.Logf("PUT If-Match on a missing key answers %d %s", statusOf(err), codeOf(err))
+	t.Logf("PUT If-Match on a missing key answers %d %s", s3conn.StatusOf(err), s3conn.CodeOf(err))
 	if err == nil {
 		t.Fatalf("PUT If-Match on a missing key was applied (minio/minio#21526); S3 answers 404 NoSuchKey")
 	}
-	if s := statusOf(err); s != 404 && s != 412 {
+	if s := s3conn.StatusOf(err); s != 404 && s != 412 {
 		t.Fatalf("PUT If-Match on a missing key: %v; want 404 (S3) or 412", err)
 	}
 	// The same bytes written again get the same ETag: without a fresh
@@ -81,7 +83,7 @@ func TestEmulatorHonoursTheWriteConditions(t *testing.T) {
 	// HEAD with If-None-Match.
 	cur := etagOf(t, bucket, "o")
 	_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("o"), IfNoneMatch: aws.String(cur)}, once)
-	if statusOf(err) != 304 {
+	if s3conn.StatusOf(err) != 304 {
 		t.Fatalf("HEAD If-None-Match the current ETag: %v; want 304 Not Modified", err)
 	}
 	out, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("o"), IfNoneMatch: aws.String(e2)}, once)
@@ -91,11 +93,11 @@ func TestEmulatorHonoursTheWriteConditions(t *testing.T) {
 
 	// GET of a missing key and of a missing bucket.
 	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("nothing")}, once)
-	if statusOf(err) != 404 || codeOf(err) != "NoSuchKey" {
+	if s3conn.StatusOf(err) != 404 || s3conn.CodeOf(err) != "NoSuchKey" {
 		t.Fatalf("GET of a missing key: %v; want 404 NoSuchKey", err)
 	}
-	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(uniqueBucket("fence-missing-")), Key: aws.String("k")}, once)
-	if statusOf(err) != 404 || codeOf(err) != "NoSuchBucket" {
+	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(emulators.UniqueName("fence-missing-")), Key: aws.String("k")}, once)
+	if s3conn.StatusOf(err) != 404 || s3conn.CodeOf(err) != "NoSuchBucket" {
 		t.Fatalf("GET in a missing bucket: %v; want 404 NoSuchBucket", err)
 	}
 
@@ -117,7 +119,7 @@ func TestEmulatorHonoursTheWriteConditions(t *testing.T) {
 				won++
 				return
 			}
-			statuses[codeOf(err)]++
+			statuses[s3conn.CodeOf(err)]++
 		})
 	}
 	wg.Wait()
@@ -131,7 +133,7 @@ func TestEmulatorHonoursTheWriteConditions(t *testing.T) {
 // reported as such, never as a free key, and that Create makes it.
 func TestMissingBucket(t *testing.T) {
 	t.Parallel()
-	missing := uniqueBucket("fence-missing-")
+	missing := emulators.UniqueName("fence-missing-")
 	l := newLocker(t, missing, nil, nil)
 	wantMissing := func(call string, err error) {
 		t.Helper()

@@ -1,26 +1,22 @@
 package s3
 
 import (
-	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/fencekit/fence"
-	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/objlock/objlocktest"
-	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/s3conn"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // minioSegment is the longest segment of an object key between slashes
@@ -28,39 +24,23 @@ import (
 const minioSegment = 255
 
 // newClient returns a client of MinIO whose requests go through rt (a
-// transport of its own when nil), with the SDK's defaults otherwise:
-// the Locker must turn its retries off itself.
+// transport of its own when nil), with the SDK's retries: the Locker must
+// turn them off itself.
 func newClient(t testing.TB, rt http.RoundTripper) *s3.Client {
 	t.Helper()
-	endpoint := testenv.S3Endpoint(t)
-	ak, sk := testenv.S3Credentials(t)
-	if rt == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		t.Cleanup(tr.CloseIdleConnections)
-		rt = tr
-	}
-	return s3.New(s3.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		UsePathStyle: true,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, Source: "test"}, nil
-		}),
-		HTTPClient: &http.Client{Transport: rt},
-	})
+	return emulators.S3Client(t, rt, sdkRetries)
 }
 
-// uniqueBucket returns a bucket name no test used.
-func uniqueBucket(prefix string) string {
-	return prefix + strings.ToLower(rand.Text()[:16])
-}
+// sdkRetries restores the SDK's default retries, which emulators.S3Client
+// turns off.
+func sdkRetries(o *s3.Options) { o.RetryMaxAttempts = 0 }
 
 // newBucket creates a bucket of a unique name on MinIO through the
 // Locker's Create; the bucket and its objects are removed when the test
 // ends.
 func newBucket(t testing.TB) string {
 	t.Helper()
-	name := uniqueBucket("fence-s3lock-")
+	name := emulators.UniqueName("fence-s3lock-")
 	l, err := New(newClient(t, nil), name, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -72,50 +52,9 @@ func newBucket(t testing.TB) string {
 	return name
 }
 
-// removeBucket deletes bucket and its objects (after the test:
-// t.Context is done by then). It lists again after deleting: MinIO
-// lists an object "x/child" only once "x" is gone.
+// removeBucket deletes bucket and its objects.
 func removeBucket(t testing.TB, bucket string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	client := newClient(t, nil)
-	for range 5 {
-		n, err := deleteObjects(ctx, client, bucket)
-		if err != nil {
-			t.Logf("empty bucket %q: %v", bucket, err)
-			return
-		}
-		if n == 0 {
-			break
-		}
-	}
-	if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Logf("delete bucket %q: %v", bucket, err)
-	}
-}
-
-// deleteObjects deletes the objects bucket lists and returns how many.
-func deleteObjects(ctx context.Context, client *s3.Client, bucket string) (int, error) {
-	n := 0
-	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return n, err
-		}
-		if len(page.Contents) == 0 {
-			continue
-		}
-		ids := make([]types.ObjectIdentifier, 0, len(page.Contents))
-		for _, o := range page.Contents {
-			ids = append(ids, types.ObjectIdentifier{Key: o.Key})
-		}
-		if _, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}}); err != nil {
-			return n, err
-		}
-		n += len(ids)
-	}
-	return n, nil
+	emulators.RemoveS3Bucket(t, newClient(t, nil), bucket)
 }
 
 // testLocker is a Locker with the store under it, for the tests that
@@ -168,11 +107,6 @@ func storeOf(t testing.TB, l *fence.Locker) *store {
 	return d
 }
 
-// fakeOptions returns options with a fake clock and fast retries.
-func fakeOptions(clock *clocktest.Fake) *Options {
-	return &Options{Clock: clock, Backoff: time.Millisecond}
-}
-
 // writeRaw writes data as object name of bucket, unconditionally, as an
 // operator (or a bug) would, and returns its ETag.
 func writeRaw(t *testing.T, bucket, name string, data []byte) string {
@@ -190,7 +124,7 @@ func writeRaw(t *testing.T, bucket, name string, data []byte) string {
 func etagOf(t *testing.T, bucket, name string) string {
 	t.Helper()
 	out, err := newClient(t, nil).HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(name)})
-	if statusOf(err) == 404 {
+	if s3conn.StatusOf(err) == 404 {
 		return ""
 	}
 	if err != nil {

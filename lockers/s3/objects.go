@@ -9,12 +9,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/objlock"
+	"github.com/fencekit/fence/internal/s3conn"
 )
 
 // objects is the objlock.Bucket of one S3 bucket: a version is an ETag.
@@ -31,31 +30,12 @@ var _ objlock.Bucket = (*objects)(nil)
 // used as it is.
 func once(o *s3.Options) { o.RetryMaxAttempts = 1 }
 
-// statusOf returns the HTTP status of S3's answer in err, or 0 when err
-// carries no answer (the request failed in transport or was never sent).
-func statusOf(err error) int {
-	var re interface{ HTTPStatusCode() int }
-	if errors.As(err, &re) {
-		return re.HTTPStatusCode()
-	}
-	return 0
-}
-
-// codeOf returns S3's error code in err ("NoSuchKey"), or "".
-func codeOf(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
-}
-
 // Classify implements objlock.Bucket.
 func (s *objects) Classify(err error) objlock.Outcome {
 	if errors.Is(err, fence.ErrInvalid) {
 		return objlock.Fatal // refusedKey's
 	}
-	switch s := statusOf(err); {
+	switch s := s3conn.StatusOf(err); {
 	case s == 0:
 		return objlock.Unknown // the transport failed: no answer came back
 	case s == 429:
@@ -73,7 +53,7 @@ func (s *objects) Classify(err error) objlock.Outcome {
 // XMinioInvalidObjectName and XMinioInvalidResourceName, for keys with
 // empty, "." or ".." segments among others), and nil otherwise.
 func refusedKey(err error) error {
-	switch code := codeOf(err); code {
+	switch code := s3conn.CodeOf(err); code {
 	case "KeyTooLongError", "XMinioInvalidObjectName", "XMinioInvalidResourceName":
 		return &fence.InvalidError{Field: "key", Reason: "the store refuses the object key (" + code + ")"}
 	}
@@ -83,7 +63,7 @@ func refusedKey(err error) error {
 // missingBucket returns an error matching fence.ErrStoreMissing when err
 // is S3's NoSuchBucket, and nil otherwise.
 func (s *objects) missingBucket(err error) error {
-	if codeOf(err) != "NoSuchBucket" {
+	if s3conn.CodeOf(err) != "NoSuchBucket" {
 		return nil
 	}
 	return driver.StoreMissing(fmt.Errorf("bucket %q: %w (create it with the Locker's Create)", s.bucket, err))
@@ -98,7 +78,7 @@ func (s *objects) Read(ctx context.Context, name string) ([]byte, string, bool, 
 		if merr := s.missingBucket(err); merr != nil {
 			return nil, "", false, merr
 		}
-		if statusOf(err) == 404 {
+		if s3conn.StatusOf(err) == 404 {
 			return nil, "", false, nil
 		}
 		if kerr := refusedKey(err); kerr != nil {
@@ -118,15 +98,7 @@ func (s *objects) Read(ctx context.Context, name string) ([]byte, string, bool, 
 // because the object changed: 412, 409 ConditionalRequestConflict, or,
 // for If-Match, 404 (the object is gone; S3 answers NoSuchKey).
 func isConflict(err error, ifETag string) bool {
-	switch statusOf(err) {
-	case 412:
-		return true
-	case 409:
-		return codeOf(err) == "ConditionalRequestConflict"
-	case 404:
-		return ifETag != ""
-	}
-	return false
+	return s3conn.LostRace(err) || s3conn.StatusOf(err) == 404 && ifETag != ""
 }
 
 // Write implements objlock.Bucket: one PutObject on the condition
@@ -170,9 +142,9 @@ func (s *objects) Probe(ctx context.Context, name, prev string) (objlock.Change,
 		Bucket: aws.String(s.bucket), Key: aws.String(name), IfNoneMatch: aws.String(prev),
 	}, once)
 	switch {
-	case statusOf(err) == 304, err == nil && aws.ToString(out.ETag) == prev:
+	case s3conn.StatusOf(err) == 304, err == nil && aws.ToString(out.ETag) == prev:
 		return objlock.Same, nil
-	case statusOf(err) == 404:
+	case s3conn.StatusOf(err) == 404:
 		return objlock.Gone, nil
 	case err != nil:
 		return 0, err
@@ -180,21 +152,10 @@ func (s *objects) Probe(ctx context.Context, name, prev string) (objlock.Change,
 	return objlock.Changed, nil
 }
 
-// createBucket creates the bucket in the client's region; one this
-// account owns already is not an error. Versioning stays off, as on
-// every new bucket. Its errors are bare: the *fence.Locker's Create wraps
-// them.
+// createBucket creates the bucket (s3conn.CreateBucket). Its errors are
+// bare but for the bucket's name: the *fence.Locker's Create wraps them.
 func (s *objects) createBucket(ctx context.Context) error {
-	in := &s3.CreateBucketInput{Bucket: aws.String(s.bucket)}
-	// us-east-1 is the default location and may not be named.
-	if region := s.client.Options().Region; region != "" && region != "us-east-1" {
-		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(region)}
-	}
-	_, err := s.client.CreateBucket(ctx, in)
-	if _, mine := errors.AsType[*types.BucketAlreadyOwnedByYou](err); mine {
-		return nil
-	}
-	if err != nil {
+	if err := s3conn.CreateBucket(ctx, s.client, s.bucket); err != nil {
 		return fmt.Errorf("bucket %q: %w", s.bucket, err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence/internal/objlock/objlocktest"
+	"github.com/fencekit/fence/internal/s3conn"
 )
 
 // objHarness runs objlocktest's tests against MinIO.
@@ -13,19 +14,21 @@ var objHarness = objlocktest.Harness{
 	Version:   "ETag",
 	NewBucket: func(t *testing.T) string { return newBucket(t) },
 	NewLocker: func(t *testing.T, bucket string, rt http.RoundTripper, o objlocktest.Options) *objlocktest.Locker {
-		l := newLocker(t, bucket, rt, &Options{
+		l := newSeenLocker(t, newClient(t, rt), bucket, &Options{
 			Prefix: o.Prefix, Clock: o.Clock, TrustedClock: o.TrustedClock, MaxClockSkew: o.MaxClockSkew,
 			MaxAttempts: o.MaxAttempts, Backoff: o.Backoff, ProbeInterval: o.ProbeInterval,
-		})
+		}, o.Seen)
 		return &objlocktest.Locker{Locker: l.Locker, Store: l.d, Object: l.object}
 	},
 	WriteRaw:      writeRaw,
 	VersionOf:     etagOf,
 	IsWrite:       func(req *http.Request) bool { return req.Method == http.MethodPut },
 	ErrorResponse: errorResponse,
-	StatusOf:      statusOf,
-	FirstReads:    1,
-	Creates:       true,
+	StatusOf:      s3conn.StatusOf,
+	// S3 tells a missing key (NoSuchKey) from a missing bucket
+	// (NoSuchBucket): no request asks for the bucket.
+	FirstReads: 1,
+	Creates:    true,
 }
 
 // TestShared runs the tests that lockers/gcs and lockers/s3 share.

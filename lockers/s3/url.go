@@ -2,21 +2,14 @@ package s3
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"net/url"
-	"strconv"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
-	"github.com/fencekit/fence/internal/awsconfig"
 	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/probe"
+	"github.com/fencekit/fence/internal/s3conn"
 	"github.com/fencekit/fence/internal/urlparam"
 )
 
@@ -33,40 +26,28 @@ func (urlOpener) URLForm() string {
 
 // urlConfig is what an s3:// URL says.
 type urlConfig struct {
-	bucket    string
-	region    string
-	endpoint  string // without a trailing slash
-	pathStyle bool
-	prefix    string
-	segment   int           // Options.MaxKeySegmentLen
-	backoff   time.Duration // Options.Backoff; 0 for DefaultBackoff
-	mode      clockfree.Mode
-	probe     time.Duration // Options.ProbeInterval
+	conn    s3conn.Config
+	prefix  string
+	segment int           // Options.MaxKeySegmentLen
+	backoff time.Duration // Options.Backoff; 0 for DefaultBackoff
+	mode    clockfree.Mode
+	probe   time.Duration // Options.ProbeInterval
 }
 
 // parseURL reads u, an s3:// URL. Every error matches fence.ErrInvalid.
 func parseURL(u *url.URL) (urlConfig, error) {
 	p := urlparam.New(u)
-	c := urlConfig{bucket: p.Name("bucket")}
-	if c.bucket != "" {
-		if why := badBucketName(c.bucket); why != "" {
-			p.Fail("bucket name %q %s", c.bucket, why)
+	c := urlConfig{conn: s3conn.Parse(p)}
+	if c.conn.Bucket != "" {
+		if why := badBucketName(c.conn.Bucket); why != "" {
+			p.Fail("bucket name %q %s", c.conn.Bucket, why)
 		}
 	}
-	c.region = p.String("region")
-	c.endpoint = p.Endpoint()
-	c.pathStyle = p.Bool("path-style")
 	c.prefix = p.Optional("prefix")
 	if ie, ok := checkPrefix(c.prefix).(*fence.InvalidError); ok {
 		p.Fail("prefix: %s", ie.Reason)
 	}
-	if v := p.String("max-key-segment"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxObjectKeyLen {
-			p.Fail("max-key-segment=%q is not a number of bytes from 1 to %d", v, MaxObjectKeyLen)
-		}
-		c.segment = n
-	}
+	c.segment = s3conn.MaxKeySegment(p, MaxObjectKeyLen)
 	if c.backoff = p.Duration("backoff"); c.backoff > maxBackoff {
 		p.Fail("backoff=%v is outside the range 0 to %v", c.backoff, maxBackoff)
 	}
@@ -81,31 +62,6 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	return c, nil
 }
 
-// client builds the S3 client of c from the SDK's default configuration
-// (internal/awsconfig), sending its requests through hc when set, as it
-// is.
-func (c urlConfig) client(ctx context.Context, hc *http.Client) (*s3.Client, error) {
-	var load []func(*config.LoadOptions) error
-	if c.region != "" {
-		load = append(load, config.WithRegion(c.region))
-	}
-	cfg, err := awsconfig.Load(ctx, load...)
-	if err != nil {
-		return nil, &fence.OpError{Backend: backendName, Op: "open", Err: fmt.Errorf("AWS configuration: %w", err)}
-	}
-	return s3.NewFromConfig(cfg, func(o *s3.Options) {
-		if c.endpoint != "" {
-			o.BaseEndpoint = aws.String(c.endpoint)
-		}
-		if c.pathStyle {
-			o.UsePathStyle = true
-		}
-		if hc != nil {
-			o.HTTPClient = hc
-		}
-	}), nil
-}
-
 // OpenLockerURL implements driver.LockerOpener. It makes a client but
 // does not call S3. The Locker's Create makes the bucket.
 func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.OpenOptions) (*fence.Locker, error) {
@@ -113,11 +69,11 @@ func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Open
 	if err != nil {
 		return nil, err
 	}
-	client, err := c.client(ctx, urlparam.HTTPClient(opts))
+	client, err := c.conn.Client(ctx, backendName, urlparam.HTTPClient(opts))
 	if err != nil {
 		return nil, err
 	}
-	d, err := newStore(client, c.bucket, &Options{
+	d, err := newStore(client, c.conn.Bucket, &Options{
 		Prefix:           c.prefix,
 		MaxKeySegmentLen: c.segment,
 		Clock:            urlparam.Clock(opts),

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // counting is an http.RoundTripper that counts requests.
@@ -34,7 +36,7 @@ func BenchmarkPut(b *testing.B) {
 	for _, size := range []int{1 << 10, 1 << 20} {
 		body := bytes.Repeat([]byte("r"), size)
 		b.Run(fmt.Sprintf("unfenced/%dKiB", size>>10), func(b *testing.B) {
-			key := uniqueName("bench-")
+			key := emulators.UniqueName("bench-")
 			start := rt.n.Load()
 			for b.Loop() {
 				_, err := c.PutObject(b.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)})
@@ -46,7 +48,7 @@ func BenchmarkPut(b *testing.B) {
 			b.SetBytes(int64(size))
 		})
 		b.Run(fmt.Sprintf("fenced/%dKiB", size>>10), func(b *testing.B) {
-			key := uniqueName("bench-")
+			key := emulators.UniqueName("bench-")
 			start := rt.n.Load()
 			for b.Loop() {
 				if _, err := PutObject(b.Context(), fb, key, 1, bytes.NewReader(body), nil); err != nil {

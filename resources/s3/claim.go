@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/fencedobj"
+	"github.com/fencekit/fence/internal/s3conn"
 )
 
 // Claim implements driver.Resource: it raises the object's token to
@@ -58,7 +59,7 @@ func (b *bucket) Claim(ctx context.Context, key string, token fence.Token) error
 		if err == nil {
 			return nil
 		}
-		if err := l.Failed(ctx, err, st.etag, lostRace(err) || st.exists && isNotFound(err), ambiguous(err), missingBucket); err != nil {
+		if err := l.Failed(ctx, err, st.etag, s3conn.LostRace(err) || st.exists && isNotFound(err), ambiguous(err), missingBucket); err != nil {
 			return err
 		}
 	}

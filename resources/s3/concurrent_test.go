@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testing/emulators"
 	"github.com/fencekit/fence/resources/resourcetest"
 )
 
@@ -21,7 +22,7 @@ func TestConcurrentWritersWithLostAnswers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const writers, writes = 4, 12
-	key := uniqueName("conc-lost-")
+	key := emulators.UniqueName("conc-lost-")
 	var (
 		h  resourcetest.History
 		wg sync.WaitGroup

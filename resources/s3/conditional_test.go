@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/fencekit/fence/internal/s3conn"
 )
 
 // TestMinIOHonoursConditionalPut checks the foundation of the package on
@@ -25,7 +27,7 @@ func TestMinIOHonoursConditionalPut(t *testing.T) {
 		}
 		out, err := e.client.PutObject(t.Context(), in)
 		if err != nil {
-			return "", statusOf(err)
+			return "", s3conn.StatusOf(err)
 		}
 		return aws.ToString(out.ETag), 200
 	}

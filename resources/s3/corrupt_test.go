@@ -9,6 +9,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/fencedobj"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // TestCorruptMetadataIsRefusedAndKept writes objects whose fence metadata
@@ -34,7 +35,7 @@ func TestCorruptMetadataIsRefusedAndKept(t *testing.T) {
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()
-			key := uniqueName("corrupt-")
+			key := emulators.UniqueName("corrupt-")
 			e.rawPut(t, key, []byte("original"), tc.md)
 			before := e.rawGet(t, key)
 			ctx := t.Context()

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fencekit/fence/internal/testing/createtest"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // TestConcurrentCreate checks that replicas starting together may all
@@ -14,8 +15,8 @@ func TestConcurrentCreate(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, nil)
 	createtest.Race(t, func(t *testing.T, n int) []createtest.Create {
-		bucket := uniqueName("fence-create-")
-		t.Cleanup(func() { removeBucket(t, c, bucket) })
+		bucket := emulators.UniqueName("fence-create-")
+		t.Cleanup(func() { emulators.RemoveS3Bucket(t, c, bucket) })
 		raw := emulatorURL(t, bucket)
 		return createtest.OpenResources(t, raw, n)
 	})

@@ -10,6 +10,8 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/fencedobj"
+	"github.com/fencekit/fence/internal/s3conn"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // faultEnv is a bucket reached two ways: e.b directly, and fb through a
@@ -51,7 +53,7 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 		t.Run(tc.desc, func(t *testing.T) {
 			t.Parallel()
 			e := newFaultEnv(t, tc.opts...)
-			key := uniqueName("lost-")
+			key := emulators.UniqueName("lost-")
 			if tc.existing {
 				if err := e.b.Put(t.Context(), key, 4, []byte("old")); err != nil {
 					t.Fatal(err)
@@ -82,7 +84,7 @@ func TestLostAnswerIsReconciled(t *testing.T) {
 func TestLostAnswerOfDeleteIsReconciled(t *testing.T) {
 	t.Parallel()
 	e := newFaultEnv(t, noRetries)
-	key := uniqueName("lost-del-")
+	key := emulators.UniqueName("lost-del-")
 	if err := e.b.Put(t.Context(), key, 2, []byte("two")); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func TestLostAnswerOfDeleteIsReconciled(t *testing.T) {
 func TestUnsentRequestIsSentAgain(t *testing.T) {
 	t.Parallel()
 	e := newFaultEnv(t, noRetries)
-	key := uniqueName("unsent-")
+	key := emulators.UniqueName("unsent-")
 	e.f.add(rule{method: "PUT", path: key, n: 2, fault: unsent})
 	res, err := PutObject(t.Context(), e.fb, key, 6, strings.NewReader("six"), nil)
 	if err != nil {
@@ -123,7 +125,7 @@ func TestUnsentRequestIsSentAgain(t *testing.T) {
 func TestPersistentLossGivesUp(t *testing.T) {
 	t.Parallel()
 	e := newFaultEnv(t, noRetries)
-	key := uniqueName("down-")
+	key := emulators.UniqueName("down-")
 	e.f.add(rule{method: "PUT", path: key, n: 1000, fault: unsent})
 	_, err := PutObject(t.Context(), e.fb, key, 1, strings.NewReader("x"), nil)
 	var ue *fence.UnknownOutcomeError
@@ -152,7 +154,7 @@ func TestServerAnswersAreRetried(t *testing.T) {
 		t.Run(tc.code, func(t *testing.T) {
 			t.Parallel()
 			e := newFaultEnv(t, noRetries)
-			key := uniqueName("answer-")
+			key := emulators.UniqueName("answer-")
 			if err := e.b.Put(t.Context(), key, 1, []byte("one")); err != nil {
 				t.Fatal(err)
 			}
@@ -167,9 +169,9 @@ func TestServerAnswersAreRetried(t *testing.T) {
 	t.Run("other 409 is not retried", func(t *testing.T) {
 		t.Parallel()
 		e := newFaultEnv(t, noRetries)
-		key := uniqueName("answer-")
+		key := emulators.UniqueName("answer-")
 		e.f.add(rule{method: "PUT", path: key, n: 1, fault: respond, status: 409, code: "OperationAborted"})
-		if _, err := PutObject(t.Context(), e.fb, key, 2, strings.NewReader("two"), nil); err == nil || statusOf(err) != 409 {
+		if _, err := PutObject(t.Context(), e.fb, key, 2, strings.NewReader("two"), nil); err == nil || s3conn.StatusOf(err) != 409 {
 			t.Fatalf("PutObject after a 409 OperationAborted: %v; want that error", err)
 		}
 	})
@@ -181,7 +183,7 @@ func TestServerAnswersAreRetried(t *testing.T) {
 func TestCancelAfterSendingIsUnknown(t *testing.T) {
 	t.Parallel()
 	e := newFaultEnv(t, noRetries)
-	key := uniqueName("cancel-")
+	key := emulators.UniqueName("cancel-")
 	ctx, cancel := context.WithCancel(t.Context())
 	e.f.add(rule{method: "PUT", path: key, n: 1, fault: drop, after: cancel})
 	_, err := PutObject(ctx, e.fb, key, 3, strings.NewReader("three"), nil)
@@ -203,7 +205,7 @@ func TestCancelAfterSendingIsUnknown(t *testing.T) {
 func TestLostAnswerThenOvertaken(t *testing.T) {
 	t.Parallel()
 	e := newFaultEnv(t, noRetries)
-	key := uniqueName("overtaken-")
+	key := emulators.UniqueName("overtaken-")
 	e.f.add(rule{method: "PUT", path: key, n: 1, fault: drop, after: func() {
 		if err := e.b.Put(t.Context(), key, 9, []byte("nine")); err != nil {
 			t.Errorf("overtaking Put: %v", err)

@@ -2,50 +2,32 @@ package s3
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/fencedobj"
-	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // newClient returns an S3 client for MinIO whose requests go through rt (a
-// fresh http.Transport when nil). optFns adjust its options.
+// transport of its own when nil), with the SDK's retries. optFns adjust
+// its options.
 func newClient(t testing.TB, rt http.RoundTripper, optFns ...func(*s3.Options)) *s3.Client {
 	t.Helper()
-	endpoint := testenv.S3Endpoint(t)
-	ak, sk := testenv.S3Credentials(t)
-	if rt == nil {
-		rt = newTransport(t)
-	}
-	opts := s3.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		UsePathStyle: true,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: ak, SecretAccessKey: sk, Source: "test"}, nil
-		}),
-		HTTPClient: &http.Client{Transport: rt},
-	}
-	for _, f := range optFns {
-		f(&opts)
-	}
-	return s3.New(opts)
+	return emulators.S3Client(t, rt, append([]func(*s3.Options){sdkRetries}, optFns...)...)
 }
+
+// sdkRetries restores the SDK's default retries, which emulators.S3Client
+// turns off.
+func sdkRetries(o *s3.Options) { o.RetryMaxAttempts = 0 }
 
 // noRetries turns the SDK's own retries off, so that the package's loop
 // sees every failure.
@@ -57,72 +39,11 @@ func newTransport(t testing.TB) *http.Transport {
 	return tr
 }
 
-// uniqueName returns prefix followed by random hex.
-func uniqueName(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
-
 // newS3Bucket creates a bucket of a unique name and removes it, with all
 // its objects, when the test ends.
 func newS3Bucket(t testing.TB, client *s3.Client) string {
 	t.Helper()
-	name := uniqueName("fence-s3-")
-	if _, err := client.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
-		t.Fatalf("CreateBucket(%q): %v", name, err)
-	}
-	t.Cleanup(func() { removeBucket(t, client, name) })
-	return name
-}
-
-// removeBucket deletes every object of bucket and then the bucket (after
-// the test: t.Context is done by then). It lists again after deleting:
-// MinIO lists an object "x/child" only once "x" is gone.
-func removeBucket(t testing.TB, client *s3.Client, bucket string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for range 5 {
-		n, err := deleteObjects(ctx, client, bucket)
-		if err != nil {
-			t.Errorf("empty bucket %q: %v", bucket, err)
-			return
-		}
-		if n == 0 {
-			break
-		}
-	}
-	if _, err := client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Errorf("delete bucket %q: %v", bucket, err)
-	}
-}
-
-// deleteObjects deletes the objects bucket lists and returns how many.
-func deleteObjects(ctx context.Context, client *s3.Client, bucket string) (int, error) {
-	n := 0
-	p := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: aws.String(bucket)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return n, err
-		}
-		if len(page.Contents) == 0 {
-			continue
-		}
-		ids := make([]types.ObjectIdentifier, 0, len(page.Contents))
-		for _, o := range page.Contents {
-			ids = append(ids, types.ObjectIdentifier{Key: o.Key})
-		}
-		out, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String(bucket), Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)}})
-		if err != nil {
-			return n, err
-		}
-		for _, e := range out.Errors {
-			return n, fmt.Errorf("delete %q: %s %s", aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message))
-		}
-		n += len(ids)
-	}
-	return n, nil
+	return emulators.S3Bucket(t, client, "fence-s3-")
 }
 
 // testResource returns a resource on bucket, failing the test on error.

@@ -9,6 +9,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/fencedobj"
+	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
 // TestNewValidates checks that New refuses impossible settings.
@@ -49,7 +50,7 @@ func TestKeyLimits(t *testing.T) {
 	// slashes, in two-byte runes when wide.
 	keyOf := func(n int, wide bool) string {
 		var b strings.Builder
-		b.WriteString(uniqueName("limit-"))
+		b.WriteString(emulators.UniqueName("limit-"))
 		for b.Len() < n {
 			switch {
 			case b.Len()%200 == 0:
@@ -85,7 +86,7 @@ func TestKeyLimits(t *testing.T) {
 		}
 	}
 	// MinIO's own limit, set in minioOptions: a segment over 255 bytes.
-	seg := uniqueName("seg-") + "/" + strings.Repeat("s", 256)
+	seg := emulators.UniqueName("seg-") + "/" + strings.Repeat("s", 256)
 	if err := e.b.Put(t.Context(), seg, 1, nil); !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("Put of a key with a 256-byte segment under MaxKeySegmentLen 255: %v; want ErrInvalid", err)
 	}

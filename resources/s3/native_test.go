@@ -13,6 +13,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testing/emulators"
 	memres "github.com/fencekit/fence/resources/memory"
 	"github.com/fencekit/fence/resources/resourcetest"
 )
@@ -141,7 +142,7 @@ func TestUnfencedControlRunFailsTheChecker(t *testing.T) {
 		o.Unfenced = unfenced
 		b := testResource(t, e.client, e.bucket, &o)
 		var h resourcetest.History
-		key := uniqueName("control-")
+		key := emulators.UniqueName("control-")
 		for _, tok := range []fence.Token{5, 3, 6, 4} {
 			_ = h.Write(key, tok, func() error { return b.Put(t.Context(), key, tok, []byte(tok.String())) })
 		}
@@ -178,7 +179,7 @@ func TestMissingBucket(t *testing.T) {
 		{"GetObject", func(ctx context.Context, r *fence.Resource) error { _, err := GetObject(ctx, r, "k"); return err }},
 	} {
 		// A fresh Resource for each, which has not seen the bucket.
-		b := testResource(t, c, uniqueName("fence-missing-"), &minioOptions)
+		b := testResource(t, c, emulators.UniqueName("fence-missing-"), &minioOptions)
 		err := tc.call(t.Context(), b)
 		if !errors.Is(err, fence.ErrStoreMissing) || !noBucket(err) || errors.Is(err, fence.ErrNotFound) {
 			t.Errorf("%s on a missing bucket: %v; want ErrStoreMissing wrapping S3's NoSuchBucket", tc.method, err)

@@ -5,6 +5,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/fencekit/fence/internal/s3conn"
 )
 
 // state is what a write learns from HeadObject before it writes.
@@ -51,7 +53,7 @@ func (b *bucket) absent(ctx context.Context, name string) error {
 	switch {
 	case err == nil:
 		out.Body.Close() // written since: the bucket is there
-	case codeOf(err) == "NoSuchBucket":
+	case s3conn.CodeOf(err) == "NoSuchBucket":
 		return missingBucket(err)
 	case !isNotFound(err):
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/fencedobj"
+	"github.com/fencekit/fence/internal/s3conn"
 )
 
 // PutResult describes an applied write.
@@ -86,7 +87,7 @@ func (b *bucket) write(ctx context.Context, w *write) (*PutResult, error) {
 		}
 		// Not applied on a lost race, or on 404: the object read was
 		// deleted since (If-Match on a missing key).
-		if err := l.Failed(ctx, err, st.etag, lostRace(err) || st.exists && isNotFound(err), ambiguous(err), missingBucket); err != nil {
+		if err := l.Failed(ctx, err, st.etag, s3conn.LostRace(err) || st.exists && isNotFound(err), ambiguous(err), missingBucket); err != nil {
 			return nil, err
 		}
 	}

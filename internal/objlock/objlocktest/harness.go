@@ -9,6 +9,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/clockfree"
 	"github.com/fencekit/fence/internal/probe"
 )
 
@@ -42,7 +43,8 @@ type Harness struct {
 	// when err holds none.
 	StatusOf func(err error) int
 	// FirstReads is how many requests other than writes a Locker's first
-	// Acquire of a key in a new bucket makes.
+	// Acquire of a key in a new bucket makes: 1, or 2 where the first
+	// read of a missing object must also ask whether the bucket exists.
 	FirstReads int64
 	// Creates says the Lockers of NewLocker have a Create.
 	Creates bool
@@ -57,6 +59,9 @@ type Options struct {
 	MaxAttempts   int
 	Backoff       time.Duration
 	ProbeInterval time.Duration
+	// Seen, when set, is what the store remembers of the objects it saw,
+	// shared by the Lockers of one process (nil: a store's own).
+	Seen *clockfree.Observations
 }
 
 // Notifier is the store under a Locker, as the probe tests see it.
@@ -81,6 +86,7 @@ func Run(t *testing.T, h Harness) {
 		{"Corrupt", RunCorrupt},
 		{"Faults", RunFaults},
 		{"Notify", RunNotify},
+		{"Requests", RunRequests},
 	})
 }
 

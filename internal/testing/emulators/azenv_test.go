@@ -9,18 +9,17 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
+	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
 	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
@@ -54,29 +53,8 @@ type azEnv struct {
 // newAzEnv creates a container, deleted when the test ends.
 func newAzEnv(t *testing.T) *azEnv {
 	t.Helper()
-	url := testenv.AzuriteBlobURL(t)
-	account, key := testenv.AzuriteAccount(t)
-	cred, err := container.NewSharedKeyCredential(account, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := &container.ClientOptions{}
-	opts.Retry = policy.RetryOptions{MaxRetries: -1} // every answer seen
-	c, err := container.NewClientWithSharedKeyCredential(url+"/fence-cond-"+strings.ToLower(rand.Text()[:12]), cred, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Create(t.Context(), nil); err != nil {
-		t.Fatalf("create container: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := c.Delete(ctx, nil); err != nil {
-			t.Logf("delete container: %v", err)
-		}
-	})
-	return &azEnv{t: t, c: c, srv: azServer(t, url)}
+	c := azuritetest.NewContainer(t, nil, false) // every answer seen
+	return &azEnv{t: t, c: c, srv: azServer(t, testenv.AzuriteBlobURL(t))}
 }
 
 // azServer names the server from its Server header, like
@@ -261,32 +239,7 @@ func (e *azEnv) commit(name, body string, ac *blob.AccessConditions) answer {
 // the others.
 func (e *azEnv) race(name string, put func(i int) answer) []answer {
 	e.t.Helper()
-	const n = 8
-	var (
-		wg      sync.WaitGroup
-		answers [n]answer
-		start   = make(chan struct{})
-	)
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			answers[i] = put(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-	var winners []int
-	var losers []answer
-	for i, a := range answers {
-		if a == ok {
-			winners = append(winners, i)
-		} else {
-			losers = append(losers, a)
-		}
-	}
-	if len(winners) != 1 {
-		e.t.Fatalf("%v: %d of %d conditional writes succeeded (%v), want exactly 1", e.srv, len(winners), n, answers)
-	}
-	e.expectBody(name, string(rune('a'+winners[0])), true)
+	winner, losers := race(e.t, e.srv, put)
+	e.expectBody(name, string(rune('a'+winner)), true)
 	return losers
 }

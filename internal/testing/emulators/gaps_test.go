@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -101,4 +102,37 @@ func same(a, b answer) bool {
 		return true
 	}
 	return a == b
+}
+
+// race runs write(i) for 8 values of i at once, checks that exactly one
+// succeeded, and returns its i and the answers of the others.
+func race(t *testing.T, srv server, write func(i int) answer) (int, []answer) {
+	t.Helper()
+	const n = 8
+	var (
+		wg      sync.WaitGroup
+		answers [n]answer
+		start   = make(chan struct{})
+	)
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			answers[i] = write(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	var winners []int
+	var losers []answer
+	for i, a := range answers {
+		if a == ok {
+			winners = append(winners, i)
+		} else {
+			losers = append(losers, a)
+		}
+	}
+	if len(winners) != 1 {
+		t.Fatalf("%v: %d of %d conditional writes succeeded (%v), want exactly 1", srv, len(winners), n, answers)
+	}
+	return winners[0], losers
 }

@@ -2,16 +2,12 @@ package emulators_test
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
 	"errors"
 	"io"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -60,13 +56,13 @@ type s3Env struct {
 func newS3Env(t *testing.T) *s3Env {
 	t.Helper()
 	c := emulators.S3Client(t, nil)
-	e := &s3Env{t: t, c: c, bucket: "fence-cond-" + strings.ToLower(rand.Text()[:12])}
+	e := &s3Env{t: t, c: c, bucket: emulators.UniqueName("fence-cond-")}
 	out, err := c.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(e.bucket)})
 	if err != nil {
 		t.Fatalf("CreateBucket: %v", err)
 	}
 	e.srv = s3Server(out.ResultMetadata)
-	t.Cleanup(e.empty)
+	t.Cleanup(func() { emulators.RemoveS3Bucket(t, c, e.bucket) })
 	return e
 }
 
@@ -85,25 +81,8 @@ func s3Server(meta middleware.Metadata) server {
 	return server{name: name}
 }
 
-// empty deletes the bucket's objects and the bucket.
-func (e *s3Env) empty() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // t.Context is done
-	defer cancel()
-	out, err := e.c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(e.bucket)})
-	if err != nil {
-		e.t.Logf("list %s: %v", e.bucket, err)
-		return
-	}
-	for _, o := range out.Contents {
-		_, _ = e.c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(e.bucket), Key: o.Key})
-	}
-	if _, err := e.c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(e.bucket)}); err != nil {
-		e.t.Logf("delete bucket %s: %v", e.bucket, err)
-	}
-}
-
 // key returns a new key name.
-func (e *s3Env) key() string { return "k-" + strings.ToLower(rand.Text()[:12]) }
+func (e *s3Env) key() string { return emulators.UniqueName("k-") }
 
 // put writes body to key with the given conditions and returns the answer
 // and the new ETag.
@@ -169,35 +148,12 @@ const wrongETag = `"00000000000000000000000000000000"`
 // returns the answers of the others.
 func (e *s3Env) race(key string, cond func(*s3.PutObjectInput)) []answer {
 	e.t.Helper()
-	const n = 8
-	var (
-		wg      sync.WaitGroup
-		answers [n]answer
-		start   = make(chan struct{})
-	)
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			p := &s3.PutObjectInput{Bucket: aws.String(e.bucket), Key: aws.String(key), Body: bytes.NewReader([]byte{byte('a' + i)})}
-			cond(p)
-			_, err := e.c.PutObject(e.t.Context(), p)
-			answers[i] = s3Answer(err)
-		})
-	}
-	close(start)
-	wg.Wait()
-	var winners []int
-	var losers []answer
-	for i, a := range answers {
-		if a == ok {
-			winners = append(winners, i)
-		} else {
-			losers = append(losers, a)
-		}
-	}
-	if len(winners) != 1 {
-		e.t.Fatalf("%v: %d of %d conditional PUTs succeeded (%v), want exactly 1", e.srv, len(winners), n, answers)
-	}
-	e.expectBody(key, string(rune('a'+winners[0])), true)
+	winner, losers := race(e.t, e.srv, func(i int) answer {
+		p := &s3.PutObjectInput{Bucket: aws.String(e.bucket), Key: aws.String(key), Body: bytes.NewReader([]byte{byte('a' + i)})}
+		cond(p)
+		_, err := e.c.PutObject(e.t.Context(), p)
+		return s3Answer(err)
+	})
+	e.expectBody(key, string(rune('a'+winner)), true)
 	return losers
 }
