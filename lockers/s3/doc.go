@@ -98,8 +98,8 @@
 //
 // # Requests
 //
-// Counted on the wire against MinIO (TestShared/Requests/PerCall,
-// objlocktest.RequestsPerCall), in GETs and conditional PUTs:
+// Counted on the wire against MinIO (the test TestShared/Requests/PerCall),
+// in GETs and conditional PUTs:
 //
 //   - Acquire of a key this Locker never saw: 1 GET and 1 PUT.
 //   - Acquire of a key it last saw free, still free: 1 PUT.
