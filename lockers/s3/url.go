@@ -8,6 +8,7 @@ import (
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/clockfree"
+	"github.com/fencekit/fence/internal/objlock"
 	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/s3conn"
 	"github.com/fencekit/fence/internal/urlparam"
@@ -48,14 +49,7 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		p.Fail("prefix: %s", ie.Reason)
 	}
 	c.segment = s3conn.MaxKeySegment(p, MaxObjectKeyLen)
-	if c.backoff = p.Duration("backoff"); c.backoff > maxBackoff {
-		p.Fail("backoff=%v is outside the range 0 to %v", c.backoff, maxBackoff)
-	}
-	c.mode = clockfree.FromURL(p)
-	if ie, ok := c.mode.Check().(*fence.InvalidError); ok {
-		p.Fail("max-clock-skew: %s", ie.Reason)
-	}
-	c.probe = probe.FromURL(p)
+	c.backoff, c.mode, c.probe = objlock.ParseURLParams(p, maxBackoff)
 	if err := p.Done(); err != nil {
 		return urlConfig{}, err
 	}
