@@ -97,7 +97,17 @@ type LockInfo struct {
 	// where the backend knows it; zero otherwise, and always zero when
 	// Held is false.
 	ValidUntil time.Time
+	// Value is the public value the holder published with its lease
+	// (Locker.Publish, Handle.Publish): an address, say, for followers of
+	// an election. Unlike Owner it is no secret. It is empty when the
+	// holder published nothing, and always empty when Held is false: a
+	// value lives as long as the lease it was published with.
+	Value string
 }
+
+// MaxValueLen is the longest public value a lease may carry, in bytes
+// (Locker.Publish).
+const MaxValueLen = 512
 
 // AcquireOptions are the optional settings of Locker.Acquire.
 type AcquireOptions struct {

@@ -158,6 +158,20 @@ func (h *Handle) Release(ctx context.Context) error {
 	return h.relErr
 }
 
+// Publish sets the public value of the handle's lease (see
+// Locker.Publish): anyone can read it with Locker.Inspect while the lease
+// lives, and followers of an election see it with their leader. The call
+// is bounded by the session's CallTimeout. It returns an error matching
+// ErrNotHeld once the lease is lost or released.
+func (h *Handle) Publish(ctx context.Context, value string) error {
+	if err := h.Err(); err != nil {
+		return &OpError{Backend: h.s.locker.spec.Name, Op: "publish", Key: h.key, Err: &NotHeldError{Key: h.key, Reason: err.Error()}}
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.s.s.callTimeout)
+	defer cancel()
+	return h.s.locker.Publish(ctx, h.Lease(), value)
+}
+
 // lose records the loss, reports it, closes Done and cancels the
 // contexts of Context. Only the first loss counts.
 func (h *Handle) lose(reason error) {

@@ -56,6 +56,8 @@ type Locker struct {
 	// the driver's optional capabilities, found once
 	renewBatch func(ctx context.Context, leases []Lease) []error
 	notify     func(ctx context.Context, key string) (<-chan struct{}, func(), error)
+	publish    func(ctx context.Context, lease Lease, value string) error
+	multi      func(ctx context.Context, keys, owners []string, ttl time.Duration) ([]Lease, error)
 	create     func(ctx context.Context) error
 	as         func(target any) bool
 
@@ -92,6 +94,16 @@ func newLocker(s hook.LockerSpec) (*Locker, error) {
 		NotifyRelease(ctx context.Context, key string) (<-chan struct{}, func(), error)
 	}); ok {
 		l.notify = n.NotifyRelease
+	}
+	if p, ok := d.(interface {
+		Publish(ctx context.Context, lease Lease, value string) error
+	}); ok {
+		l.publish = p.Publish
+	}
+	if m, ok := d.(interface {
+		AcquireAll(ctx context.Context, keys, owners []string, ttl time.Duration) ([]Lease, error)
+	}); ok {
+		l.multi = m.AcquireAll
 	}
 	if l.create == nil {
 		if c, ok := d.(interface{ Create(context.Context) error }); ok {
@@ -205,6 +217,65 @@ func (l *Locker) acquire(ctx context.Context, key string, ttl time.Duration, own
 		l.leases.record(lease, sent)
 	}
 	return lease, nil
+}
+
+// acquireAllAt takes every key of sorted (distinct, sorted, checked) for
+// the owner at the same index, all or nothing, in one call of a
+// MultiAcquirer driver, for a Session; sent is as for acquireAt, or zero.
+func (l *Locker) acquireAllAt(ctx context.Context, sorted, owners []string, ttl time.Duration, sent time.Time) ([]Lease, error) {
+	if !l.observed() {
+		return l.acquireAll(ctx, sorted, owners, ttl, sent)
+	}
+	ctx, end := l.observe(ctx, "acquire-all", sorted[0], 0)
+	leases, err := l.acquireAll(ctx, sorted, owners, ttl, sent)
+	var t Token
+	if len(leases) > 0 {
+		t = leases[0].Token
+	}
+	end(t, err)
+	return leases, err
+}
+
+func (l *Locker) acquireAll(ctx context.Context, sorted, owners []string, ttl time.Duration, sent time.Time) ([]Lease, error) {
+	key := sorted[0]
+	if err := validateTTL(ttl, l.spec.MinTTL, l.spec.MaxTTL); err != nil {
+		return nil, l.fail(ctx, "acquire", key, err)
+	}
+	if err := ctxErr(ctx, sent); err != nil {
+		return nil, l.fail(ctx, "acquire", key, err)
+	}
+	if sent.IsZero() {
+		sent = l.clock.Now()
+	}
+	leases, err := l.multi(ctx, sorted, owners, ttl)
+	if errors.Is(err, hook.ErrAcquireRaced) {
+		if leases, err = l.multi(ctx, sorted, owners, ttl); errors.Is(err, hook.ErrAcquireRaced) {
+			err = &HeldError{Key: key}
+		}
+	}
+	if err != nil {
+		if he, ok := errors.AsType[*HeldError](err); ok {
+			key = he.Key
+		}
+		return nil, l.fail(ctx, "acquire", key, err)
+	}
+	if len(leases) != len(sorted) {
+		return nil, l.fail(ctx, "acquire", key, fmt.Errorf("driver returned %d leases for %d keys", len(leases), len(sorted)))
+	}
+	for i := range leases {
+		lease := &leases[i]
+		switch {
+		case !lease.Token.Valid():
+			return nil, l.fail(ctx, "acquire", sorted[i], &CorruptError{Key: sorted[i], Reason: "the store issued token 0"})
+		case lease.Key != sorted[i] || lease.Owner != owners[i]:
+			return nil, l.fail(ctx, "acquire", sorted[i], fmt.Errorf("driver returned a lease on %q for %s, not for the key and owner asked", lease.Key, orNobody(OwnerFingerprint(lease.Owner))))
+		}
+		lease.TTL = ttl
+		if limit := sent.Add(ttl); lease.ValidUntil.IsZero() || lease.ValidUntil.After(limit) {
+			lease.ValidUntil = limit
+		}
+	}
+	return leases, nil
 }
 
 // Renew extends lease by its TTL, keeping its token. It succeeds only if
@@ -450,7 +521,53 @@ func (l *Locker) inspect(ctx context.Context, key string) (LockInfo, error) {
 	if !info.Held {
 		info.ValidUntil = time.Time{}
 	}
+	if !info.Held {
+		info.Value = ""
+	}
 	return info, nil
+}
+
+// Publish sets the public value of lease, if the caller still holds it
+// (compare-and-set on owner and token): anyone can read it with Inspect
+// (LockInfo.Value) for as long as the lease lives, and it ends with the
+// lease. An election's leader publishes its address this way. An empty
+// value clears it. It returns an error matching ErrNotHeld when the lease
+// is no longer held (or its latest renewal ran out on l's Clock), one
+// matching ErrInvalid for a value longer than MaxValueLen, and one
+// matching errors.ErrUnsupported when the backend keeps no values (every
+// backend of this module does). Publishing also wakes whoever waits on
+// the key where the store notifies (see Session.Lock), so followers that
+// watch a key see the value at once.
+func (l *Locker) Publish(ctx context.Context, lease Lease, value string) error {
+	if !l.observed() {
+		return l.publishValue(ctx, lease, value)
+	}
+	ctx, end := l.observe(ctx, "publish", lease.Key, lease.Token)
+	err := l.publishValue(ctx, lease, value)
+	end(lease.Token, err)
+	return err
+}
+
+func (l *Locker) publishValue(ctx context.Context, lease Lease, value string) error {
+	if err := l.checkLease(lease); err != nil {
+		return l.fail(ctx, "publish", lease.Key, err)
+	}
+	if len(value) > MaxValueLen {
+		return l.fail(ctx, "publish", lease.Key, &InvalidError{Field: "value", Reason: fmt.Sprintf("%d bytes exceed MaxValueLen (%d)", len(value), MaxValueLen)})
+	}
+	if l.publish == nil {
+		return l.fail(ctx, "publish", lease.Key, errors.ErrUnsupported)
+	}
+	if err := ctx.Err(); err != nil {
+		return l.fail(ctx, "publish", lease.Key, err)
+	}
+	if err := l.ranOut(&lease, l.clock.Now()); err != nil {
+		return l.fail(ctx, "publish", lease.Key, err)
+	}
+	if err := l.publish(ctx, lease, value); err != nil {
+		return l.fail(ctx, "publish", lease.Key, err)
+	}
+	return nil
 }
 
 // Create creates what the backend keeps its records in (a table, a

@@ -9,7 +9,7 @@
 // constructor returns. That portable type does once, for every backend,
 // what the contract asks beyond the store (see Locker), and it discovers
 // the driver's optional capabilities (BatchRenewer, ReleaseNotifier,
-// Creator, Aser) once, when it is built: a wrapper of a driver (fault
+// Publisher, MultiAcquirer, Creator, Aser) once, when it is built: a wrapper of a driver (fault
 // injection, say) must implement the capabilities of the driver it
 // wraps, or they are lost.
 //
@@ -85,15 +85,51 @@ type BatchRenewer interface {
 
 // ReleaseNotifier is a Locker that can tell waiters when a key is
 // released or broken, by any process (PostgreSQL: LISTEN/NOTIFY). A
-// waiting Session.Lock uses it instead of polling.
+// waiting Session.Lock uses it instead of polling, and an election's
+// follower (election.Observe) to learn of a new term and its value.
 type ReleaseNotifier interface {
 	// NotifyRelease returns a channel that receives a value (without
 	// blocking the sender: the channel has a buffer of one) each time key
-	// may have been released or broken, until stop is called. It returns
-	// once notifications are active, so that a release that happens after
-	// it returns is never missed. A notification may be spurious; a
-	// release may also be signalled only as one value for several.
+	// may have been released, broken or published (Publisher), until
+	// stop is called. It returns once notifications are active, so that
+	// a release that happens after it returns is never missed. A
+	// notification may be spurious; a release may also be signalled only
+	// as one value for several.
 	NotifyRelease(ctx context.Context, key string) (c <-chan struct{}, stop func(), err error)
+}
+
+// Publisher is a Locker that keeps a small public value with a lease,
+// for fence.Locker.Publish: an election's leader publishes its address
+// so that followers can read it with Inspect (fence.LockInfo.Value)
+// without learning the owner id, which is a secret.
+type Publisher interface {
+	// Publish sets the value kept with lease if owner and token still
+	// hold it in the store (compare-and-set), and returns fence.ErrNotHeld
+	// (or a *fence.NotHeldError) if not. value has at most
+	// fence.MaxValueLen bytes (any bytes, not only UTF-8); an empty value clears it. The
+	// value belongs to the lease: Acquire starts every lease with none,
+	// and Inspect reports it only while the lease is held. Publish keeps
+	// the token and the expiry. A ReleaseNotifier signals a Publish to
+	// the key's waiters as it signals a release.
+	Publish(ctx context.Context, lease fence.Lease, value string) error
+}
+
+// MultiAcquirer is a Locker that can take several keys in one atomic
+// operation (a transaction, a script, a multi-item conditional write),
+// for fence.Session.LockAll. Without it the session takes the keys one
+// at a time in a global order and gives back what it took when one is
+// busy.
+type MultiAcquirer interface {
+	// AcquireAll takes every key of keys for the owner at the same index
+	// of owners, for ttl, all or nothing: when any key is held (by
+	// anyone, owner included) nothing is taken and the error is a
+	// *fence.HeldError for a busy key. keys are distinct and sorted, at
+	// least two; each lease is as Acquire would return it, in the order
+	// of keys, each with its own key's token. A driver may refuse a set
+	// it cannot take in one operation (too many keys for the store's
+	// transactions) with an error matching errors.ErrUnsupported; the
+	// session then takes the keys one at a time.
+	AcquireAll(ctx context.Context, keys, owners []string, ttl time.Duration) ([]fence.Lease, error)
 }
 
 // Creator is a Locker or Resource that can create what it keeps its

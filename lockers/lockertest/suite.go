@@ -87,6 +87,8 @@ var groups = []struct {
 	{"Keys", keyCases},
 	{"Context", contextCases},
 	{"Input", inputCases},
+	{"Publish", publishCases},
+	{"LockAll", multiCases},
 }
 
 // suite is the state one Run shares between its cases.

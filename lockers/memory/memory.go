@@ -50,11 +50,14 @@ type record struct {
 	token      fence.Token
 	held       bool
 	validUntil time.Time
+	value      string // published with the lease
 }
 
 var (
 	_ driver.Locker          = (*store)(nil)
 	_ driver.ReleaseNotifier = (*store)(nil)
+	_ driver.Publisher       = (*store)(nil)
+	_ driver.MultiAcquirer   = (*store)(nil)
 )
 
 // New returns an empty in-memory Locker. opts may be nil.
@@ -108,13 +111,49 @@ func (s *store) Acquire(_ context.Context, key, owner string, ttl time.Duration)
 	if s.live(r, now) {
 		return fence.Lease{}, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: r.validUntil}
 	}
+	return s.take(key, r, owner, ttl, now), nil
+}
+
+// take gives key, whose record r (nil if new) is free, to owner.
+func (s *store) take(key string, r *record, owner string, ttl time.Duration, now time.Time) fence.Lease {
 	if r == nil {
 		r = &record{}
 		s.keys[key] = r
 	}
 	r.token++
-	r.owner, r.held, r.validUntil = owner, true, now.Add(ttl)
-	return fence.Lease{Key: key, Owner: owner, Token: r.token, TTL: ttl, ValidUntil: r.validUntil}, nil
+	r.owner, r.held, r.validUntil, r.value = owner, true, now.Add(ttl), ""
+	return fence.Lease{Key: key, Owner: owner, Token: r.token, TTL: ttl, ValidUntil: r.validUntil}
+}
+
+// AcquireAll implements driver.MultiAcquirer: under one lock of the
+// store, every key is taken or none.
+func (s *store) AcquireAll(_ context.Context, keys, owners []string, ttl time.Duration) ([]fence.Lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	for _, key := range keys {
+		if r := s.keys[key]; s.live(r, now) {
+			return nil, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: r.validUntil}
+		}
+	}
+	leases := make([]fence.Lease, len(keys))
+	for i, key := range keys {
+		leases[i] = s.take(key, s.keys[key], owners[i], ttl, now)
+	}
+	return leases, nil
+}
+
+// Publish implements driver.Publisher.
+func (s *store) Publish(_ context.Context, lease fence.Lease, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.keys[lease.Key]
+	if err := s.held(r, lease, s.clock.Now()); err != nil {
+		return err
+	}
+	r.value = value
+	s.hub.Signal(lease.Key)
+	return nil
 }
 
 // Renew implements driver.Locker.
@@ -138,7 +177,7 @@ func (s *store) Release(_ context.Context, lease fence.Lease) error {
 	if err := s.held(r, lease, s.clock.Now()); err != nil {
 		return err
 	}
-	r.held = false
+	r.held, r.value = false, ""
 	s.hub.Signal(lease.Key)
 	return nil
 }
@@ -149,14 +188,14 @@ func (s *store) Break(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.keys[key]; r != nil && r.held {
-		r.held = false
+		r.held, r.value = false, ""
 		s.hub.Signal(key)
 	}
 	return nil
 }
 
 // NotifyRelease implements driver.ReleaseNotifier: a blocked Session.Lock
-// wakes as soon as the key is released or broken.
+// wakes as soon as the key is released, broken or published.
 func (s *store) NotifyRelease(_ context.Context, key string) (<-chan struct{}, func(), error) {
 	c, stop := s.hub.Subscribe(key)
 	return c, stop, nil
@@ -173,6 +212,7 @@ func (s *store) Inspect(_ context.Context, key string) (fence.LockInfo, error) {
 	info := fence.LockInfo{Key: key, Owner: r.owner, Token: r.token}
 	if s.live(r, s.clock.Now()) {
 		info.Held, info.ValidUntil = true, r.validUntil
+		info.Value = r.value
 	}
 	return info, nil
 }
