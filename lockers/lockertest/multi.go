@@ -264,5 +264,3 @@ func multiAcquirer(l *fence.Locker) driver.MultiAcquirer {
 	m, _ := driver.LockerOf(l).(driver.MultiAcquirer)
 	return m
 }
-
-
