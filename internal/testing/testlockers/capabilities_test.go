@@ -12,7 +12,7 @@ import (
 // have no operation that spans several records: the session takes their
 // keys one at a time in sorted order, and the README says so.
 var oneOperation = map[string]bool{
-	"memory": true,
+	"memory":   true,
 	"postgres": true, "postgres-sql": true, "mysql": true, "sqlite": true,
 	"etcd": true, "redis": true, "zookeeper": true,
 	"dynamo-clock-free": true, "dynamo-trusted-clock": true,
