@@ -54,6 +54,10 @@ func benchLockAll(b *testing.B, n int, multi, single *fence.Locker, reqMulti, re
 	}
 	var tMulti, tSingle time.Duration
 	var nMulti, nSingle int
+	counting := reqMulti != nil
+	if !counting {
+		reqMulti, reqSingle = func() int { return 0 }, func() int { return 0 }
+	}
 	runMulti := func() {
 		before := reqMulti()
 		start := time.Now()
@@ -97,6 +101,8 @@ func benchLockAll(b *testing.B, n int, multi, single *fence.Locker, reqMulti, re
 	b.ReportMetric(float64(tMulti.Nanoseconds())/float64(iters), "multi-ns/op")
 	b.ReportMetric(float64(tSingle.Nanoseconds())/float64(iters), "single-ns/op")
 	b.ReportMetric(float64(tMulti)/float64(tSingle), "multi/single")
-	b.ReportMetric(float64(nMulti)/float64(iters), "multi-req/op")
-	b.ReportMetric(float64(nSingle)/float64(iters), "single-req/op")
+	if counting {
+		b.ReportMetric(float64(nMulti)/float64(iters), "multi-req/op")
+		b.ReportMetric(float64(nSingle)/float64(iters), "single-req/op")
+	}
 }
