@@ -99,7 +99,8 @@ func (d *store) acquireAll(ctx context.Context, keys, owners []string, ttl time.
 		keyArgs[i] = k
 	}
 	sent := d.clock.Now()
-	rows, err := d.txQuery(ctx, tx, "SELECT `key`, "+rowColumns+" FROM "+d.table+" WHERE `key` IN "+in+" ORDER BY `key` FOR UPDATE", keyArgs...)
+	prep := len(keys) <= maxPreparedSet
+	rows, err := d.txQuery(ctx, tx, prep, "SELECT `key`, "+rowColumns+" FROM "+d.table+" WHERE `key` IN "+in+" ORDER BY `key` FOR UPDATE", keyArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func (d *store) acquireAll(ctx context.Context, keys, owners []string, ttl time.
 		insVals = append(insVals, k, owners[i], us)
 	}
 	if len(ins) > 0 {
-		_, err := d.txExec(ctx, tx, "INSERT INTO "+d.table+" (`key`, owner, token, expires_at) VALUES "+strings.Join(ins, ", "), insVals...)
+		_, err := d.txExec(ctx, tx, prep, "INSERT INTO "+d.table+" (`key`, owner, token, expires_at) VALUES "+strings.Join(ins, ", "), insVals...)
 		if serverError(err) == erDupEntry {
 			return nil, driver.ErrAcquireRaced // another session created a new key's row
 		}
@@ -159,7 +160,7 @@ func (d *store) acquireAll(ctx context.Context, keys, owners []string, ttl time.
 				args = append(args, keys[i])
 			}
 		}
-		if _, err := d.txExec(ctx, tx, "UPDATE "+d.table+" SET owner = CASE `key` "+strings.Join(upd, " ")+
+		if _, err := d.txExec(ctx, tx, prep, "UPDATE "+d.table+" SET owner = CASE `key` "+strings.Join(upd, " ")+
 			" END, token = token + 1, expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE `key` IN "+updIn, args...); err != nil {
 			return nil, err
 		}
@@ -174,20 +175,36 @@ func (d *store) acquireAll(ctx context.Context, keys, owners []string, ttl time.
 	return leases, nil
 }
 
-// txQuery runs query in tx, prepared once it is (see prepared).
-func (d *store) txQuery(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
-	if s := d.prep.get(query); s != nil {
+// maxPreparedSet is the most keys of an AcquireAll whose statements are
+// kept prepared: each size of set is a statement of its own, and the
+// server keeps at most max_prepared_stmt_count (16,382 by default) over
+// all its connections. Larger sets are sent unprepared.
+const maxPreparedSet = 16
+
+// txQuery runs query in tx, prepared once it is (see prepared) when
+// prep is true.
+func (d *store) txQuery(ctx context.Context, tx *sql.Tx, prep bool, query string, args ...any) (*sql.Rows, error) {
+	if s := d.prepared(prep, query); s != nil {
 		return tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
 	return tx.QueryContext(ctx, query, args...)
 }
 
-// txExec runs query in tx, prepared once it is (see prepared).
-func (d *store) txExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	if s := d.prep.get(query); s != nil {
+// txExec runs query in tx, prepared once it is (see prepared) when
+// prep is true.
+func (d *store) txExec(ctx context.Context, tx *sql.Tx, prep bool, query string, args ...any) (sql.Result, error) {
+	if s := d.prepared(prep, query); s != nil {
 		return tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}
 	return tx.ExecContext(ctx, query, args...)
+}
+
+// prepared returns query prepared when prep is true and it is.
+func (d *store) prepared(prep bool, query string) *sql.Stmt {
+	if !prep {
+		return nil
+	}
+	return d.prep.get(query)
 }
 
 // localWaiters are the channels of this Locker's NotifyRelease calls,

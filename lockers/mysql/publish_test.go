@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -197,6 +198,72 @@ func TestAcquireAllCreatesRacing(t *testing.T) {
 	for k, ts := range taken {
 		if len(ts) != 1 || ts[0] != 1 {
 			t.Errorf("%q was taken with tokens %v; want once, with token 1 (the keys were new and nobody released)", k, ts)
+		}
+	}
+}
+
+// TestAcquireAllStatements counts AcquireAll's statements once they are
+// prepared, whatever the number of keys: START TRANSACTION, the locking
+// read, the INSERT of new keys and the UPDATE of the others (each only
+// when there are some), COMMIT; START TRANSACTION, the read and ROLLBACK
+// when a key is held.
+func TestAcquireAllStatements(t *testing.T) {
+	t.Parallel()
+	var s statements
+	db := s.pool(t, 1)
+	l := newTable(t, db)
+	t.Cleanup(func() { _ = l.Close() })
+	ctx := t.Context()
+	set := func(prefix string, n int) []string {
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("%s-%02d", prefix, i)
+		}
+		return keys
+	}
+	owners := func(n int) []string {
+		o := make([]string, n)
+		for i := range o {
+			o[i] = fence.NewOwnerID()
+		}
+		return o
+	}
+	for _, n := range []int{2, 8} {
+		// A first round prepares the statements for sets of n.
+		warm := set(fmt.Sprintf("warm%d", n), n)
+		if _, err := l.d.AcquireAll(ctx, warm, owners(n), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, db, "UPDATE "+l.quotedTable()+" SET expires_at = NULL")
+		if _, err := l.d.AcquireAll(ctx, warm, owners(n), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the background prepares end
+		keys := set(fmt.Sprintf("k%d", n), n)
+		for _, c := range []struct {
+			name string
+			want int64
+			err  error
+		}{
+			{"new keys", 4, nil},
+			{"held keys", 3, fence.ErrHeld},
+		} {
+			before := s.count()
+			_, err := l.d.AcquireAll(ctx, keys, owners(n), time.Minute)
+			if !errors.Is(err, c.err) {
+				t.Fatalf("AcquireAll of %d %s: %v", n, c.name, err)
+			}
+			if got := s.count() - before; got != c.want {
+				t.Errorf("AcquireAll of %d %s sent %d statements; want %d", n, c.name, got, c.want)
+			}
+		}
+		mustExec(t, db, "UPDATE "+l.quotedTable()+" SET expires_at = NULL")
+		before := s.count()
+		if _, err := l.d.AcquireAll(ctx, keys, owners(n), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.count() - before; got != 4 {
+			t.Errorf("AcquireAll of %d free keys sent %d statements; want 4", n, got)
 		}
 	}
 }
