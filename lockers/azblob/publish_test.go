@@ -177,3 +177,33 @@ func release(t *testing.T, l *testLocker, lease fence.Lease) {
 		t.Fatalf("Release: %v", err)
 	}
 }
+
+// FuzzPublished feeds record.published arbitrary value metadata: it never
+// panics, refuses with a *fence.CorruptError only, and what it accepts is
+// the current lease's value, decoded.
+func FuzzPublished(f *testing.F) {
+	f.Add("7", "MTAuMC4wLjc6ODA4MA==", uint64(7), true)
+	f.Add("6", "not base64!", uint64(7), true)
+	f.Add("seven", "eA==", uint64(7), true)
+	f.Add("7", "", uint64(7), false)
+	f.Fuzz(func(t *testing.T, valueToken, value string, token uint64, hasValue bool) {
+		meta := metaOf(metaValueToken, valueToken)
+		if hasValue {
+			meta[metaValue] = ptr(value)
+		}
+		got, err := record{token: fence.Token(token), meta: meta}.published("k")
+		if err != nil {
+			if !errors.Is(err, fence.ErrCorrupt) || errors.Is(err, fence.ErrInvalid) {
+				t.Fatalf("published failed with %v; want a CorruptError that does not match ErrInvalid", err)
+			}
+			return
+		}
+		if got == "" {
+			return
+		}
+		raw, derr := base64.StdEncoding.DecodeString(value)
+		if tok, perr := fence.ParseToken(valueToken); perr != nil || uint64(tok) != token || derr != nil || string(raw) != got || len(got) > fence.MaxValueLen {
+			t.Fatalf("published accepted %q from token %q value %q for lease %d", got, valueToken, value, token)
+		}
+	})
+}
