@@ -167,3 +167,15 @@ func BenchmarkLockAll(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPublishNotice measures how soon a follower's probe sees a
+// Publish (see probetest.PublishNotice):
+//
+//	go test -run '^$' -bench PublishNotice -benchtime 200x ./lockers/dynamo/
+func BenchmarkPublishNotice(b *testing.B) {
+	client := emulators.DynamoClient(b, nil)
+	table := newTable(b, client, nil)
+	holder := newLocker(b, client, table, nil)
+	follower := newLocker(b, emulators.DynamoClient(b, nil), table, nil)
+	probetest.PublishNotice(b, holder.Locker, follower.Locker, time.Hour)
+}

@@ -469,3 +469,14 @@ func BenchmarkLockAll(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPublishNotice measures how soon a follower's probe sees a
+// Publish (see probetest.PublishNotice):
+//
+//	go test -run '^$' -bench PublishNotice -benchtime 200x ./lockers/s3/
+func BenchmarkPublishNotice(b *testing.B) {
+	bucket := newBucket(b)
+	holder := newLocker(b, bucket, nil, nil)
+	follower := newLocker(b, bucket, nil, nil)
+	probetest.PublishNotice(b, holder.Locker, follower.Locker, time.Hour)
+}
