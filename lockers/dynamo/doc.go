@@ -248,5 +248,6 @@
 // The package is tested on dynalite; CONTRIBUTING.md lists where it
 // differs from DynamoDB. dynalite 4.0.0 answers TransactWriteItems with
 // UnknownOperationException: there, LockAll takes the keys one at a time
-// (the Locker asks once and remembers).
+// (the Locker asks once and remembers), after one BatchGetItem that still
+// refuses a set with a busy key without writing anything.
 package dynamo

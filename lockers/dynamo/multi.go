@@ -67,15 +67,13 @@ var errNoTransactions = fmt.Errorf("the endpoint has no TransactWriteItems: %w",
 // is a *fence.HeldError for that key when the item now holds a lease,
 // else driver.ErrAcquireRaced, and the transaction wrote nothing. The
 // SDK repeats a request whose answer was lost with the same
-// ClientRequestToken, which DynamoDB applies once. More keys, or an
-// endpoint that knows no TransactWriteItems, give an error matching
-// errors.ErrUnsupported.
+// ClientRequestToken, which DynamoDB applies once. More keys give an error
+// matching errors.ErrUnsupported before any request; so does an endpoint
+// that knows no TransactWriteItems (an emulator), after the read, which
+// still refuses a busy key without a write.
 func (d *txStore) AcquireAll(ctx context.Context, keys, owners []string, ttl time.Duration) ([]fence.Lease, error) {
-	switch {
-	case len(keys) > MaxLockAllKeys:
+	if len(keys) > MaxLockAllKeys {
 		return nil, fmt.Errorf("%d keys are more than the %d items of one transaction: %w", len(keys), MaxLockAllKeys, errors.ErrUnsupported)
-	case d.none.Load():
-		return nil, errNoTransactions
 	}
 	items, err := d.readAll(ctx, keys)
 	if err != nil {
@@ -100,6 +98,11 @@ func (d *txStore) AcquireAll(ctx context.Context, keys, owners []string, ttl tim
 			return nil, &fence.HeldError{Key: key, Owner: r.owner, Token: r.token, ValidUntil: until}
 		}
 		tokens[i], conds[i], seen[i] = r.token+1, "#v = :seen", r.version
+	}
+	if d.none.Load() {
+		// A busy key was refused above without a write; the rest the
+		// Session takes one at a time.
+		return nil, errNoTransactions
 	}
 	sent := d.clock.Now()
 	writes := make([]types.TransactWriteItem, len(keys))

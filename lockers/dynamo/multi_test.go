@@ -167,7 +167,8 @@ func TestLockAllTransactionRaced(t *testing.T) {
 // TestLockAllWithoutTransactions: on an endpoint that knows no
 // TransactWriteItems, the driver answers errors.ErrUnsupported and the
 // Session takes the keys one at a time; the driver asks the endpoint
-// once, not at every LockAll.
+// once, not at every LockAll, and a set with a busy key is still refused
+// after one read, with nothing written.
 func TestLockAllWithoutTransactions(t *testing.T) {
 	t.Parallel()
 	if hasTransactions(t) {
@@ -191,6 +192,23 @@ func TestLockAllWithoutTransactions(t *testing.T) {
 			t.Errorf("round %d made %d UpdateItem requests; want 3, one per key", round, n)
 		}
 		releaseAll(t, hs)
+	}
+	check := newLocker(t, plain, table, nil)
+	busy := acquire(t, check, "c")
+	f.lose("", 0)
+	_, err := sess.LockAll(t.Context(), []string{"a", "b", "c"}, nil)
+	if he, ok := errors.AsType[*fence.HeldError](err); !ok || he.Key != "c" {
+		t.Fatalf("LockAll with %q held: %v; want a *fence.HeldError for it", "c", err)
+	}
+	if f.count("BatchGetItem") != 1 || f.count("UpdateItem") != 0 || f.count("TransactWriteItems") != 0 || f.count("GetItem") != 0 {
+		t.Errorf("LockAll with a key held made %d BatchGetItem, %d GetItem, %d UpdateItem, %d TransactWriteItems requests; want 1 BatchGetItem only",
+			f.count("BatchGetItem"), f.count("GetItem"), f.count("UpdateItem"), f.count("TransactWriteItems"))
+	}
+	if info := inspect(t, check, "a"); info.Token != 2 || info.Held {
+		t.Errorf("a refused LockAll left %q with %+v; want free with token 2", "a", info)
+	}
+	if err := check.Release(t.Context(), busy); err != nil {
+		t.Fatal(err)
 	}
 }
 
