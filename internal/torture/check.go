@@ -372,7 +372,8 @@ func CountKinds(vs []Violation) string {
 		kinds[v.Kind]++
 	}
 	var parts []string
-	for _, k := range []string{KindTokenReissued, KindTokenRegressed, KindDecrease, KindStaleAccepted, KindRejectedPresent, KindPhantom, KindLost, KindPorcupine} {
+	for _, k := range []string{KindTokenReissued, KindTokenRegressed, KindDecrease, KindStaleAccepted, KindRejectedPresent, KindPhantom,
+		KindNotConserved, KindNegative, KindLedger, KindLost, KindPorcupine} {
 		if kinds[k] > 0 {
 			parts = append(parts, k+"="+strconv.Itoa(kinds[k]))
 		}
