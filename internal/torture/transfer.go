@@ -33,8 +33,11 @@ import (
 // (fencesql.Fences.Check per key, in key order): the read claims the
 // accounts, so that no older holder's write lands between the read and
 // the write, and the write is refused as a whole when a newer holder has
-// passed any account's fence. The control run does the same without the
-// checks. The worker writes absolute balances computed from what it read,
+// passed any account's fence; a worker that has not paused runs them
+// through fencesql.Fences.RunAll, and one that paused past its leases
+// checks the fences itself, as a process frozen after its last look at
+// its leases would still send its transaction. The control run does the
+// same without the checks. The worker writes absolute balances computed from what it read,
 // as a read-modify-write of a row does, so a write after a pause past the
 // TTL (the faults of every run: pauses, SIGSTOP, kills, network faults,
 // store restarts) overwrites the transfers made meanwhile.
@@ -175,8 +178,15 @@ func (l *ledger) create(ctx context.Context, accounts []string) error {
 // claimed runs fn in a transaction that first checks, when the ledger is
 // fenced, the fence row of each account of hs with its handle's token, in
 // key order. A conflict runs it again; an error from COMMIT is returned
-// as a *commitErr.
-func (l *ledger) claimed(ctx context.Context, hs []*fence.Handle, fn func(tx *sql.Tx) error) error {
+// as a *commitErr. When careful is set, a fenced ledger runs it through
+// fencesql.Fences.RunAll, as an application would, which sends nothing
+// once a lease is lost and cancels fn's ctx when one is; otherwise the
+// checks are statements of its own, and the transaction is sent whatever
+// the leases' state: a writer frozen past its leases does not look.
+func (l *ledger) claimed(ctx context.Context, hs []*fence.Handle, careful bool, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	if l.fenced && careful {
+		return l.fences.RunAll(ctx, hs, fn)
+	}
 	sorted := slices.Clone(hs)
 	slices.SortFunc(sorted, func(a, b *fence.Handle) int { return strings.Compare(a.Key(), b.Key()) })
 	var err error
@@ -192,7 +202,7 @@ func (l *ledger) claimed(ctx context.Context, hs []*fence.Handle, fn func(tx *sq
 	return err
 }
 
-func (l *ledger) once(ctx context.Context, sorted []*fence.Handle, fn func(tx *sql.Tx) error) error {
+func (l *ledger) once(ctx context.Context, sorted []*fence.Handle, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -205,7 +215,7 @@ func (l *ledger) once(ctx context.Context, sorted []*fence.Handle, fn func(tx *s
 			}
 		}
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(ctx, tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -351,9 +361,9 @@ func (w *worker) transfer(ctx context.Context, hs []*fence.Handle, paused bool) 
 	defer rcancel()
 	readStart := time.Now()
 	var bal map[string]int64
-	err := w.ledger.claimed(rctx, hs, func(tx *sql.Tx) error {
+	err := w.ledger.claimed(rctx, hs, !paused, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		bal, err = w.ledger.balances(rctx, tx, keys)
+		bal, err = w.ledger.balances(ctx, tx, keys)
 		return err
 	})
 	if err != nil {
@@ -394,7 +404,7 @@ func (w *worker) transfer(ctx context.Context, hs []*fence.Handle, paused bool) 
 	a.Start = time.Now()
 	w.rec.begin(a)
 	calmly(func() {
-		err = w.ledger.claimed(wctx, hs, func(tx *sql.Tx) error { return w.ledger.write(wctx, tx, a.ID(), next, legs) })
+		err = w.ledger.claimed(wctx, hs, !paused, func(ctx context.Context, tx *sql.Tx) error { return w.ledger.write(ctx, tx, a.ID(), next, legs) })
 	})
 	a.End = time.Now()
 	a.Outcome = transferOutcome(err)
@@ -405,8 +415,9 @@ func (w *worker) transfer(ctx context.Context, hs []*fence.Handle, paused bool) 
 }
 
 // transferOutcome classifies the error of a transfer's write: only an
-// error of its COMMIT leaves the outcome unknown; any other rolled the
-// transaction back.
+// error of its COMMIT leaves the outcome unknown (fence.ErrUnknownOutcome
+// from RunAll, which settles the others itself); any other rolled the
+// transaction back, which the checker verifies (KindPhantom).
 func transferOutcome(err error) Outcome {
 	var ce *commitErr
 	switch {
@@ -414,7 +425,7 @@ func transferOutcome(err error) Outcome {
 		return Applied
 	case errors.Is(err, fence.ErrStaleToken):
 		return Stale
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.Is(err, fence.ErrUnknownOutcome):
 		return Unknown
 	}
 	return Failed

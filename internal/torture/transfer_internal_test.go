@@ -45,11 +45,12 @@ func lockAll(t *testing.T, l *fence.Locker, keys ...string) []*fence.Handle {
 }
 
 // move writes, under hs, the balances a transfer of amount from hs[0] to
-// hs[1] computes from bal, and records it as transfer id.
-func move(ctx context.Context, l *ledger, hs []*fence.Handle, id string, bal map[string]int64, amount int64) error {
+// hs[1] computes from bal, and records it as transfer id; careful as
+// ledger.claimed says.
+func move(ctx context.Context, l *ledger, hs []*fence.Handle, careful bool, id string, bal map[string]int64, amount int64) error {
 	src, dst := hs[0].Key(), hs[1].Key()
 	next := map[string]int64{src: bal[src] - amount, dst: bal[dst] + amount}
-	return l.claimed(ctx, hs, func(tx *sql.Tx) error {
+	return l.claimed(ctx, hs, careful, func(ctx context.Context, tx *sql.Tx) error {
 		return l.write(ctx, tx, id, next, []leg{{src: src, dst: dst, amount: amount, srcToken: hs[0].Token(), dstToken: hs[1].Token()}})
 	})
 }
@@ -63,9 +64,9 @@ func read(t *testing.T, l *ledger, hs []*fence.Handle) map[string]int64 {
 		keys = append(keys, h.Key())
 	}
 	var bal map[string]int64
-	err := l.claimed(t.Context(), hs, func(tx *sql.Tx) error {
+	err := l.claimed(t.Context(), hs, false, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		bal, err = l.balances(t.Context(), tx, keys)
+		bal, err = l.balances(ctx, tx, keys)
 		return err
 	})
 	if err != nil {
@@ -75,7 +76,8 @@ func read(t *testing.T, l *ledger, hs []*fence.Handle) map[string]int64 {
 }
 
 // A holder whose leases were broken read a and b, and writes them back
-// after a newer holder of a and c moved money from a to c: fenced, its
+// after a newer holder of a and c moved money from a to c (through
+// Fences.RunAll in the fenced run): fenced, its
 // write is refused as a whole and the ledger checks out; unfenced, it
 // lands, and the checker finds the total not conserved and a's balance
 // off its ledger.
@@ -96,10 +98,10 @@ func TestTransferStaleHolder(t *testing.T) {
 				}
 			}
 			newer := lockAll(t, locker, "a", "c")
-			if err := move(ctx, l, newer, "w2.1", read(t, l, newer), 300); err != nil {
+			if err := move(ctx, l, newer, true, "w2.1", read(t, l, newer), 300); err != nil {
 				t.Fatalf("the newer holder's transfer: %v", err)
 			}
-			err := move(ctx, l, old, "w1.1", stale, 100)
+			err := move(ctx, l, old, false, "w1.1", stale, 100)
 			outcome := transferOutcome(err)
 			attempts := []Attempt{{Worker: 2, Seq: 1, Outcome: Applied}, {Worker: 1, Seq: 1, Outcome: outcome}}
 			v, cerr := checkTransfers(ctx, check, accounts, attempts)
@@ -139,13 +141,13 @@ func TestCheckTransfers(t *testing.T) {
 	hs := lockAll(t, memory.New(nil), "a", "b")
 	// Recorded as transfer w1.1: a pays 1500, more than it holds, but its
 	// balance is written as if it had: the ledger agrees, a is negative.
-	if err := move(ctx, check, hs, "w1.1", map[string]int64{"a": 1000, "b": 1000}, 1500); err != nil {
+	if err := move(ctx, check, hs, false, "w1.1", map[string]int64{"a": 1000, "b": 1000}, 1500); err != nil {
 		t.Fatal(err)
 	}
-	if err := move(ctx, check, hs, "w1.2", map[string]int64{"a": -500, "b": 2500}, 10); err != nil {
+	if err := move(ctx, check, hs, false, "w1.2", map[string]int64{"a": -500, "b": 2500}, 10); err != nil {
 		t.Fatal(err)
 	}
-	if err := move(ctx, check, hs, "w1.3", map[string]int64{"a": -510, "b": 2510}, 10); err != nil {
+	if err := move(ctx, check, hs, false, "w1.3", map[string]int64{"a": -510, "b": 2510}, 10); err != nil {
 		t.Fatal(err)
 	}
 	attempts := []Attempt{
