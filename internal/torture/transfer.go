@@ -37,10 +37,11 @@ import (
 // through fencesql.Fences.RunAll, and one that paused past its leases
 // checks the fences itself, as a process frozen after its last look at
 // its leases would still send its transaction. The control run does the
-// same without the checks. The worker writes absolute balances computed from what it read,
-// as a read-modify-write of a row does, so a write after a pause past the
-// TTL (the faults of every run: pauses, SIGSTOP, kills, network faults,
-// store restarts) overwrites the transfers made meanwhile.
+// same without the checks. The worker writes absolute balances computed
+// from what it read, as a read-modify-write of a row does, so a write
+// after a pause past the TTL (the faults of every run: pauses, SIGSTOP,
+// kills, network faults, store restarts) overwrites the transfers made
+// meanwhile.
 //
 // The checker (checkTransfers) reads the accounts and the transfers back
 // and finds: the total not conserved (KindNotConserved), an account below
