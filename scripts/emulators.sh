@@ -1,8 +1,10 @@
 # shellcheck shell=bash
 # Starts the storage emulators the cloud backends' tests need on loopback and
 # exports their endpoints: Azurite (Azure Blob), dynalite (DynamoDB),
-# fake-gcs-server (Google Cloud Storage), MinIO (S3) and versitygw (a second
-# S3 server, on which scripts/test.sh runs the S3 packages again). It
+# fake-gcs-server (Google Cloud Storage), MinIO (S3), versitygw (a second
+# S3 server, on which scripts/test.sh runs the S3 packages again) and
+# DynamoDB Local (a second DynamoDB server, with transactions, on which it
+# runs the DynamoDB packages again). It
 # exports their programs too (FENCE_NODE and FENCE_DYNALITE_JS,
 # FENCE_AZURITE_BIN, FENCE_FAKE_GCS_BIN, FENCE_MINIO_BIN,
 # FENCE_VERSITYGW_BIN), with which the torture run starts
@@ -28,9 +30,11 @@ FENCE_REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # accepts; its key is published in Azure's documentation and guards nothing.
 FENCE_AZURITE_ACCOUNT=devstoreaccount1
 FENCE_AZURITE_KEY='Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
-# MinIO's root credentials, also handed to the AWS SDK for both S3 and
-# dynalite (which accepts any signature).
-FENCE_S3_ACCESS_KEY=fence-test
+# MinIO's root credentials, also handed to the AWS SDK for S3, dynalite
+# (which accepts any signature) and DynamoDB Local (which answers
+# UnrecognizedClientException to an access key id that is not letters and
+# digits only, such as fence-test).
+FENCE_S3_ACCESS_KEY=fencetest
 FENCE_S3_SECRET_KEY=fence-test-secret
 
 emu_log() { printf '[emulators] %s\n' "$*" >&2; }
@@ -229,7 +233,11 @@ dynalite_up() {
 	svc_export FENCE_NODE="$(command -v node)" FENCE_DYNALITE_JS="$FENCE_REPO_DIR/scripts/dynalite.js"
 	svc_export FENCE_DYNAMO_ENDPOINT="http://127.0.0.1:$emu_port"
 	svc_export AWS_ENDPOINT_URL_DYNAMODB="$FENCE_DYNAMO_ENDPOINT"
-	emu_log "dynalite $(node -p 'require(process.argv[1]).version' "$FENCE_REPO_DIR/node_modules/dynalite/package.json") on $FENCE_DYNAMO_ENDPOINT"
+	# Which server FENCE_DYNAMO_ENDPOINT is, "name version", as
+	# FENCE_S3_SERVER for S3: internal/testing/emulators tells by it which
+	# emulator gaps a test may skip on.
+	svc_export FENCE_DYNAMO_SERVER="dynalite $(node -p 'require(process.argv[1]).version' "$FENCE_REPO_DIR/node_modules/dynalite/package.json")"
+	emu_log "$FENCE_DYNAMO_SERVER on $FENCE_DYNAMO_ENDPOINT"
 }
 
 fake_gcs_up() {
@@ -268,7 +276,7 @@ minio_up() {
 	emu_log "MinIO $FENCE_MINIO_VERSION on $FENCE_S3_ENDPOINT"
 }
 
-s3_answers() { curl -sS -o /dev/null --max-time 2 "$1" 2>/dev/null; } # any HTTP answer, 403 too
+http_answers() { curl -sS -o /dev/null --max-time 2 "$1" 2>/dev/null; } # any HTTP answer, 4xx too
 
 # versitygw_up starts versitygw, an S3 gateway over a directory (its posix
 # backend), with the same keys as MinIO. It answers S3's conditional
@@ -287,7 +295,7 @@ versitygw_up() {
 	bin=$(go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$FENCE_VERSITYGW_VERSION") || return 1
 	dir=$(emu_dir)/versitygw
 	mkdir -p "$dir/data"
-	emu_start_checked versitygw "$(free_port)" "s3_answers http://127.0.0.1:%s/" \
+	emu_start_checked versitygw "$(free_port)" "http_answers http://127.0.0.1:%s/" \
 		"$bin" --access "$FENCE_S3_ACCESS_KEY" --secret "$FENCE_S3_SECRET_KEY" --region us-east-1 \
 		--port 127.0.0.1:%s --quiet posix --disableotmp "$dir/data" || return 1
 	aws_env
@@ -297,6 +305,89 @@ versitygw_up() {
 	svc_export FENCE_VERSITYGW_SERVER="versitygw $FENCE_VERSITYGW_VERSION"
 	emu_log "versitygw $FENCE_VERSITYGW_VERSION on $FENCE_VERSITYGW_ENDPOINT"
 }
+
+# DynamoDB Local is AWS's own DynamoDB emulator, a Java server. The npm
+# package amplify-dynamodb-simulator (pinned in package.json) ships its jar
+# in the tarball, so npm ci installs it with the others and nothing is
+# downloaded at run time. Unlike dynalite it has transactions
+# (TransactWriteItems, TransactGetItems) and returns the item of a failed
+# condition (ReturnValuesOnConditionCheckFailure), so the DynamoDB
+# packages' tests of those paths run on it. It does not replace dynalite's
+# endpoint: it exports its own (FENCE_DDBLOCAL_ENDPOINT,
+# FENCE_DDBLOCAL_SERVER), which scripts/test.sh puts in
+# FENCE_DYNAMO_ENDPOINT, AWS_ENDPOINT_URL_DYNAMODB and FENCE_DYNAMO_SERVER
+# for a second run of the DynamoDB packages.
+#
+# Its JVM takes seconds to answer, so ddblocal_start starts it and returns
+# at once (emulators_up starts it first and goes on with the others), and
+# ddblocal_wait waits for it and exports its endpoint, where it is used;
+# ddblocal_up does both. It runs in memory (-inMemory) with one database
+# for every access key and region (-sharedDb), on a free port. It has no
+# option to listen on loopback only: it listens on every interface.
+FENCE_DDBLOCAL_DIR=$FENCE_REPO_DIR/node_modules/amplify-dynamodb-simulator/emulator
+
+java_install() { # Debian's Java, when the machine has none
+	command -v java >/dev/null && return 0
+	emu_log "installing Java from Debian's packages"
+	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends default-jre-headless >/dev/null; } ||
+		{ emu_log "Java is not installed and could not be"; return 1; }
+}
+
+# ddblocal_command prints the command that runs DynamoDB Local, one word a
+# line, with %s for the port. A serial collector and a bounded heap: the
+# suites' tables are small, and the machine is shared.
+ddblocal_command() {
+	printf '%s\n' "$(command -v java)" -Xmx512m -XX:+UseSerialGC \
+		"-Djava.library.path=$FENCE_DDBLOCAL_DIR/DynamoDBLocal_lib" -jar "$FENCE_DDBLOCAL_DIR/DynamoDBLocal.jar" \
+		-inMemory -sharedDb -disableTelemetry -port %s
+}
+
+ddblocal_start() {
+	svc_run_dir && npm_install && java_install || return 1
+	[ -f "$FENCE_DDBLOCAL_DIR/DynamoDBLocal.jar" ] ||
+		{ emu_log "DynamoDB Local is not in $FENCE_DDBLOCAL_DIR (npm ci installs it)"; return 1; }
+	ddblocal_t0=$(emu_ms)
+	ddblocal_launch
+}
+
+ddblocal_launch() { # on a free port, into $ddblocal_port
+	local cmd
+	mapfile -t cmd < <(ddblocal_command)
+	ddblocal_port=$(free_port)
+	emu_start ddblocal "${cmd[@]//%s/$ddblocal_port}"
+}
+
+# ddblocal_ready: DynamoDB Local answers. When its port was taken between
+# free_port and the bind, its JVM logs the BindException but keeps running:
+# stop it, so that emu_wait returns at once.
+ddblocal_ready() {
+	http_answers "http://127.0.0.1:$ddblocal_port/" && return 0
+	grep -q 'BindException' "$(emu_dir)/ddblocal.log" 2>/dev/null && emu_stop ddblocal
+	return 1
+}
+
+ddblocal_wait() {
+	local rc version
+	[ -n "${ddblocal_port:-}" ] || { emu_log "DynamoDB Local was not started (ddblocal_start)"; return 1; }
+	for _ in 1 2 3; do
+		emu_wait ddblocal ddblocal_ready && rc=0 || rc=$?
+		[ "$rc" = 1 ] && grep -q 'BindException' "$(emu_dir)/ddblocal.log" || break
+		emu_log "ddblocal lost port $ddblocal_port to another process, retrying on another"
+		ddblocal_launch || return 1
+	done
+	case $rc in
+	0) ;;
+	1) emu_failed ddblocal "exited"; return 1 ;;
+	*) emu_failed ddblocal "did not answer within ${FENCE_EMULATOR_TIMEOUT}s"; return 1 ;;
+	esac
+	version=$(sed -n 's/^Version:[[:space:]]*//p' "$(emu_dir)/ddblocal.log")
+	aws_env
+	svc_export FENCE_DDBLOCAL_ENDPOINT="http://127.0.0.1:$ddblocal_port"
+	svc_export FENCE_DDBLOCAL_SERVER="dynamodb-local ${version:-unknown}"
+	emu_log "DynamoDB Local ${version:-(version unknown)} on $FENCE_DDBLOCAL_ENDPOINT, $(($(emu_ms) - ddblocal_t0)) ms after its start"
+}
+
+ddblocal_up() { ddblocal_start && ddblocal_wait; }
 
 # aws_env points the AWS SDK's default configuration at the emulators'
 # credentials and keeps it off the network: no profile files, no instance
@@ -318,13 +409,15 @@ emulators_up() {
 	go_tool fake-gcs-server github.com/fsouza/fake-gcs-server "$FENCE_FAKE_GCS_VERSION" >/dev/null || return 1
 	go_tool minio github.com/minio/minio "$FENCE_MINIO_VERSION" >/dev/null || return 1
 	go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$FENCE_VERSITYGW_VERSION" >/dev/null || return 1
-	azurite_up && dynalite_up && fake_gcs_up && minio_up && versitygw_up || return 1
-	emu_log "all emulators up in $(($(emu_ms) - t0)) ms"
+	# DynamoDB Local first and without waiting: its JVM starts while the
+	# others do; scripts/test.sh waits for it (ddblocal_wait) where it uses it.
+	ddblocal_start && azurite_up && dynalite_up && fake_gcs_up && minio_up && versitygw_up || return 1
+	emu_log "all emulators up in $(($(emu_ms) - t0)) ms (DynamoDB Local still starting)"
 }
 
 emulators_down() {
 	local name
-	for name in versitygw minio fake-gcs dynalite azurite; do
+	for name in ddblocal versitygw minio fake-gcs dynalite azurite; do
 		emu_stop "$name"
 	done
 }

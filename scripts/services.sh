@@ -12,15 +12,18 @@
 #
 #	postgres_up                  FENCE_POSTGRES_URL
 #	azurite_up                   FENCE_AZURITE_*, AZURE_STORAGE_CONNECTION_STRING
-#	dynalite_up                  FENCE_DYNAMO_ENDPOINT, AWS_ENDPOINT_URL_DYNAMODB, AWS_*
+#	dynalite_up                  FENCE_DYNAMO_ENDPOINT, AWS_ENDPOINT_URL_DYNAMODB, FENCE_DYNAMO_SERVER, AWS_*
 #	fake_gcs_up                  FENCE_GCS_ENDPOINT, STORAGE_EMULATOR_HOST
 #	minio_up                     FENCE_S3_ENDPOINT, AWS_ENDPOINT_URL_S3, FENCE_S3_SERVER, AWS_*
 #	versitygw_up                 FENCE_VERSITYGW_ENDPOINT, FENCE_VERSITYGW_SERVER, AWS_*
+#	ddblocal_up                  FENCE_DDBLOCAL_ENDPOINT, FENCE_DDBLOCAL_SERVER, AWS_*
+#	  (= ddblocal_start, which returns at once, then ddblocal_wait)
 #	redis_up                     FENCE_REDIS_URL, FENCE_REDIS_MASTERS
 #	etcd_up                      FENCE_ETCD_ENDPOINTS
 #	mariadb_up                   FENCE_MYSQL_DSN, FENCE_MYSQL_URL
 #	zookeeper_up                 FENCE_ZK_SERVERS
 #	emulators_up, kvstores_up, sqlzk_up: the groups of the files above
+#	  (emulators_up starts DynamoDB Local without waiting for it)
 #
 # then `services_down`, which stops whichever of them runs.
 #

@@ -10,56 +10,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/emulators"
 )
 
-// noTransactions is the gap of the emulator the tests run on: dynalite
-// 4.0.0 answers TransactWriteItems (and TransactGetItems) with
-// UnknownOperationException. The tests of the transaction skip there;
-// they run where FENCE_DYNAMO_ENDPOINT names an endpoint that has
-// transactions (they pass on DynamoDB Local 1.25.1).
-const noTransactions = "dynalite has no TransactWriteItems (UnknownOperationException): the one-transaction LockAll is not tested on this endpoint (it is on DynamoDB Local)"
-
-var (
-	txOnce sync.Once
-	txHas  bool
-	txErr  error
-)
+// noTransactions is the gap of dynalite 4.0.0, the emulator of the main
+// test run: it answers TransactWriteItems (and TransactGetItems) with
+// UnknownOperationException. The tests of the one-transaction LockAll
+// (TestLockAllInOneTransaction, TestLockAllTransactionRaced and the
+// suite's LockAll/DriverTakesAllOrNone) skip there; scripts/test.sh runs
+// them again on DynamoDB Local, where they cannot skip
+// (emulators.DynamoTransactions fails the test if that endpoint has no
+// transactions).
+const noTransactions = "dynalite has no TransactWriteItems (UnknownOperationException): the one-transaction LockAll is not tested on this endpoint (scripts/test.sh tests it on DynamoDB Local)"
 
 // hasTransactions reports whether the test endpoint knows
-// TransactWriteItems, asking it once per test binary with a transaction
-// on a table that does not exist.
+// TransactWriteItems (emulators.DynamoTransactions).
 func hasTransactions(t testing.TB) bool {
 	t.Helper()
-	client := emulators.DynamoClient(t, nil)
-	txOnce.Do(func() {
-		_, err := client.TransactWriteItems(t.Context(), &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{
-			ConditionCheck: &types.ConditionCheck{
-				TableName:                aws.String(uniqueName("fence-no-table-")),
-				Key:                      map[string]types.AttributeValue{DefaultKeyAttribute: &types.AttributeValueMemberS{Value: "k"}},
-				ConditionExpression:      aws.String("attribute_exists(#k)"),
-				ExpressionAttributeNames: map[string]string{"#k": DefaultKeyAttribute},
-			},
-		}}})
-		code, isAPI := errors.AsType[apiError](err)
-		switch {
-		case isAPI && code.ErrorCode() == "UnknownOperationException":
-		case err == nil || isAPI:
-			txHas = true
-		default:
-			txErr = err
-		}
-	})
-	if txErr != nil {
-		t.Fatalf("asking the endpoint for TransactWriteItems: %v", txErr)
-	}
-	return txHas
+	return emulators.DynamoTransactions(t)
 }
 
 // plainAPI is a client that makes no transactions: a store over it is
