@@ -154,7 +154,9 @@
 //     started, did not finish and will not run. Reported once per window
 //     across replicas, so a counter summed over replicas counts windows.
 //   - failed attempts: Outcome Failed (alert when repeated): the store
-//     could not be reached or answered an error.
+//     could not be reached or answered an error. A replica stopped while
+//     it waits for the lock reports one too, with the ctx's error
+//     (errors.Is(Err, context.Canceled)): leave those out.
 //   - Busy and Done: another replica had the window; every other replica
 //     reports one per window.
 //   - a window without a run: no event with Finished for a window, across

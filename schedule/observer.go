@@ -24,8 +24,11 @@ const (
 	// replica. Nothing was done.
 	Done
 	// Failed: the attempt failed before the job could run: a store
-	// error, a lost lease, an invalid key or TTL, or a closed session.
-	// The window is not run by this replica; another may run it.
+	// error, a lost lease, an invalid key or TTL, a closed session, or
+	// the end of the ctx given to Run or Attempt while it waited for the
+	// lock (Err then matches context.Canceled, say, when the replica is
+	// being stopped). The window is not run by this replica; another may
+	// run it.
 	Failed
 	// Retried: this replica ran the job again for a window whose earlier
 	// run did not finish (RetryWithin). The error is as for Ran.

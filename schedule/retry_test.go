@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
+	"github.com/fencekit/fence/internal/testing/faultlock"
 	"github.com/fencekit/fence/lockers/memory"
 	memres "github.com/fencekit/fence/resources/memory"
 	"github.com/fencekit/fence/schedule"
@@ -340,5 +341,37 @@ func stopRun(t *testing.T, f *farm, clock *clocktest.Fake) {
 	cancel()
 	if r := await(t, first, "the stopped run"); r.out != schedule.Ran || !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("the stopped run: %v, %v; want ran, cancelled", r.out, r.err)
+	}
+}
+
+// A replica stopped while it waits for the lock returns at once, with
+// Failed and the ctx's error, also when its store never answers.
+func TestStoppedWhileWaiting(t *testing.T) {
+	t.Parallel()
+	for _, hang := range []bool{false, true} {
+		t.Run(map[bool]string{false: "store answers", true: "store hangs"}[hang], func(t *testing.T) {
+			t.Parallel()
+			clock := clocktest.New(window)
+			store := memory.New(&memory.Options{Clock: clock})
+			f := newFarm(t, sameStore(store, 2), clock, nil, interval, fence.SessionOptions{TTL: atMost}, schedule.Options{RetryWithin: retry},
+				func(f *farm, r *replica, ctx context.Context, _ *fence.Handle) error { return f.block(ctx) })
+			holder, stopHolder := context.WithCancel(t.Context())
+			defer stopHolder()
+			first := attemptAsync(holder, f.reps[0].job)
+			waitTimers(t, clock, 2, "the run's keepalive")
+			waiter, stopWaiter := context.WithCancel(t.Context())
+			second := attemptAsync(waiter, f.reps[1].job)
+			waitTimers(t, clock, 3, "the waiting attempt")
+			if hang {
+				f.reps[1].p.Set(faultlock.Hanging)
+				clock.Advance(time.Second) // the waiter asks the store again, which never answers
+			}
+			stopWaiter()
+			if r := await(t, second, "the stopped waiter"); r.out != schedule.Failed || !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("the stopped waiter: %v, %v; want failed, cancelled", r.out, r.err)
+			}
+			stopHolder()
+			await(t, first, "the stopped run")
+		})
 	}
 }
