@@ -205,17 +205,28 @@ func TestWaitEndsWithAllowance(t *testing.T) {
 	waitTimers(t, clock, 2, "the run's keepalive")
 	second := attemptAsync(t.Context(), f.reps[1].job)
 	waitTimers(t, clock, 3, "the waiting attempt")
-	for clock.Now().Sub(window) < retry {
-		select {
-		case r := <-second:
-			t.Fatalf("%v into the window the waiting attempt returned %v, %v", clock.Now().Sub(window), r.out, r.err)
-		default:
-		}
+	// Move the clock on while the waiter sleeps: the run's keepalive and
+	// the waiter each have their timers armed (3), until the waiter
+	// returns.
+	var r result
+	for returned := false; !returned; {
 		clock.Advance(step)
-		waitTimers(t, clock, 2, "the keepalive") // and the waiter's, until it gives up
+		giveUp := time.Now().Add(10 * time.Second)
+		for settled := false; !returned && !settled; {
+			select {
+			case r = <-second:
+				returned = true
+			default:
+				settled = clock.Timers() >= 3
+				if time.Now().After(giveUp) {
+					t.Fatalf("%v into the window: %d timers armed, and the waiter has not returned", clock.Now().Sub(window), clock.Timers())
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
 	}
-	if r := await(t, second, "the waiting attempt"); r.out != schedule.Busy || r.err != nil {
-		t.Fatalf("the waiting attempt: %v, %v; want busy", r.out, r.err)
+	if waited := clock.Now().Sub(window); r.out != schedule.Busy || r.err != nil || waited < retry || waited > retry+step {
+		t.Fatalf("the waiting attempt returned %v into the window: %v, %v; want busy after %v", waited, r.out, r.err, retry)
 	}
 	cancel()
 	await(t, first, "the stopped run")
