@@ -202,10 +202,13 @@ func (j *Job) look(ctx context.Context, window time.Time, h *fence.Handle) (Outc
 // would report it.
 func (j *Job) reportMissed(ctx context.Context, window time.Time, h *fence.Handle) {
 	locker := j.sess.Locker()
+	if info, err := locker.Inspect(ctx, doneKey(j.name, window)); err != nil || info.Token.Valid() {
+		return // unknown, or done (the usual case: one call)
+	}
 	if info, err := locker.Inspect(ctx, markKey(j.name, window)); err != nil || !info.Token.Valid() {
 		return // unknown, or not started: no replica was there to run it
 	}
-	if fresh, err := j.mark(ctx, doneKey(j.name, window), true); err != nil || !fresh {
+	if fresh, err := j.mark(ctx, doneKey(j.name, window), false); err != nil || !fresh {
 		return
 	}
 	j.s.obs.attempted(AttemptEvent{Name: j.name, Window: window, Outcome: Missed, Lease: h.Lease()})
