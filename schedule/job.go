@@ -189,8 +189,8 @@ func (j *Job) look(ctx context.Context, window time.Time, h *fence.Handle) (Outc
 	case !j.s.clock.Now().After(window.Add(j.s.retry)):
 		return Retried, nil
 	}
-	if fresh, err = j.mark(ctx, doneKey(j.name, window), true); err != nil || !fresh {
-		return Done, err
+	if _, err = j.mark(ctx, doneKey(j.name, window), false); err != nil {
+		return 0, err
 	}
 	return Missed, nil
 }
