@@ -1,7 +1,8 @@
 // Package schedule runs a named job at most once per schedule window
 // across replicas, with the semantics of ShedLock's lockAtMostFor and
 // lockAtLeastFor, on any fence.Locker, and hands the job the fencing token
-// of its run. A Job takes its lock through the application's
+// of its run. With Options.RetryWithin, a window whose run did not finish
+// runs again on another replica instead of being lost. A Job takes its lock through the application's
 // fence.Session, which renews it with every other lease the application
 // holds.
 //

@@ -21,8 +21,9 @@ import (
 type Func func(ctx context.Context, window time.Time, h *fence.Handle) error
 
 // Job runs a function at most once per window across the replicas that
-// run the same Job (same name, interval and offset) on the same lock
-// store. Create it with New; it is safe for concurrent use.
+// run the same Job (same name, interval, offset and RetryWithin) on the
+// same lock store; with RetryWithin, again until a run of the window
+// finishes. Create it with New; it is safe for concurrent use.
 type Job struct {
 	sess *fence.Session
 	name string
