@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -20,8 +21,9 @@ import (
 type Func func(ctx context.Context, window time.Time, h *fence.Handle) error
 
 // Job runs a function at most once per window across the replicas that
-// run the same Job (same name, interval and offset) on the same lock
-// store. Create it with New; it is safe for concurrent use.
+// run the same Job (same name, interval, offset and RetryWithin) on the
+// same lock store; with RetryWithin, again until a run of the window
+// finishes. Create it with New; it is safe for concurrent use.
 type Job struct {
 	sess *fence.Session
 	name string
@@ -91,72 +93,148 @@ func (j *Job) Run(ctx context.Context) error {
 }
 
 // Attempt tries once to run the job for the current window, and reports
-// the outcome to Options.Observer too. The error is nil for Busy, Done
-// and a run without error; for Ran it is the job's error or the loss of
-// the lease; for Failed, why the attempt failed. Attempt returns after the
-// lock is released, LockAtLeastFor after the run started at the earliest.
-// It is for callers that schedule attempts themselves, such as a cron job
-// started on every replica; Run calls it at each window's start.
+// the outcome to Options.Observer too. The error is nil for Busy, Done,
+// Missed and a run without error; for Ran and Retried it is the job's
+// error or the loss of the lease; for Failed, why the attempt failed.
+// With RetryWithin, an attempt that finds the job's lock busy waits for
+// it until the window's allowance ends (woken by the release where the
+// store notifies), then looks at the window's marks. Attempt returns after
+// the lock is released, LockAtLeastFor after the run started at the
+// earliest. It is for callers that schedule attempts themselves, such as
+// a cron job started on every replica; Run calls it at each window's
+// start.
 func (j *Job) Attempt(ctx context.Context) (Outcome, error) {
 	return j.attempt(ctx, j.Window(j.s.clock.Now()))
 }
 
 func (j *Job) attempt(ctx context.Context, window time.Time) (Outcome, error) {
 	var (
-		got *fence.Handle // the job lock, once taken
-		ran bool          // fn was called
+		got      *fence.Handle // the job lock, once taken
+		out      Outcome       // what the look under the lock decided
+		finished bool          // fn returned in time and the window is marked done
 	)
 	err := guard.Run(ctx, j.sess, j.name, func(ctx context.Context, h *fence.Handle) error {
 		got = h
 		start := j.s.clock.Now()
-		fresh, err := j.mark(ctx, window)
-		if err != nil || !fresh {
+		var err error
+		if out, err = j.look(ctx, window, h); err != nil || (out != Ran && out != Retried) {
 			return err
 		}
-		ran = true
 		err = j.fn(ctx, window, h)
+		if ctx.Err() == nil {
+			if _, merr := j.mark(ctx, doneKey(j.name, window), false); merr != nil {
+				err = errors.Join(err, fmt.Errorf("schedule: marking window %s done: %w", window.Format(time.RFC3339Nano), merr))
+			} else {
+				finished = true
+			}
+		}
 		j.hold(ctx, start.Add(j.s.atLeast))
 		return err
-	}, nil)
+	}, j.waitFor(window))
 	took := got != nil
 	var lease fence.Lease
 	if took {
 		lease = got.Lease() // as last renewed
 	}
-	var out Outcome
 	switch {
-	case ran:
-		out = Ran
+	case out == Ran || out == Retried:
 	case err == nil && took:
-		out = Done
+		// Done or Missed
 	case err != nil && !took && errors.Is(err, fence.ErrHeld):
 		out, err = Busy, nil
 	default:
 		out = Failed
 	}
-	j.s.obs.attempted(AttemptEvent{Name: j.name, Window: window, Outcome: out, Lease: lease, Err: err})
+	j.s.obs.attempted(AttemptEvent{Name: j.name, Window: window, Outcome: out, Finished: finished, Lease: lease, Err: err})
 	return out, err
 }
 
-// mark checks that no replica has started window and marks it started. It
-// runs under the job's lock. It reports false, with no error, when the
-// window was already marked or is being marked by another replica; an
-// error when the store could not tell or the outcome of the mark is
-// unknown (the window is then skipped: at most once wins over at least
-// once).
-func (j *Job) mark(ctx context.Context, window time.Time) (bool, error) {
-	key := markKey(j.name, window)
-	locker := j.sess.Locker()
-	info, err := locker.Inspect(ctx, key)
-	if err != nil {
-		return false, err
+// waitFor says how long an attempt at window waits for the job's lock:
+// until the window's allowance ends, with RetryWithin; else not at all.
+func (j *Job) waitFor(window time.Time) *fence.LockOptions {
+	if j.s.retry == 0 {
+		return nil
 	}
-	if info.Token.Valid() {
-		return false, nil
+	d := window.Add(j.s.retry).Sub(j.s.clock.Now())
+	if d <= 0 {
+		return nil
+	}
+	return &fence.LockOptions{Wait: d}
+}
+
+// look decides, under the job's lock h, what the attempt does with
+// window: Ran (the window was not started; it is now marked started),
+// Retried (started, not done, within its allowance), Missed (started,
+// not done, past its allowance; it is now marked done) or Done. An error
+// means the store could not tell, or the outcome of a mark is unknown
+// (the attempt is then Failed: at most once wins over at least once).
+func (j *Job) look(ctx context.Context, window time.Time, h *fence.Handle) (Outcome, error) {
+	fresh, err := j.mark(ctx, markKey(j.name, window), true)
+	switch {
+	case err != nil:
+		return 0, err
+	case fresh:
+		if j.s.retry > 0 {
+			j.reportMissed(ctx, window.Add(-j.s.interval), h)
+		}
+		return Ran, nil
+	case j.s.retry == 0:
+		return Done, nil
+	}
+	info, err := j.sess.Locker().Inspect(ctx, doneKey(j.name, window))
+	switch {
+	case err != nil:
+		return 0, err
+	case info.Token.Valid():
+		return Done, nil
+	case !j.s.clock.Now().After(window.Add(j.s.retry)):
+		return Retried, nil
+	}
+	if _, err = j.mark(ctx, doneKey(j.name, window), false); err != nil {
+		return 0, err
+	}
+	return Missed, nil
+}
+
+// reportMissed reports window as Missed, and marks it done so that it is
+// reported once, if it was started and not done. The replica that starts
+// the next window calls it under the job's lock h. A store error leaves
+// it unreported here; a replica that takes the job's lock in that window
+// would report it.
+func (j *Job) reportMissed(ctx context.Context, window time.Time, h *fence.Handle) {
+	locker := j.sess.Locker()
+	if info, err := locker.Inspect(ctx, doneKey(j.name, window)); err != nil || info.Token.Valid() {
+		return // unknown, or done (the usual case: one call)
+	}
+	if info, err := locker.Inspect(ctx, markKey(j.name, window)); err != nil || !info.Token.Valid() {
+		return // unknown, or not started: no replica was there to run it
+	}
+	if fresh, err := j.mark(ctx, doneKey(j.name, window), false); err != nil || !fresh {
+		return
+	}
+	j.s.obs.attempted(AttemptEvent{Name: j.name, Window: window, Outcome: Missed, Lease: h.Lease()})
+}
+
+// mark marks key: it acquires it and at once releases it, so that it
+// shows a token in Inspect forever after. It runs under the job's lock.
+// With check, it first looks whether key is marked already, and reports
+// false, with no error, when it is or is being marked by another
+// replica; without check it reports true once key is marked. An error
+// means the store could not tell or the outcome of the mark is unknown.
+func (j *Job) mark(ctx context.Context, key string, check bool) (bool, error) {
+	locker := j.sess.Locker()
+	if check {
+		info, err := locker.Inspect(ctx, key)
+		if err != nil {
+			return false, err
+		}
+		if info.Token.Valid() {
+			return false, nil
+		}
 	}
 	lease, err := locker.Acquire(ctx, key, j.sess.TTL(), nil)
 	if errors.Is(err, fence.ErrHeld) {
-		return false, nil
+		return !check, nil // its holder has marked it
 	}
 	if err != nil {
 		return false, err

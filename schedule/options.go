@@ -24,15 +24,26 @@ type Options struct {
 	// 0 <= Offset < interval. Default: 0.
 	Offset time.Duration
 
+	// RetryWithin is how long after a window's start a run of it may
+	// start again when an earlier run did not finish (its replica
+	// crashed, was stopped or lost the lease): another replica, or the
+	// same one, then runs the window again under a new token, and the
+	// replicas that found the lock busy wait for it until then. A window
+	// whose run finished, with or without an error, is not run again. 0
+	// runs each window at most once: a run that did not finish loses its
+	// window. 0 <= RetryWithin < interval. Default: 0. See "Windows that
+	// are not lost" in the package doc.
+	RetryWithin time.Duration
+
 	// Observer receives the outcome of each attempt. Default: nil.
 	Observer *Observer
 }
 
 // settings are validated Options with defaults filled in.
 type settings struct {
-	interval, atLeast, offset time.Duration
-	clock                     fence.Clock
-	obs                       *Observer
+	interval, atLeast, offset, retry time.Duration
+	clock                            fence.Clock
+	obs                              *Observer
 }
 
 func invalid(field, format string, args ...any) error {
@@ -45,7 +56,7 @@ func resolve(interval time.Duration, o *Options) (settings, error) {
 	if o != nil {
 		in = *o
 	}
-	s := settings{interval: interval, atLeast: in.LockAtLeastFor, offset: in.Offset, obs: in.Observer}
+	s := settings{interval: interval, atLeast: in.LockAtLeastFor, offset: in.Offset, retry: in.RetryWithin, obs: in.Observer}
 	switch {
 	case interval <= 0:
 		return s, invalid("interval", "%v is not positive", interval)
@@ -53,6 +64,8 @@ func resolve(interval time.Duration, o *Options) (settings, error) {
 		return s, invalid("LockAtLeastFor", "%v is outside [0, interval %v)", in.LockAtLeastFor, interval)
 	case in.Offset < 0 || in.Offset >= interval:
 		return s, invalid("Offset", "%v is outside [0, interval %v)", in.Offset, interval)
+	case in.RetryWithin < 0 || in.RetryWithin >= interval:
+		return s, invalid("RetryWithin", "%v is outside [0, interval %v)", in.RetryWithin, interval)
 	}
 	return s, nil
 }

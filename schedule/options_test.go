@@ -35,6 +35,8 @@ func TestNewRejects(t *testing.T) {
 		{"LockAtLeastFor of a whole interval", sess, "j", time.Hour, nop, &schedule.Options{LockAtLeastFor: time.Hour}, "LockAtLeastFor"},
 		{"negative offset", sess, "j", time.Hour, nop, &schedule.Options{Offset: -1}, "Offset"},
 		{"offset of a whole interval", sess, "j", time.Hour, nop, &schedule.Options{Offset: time.Hour}, "Offset"},
+		{"negative RetryWithin", sess, "j", time.Hour, nop, &schedule.Options{RetryWithin: -1}, "RetryWithin"},
+		{"RetryWithin of a whole interval", sess, "j", time.Hour, nop, &schedule.Options{RetryWithin: time.Hour}, "RetryWithin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,3 +19,9 @@ func windowStart(t time.Time, interval, offset time.Duration) time.Time {
 func markKey(name string, window time.Time) string {
 	return name + ":" + window.UTC().Format(time.RFC3339Nano)
 }
+
+// doneKey returns the key that marks window as done for job name: its
+// run finished, or it was reported missed.
+func doneKey(name string, window time.Time) string {
+	return markKey(name, window) + ":done"
+}
