@@ -72,8 +72,13 @@ const (
 	Expired
 	// Superseded: a later term was found before the lease's expiry,
 	// without the key being seen free in between: it was released or
-	// broken, and taken again, between two reads.
+	// broken, and taken again, between two reads. (On a store that does
+	// not say when leases run out, it may also have expired.)
 	Superseded
+	// Vacated: the key was found free, on a store that does not say when
+	// its leases run out (LockInfo.ValidUntil is zero: ZooKeeper). The
+	// term was released, broken or expired; a follower cannot tell which.
+	Vacated
 )
 
 func (e End) String() string {
@@ -86,6 +91,8 @@ func (e End) String() string {
 		return "expired"
 	case Superseded:
 		return "superseded"
+	case Vacated:
+		return "vacated"
 	}
 	return fmt.Sprintf("End(%d)", int(e))
 }
@@ -127,10 +134,12 @@ func endOf(prev, now Leader, token fence.Token, sent time.Time) End {
 		return NotEnded
 	case !prev.ValidUntil.IsZero() && !sent.Before(prev.ValidUntil):
 		return Expired
-	case token == prev.Term:
-		return Released
+	case now.Term != 0 || token != prev.Term:
+		return Superseded
+	case prev.ValidUntil.IsZero():
+		return Vacated
 	}
-	return Superseded
+	return Released
 }
 
 // merge returns the Change that says what a and then b (which came
