@@ -144,25 +144,23 @@ func (f *Follower) Changes() <-chan Change {
 func (f *Follower) watch(ctx context.Context) {
 	defer close(f.c)
 	defer f.unsubscribe()
-	// late counts the reads at or after the leader's expiry that found
-	// the lease as it was (the store's clock a little behind, a store
-	// that sees the expiry only on its next read): the next such read
-	// backs off, up to a PollInterval.
+	// late counts the reads in a row that found the lease held but due
+	// to have run out already (the store's clock a little behind ours, a
+	// store that sees an expiry only on its next write): the next read at
+	// the expiry backs off, up to a PollInterval, instead of spinning.
 	late := 0
+	failed := false // the last read failed: wait for the next poll
 	for {
 		f.mu.Lock()
 		cur := f.cur
 		f.mu.Unlock()
 		wait := backoff.Jitter(f.poll)
-		expiry := false
-		if until := cur.ValidUntil; cur.Term != 0 && !until.IsZero() {
+		if until := cur.ValidUntil; cur.Term != 0 && !until.IsZero() && !failed {
 			d := until.Sub(f.clock.Now()) + time.Millisecond
 			if late > 0 {
 				d = max(d, expiryBackoff.Delay(late))
 			}
-			if d < wait {
-				wait, expiry = max(d, 0), true
-			}
+			wait = max(min(wait, d), 0)
 		}
 		t := f.clock.NewTimer(wait)
 		select {
@@ -171,7 +169,6 @@ func (f *Follower) watch(ctx context.Context) {
 			return
 		case _, ok := <-f.sub:
 			t.Stop()
-			expiry = false
 			if !ok { // not the contract's way, but a closed channel must not spin
 				f.unsubscribe()
 			}
@@ -180,40 +177,39 @@ func (f *Follower) watch(ctx context.Context) {
 		if f.sub == nil {
 			f.subscribe(ctx)
 		}
-		info, sent, err := f.read(ctx)
-		if err != nil {
+		info, answered, err := f.read(ctx)
+		if failed = err != nil; failed {
 			continue // kept for the next poll; the Locker's observer saw it
 		}
-		switch next := leaderOf(info); {
-		case next.Term != cur.Term || !next.ValidUntil.Equal(cur.ValidUntil):
-			late = 0
-		case expiry:
+		if next := leaderOf(info); next.Term != 0 && !next.ValidUntil.IsZero() && !next.ValidUntil.After(f.clock.Now()) {
 			late++
+		} else {
+			late = 0
 		}
-		f.update(info, sent)
+		f.update(info, answered)
 	}
 }
 
 // read inspects the key, bounded by CallTimeout, and returns what it found
-// and when the request was sent, on the clock.
+// and when the answer came, on the clock: the store judged the lease at
+// some moment before that.
 func (f *Follower) read(ctx context.Context) (fence.LockInfo, time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.call)
 	defer cancel()
-	sent := f.clock.Now()
 	info, err := f.locker.Inspect(ctx, f.key)
-	return info, sent, err
+	return info, f.clock.Now(), err
 }
 
-// update records what a read sent at sent found, and reports the change:
+// update records what a read answered at answered found, and reports the change:
 // in the channel first, so that a reader who sees the new state in
 // Leader finds it in Changes too.
-func (f *Follower) update(info fence.LockInfo, sent time.Time) {
+func (f *Follower) update(info fence.LockInfo, answered time.Time) {
 	next := leaderOf(info)
 	f.mu.Lock()
 	prev := f.cur // only this goroutine writes cur
 	f.mu.Unlock()
 	if next.Term != prev.Term || next.Value != prev.Value {
-		f.emit(Change{Previous: f.shown, Leader: next, Ended: endOf(prev, next, info.Token, sent)})
+		f.emit(Change{Previous: f.shown, Leader: next, Ended: endOf(prev, next, info.Token, answered)})
 	}
 	f.mu.Lock()
 	f.cur = next

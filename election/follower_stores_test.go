@@ -33,15 +33,19 @@ func TestFollowerPollsWithoutNotificationsOnStores(t *testing.T) {
 	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
 		lockers := b.Lockers(t, 4, nil)
 		lockers[0] = withBrokenNotifier(t, lockers[0])
-		testFollower(t, lockers, ttl, &election.ObserveOptions{PollInterval: ttl / 10})
+		testFollower(t, lockers, ttl, &election.ObserveOptions{PollInterval: max(ttl, 3*time.Second) / 10})
 	})
 }
 
+// testFollower runs the scenario of TestFollowerOnStores with leases of
+// ttl, but at least 3 s: the leader must keep its term through two TTLs
+// of renewals under the race detector on a busy machine.
 func testFollower(t *testing.T, lockers []*fence.Locker, ttl time.Duration, opts *election.ObserveOptions) {
 	requirePublisher(t, lockers[1])
 	key := "leader-" + t.Name()
-	so, eo := realTimeOptions(ttl)
-	so.SafetyMargin = ttl / 4 // no partition here: leave renewals room
+	ttl = max(ttl, 3*time.Second)
+	so := fence.SessionOptions{TTL: ttl, RenewInterval: ttl / 3} // the session's defaults otherwise
+	eo := election.Options{RetryInterval: ttl / 10}
 	wait := patience(ttl)
 	w := newWatch(t, lockers[0], key, opts)
 	w.patience = wait

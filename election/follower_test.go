@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/clocktest"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/election"
 	"github.com/fencekit/fence/internal/testing/faultlock"
@@ -304,4 +306,74 @@ func TestObserveHungStore(t *testing.T) {
 	cancel()
 	for range f.Changes() {
 	}
+}
+
+// With no notification and no poll due (an hour away), a follower reads
+// the key when the lease it read is due to run out, and reports the
+// term expired.
+func TestFollowerReadsAtExpiry(t *testing.T) {
+	t.Parallel()
+	clock := clocktest.New(epoch)
+	l := memory.New(&memory.Options{Clock: clock})
+	lease, err := l.Acquire(t.Context(), "k", testTTL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWatch(t, l, "k", &election.ObserveOptions{PollInterval: time.Hour, Clock: clock})
+	w.waitFor("the term", func(got election.Leader) bool { return got.Term == lease.Token })
+	if err := clock.WaitTimers(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(testTTL + time.Millisecond)
+	w.waitFor("the term's end", func(got election.Leader) bool { return got.Term == 0 })
+	if c, _ := w.endOf(lease.Token); c.Ended != election.Expired {
+		t.Fatalf("the term ended as %v, want expired\n%s", c.Ended, w.history())
+	}
+}
+
+// A store that keeps reporting a lease held past its expiry (its clock
+// behind the follower's) is read again with a growing pause, not in a
+// loop.
+func TestFollowerBacksOffPastExpiry(t *testing.T) {
+	t.Parallel()
+	clock := clocktest.New(epoch)
+	mem := memory.New(&memory.Options{Clock: clock})
+	st := &staleExpiry{clock: clock}
+	l, err := driver.Wrap(mem, func(d driver.Locker) driver.Locker { st.Locker = d; return st })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(t.Context(), "k", testTTL, nil); err != nil {
+		t.Fatal(err)
+	}
+	newWatch(t, l, "k", &election.ObserveOptions{PollInterval: time.Hour, Clock: clock})
+	for i := range 10 {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		err := clock.WaitTimers(ctx, 1) // the follower waits: it does not spin
+		cancel()
+		if err != nil {
+			t.Fatalf("the follower armed no timer after %d reads: it reads in a loop", st.reads.Load())
+		}
+		if n := st.reads.Load(); n > int64(i)+3 {
+			t.Fatalf("%d reads after %d steps of the clock", n, i)
+		}
+		clock.Advance(time.Second)
+	}
+}
+
+// staleExpiry is a driver whose Inspect reports a held lease as due to
+// run out a second ago.
+type staleExpiry struct {
+	driver.Locker
+	clock fence.Clock
+	reads atomic.Int64
+}
+
+func (s *staleExpiry) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
+	s.reads.Add(1)
+	info, err := s.Locker.Inspect(ctx, key)
+	if info.Held {
+		info.ValidUntil = s.clock.Now().Add(-time.Second)
+	}
+	return info, err
 }

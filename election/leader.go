@@ -67,8 +67,10 @@ const (
 	// which.
 	Released
 	// Expired: the term was found over only once its expiry
-	// (Leader.ValidUntil as last read) had passed: the leader stopped
-	// renewing (it crashed, or was cut off from the store).
+	// (Leader.ValidUntil as last read) had passed: most likely the leader
+	// stopped renewing (it crashed, or was cut off from the store); a
+	// release seen only after the expiry (a slow read, no notification)
+	// looks the same.
 	Expired
 	// Superseded: a later term was found before the lease's expiry,
 	// without the key being seen free in between: it was released or
@@ -125,14 +127,15 @@ func (c Change) ValueChanged() bool {
 	return c.Leader.Term != 0 && c.Leader.Term == c.Previous.Term && c.Leader.Value != c.Previous.Value
 }
 
-// endOf says how the term of prev ended, given what a read sent at sent
-// found (now, a Leader, zero if the key is free, and token, the key's
-// last token).
-func endOf(prev, now Leader, token fence.Token, sent time.Time) End {
+// endOf says how the term of prev ended, given what a read answered at
+// answered found (now, a Leader, zero if the key is free, and token, the
+// key's last token). A read answered before prev's expiry found it ended
+// by other means; one answered after may have seen it expire.
+func endOf(prev, now Leader, token fence.Token, answered time.Time) End {
 	switch {
 	case prev.Term == 0 || now.Term == prev.Term && now.Term != 0:
 		return NotEnded
-	case !prev.ValidUntil.IsZero() && !sent.Before(prev.ValidUntil):
+	case !prev.ValidUntil.IsZero() && !answered.Before(prev.ValidUntil):
 		return Expired
 	case now.Term != 0 || token != prev.Term:
 		return Superseded
