@@ -48,14 +48,16 @@
 //
 // A follower is woken by the store, not by a timer, where the store can
 // push: it subscribes to the key's notifications (release, break and
-// publish; driver.ReleaseNotifier), and reads the key again when the
-// lease it last read is due to run out, so a leader that crashed is seen
-// gone at its expiry. It also reads the key at least every
-// ObserveOptions.PollInterval (1 s by default), which bounds how late it
-// learns what the store does not push, and all it learns while
-// subscribing fails. Only the latest state counts: a follower that reads
-// its changes late gets one Change from what it took last to now, and the
-// watch never waits for it.
+// publish; driver.ReleaseNotifier), and, where the store says when the
+// lease it last read runs out (LockInfo.ValidUntil), reads the key again
+// then, so a leader that crashed is seen gone at its expiry. It also
+// reads the key at least every ObserveOptions.PollInterval (1 s by
+// default), which bounds how late it learns what the store does not
+// push, and all it learns while subscribing fails. A follower thus costs
+// one read (Locker.Inspect) per notification, about one per TTL while a
+// leader renews, and one per PollInterval. Only the latest state counts:
+// a follower that reads its changes late gets one Change from what it
+// took last to now, and the watch never waits for it.
 //
 // How a term ended is what a reader of the key can tell: Released (the
 // key free before the lease's expiry: resigned, stopped or broken by an
@@ -73,10 +75,11 @@
 // they learn of a new term from a poll, as no publish wakes them.
 //
 // A follower's view is a report, like IsLeader, not a safety guarantee:
-// the leader it names may have lost its lease since the last read. What
-// it names is safe to send requests to because the leader's writes carry
-// its term's token (see below); a follower that must not act on an older
-// leader compares Term with the highest it saw.
+// the leader it names may have lost its lease since the last read, and
+// a request sent to it may reach a deposed leader. That is harmless when
+// the leader's writes carry its term's token (see below). A follower that
+// must never go back to an older leader compares Term with the highest
+// it saw.
 //
 // # Leadership is not a safety guarantee
 //
