@@ -192,18 +192,62 @@ func TestPublishAtTermStart(t *testing.T) {
 type flakyPublisher struct {
 	driver.Locker
 	script []error
-	n      int
+	n      atomic.Int64
 }
 
 func (p *flakyPublisher) Publish(ctx context.Context, lease fence.Lease, value string) error {
-	p.n++
-	if p.n <= len(p.script) {
-		return p.script[p.n-1]
+	n := int(p.n.Add(1))
+	if n <= len(p.script) {
+		return p.script[n-1]
 	}
 	return p.Locker.(driver.Publisher).Publish(ctx, lease, value)
 }
 
-func (p *flakyPublisher) calls() int { return p.n }
+func (p *flakyPublisher) calls() int { return int(p.n.Load()) }
+
+// Resign during a term's first publish, which the store keeps failing,
+// ends the term before it started: Resign returns once the lease is
+// released, and no Elected came.
+func TestResignWhilePublishing(t *testing.T) {
+	t.Parallel()
+	mem := memory.New(nil)
+	p := &flakyPublisher{}
+	l, err := driver.Wrap(mem, func(d driver.Locker) driver.Locker { p.Locker = d; return p })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		p.script = append(p.script, errors.New("injected: store unavailable"))
+	}
+	var elected atomic.Int64
+	c, err := election.New(newSession(t, l, nil), "k", &election.Options{
+		RetryInterval: 10 * time.Millisecond,
+		Holdoff:       time.Hour,
+		Observer:      &election.Observer{Elected: func(election.ElectedEvent) { elected.Add(1) }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Campaign(ctx, lead) }()
+	for p.calls() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := c.Resign(t.Context()); err != nil {
+		t.Fatalf("Resign: %v", err)
+	}
+	if info, err := mem.Inspect(t.Context(), "k"); err != nil || info.Held {
+		t.Fatalf("after Resign the key is %+v, %v; want it released", info, err)
+	}
+	if c.IsLeader() || elected.Load() != 0 {
+		t.Fatalf("leading %v, %d Elected events; want a term that never started", c.IsLeader(), elected.Load())
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Campaign: %v", err)
+	}
+}
 
 // A reader that takes nothing for a while finds one Change: the latest
 // state, compared with what it took before; the follower never waited
