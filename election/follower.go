@@ -72,9 +72,11 @@ type Follower struct {
 // started (with its value), a term ended (released, expired), the value
 // changed.
 //
-// On a store that notifies, a change after Observe returned is read at
-// once: the subscription is active before the first read. On the others
-// it is read within a PollInterval. A state that comes and goes between
+// On a store that notifies, a change after Observe returned is read as
+// soon as the store signals it (the subscription is active before the
+// first read): at once where the store pushes, within its probe interval
+// where the driver probes. On the others it is read within a
+// PollInterval. A state that comes and goes between
 // two reads (a term started and ended) is not seen. Only the last state
 // counts: a follower that reads Changes late gets the latest, compared
 // with what it took before, and the watch never waits for it.
