@@ -34,13 +34,18 @@ type Candidate struct {
 
 	mu   sync.Mutex
 	term *term // the running term, until its lease is released
+
+	// pub is held (a value sent) by whoever publishes the value, so
+	// that publishes happen one at a time and in order.
+	pub   chan struct{}
+	value string // under pub: what each term publishes
 }
 
 // term is one tenure of leadership.
 type term struct {
 	h        *fence.Handle
 	cancel   context.CancelCauseFunc
-	leading  bool        // under Candidate.mu; false from the demotion on
+	leading  bool        // under Candidate.mu; true from the first publish to the demotion
 	stepDown atomic.Bool // resigned or returned: hold off before the next attempt
 	demoted  chan struct{}
 	released chan struct{}
@@ -63,7 +68,7 @@ func New(s *fence.Session, key string, opts *Options) (*Candidate, error) {
 		return nil, err
 	}
 	st.clock = s.Clock()
-	return &Candidate{sess: s, key: key, s: st}, nil
+	return &Candidate{sess: s, key: key, s: st, pub: make(chan struct{}, 1), value: st.value}, nil
 }
 
 // Run is New followed by Campaign.
@@ -135,10 +140,14 @@ func (c *Candidate) attempt(ctx context.Context, fn Func) (t *term, err error) {
 	}()
 	err = guard.Run(ctx, c.sess, c.key, func(gctx context.Context, h *fence.Handle) error {
 		tctx, cancel := context.WithCancelCause(gctx)
-		t = &term{h: h, cancel: cancel, leading: true, demoted: make(chan struct{}), released: make(chan struct{})}
+		t = &term{h: h, cancel: cancel, demoted: make(chan struct{}), released: make(chan struct{})}
 		c.mu.Lock()
 		c.term = t
 		c.mu.Unlock()
+		if err := c.inaugurate(tctx, t); err != nil {
+			cancel(err)
+			return err // not elected: no events
+		}
 		c.s.obs.elected(ElectedEvent{Term: h})
 		context.AfterFunc(tctx, func() { c.demote(t, context.Cause(tctx)) })
 		returned := false

@@ -24,6 +24,63 @@
 // Elected and Demoted events hand out the same one, and the session keeps
 // it current while it renews the lease.
 //
+// # Followers
+//
+// A leader can tell the others where to find it. Options.Value (an
+// address, say; at most fence.MaxValueLen bytes, never a secret) is
+// published with each term (fence.Handle.Publish) before the leader's
+// function runs and before Observer.Elected; Candidate.Proclaim changes it
+// during the term. If that first publish finds the lease already gone,
+// the term is over before it started: no Elected, no function.
+//
+// Anyone who can read the store follows the leader without campaigning:
+// CurrentLeader reads it once, Observe keeps reading it and reports each
+// change (a term started, a term ended, the value changed) on a channel.
+// A follower sees a Leader: the term's token, the value and when the
+// lease runs out where the store says; never the owner id, the secret
+// that would let it release or renew the leader's lease.
+//
+//	f, err := election.Observe(ctx, locker, "scheduler-leader", nil)
+//	...
+//	for c := range f.Changes() {
+//		route(c.Leader.Value) // "" while nobody leads
+//	}
+//
+// A follower is woken by the store, not by a timer, where the store can
+// push: it subscribes to the key's notifications (release, break and
+// publish; driver.ReleaseNotifier), and, where the store says when the
+// lease it last read runs out (LockInfo.ValidUntil), reads the key again
+// then, so a leader that crashed is seen gone at its expiry. It also
+// reads the key at least every ObserveOptions.PollInterval (1 s by
+// default), which bounds how late it learns what the store does not
+// push, and all it learns while subscribing fails. A follower thus costs
+// one read (Locker.Inspect) per notification, about one per TTL while a
+// leader renews, and one per PollInterval. Only the latest state counts:
+// a follower that reads its changes late gets one Change from what it
+// took last to now, and the watch never waits for it.
+//
+// How a term ended is what a reader of the key can tell: Released (the
+// key free before the lease's expiry: resigned, stopped or broken by an
+// operator, which look alike), Expired (seen over only after its expiry:
+// the leader crashed or was cut off), Superseded (a later term seen
+// without the key seen free), and, on a store that does not say when its
+// leases run out (ZooKeeper), Vacated.
+//
+// A follower may see a term start a moment before its value: the lease is
+// taken, then the value published, and a read can fall between the two;
+// the value then comes as a value change. Every store of this module
+// keeps values (driver.Publisher). On a store whose driver keeps none,
+// candidates elect as before, Proclaim returns an error matching
+// errors.ErrUnsupported, and followers see every term with an empty value;
+// they learn of a new term from a poll, as no publish wakes them.
+//
+// A follower's view is a report, like IsLeader, not a safety guarantee:
+// the leader it names may have lost its lease since the last read, and
+// a request sent to it may reach a deposed leader. That is harmless when
+// the leader's writes carry its term's token (see below). A follower that
+// must never go back to an older leader compares Term with the highest
+// it saw.
+//
 // # Leadership is not a safety guarantee
 //
 // Being elected means that this candidate held the lease a moment ago. It

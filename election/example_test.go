@@ -84,3 +84,67 @@ func ExampleCandidate_Resign() {
 	// b elected with token 2
 	// b demoted: context canceled
 }
+
+// A replica that does not campaign follows the leader and sends its
+// requests to the address the leader published with its term. It sees
+// the term and the value, never the leader's owner id.
+func Example_observe() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	locker := memory.New(nil) // the store every replica shares
+
+	// The follower.
+	f, err := election.Observe(ctx, locker, "api-leader", nil)
+	if err != nil {
+		panic(err)
+	}
+	route := func(l election.Leader) {
+		if l.Term == 0 {
+			fmt.Println("no leader: hold requests")
+			return
+		}
+		fmt.Printf("send requests to %s (term %d)\n", l.Value, l.Term)
+	}
+	route((<-f.Changes()).Leader)
+
+	// A candidate, in another replica, wins and publishes its address.
+	sess, err := fence.NewSession(locker, nil)
+	if err != nil {
+		panic(err)
+	}
+	c, err := election.New(sess, "api-leader", &election.Options{Value: "10.0.0.7:8080", Holdoff: time.Hour})
+	if err != nil {
+		panic(err)
+	}
+	campaign := make(chan error)
+	go func() {
+		campaign <- c.Campaign(ctx, func(ctx context.Context, term *fence.Handle) error {
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	for ch := range f.Changes() {
+		if ch.Started() || ch.ValueChanged() {
+			if ch.Leader.Value == "" {
+				continue // the term's value comes right after it
+			}
+			route(ch.Leader)
+			break
+		}
+	}
+
+	// The leader steps down; the follower learns at once.
+	if err := c.Resign(ctx); err != nil {
+		panic(err)
+	}
+	ch := <-f.Changes()
+	fmt.Println("term", ch.Previous.Term, "ended:", ch.Ended)
+	route(ch.Leader)
+	cancel()
+	<-campaign
+	// Output:
+	// no leader: hold requests
+	// send requests to 10.0.0.7:8080 (term 1)
+	// term 1 ended: released
+	// no leader: hold requests
+}

@@ -13,8 +13,9 @@ import "github.com/fencekit/fence"
 // store error, each renewal, the loss and the release) go to the
 // observer of the session's Locker (fence.Locker.SetObserver).
 type Observer struct {
-	// Elected is called when the candidate becomes leader, before its
-	// function starts, with the term's lock.
+	// Elected is called when the candidate becomes leader, with the
+	// term's lock: once the term's value (Options.Value) is published,
+	// before the leader's function starts.
 	Elected func(ElectedEvent)
 	// Demoted is called when the candidate stops being leader: as soon as
 	// the leader's context is cancelled, or when its function returns.

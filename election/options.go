@@ -28,6 +28,15 @@ type Options struct {
 	// 2 × RetryInterval.
 	Holdoff time.Duration
 
+	// Value is the public value the candidate publishes with each of its
+	// terms (fence.Handle.Publish), before the leader's function runs and
+	// before Observer.Elected: followers (Observe, CurrentLeader) read it
+	// with the term. It is an address, say, never a secret: anyone who
+	// can read the store reads it. At most fence.MaxValueLen bytes;
+	// Candidate.Proclaim changes it. Default: empty (the term is still
+	// published, with no value, to wake the followers).
+	Value string
+
 	// Observer receives elections, demotions and the leader's failures.
 	// Default: nil.
 	Observer *Observer
@@ -38,6 +47,7 @@ type settings struct {
 	retry, holdoff time.Duration
 	clock          fence.Clock
 	obs            *Observer
+	value          string
 }
 
 func invalid(field, format string, args ...any) error {
@@ -57,6 +67,8 @@ func resolve(ttl time.Duration, o *Options) (settings, error) {
 		return s, invalid("RetryInterval", "%v is negative", in.RetryInterval)
 	case in.Holdoff < 0:
 		return s, invalid("Holdoff", "%v is negative", in.Holdoff)
+	case len(in.Value) > fence.MaxValueLen:
+		return s, invalid("Value", "%d bytes exceed fence.MaxValueLen (%d)", len(in.Value), fence.MaxValueLen)
 	}
 	s.retry = in.RetryInterval
 	if s.retry == 0 {
@@ -70,5 +82,6 @@ func resolve(ttl time.Duration, o *Options) (settings, error) {
 		s.holdoff = 2 * s.retry
 	}
 	s.obs = in.Observer
+	s.value = in.Value
 	return s, nil
 }
