@@ -15,15 +15,15 @@ import (
 )
 
 // On every store: three processes take overlapping sets of keys in
-// crossing orders ({x, y}, {z, y}, {x, z}: a cycle, which deadlocks
+// crossing orders ({x, y}, {y, z}, {z, x}: a cycle, which deadlocks
 // callers that lock in their own order), each waiting for its whole set.
-// Every process gets its set twice, no key is ever held by two of them,
+// Every process gets its set six times, no key is ever held by two of them,
 // each key's tokens rise from holder to holder, and the first set is held
 // for 2.5 TTLs, renewed by its session in place.
 func TestLockAllCrossingOrdersOnStores(t *testing.T) {
 	t.Parallel()
 	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
-		sets := [][]string{{"x", "y"}, {"z", "y"}, {"x", "z"}}
+		sets := [][]string{{"x", "y"}, {"y", "z"}, {"z", "x"}}
 		lockers := b.Lockers(t, len(sets)+1, nil)
 		ctx, cancel := context.WithTimeout(t.Context(), 40*ttl) // a bound on a deadlock
 		defer cancel()
@@ -37,7 +37,7 @@ func TestLockAllCrossingOrdersOnStores(t *testing.T) {
 		for p, keys := range sets {
 			s := newSession(t, lockers[p], &fence.SessionOptions{TTL: ttl})
 			wg.Go(func() {
-				for round := range 2 {
+				for round := range 6 {
 					hs, err := s.LockAll(ctx, keys, &fence.LockOptions{Wait: fence.WaitForever})
 					if err != nil {
 						t.Errorf("process %d, round %d: LockAll(%q): %v", p, round, keys, err)
@@ -57,7 +57,7 @@ func TestLockAllCrossingOrdersOnStores(t *testing.T) {
 						last[h.Key()] = h.Token()
 					}
 					mu.Unlock()
-					hold := ttl / 2
+					hold := ttl / 10
 					if long.CompareAndSwap(false, true) {
 						hold = 5 * ttl / 2
 					}
