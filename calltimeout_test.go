@@ -32,3 +32,46 @@ func TestLockCallGivesUpAfterCallTimeout(t *testing.T) {
 		t.Fatalf("Lock = %v, %v; want an error matching context.DeadlineExceeded", h, err)
 	}
 }
+
+// hungStore is a driver whose every call waits for its context: a store
+// that accepts requests and never answers.
+type hungStore struct{ driver.Locker }
+
+func (hungStore) Acquire(ctx context.Context, _, _ string, _ time.Duration) (fence.Lease, error) {
+	<-ctx.Done()
+	return fence.Lease{}, ctx.Err()
+}
+
+func (hungStore) Inspect(ctx context.Context, _ string) (fence.LockInfo, error) {
+	<-ctx.Done()
+	return fence.LockInfo{}, ctx.Err()
+}
+
+// Lock and LockAll on a store that never answers return once their
+// context is done, although the read that settles an attempt whose answer
+// was lost has a CallTimeout of its own: the read goes on without them.
+func TestLockReturnsWithItsContextOnAHungStore(t *testing.T) {
+	t.Parallel()
+	l, err := driver.Wrap(memory.New(nil), func(d driver.Locker) driver.Locker { return hungStore{d} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSession(t, l, &fence.SessionOptions{TTL: time.Hour, CallTimeout: 20 * time.Minute})
+	for name, lock := range map[string]func(ctx context.Context) error{
+		"Lock":    func(ctx context.Context) error { _, err := s.Lock(ctx, "k", nil); return err },
+		"LockAll": func(ctx context.Context) error { _, err := s.LockAll(ctx, []string{"a", "b"}, nil); return err },
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		done := make(chan error, 1)
+		go func() { done <- lock(ctx) }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s = %v; want an error matching context.DeadlineExceeded", name, err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%s did not return a minute after its context ended", name)
+		}
+		cancel()
+	}
+}

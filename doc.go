@@ -88,13 +88,21 @@
 //     token to two pieces of work that the caller believes separate, and
 //     the resource could not tell their writes apart. Pass the Handle down
 //     instead of locking again.
-//   - Read-write locks and N-holder semaphores. A fencing token orders one
-//     holder after another; with several holders at once, a resource
-//     cannot decide which of two concurrent tokens is stale, so the
-//     guarantee fence exists for would not hold. Use one key per unit of
-//     work (a semaphore of N is N keys, each fenced on its own), or
-//     protect readers with the resource's own consistency instead of a
-//     lock.
+//   - Read-write locks. A fencing token orders one holder after another; with
+//     several holders of one key at once, a resource cannot decide which of two
+//     concurrent tokens is stale, so the guarantee fence exists for would not
+//     hold. Protect readers with the resource's own consistency instead.
+//
+// # Several keys, semaphores, public values
+//
+// Session.LockAll takes a set of keys all or nothing, with one handle (and
+// one token) per key: in one atomic operation where the store has one, else
+// one key at a time in sorted order, so that two callers never deadlock.
+// Session.LockSemaphore takes one of N permits, each a key of its own
+// (SlotKey) with its own tokens, so a resource fenced per slot refuses a
+// stale permit holder. Handle.Publish keeps a small public value with a
+// lease (an election leader's address), which anyone reads with
+// Locker.Inspect (LockInfo.Value) without learning the owner id.
 //
 // # Packages
 //

@@ -106,7 +106,10 @@ func (h *Handle) Err() error {
 // is called. It starts no goroutine.
 func (h *Handle) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	c := h.context(parent)
-	if c.ended != nil {
+	c.mu.Lock() // the session's keepalive may end the handle meanwhile
+	ended := c.ended != nil
+	c.mu.Unlock()
+	if ended {
 		return c, func() {}
 	}
 	return c, c.cancel

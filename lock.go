@@ -162,7 +162,7 @@ func (s *Session) acquire(ctx context.Context, key string, wait bool, timeout ti
 			if since.IsZero() {
 				since = sent
 			}
-			lease, found, readSent := s.reconcileAcquire(ctx, key, owner, later(since, floor))
+			lease, found, readSent := s.reconcileWithin(ctx, key, owner, later(since, floor))
 			switch {
 			case found == foundOurs && clock.Now().Before(lease.ValidUntil.Add(-s.s.safetyMargin)):
 				s.obs().acquireAttempt(AcquireAttemptEvent{Key: key, Attempt: attempt, Outcome: Acquired})
@@ -286,6 +286,35 @@ func (s *Session) reconcileAcquire(ctx context.Context, key, owner string, since
 		until = info.ValidUntil
 	}
 	return Lease{Key: key, Owner: owner, Token: info.Token, TTL: s.s.ttl, ValidUntil: until}, foundOurs, sent
+}
+
+// reconcileWithin is reconcileAcquire bounded by ctx: when ctx ends
+// before the read answers (a store that hangs), it reports foundNothing
+// at once and leaves the read to finish in the background, which releases
+// the lease if it shows owner holding it. So a Lock returns once its ctx
+// is done, and a lease its lost attempt won is still given back.
+func (s *Session) reconcileWithin(ctx context.Context, key, owner string, since time.Time) (Lease, finding, time.Time) {
+	type read struct {
+		lease Lease
+		found finding
+		sent  time.Time
+	}
+	done := make(chan read, 1)
+	go func() {
+		l, f, t := s.reconcileAcquire(ctx, key, owner, since)
+		done <- read{l, f, t}
+	}()
+	select {
+	case r := <-done:
+		return r.lease, r.found, r.sent
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.found == foundOurs {
+				_ = s.releaseLease(ctx, r.lease)
+			}
+		}()
+		return Lease{}, foundNothing, s.s.clock.Now()
+	}
 }
 
 // acquireStopped is the error of an acquisition ended by ctx (or, with

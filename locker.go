@@ -226,7 +226,7 @@ func (l *Locker) acquireAllAt(ctx context.Context, sorted, owners []string, ttl 
 	if !l.observed() {
 		return l.acquireAll(ctx, sorted, owners, ttl, sent)
 	}
-	ctx, end := l.observe(ctx, "acquire-all", sorted[0], 0)
+	ctx, end := l.observe(ctx, "acquire_all", sorted[0], 0)
 	leases, err := l.acquireAll(ctx, sorted, owners, ttl, sent)
 	var t Token
 	if len(leases) > 0 {

@@ -173,7 +173,7 @@ func (s *Session) lockAtomic(ctx context.Context, sorted []string, wait bool, gi
 			return s.gotAll(leases, sent, start, attempt), nil
 		case errors.Is(err, ErrInvalid) || errors.Is(err, ErrCorrupt) || errors.Is(err, errors.ErrUnsupported):
 			return nil, err
-		case isHeld && !slices.Contains(owners, held.Owner):
+		case isHeld && held.Key != "" && !slices.Contains(owners, held.Owner):
 			failures = 0
 			until = held.ValidUntil
 			if held.Key != busy {
@@ -195,6 +195,9 @@ func (s *Session) lockAtomic(ctx context.Context, sorted []string, wait bool, gi
 					}
 				}
 			}
+		case errors.Is(err, ErrHeld) && (!isHeld || held.Owner == ""):
+			// Busy, and the store does not say which key: poll.
+			failures = 0
 		default:
 			// Unknown outcome: the operation may have taken every key.
 			failures++

@@ -158,8 +158,9 @@ func (o *Observer) released(e ReleasedEvent) {
 type Call struct {
 	// Backend is the store's name: "postgres", "s3", ...
 	Backend string
-	// Op is the operation: "acquire", "renew", "release", "break",
-	// "inspect"; or a resource's "put", "get", "delete", "highest",
+	// Op is the operation: "acquire", "acquire_all" (Session.LockAll's
+	// one operation for several keys, with the first key as Key),
+	// "renew", "release", "break", "inspect", "publish"; or a resource's "put", "get", "delete", "highest",
 	// "claim".
 	Op string
 	// Key is the lock key or resource name.

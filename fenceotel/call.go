@@ -27,7 +27,7 @@ func (t *Telemetry) call(ctx context.Context, c fence.Call) (context.Context, fu
 	var metricAttrs []attribute.KeyValue
 	var name string
 	switch c.Op {
-	case "acquire", "renew", "release", "break", "inspect":
+	case "acquire", "acquire_all", "renew", "release", "break", "inspect", "publish":
 		name = "fence.lock." + c.Op
 		attrs = append(attrs, attribute.String(attrKey, c.Key))
 		hist, metricAttrs = t.lockOpDuration, t.metricKey(c.Key, backend, op)
@@ -80,7 +80,7 @@ func (t *Telemetry) outcome(c fence.Call, token fence.Token, err error) (outcome
 		outcome, failed = outcomeError, true
 	}
 	switch c.Op {
-	case "acquire":
+	case "acquire", "acquire_all":
 		if err == nil {
 			return outcomeAcquired, false, []attribute.KeyValue{tokenAttr(attrToken, token)}
 		}
@@ -94,6 +94,8 @@ func (t *Telemetry) outcome(c fence.Call, token fence.Token, err error) (outcome
 		outcome = heldOutcome(err, outcomeRenewed)
 	case "release":
 		outcome = heldOutcome(err, outcomeReleased)
+	case "publish":
+		outcome = heldOutcome(err, outcomePublished)
 	case "break":
 		if err == nil {
 			outcome = outcomeBroken

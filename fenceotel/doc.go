@@ -25,7 +25,7 @@
 //	fence.lock.renewals                counter        {renewal}  fence.outcome = renewed | not_held | error
 //	fence.lock.lost                    counter        {lease}    fence.reason = not_held | deadline | reconcile | error
 //	fence.lock.held                    updowncounter  {lease}    (leases held now, acquisition to release)
-//	fence.lock.operation.duration      histogram      s          fence.backend, fence.operation = acquire | renew | release | break | inspect, fence.outcome
+//	fence.lock.operation.duration      histogram      s          fence.backend, fence.operation = acquire | acquire_all | renew | release | break | inspect | publish, fence.outcome
 //	fence.resource.writes              counter        {write}    fence.backend, fence.operation = put | delete | claim, fence.outcome = accepted | stale | error
 //	fence.resource.operation.duration  histogram      s          fence.backend, fence.operation = put | get | delete | highest | claim, fence.outcome
 //	fence.resource.duplicates.refused  counter        {attempt}  fence.resource
@@ -61,6 +61,8 @@
 //	fence.lock.release       fence.backend, fence.key, fence.token, fence.outcome
 //	fence.lock.break         fence.backend, fence.key, fence.outcome
 //	fence.lock.inspect       fence.backend, fence.key, fence.outcome, fence.token (the last issued)
+//	fence.lock.acquire_all   fence.backend, fence.key (the first of the set), fence.outcome, fence.token (of the first key)
+//	fence.lock.publish       fence.backend, fence.key, fence.token, fence.outcome = published | not_held | error
 //	fence.resource.put       fence.backend, fence.resource.key, fence.token, fence.outcome, fence.token.highest (stale)
 //	fence.resource.get       fence.backend, fence.resource.key, fence.outcome, fence.token (found)
 //	fence.resource.delete    fence.backend, fence.resource.key, fence.token, fence.outcome, fence.token.highest (stale)

@@ -298,3 +298,13 @@ func hasMetric(rm metricdata.ResourceMetrics, name string) bool {
 	}
 	return false
 }
+
+// Publish forwards to the memory driver, which keeps values.
+func (f *faultyDriver) Publish(ctx context.Context, lease fence.Lease, value string) error {
+	return f.Locker.(driver.Publisher).Publish(ctx, lease, value)
+}
+
+// AcquireAll forwards to the memory driver, which takes sets at once.
+func (f *faultyDriver) AcquireAll(ctx context.Context, keys, owners []string, ttl time.Duration) ([]fence.Lease, error) {
+	return f.Locker.(driver.MultiAcquirer).AcquireAll(ctx, keys, owners, ttl)
+}

@@ -186,12 +186,16 @@ func TestLockCalls(t *testing.T) {
 			call: func() error { _, err := e.locker.Renew(ctx, lease); return err }},
 		{name: "inspect held", span: "fence.lock.inspect", outcome: "ok", attrs: map[string]string{"fence.token": "1"},
 			call: func() error { _, err := e.locker.Inspect(ctx, "k"); return err }},
+		{name: "publish", span: "fence.lock.publish", outcome: "published", attrs: map[string]string{"fence.token": "1"},
+			call: func() error { return e.locker.Publish(ctx, lease, "10.0.0.1:80") }},
 		{name: "break", span: "fence.lock.break", outcome: "broken",
 			call: func() error { return e.locker.Break(ctx, "k") }},
 		{name: "inspect broken", span: "fence.lock.inspect", outcome: "ok", attrs: map[string]string{"fence.token": "1"},
 			call: func() error { _, err := e.locker.Inspect(ctx, "k"); return err }},
 		{name: "release after break", span: "fence.lock.release", outcome: "not_held", failed: true, attrs: map[string]string{"fence.token": "1"},
 			call: func() error { return e.locker.Release(ctx, lease) }},
+		{name: "publish after break", span: "fence.lock.publish", outcome: "not_held", failed: true, attrs: map[string]string{"fence.token": "1"},
+			call: func() error { return e.locker.Publish(ctx, lease, "10.0.0.1:80") }},
 		{name: "invalid key", span: "fence.lock.inspect", outcome: "error", failed: true,
 			call: func() error { _, err := e.locker.Inspect(ctx, ""); return err }},
 	}
@@ -226,13 +230,37 @@ func TestLockCalls(t *testing.T) {
 		}
 	}
 	rm := e.collect(t)
-	for op, want := range map[string]uint64{"acquire": 2, "renew": 1, "release": 1, "break": 1, "inspect": 4} {
+	for op, want := range map[string]uint64{"acquire": 2, "renew": 1, "release": 1, "break": 1, "inspect": 4, "publish": 2} {
 		if n, _ := histogram(t, rm, fenceotel.MetricLockOperationDuration, str("fence.backend", "memory"), str("fence.operation", op)); n != want {
 			t.Errorf("%s{operation=%s}: %d samples, want %d", fenceotel.MetricLockOperationDuration, op, n, want)
 		}
 	}
 	if logs := e.logs.String(); !strings.Contains(logs, `level=INFO msg="fence: lock broken" key=k backend=memory`) {
 		t.Errorf("logs lack the break:\n%s", logs)
+	}
+}
+
+// Session.LockAll on a store that takes a set in one operation is one
+// fence.lock.acquire_all call, named by the set's first key.
+func TestAcquireAllCall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, fenceotel.Options{})
+	sess, err := fence.NewSession(e.locker, &fence.SessionOptions{TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(context.WithoutCancel(t.Context()))
+	if _, err := sess.LockAll(t.Context(), []string{"b", "a"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := e.spansNamed("fence.lock.acquire_all")
+	if len(s) != 1 {
+		t.Fatalf("%d fence.lock.acquire_all spans, want 1", len(s))
+	}
+	for k, want := range map[string]string{"fence.backend": "memory", "fence.key": "a", "fence.outcome": "acquired", "fence.token": "1"} {
+		if v, _ := attr(s[0], k); v.Emit() != want {
+			t.Errorf("%s = %q, want %q", k, v.Emit(), want)
+		}
 	}
 }
 

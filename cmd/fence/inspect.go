@@ -146,12 +146,15 @@ type state struct {
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
 	// Remaining is ValidUntil minus now, in seconds.
 	Remaining *float64 `json:"remaining_seconds,omitempty"`
+	// Value is the public value the holder published (an election's
+	// leader, its address), while held.
+	Value string `json:"value,omitempty"`
 }
 
 // stateOf returns the state to print of info; with showOwner it holds the
 // raw owner id too, and a warning goes to stderr.
 func (c *cli) stateOf(info fence.LockInfo, now time.Time, showOwner bool) state {
-	s := state{Key: info.Key, Held: info.Held, Owner: fence.OwnerFingerprint(info.Owner), Token: info.Token}
+	s := state{Key: info.Key, Held: info.Held, Owner: fence.OwnerFingerprint(info.Owner), Token: info.Token, Value: info.Value}
 	if showOwner && info.Owner != "" {
 		s.OwnerID = info.Owner
 		c.errorf("warning: --show-owner prints the owner id; on most stores whoever reads it can release or renew the lease: keep it out of logs and tickets")
@@ -173,6 +176,9 @@ func printState(w io.Writer, s state) {
 				time.Duration(*s.Remaining*float64(time.Second)).Round(time.Millisecond))
 		} else {
 			fmt.Fprintf(w, "expires: unknown (this store does not report it)\n")
+		}
+		if s.Value != "" {
+			fmt.Fprintf(w, "value:   %q\n", s.Value)
 		}
 	case s.Token.Valid():
 		fmt.Fprintf(w, "key:     %s\nstate:   free\nlast holder: %s\ntoken:   %d (last issued)\n", s.Key, s.Owner, s.Token)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,30 +23,58 @@ func TestMain(m *testing.M) {
 func TestSelectPairs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		list    string
-		want    []string
-		wantErr bool
+		list      string
+		transfer  bool
+		want      []string
+		transfers []string
+		wantErr   bool
 	}{
 		{list: "memory/memory", want: []string{"memory/memory"}},
+		{list: "memory/memory", transfer: true, want: []string{"memory/memory"}},
 		{list: "postgres", want: []string{"postgres/sql-postgres", "postgres/sql-sqlite"}},
+		{list: "postgres", transfer: true, want: []string{"postgres/sql-postgres", "postgres/sql-sqlite"}, transfers: []string{"postgres/sql-postgres"}},
 		{list: "postgres, postgres/sql-sqlite", want: []string{"postgres/sql-postgres", "postgres/sql-sqlite"}},
+		{list: "memory/sql-sqlite", transfer: true, transfers: []string{"memory/sql-sqlite"}},
+		{list: "memory/sql-sqlite", wantErr: true},
 		{list: "nosuch", wantErr: true},
+		{list: "nosuch", transfer: true, wantErr: true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.list, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/transfer=%v", tt.list, tt.transfer), func(t *testing.T) {
 			t.Parallel()
-			got, err := selectPairs(tt.list)
+			got, transfers, err := selectPairs(tt.list, tt.transfer)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("selectPairs(%q) error %v; want error %v", tt.list, err, tt.wantErr)
 			}
-			var names []string
-			for _, p := range got {
-				names = append(names, p.Name())
-			}
-			if strings.Join(names, ",") != strings.Join(tt.want, ",") {
+			if names := pairNames(got); names != strings.Join(tt.want, ",") {
 				t.Errorf("selectPairs(%q) = %v; want %v", tt.list, names, tt.want)
 			}
+			if names := pairNames(transfers); names != strings.Join(tt.transfers, ",") {
+				t.Errorf("selectPairs(%q) transfers = %v; want %v", tt.list, names, tt.transfers)
+			}
 		})
+	}
+}
+
+func pairNames(ps []torture.Pair) string {
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.Name())
+	}
+	return strings.Join(names, ",")
+}
+
+// TestRunTransfer runs the transfer workload on the in-memory locker
+// briefly through the command: a fenced and a control row of the
+// transfer workload, and status 0 (the control found violations).
+func TestRunTransfer(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if status := run([]string{"-duration", "4s", "-pairs", "memory/sql-sqlite"}, &out); status != 0 {
+		t.Fatalf("status %d; table:\n%s", status, out.String())
+	}
+	if !strings.Contains(out.String(), "memory/sql-sqlite  fenced/transfer") || !strings.Contains(out.String(), "memory/sql-sqlite  control/transfer") {
+		t.Errorf("table lacks a fenced or a control transfer row:\n%s", out.String())
 	}
 }
 

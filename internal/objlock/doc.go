@@ -5,8 +5,8 @@
 // A backend implements Bucket (one read, one conditional write and one
 // conditional probe of an object, and the classification of its errors)
 // and makes a Store with New. The Store implements the Acquire, Renew,
-// Release, Break and Inspect of driver.Locker and driver.ReleaseNotifier
-// over it: the record's format, what a Locker remembers of each key and
+// Release, Break and Inspect of driver.Locker, driver.Publisher and
+// driver.ReleaseNotifier over it: the record's format, what a Locker remembers of each key and
 // the clock-free or trusted-clock judgement of expiry (internal/clockfree),
 // the retries of throttled and failed requests, the reconciliation of a
 // write whose answer was lost, and the probes that wake a waiter

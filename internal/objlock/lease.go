@@ -22,10 +22,28 @@ func ours(st state, lease fence.Lease) bool {
 // Renew implements driver.Locker: it rewrites the record of lease
 // with a new write id (so a new version, which restarts every
 // observer's wait) under a precondition on the version d last saw of
-// it.
+// it. The published value stays.
 func (d *Store) Renew(ctx context.Context, lease fence.Lease) error {
-	return d.rewrite(ctx, lease, func(_ state, sent time.Time) record {
-		return d.newRecord(lease.Owner, lease.Token, lease.TTL, sent)
+	return d.rewrite(ctx, lease, func(st state, sent time.Time) record {
+		r := d.newRecord(lease.Owner, lease.Token, lease.TTL, sent)
+		r.value = st.rec.value
+		return r
+	})
+}
+
+// Publish implements driver.Publisher: it rewrites the record of lease
+// with value and a new write id, under the same precondition as Renew;
+// "" clears the value. The lease's duration and, in trusted-clock mode,
+// its stored expiry stay as the last renewal wrote them. The write makes
+// a new version of the object, which a clock-free observer cannot tell
+// from a renewal: it restarts its wait, as a renewal sent at the same
+// moment would, and never for longer. The probes of NotifyRelease see the
+// new version and read the value.
+func (d *Store) Publish(ctx context.Context, lease fence.Lease, value string) error {
+	return d.rewrite(ctx, lease, func(st state, _ time.Time) record {
+		r := st.rec
+		r.write, r.value = newWriteID(), value
+		return r
 	})
 }
 

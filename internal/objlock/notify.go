@@ -9,7 +9,10 @@ import (
 	"github.com/fencekit/fence/internal/probe"
 )
 
-var _ driver.ReleaseNotifier = (*Store)(nil)
+var (
+	_ driver.ReleaseNotifier = (*Store)(nil)
+	_ driver.Publisher       = (*Store)(nil)
+)
 
 // NotifyRelease implements driver.ReleaseNotifier by probing (see the
 // package doc, "Waiting"): while a Session.Lock of this Locker waits for
@@ -51,6 +54,7 @@ func (d *Store) probeRead(ctx context.Context, key string, prev probe.Reading) (
 	if st.rec.held {
 		r.Holder = st.rec.owner + " " + st.rec.token.String()
 		r.Ends = d.mode.Ends(clockfree.Sighting{Held: true, TTL: st.rec.ttl, Expires: st.rec.expires}, st.since)
+		r.Value = st.rec.value
 	}
 	return r, nil
 }

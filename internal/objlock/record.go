@@ -47,6 +47,9 @@ type record struct {
 	// write is a random id of the write that produced the record, which
 	// tells an ambiguous write's author whether it was applied.
 	write string
+	// value is the value published with the held lease (Publish), any
+	// bytes up to fence.MaxValueLen; "" in free records.
+	value string
 }
 
 // wireRecord is the JSON form of a record. Pointers tell a missing field
@@ -60,6 +63,10 @@ type wireRecord struct {
 	TTL     *int64  `json:"ttl_ns"`
 	Expires *int64  `json:"expires_unix_ns,omitempty"`
 	Write   *string `json:"write"`
+	// Value is the published value, base64 in JSON (any bytes); absent
+	// when there is none, so a record without one reads as before values
+	// existed.
+	Value []byte `json:"value,omitempty"`
 }
 
 // newWriteID returns a fresh random write id.
@@ -75,6 +82,9 @@ func (r record) encode() []byte {
 	if !r.expires.IsZero() {
 		ns := r.expires.UnixNano()
 		w.Expires = &ns
+	}
+	if r.value != "" {
+		w.Value = []byte(r.value)
 	}
 	b, err := json.Marshal(w)
 	if err != nil {
@@ -118,12 +128,16 @@ func parseRecord(key string, data []byte) (record, error) {
 		return corrupt(fmt.Sprintf("expiry %d is not a positive Unix time", *w.Expires), nil)
 	case w.Expires != nil && *w.State == stateFree:
 		return corrupt("a free record with an expiry", nil)
+	case len(w.Value) > fence.MaxValueLen:
+		return corrupt(fmt.Sprintf("a value of %d bytes, more than %d", len(w.Value), fence.MaxValueLen), nil)
+	case len(w.Value) > 0 && *w.State == stateFree:
+		return corrupt("a free record with a value", nil)
 	}
 	token, err := fence.ParseToken(*w.Token)
 	if err != nil {
 		return corrupt("bad token: "+tokenReason(err), nil)
 	}
-	r := record{held: *w.State == stateHeld, owner: *w.Owner, token: token, ttl: time.Duration(*w.TTL), write: *w.Write}
+	r := record{held: *w.State == stateHeld, owner: *w.Owner, token: token, ttl: time.Duration(*w.TTL), write: *w.Write, value: string(w.Value)}
 	if w.Expires != nil {
 		r.expires = time.Unix(0, *w.Expires)
 	}

@@ -3,6 +3,7 @@ package objlock
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		{held: true, owner: "o", token: 1, ttl: time.Second, write: "w"},
 		{held: true, owner: "é名", token: math.MaxUint64, ttl: MaxTTL, expires: time.Unix(1, 5), write: newWriteID()},
 		{owner: fence.NewOwnerID(), token: 42, ttl: time.Nanosecond, write: newWriteID()},
+		{held: true, owner: "o", token: 3, ttl: time.Second, write: "w", value: "\x00\xff\"{}é名"},
+		{held: true, owner: "o", token: 3, ttl: time.Second, write: "w", value: strings.Repeat("v", fence.MaxValueLen)},
 	}
 	for _, want := range tests {
 		got, err := parseRecord("k", want.encode())
@@ -29,6 +32,21 @@ func TestRecordRoundTrip(t *testing.T) {
 		if got != want {
 			t.Errorf("parseRecord(encode(%+v)) = %+v", want, got)
 		}
+	}
+}
+
+// TestRecordsOfEarlierReleases: a record without a value is encoded as
+// records were before values existed, byte for byte, so that readers of
+// an earlier release keep reading every record that carries no value.
+func TestRecordsOfEarlierReleases(t *testing.T) {
+	t.Parallel()
+	old := `{"v":1,"state":"held","owner":"o","token":"3","ttl_ns":3000000000,"write":"w"}`
+	r, err := parseRecord("k", []byte(old))
+	if err != nil || r.value != "" {
+		t.Fatalf("parseRecord of a record of an earlier release = %+v, %v", r, err)
+	}
+	if got := string(r.encode()); got != old {
+		t.Fatalf("a record without a value encodes as %s; want %s", got, old)
 	}
 }
 

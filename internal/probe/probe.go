@@ -1,10 +1,11 @@
 // Package probe wakes the waiters of a key on a store that cannot push
 // news of a release (DynamoDB, Cloud Storage, Azure Blob Storage): while
-// a fence.Session.Lock waits for a key, a Prober reads the key's record
-// every interval, with the cheapest read the store has, and signals the
-// waiters when the record shows the lease ended: released, broken, taken
-// over, or run out (the time the backend computes for this process, from
-// a clock-free observation or a trusted clock). It implements
+// a fence.Session.Lock (or an election's follower) waits for a key, a
+// Prober reads the key's record every interval, with the cheapest read
+// the store has, and signals the waiters when the record shows the lease
+// ended: released, broken, taken over, or run out (the time the backend
+// computes for this process, from a clock-free observation or a trusted
+// clock), and when the holder published another value (Locker.Publish). It implements
 // driver.ReleaseNotifier for lockers/dynamo, lockers/azblob and
 // internal/objlock (lockers/gcs and lockers/s3).
 //
@@ -84,6 +85,9 @@ type Reading struct {
 	// clock: a clock-free observation's end, or a trusted expiry plus
 	// the skew allowance. Zero when unknown or when no lease is held.
 	Ends time.Time
+	// Value is the value published with that lease (fence.LockInfo.Value),
+	// "" when none or when no lease is held.
+	Value string
 }
 
 // ReadFunc reads key's record. prev is the last reading of key (zero for
@@ -189,7 +193,7 @@ func (p *Prober) run(ctx context.Context, key string, prev Reading, known bool) 
 		if err != nil {
 			continue // a failed read wakes nobody; waiters also poll
 		}
-		if !known || ended(prev, r) {
+		if !known || ended(prev, r) || published(prev, r) {
 			p.hub.Signal(key)
 		}
 		if !known || r.Version != prev.Version || r.Holder != prev.Holder || !r.Ends.Equal(prev.Ends) {
@@ -208,6 +212,14 @@ func ended(a, b Reading) bool {
 		return false
 	}
 	return b.Holder == "" || a.Holder != "" && b.Holder != a.Holder
+}
+
+// published reports whether the change from reading a to reading b shows
+// a lease with another value than a showed: its holder published (or
+// cleared) one, or a new lease came with one between two reads. A
+// renewal that keeps the value is not a change.
+func published(a, b Reading) bool {
+	return b.Holder != "" && a.Value != b.Value
 }
 
 // Keys returns the number of keys being probed.

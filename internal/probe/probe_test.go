@@ -32,6 +32,33 @@ func TestEnded(t *testing.T) {
 	}
 }
 
+// TestPublished: a new value wakes the waiters (an election's
+// followers); a renewal that keeps the value and a new lease without one
+// do not count as one.
+func TestPublished(t *testing.T) {
+	t.Parallel()
+	held := Reading{Version: "1", Holder: "a 1"}
+	for _, c := range []struct {
+		name string
+		a, b Reading
+		want bool
+	}{
+		{"unchanged", held, held, false},
+		{"published", held, Reading{Version: "2", Holder: "a 1", Value: "x"}, true},
+		{"published without a new version (DynamoDB)", Reading{Version: "1", Holder: "a 1", Value: "x"}, Reading{Version: "1", Holder: "a 1", Value: "y"}, true},
+		{"cleared", Reading{Version: "1", Holder: "a 1", Value: "x"}, Reading{Version: "2", Holder: "a 1"}, true},
+		{"renewed with its value", Reading{Version: "1", Holder: "a 1", Value: "x"}, Reading{Version: "2", Holder: "a 1", Value: "x"}, false},
+		{"another lease with another value", Reading{Version: "1", Holder: "a 1", Value: "x"}, Reading{Version: "2", Holder: "b 2", Value: "y"}, true},
+		{"taken and published between reads", Reading{Version: "1"}, Reading{Version: "2", Holder: "b 2", Value: "y"}, true},
+		{"taken while free", Reading{Version: "1"}, Reading{Version: "2", Holder: "b 2"}, false},
+		{"released with a value", Reading{Version: "1", Holder: "a 1", Value: "x"}, Reading{Version: "2"}, false},
+	} {
+		if got := published(c.a, c.b); got != c.want {
+			t.Errorf("%s: published = %v; want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestInterval(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

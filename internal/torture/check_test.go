@@ -320,3 +320,33 @@ func TestCheckExpectedErr(t *testing.T) {
 		t.Errorf("control with a violation, none expected shown: Err = %v; want nil", err)
 	}
 }
+
+// TestCheckExpectedTransfers: in a transfer run of a locker whose
+// reissued tokens are expected, a balance off its transfers on an account
+// where a reissued token wrote is expected, and so is the total then; a
+// balance off elsewhere keeps both as violations.
+func TestCheckExpectedTransfers(t *testing.T) {
+	t.Parallel()
+	leases := []LeaseTaken{lease(1, "a", 7, 0, 5), lease(2, "b", 7, 10, 15)}
+	exp := &Expected{Kinds: []string{KindTokenReissued, KindLedger, KindNotConserved}, Short: "test"}
+	reissuedOn := Violation{Kind: KindLedger, Name: "k", Key: "k", Tokens: []fence.Token{3, 7}}
+	otherOn := Violation{Kind: KindLedger, Name: "j", Key: "j", Tokens: []fence.Token{7}}
+	total := Violation{Kind: KindNotConserved, Name: "accounts"}
+	for _, tt := range []struct {
+		name           string
+		ledger         []Violation
+		expected, kept int
+	}{
+		{"on the reissued token's key", []Violation{reissuedOn, total}, 3, 0},
+		{"on another key too", []Violation{reissuedOn, otherOn, total}, 2, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Verdict{Violations: append(CheckLeases(leases, 0), tt.ledger...)}
+			var l Linearizability
+			got := splitExpected(exp, false, &v, &l, nil)
+			if len(got) != tt.expected || len(v.Violations) != tt.kept {
+				t.Errorf("expected %v, kept %v; want %d and %d", got, v.Violations, tt.expected, tt.kept)
+			}
+		})
+	}
+}

@@ -69,7 +69,13 @@ func runChild(raw string, out io.Writer, in io.Reader) error {
 	if err != nil {
 		return err
 	}
-	work, clean, err := openChildResource(ctx, stage, spec)
+	var work, clean resource
+	var led *ledger
+	if cfg.Transfer {
+		led, err = openLedger(ctx, stage, spec.ResourceURL, !cfg.Control)
+	} else {
+		work, clean, err = openChildResource(ctx, stage, spec)
+	}
 	if err != nil {
 		return err
 	}
@@ -77,6 +83,7 @@ func runChild(raw string, out io.Writer, in io.Reader) error {
 	if err != nil {
 		return err
 	}
+	w.ledger = led
 	w.proc, w.calmly = link, link.calmly
 	w.pauseBegun, w.awaited = link.begun, link.awaited
 	link.begun.Store(spec.PauseBegun)

@@ -28,7 +28,8 @@ func (SkewedClock) NewTimer(d time.Duration) fence.Timer { return fence.SystemCl
 // collection: a renewal called during a pause waits for it to end (or for
 // its ctx). It sits under the worker's *fence.Locker as a wrapped driver
 // (see driver.Wrap) that renews one lease per call, so that each renewal
-// of a session waits; release notices, Create and As are passed on.
+// of a session waits; release notices, multi-key acquisitions, published
+// values, Create and As are passed on.
 type pausable struct {
 	mu    sync.Mutex
 	until time.Time
@@ -84,6 +85,33 @@ func (d *pausing) NotifyRelease(ctx context.Context, key string) (<-chan struct{
 		return nil, nil, fmt.Errorf("torture: notify %q: %w", key, errors.ErrUnsupported)
 	}
 	return n.NotifyRelease(ctx, key)
+}
+
+// AcquireAll passes the wrapped driver's AcquireAll on, or returns an
+// error matching errors.ErrUnsupported when it has none (the session then
+// takes the keys one at a time).
+func (d *pausing) AcquireAll(ctx context.Context, keys, owners []string, ttl time.Duration) ([]fence.Lease, error) {
+	m, ok := d.Locker.(driver.MultiAcquirer)
+	if !ok {
+		return nil, fmt.Errorf("torture: acquire %d keys at once: %w", len(keys), errors.ErrUnsupported)
+	}
+	return m.AcquireAll(ctx, keys, owners, ttl)
+}
+
+// Publish passes the wrapped driver's Publish on, or returns an error
+// matching errors.ErrUnsupported when it has none.
+func (d *pausing) Publish(ctx context.Context, lease fence.Lease, value string) error {
+	p, ok := d.Locker.(driver.Publisher)
+	if !ok {
+		return fmt.Errorf("torture: publish %q: %w", lease.Key, errors.ErrUnsupported)
+	}
+	return p.Publish(ctx, lease, value)
+}
+
+// As passes the wrapped driver's As on.
+func (d *pausing) As(target any) bool {
+	a, ok := d.Locker.(driver.Aser)
+	return ok && a.As(target)
 }
 
 // Create passes the wrapped driver's Create on.

@@ -13,10 +13,18 @@ type Config struct {
 	// write after it. Default: 10 s.
 	Duration time.Duration
 	// Workers and Keys: how many workers compete for how many lease
-	// keys. Defaults: 4 and 2.
+	// keys (in a transfer run, accounts: at least 3). Defaults: 4, and 2
+	// (4 in a transfer run).
 	Workers, Keys int
 	// Control switches the resource-side token check off.
 	Control bool
+	// Transfer runs the transfer workload instead of read-modify-writes
+	// of lists: workers move money between accounts of the pair's SQL
+	// database under multi-key locks (fence.Session.LockAll), and the
+	// checker verifies that the total is conserved, that no account is
+	// negative, and that the balances agree with the transfers recorded
+	// (see transfer.go). The pair's resource must be resources/sql.
+	Transfer bool
 	// PauseChance is the probability that a lease's first write is
 	// preceded by a pause of 1.5 to 2.5 TTLs. Worker 1 always pauses in
 	// its first lease; no pause begins that would outlast Duration.
@@ -84,6 +92,9 @@ func (c *Config) fill() {
 	if c.Workers == 0 {
 		c.Workers = 4
 	}
+	if c.Keys == 0 && c.Transfer {
+		c.Keys = 4
+	}
 	if c.Keys == 0 {
 		c.Keys = 2
 	}
@@ -115,6 +126,8 @@ func (c *Config) validate() error {
 	case c.Duration < 0, c.Workers < 1, c.Keys < 1, c.PauseChance < 0, c.PauseChance > 1, c.LongJobChance > 1,
 		c.OpTimeout <= 0, c.EntriesPerName < 1, c.LinearTimeout <= 0:
 		return fmt.Errorf("torture: impossible config %+v", *c)
+	case c.Transfer && c.Keys < 3:
+		return fmt.Errorf("torture: a transfer run needs at least 3 accounts (Keys), not %d: with 2, every transfer touches both", c.Keys)
 	}
 	return nil
 }

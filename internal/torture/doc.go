@@ -71,7 +71,21 @@
 // opens the workers' lockers and resources, and removes the store at the
 // end. Adding a backend to the run is one such entry and a line in Pairs.
 //
+// The transfer workload (Config.Transfer) attacks multi-key locks: its
+// lease keys are accounts in the pair's SQL database, and each worker
+// repeatedly takes two or three of them with fence.Session.LockAll, in
+// random orders, reads their balances and writes them back with a random
+// amount moved from one to the others, under the same faults. Fenced,
+// the read and the write each run in one transaction that first checks
+// every account's fence row with that account's own token
+// (resources/sql Fences.Check per key); the control run leaves the checks
+// out. The checker reads the accounts and the recorded transfers back and
+// requires the total to be kept, no account below zero and every balance
+// to be its initial one plus the transfers recorded (see transfer.go).
+// TransferPairs pairs every locker with an SQL resource.
+//
 // Pairs lists the locker × resource pairs; the package's tests run each for
-// 30 to 50 seconds in two waves (the short run), and cmd/torture runs them
-// for as long as asked (the long run).
+// 30 to 50 seconds in two waves (the short run), and the transfer workload
+// on a few lockers for 12 seconds; cmd/torture runs them all for as long
+// as asked (the long run).
 package torture

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -182,4 +184,26 @@ func Pairs() []Pair {
 		{RedisSentinelLocker, SQLiteResource},
 		{RedisSentinelWaitLocker, SQLiteResource},
 	}
+}
+
+// TransferPairs returns the pairs of the transfer workload (see
+// Config.Transfer): every locker of Pairs, with the first SQL resource
+// it is paired with there, or else SQLiteResource (a file of the run's,
+// needing no server).
+func TransferPairs() []Pair {
+	var out []Pair
+	for _, p := range Pairs() {
+		if slices.ContainsFunc(out, func(q Pair) bool { return q.Locker.Name == p.Locker.Name }) {
+			continue
+		}
+		res := SQLiteResource
+		for _, q := range Pairs() {
+			if q.Locker.Name == p.Locker.Name && strings.HasPrefix(q.Resource.Name, "sql-") {
+				res = q.Resource
+				break
+			}
+		}
+		out = append(out, Pair{Locker: p.Locker, Resource: res})
+	}
+	return out
 }

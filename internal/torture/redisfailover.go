@@ -358,7 +358,7 @@ var (
 		Name: "redis-sentinel", Env: []string{EnvRedisServer, EnvRedisSentinel}, TTL: time.Second,
 		URL: sentinelURL(""),
 		Expected: &Expected{
-			Kinds: []string{KindTokenReissued, KindTokenRegressed, KindStaleAccepted, KindLost, KindPorcupine},
+			Kinds: []string{KindTokenReissued, KindTokenRegressed, KindStaleAccepted, KindLost, KindPorcupine, KindLedger, KindNotConserved},
 			Short: "async replication",
 			Why: "Redis replication is asynchronous: a token the primary acknowledged before the replica had it is issued again " +
 				"by the replica Sentinel promotes (lockers/redis, \"Failover\"); two holders then carry one token and a fenced " +

@@ -82,7 +82,8 @@ func violationCell(r *Result) string {
 		kinds["porcupine"] = r.Linear.Illegal
 	}
 	var parts []string
-	for _, k := range []string{KindTokenReissued, KindTokenRegressed, KindDecrease, KindStaleAccepted, KindRejectedPresent, KindPhantom, "porcupine"} {
+	for _, k := range []string{KindTokenReissued, KindTokenRegressed, KindDecrease, KindStaleAccepted, KindRejectedPresent, KindPhantom,
+		KindNotConserved, KindNegative, KindLedger, "porcupine"} {
 		if kinds[k] > 0 {
 			parts = append(parts, k+"="+strconv.Itoa(kinds[k]))
 		}

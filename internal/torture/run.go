@@ -19,6 +19,11 @@ type Result struct {
 	// Processes is true when the workers ran as processes of their own,
 	// with process faults (see Config.Processes).
 	Processes bool
+	// Transfer is true for a run of the transfer workload (see
+	// Config.Transfer): its writes are transfers, its Verdict the
+	// ledger's (Stored counts the transfers recorded), and it has no
+	// linearizability check.
+	Transfer bool
 	// Elapsed is the run's length, read-back and checks excluded.
 	Elapsed time.Duration
 	// Leases counts the leases taken, LeasesLost those that ended lost
@@ -49,12 +54,15 @@ type Result struct {
 	Expected []Violation
 }
 
-// Mode is "fenced" or "control", followed by "/procs" when the workers
-// ran as processes.
+// Mode is "fenced" or "control", followed by "/transfer" for the
+// transfer workload and "/procs" when the workers ran as processes.
 func (r *Result) Mode() string {
 	m := "fenced"
 	if r.Control {
 		m = "control"
+	}
+	if r.Transfer {
+		m += "/transfer"
 	}
 	if r.Processes {
 		m += "/procs"
@@ -164,13 +172,19 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("torture: %s: set up locker: %w", pair.Name(), err)
 	}
-	work, clean, err := pair.Resource.open(ctx, stage, !cfg.Control)
-	if err != nil {
-		return nil, fmt.Errorf("torture: %s: set up resource: %w", pair.Name(), err)
-	}
 	var keys []string
 	for i := range cfg.Keys {
 		keys = append(keys, fmt.Sprintf("%s-k%d", stage.ID, i))
+	}
+	var work, clean resource
+	var led, cleanLed *ledger // a transfer run's, through the faults and without
+	if cfg.Transfer {
+		led, cleanLed, err = openLedgers(ctx, stage, pair.Resource, keys, !cfg.Control)
+	} else {
+		work, clean, err = pair.Resource.open(ctx, stage, !cfg.Control)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("torture: %s: set up resource: %w", pair.Name(), err)
 	}
 	rec := &Recorder{}
 	var procs *procRun
@@ -190,6 +204,7 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("torture: %s: worker %d: %w", pair.Name(), i+1, err)
 		}
 		w.pauseBegun, w.awaited = pauseBegun, awaited
+		w.ledger = led
 		workers = append(workers, w)
 	}
 	// The last worker's first lease is the guaranteed long job, on a key
@@ -209,7 +224,7 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("torture: %s: %w", pair.Name(), err)
 		}
 	}
-	res := &Result{Pair: pair.Name(), Control: cfg.Control, Processes: procs != nil}
+	res := &Result{Pair: pair.Name(), Control: cfg.Control, Processes: procs != nil, Transfer: cfg.Transfer}
 	if cfg.Processes && procs == nil {
 		logf("%s %s: a store lives in this process: the workers run in it", pair.Name(), res.Mode())
 	}
@@ -233,7 +248,12 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 	res.Elapsed = time.Since(start)
 
 	attempts := rec.Attempts()
-	stored, err := readBack(ctx, clean, attempts)
+	var stored map[string][]Entry
+	if cfg.Transfer {
+		res.Verdict, err = checkTransfers(ctx, cleanLed, keys, attempts)
+	} else {
+		stored, err = readBack(ctx, clean, attempts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("torture: %s: read back: %w", pair.Name(), err)
 	}
@@ -254,8 +274,10 @@ func Run(ctx context.Context, pair Pair, cfg Config) (*Result, error) {
 			res.Failed++
 		}
 	}
-	res.Verdict = Check(attempts, stored)
-	res.Linear = CheckLinearizable(attempts, rec.Reads(), cfg.LinearTimeout)
+	if !cfg.Transfer {
+		res.Verdict = Check(attempts, stored)
+		res.Linear = CheckLinearizable(attempts, rec.Reads(), cfg.LinearTimeout)
+	}
 	// The locker's tokens, from the leases taken; Sent is read on the
 	// workers' clocks, off by up to twice MaxSkew.
 	res.Verdict.Violations = append(res.Verdict.Violations, CheckLeases(rec.LeasesTaken(), 2*pair.Locker.MaxSkew)...)

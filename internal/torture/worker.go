@@ -24,7 +24,11 @@ type worker struct {
 	locker *pausable
 	res    resource
 	clean  resource // res without faults, for the guaranteed stale write
-	stage  *Stage   // its ID prefixes resource names; its Counts count pauses
+	// ledger, set in a transfer run (Config.Transfer), is the SQL
+	// database the worker moves money in, through the stage's faults;
+	// res and clean are then nil.
+	ledger *ledger
+	stage  *Stage // its ID prefixes resource names; its Counts count pauses
 	rec    recorder
 	// calmly runs f while no disruption runs (Stage.calmly, or a request
 	// to the run's process).
@@ -55,6 +59,10 @@ type worker struct {
 
 // loop runs until ctx ends.
 func (w *worker) loop(ctx context.Context) {
+	if w.ledger != nil {
+		w.transferLoop(ctx)
+		return
+	}
 	for ctx.Err() == nil {
 		p := w.next()
 		dctx := ctx

@@ -78,3 +78,16 @@ func BenchmarkHandOff(b *testing.B) {
 	polled := newLocker(b, azuritetest.Client(b, name, nil, true), &Options{ProbeInterval: probe.Off})
 	probetest.HandOff(b, holder.Locker, probed.Locker, polled.Locker)
 }
+
+// BenchmarkPublishNotice measures how soon a follower's probe sees a
+// Publish (see probetest.PublishNotice); the holder renews by hand, as
+// Azure's leases last at most a minute:
+//
+//	go test -run '^$' -bench PublishNotice -benchtime 200x ./lockers/azblob/
+func BenchmarkPublishNotice(b *testing.B) {
+	holder := newLocker(b, azuritetest.NewContainer(b, nil, true), nil)
+	name := holder.d.c.URL()
+	name = name[strings.LastIndexByte(name, '/')+1:]
+	follower := newLocker(b, azuritetest.Client(b, name, nil, true), nil)
+	probetest.PublishNotice(b, holder.Locker, follower.Locker, MaxTTL)
+}

@@ -149,8 +149,9 @@
 // a fence.Session.Lock of this Locker waits for a key, the Locker reads
 // the properties of the key's blob (Get Blob Properties, a HEAD request)
 // every Options.ProbeInterval (default 100 ms), and wakes the waiter when
-// the lease state shows the lease released, broken or expired, or the
-// metadata shows another owner, whichever client did it. The read is not
+// the lease state shows the lease released, broken or expired, the
+// metadata shows another owner, or the holder published another value
+// (see "Public values"), whichever client did it. The read is not
 // conditioned on the ETag: lease operations leave the ETag as it is.
 // Waiters of one key in one Locker share one probe, which stops when the
 // last of them stops waiting; a wait starts with one such read, before
@@ -180,11 +181,37 @@
 // broken holder's Renew and Release answer fence.ErrNotHeld. The next
 // Acquire increments the counter, so its token is higher.
 //
+// # Public values
+//
+// Locker.Publish (Handle.Publish) keeps a value of up to fence.MaxValueLen
+// bytes with a lease, for an election's followers, in the blob's
+// metadata: fencevalue holds it in standard base64 (metadata values are
+// HTTP header text, so any bytes must be encoded) and fencevaluetoken the
+// token of the lease it was published with. Publish reads the blob's
+// properties under the lease's id, which the service refuses unless that
+// very lease is the blob's, and replaces the metadata (keeping every
+// other entry) under the same lease id with If-Match on the ETag read:
+// two requests. A Publish of "" removes both entries, and the next
+// Acquire's token write drops them. Inspect reports the value only while
+// a lease is active and only when fencevaluetoken is the blob's token.
+// The lease and its expiry are the service's and do not change with a
+// Publish. The probes of waiting Lockers (see "Waiting") read the
+// metadata and wake their waiters when the value changes. Blobs of
+// earlier releases need nothing new: metadata has no schema.
+//
+// # Several keys at once
+//
+// Azure has no operation that takes several blob leases at once, so
+// fence.Session.LockAll takes the keys one at a time in a global order and
+// releases what it took when one is busy: the set is all or nothing for
+// the caller, but not one atomic step in the store (another process may
+// see part of it held for a moment).
+//
 // # Round trips
 //
 // Acquire: 3 on a known key (read, lease, increment), 4 the first time;
 // a lost Acquire: 2 or 3, and it writes nothing. Renew and Release: 1.
-// Inspect: 1. Break: 3 on a held key, 1 on a free one.
+// Inspect: 1. Break: 3 on a held key, 1 on a free one. Publish: 2.
 //
 // # Ambiguous outcomes
 //
@@ -217,6 +244,9 @@
 //     is 0.
 //   - fencettl: that lease's duration in whole seconds, 15 to 60; absent
 //     while the token is 0.
+//   - fencevalue and fencevaluetoken: the value last published (base64)
+//     and the token of its lease; absent until a Publish, dropped by the
+//     next Acquire. A value of another token than fencetoken is ignored.
 //
 // Other metadata on the blob is kept on every rewrite. Whether the key is
 // held is the blob's own lease state (leased or breaking: held), timed by

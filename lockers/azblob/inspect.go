@@ -9,7 +9,8 @@ import (
 )
 
 // Inspect implements driver.Locker with one read of the blob's
-// properties. Held is true while a lease is active. Azure does not say
+// properties. Held is true while a lease is active, and Value is then
+// the value published with it. Azure does not say
 // when a lease ends, so ValidUntil is zero. While an acquirer is between
 // its lease and its token write (one round trip), Inspect shows the key
 // held by the previous owner and token, or as never acquired on a key's
@@ -25,5 +26,11 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 	case err != nil:
 		return fence.LockInfo{}, wrap("read", err)
 	}
-	return r.info(key), nil
+	info := r.info(key)
+	if info.Held {
+		if info.Value, err = r.published(key); err != nil {
+			return fence.LockInfo{}, err
+		}
+	}
+	return info, nil
 }

@@ -28,6 +28,7 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 // probeRead is the probe of key: one Get Blob Properties (a HEAD
 // request). It is not conditioned on the ETag: lease operations do not
 // change the ETag, only the lease state that the answer's headers carry.
+// A Publish changes the metadata, which the reading's Value shows.
 func (d *store) probeRead(ctx context.Context, key string, _ probe.Reading) (probe.Reading, error) {
 	r, err := d.read(ctx, key, "")
 	switch {
@@ -40,6 +41,9 @@ func (d *store) probeRead(ctx context.Context, key string, _ probe.Reading) (pro
 	if r.leased {
 		reading.Version += " leased"
 		reading.Holder = r.owner + " " + r.token.String()
+		if reading.Value, err = r.published(key); err != nil {
+			return probe.Reading{}, err
+		}
 	}
 	return reading, nil
 }

@@ -1,6 +1,7 @@
 package azblob
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -24,6 +25,14 @@ const (
 	metaOwner = "fenceowner"
 	// metaTTL holds the duration of the last lease in whole seconds.
 	metaTTL = "fencettl"
+	// metaValue holds the value published with a lease (Publish), in
+	// standard base64 (metadata values are HTTP header text), and
+	// metaValueToken the token of the lease it was published with: a
+	// value of another token belongs to an earlier lease and is not
+	// shown. Both are absent until the first Publish, removed by a
+	// Publish of "", and dropped by the next Acquire's token write.
+	metaValue      = "fencevalue"
+	metaValueToken = "fencevaluetoken"
 )
 
 // record is what a lock blob says: the last token issued, its owner and
@@ -94,7 +103,7 @@ func (r record) next(key, owner string, ttl time.Duration) (fence.Token, map[str
 	meta := make(map[string]*string, len(r.meta)+3)
 	for k, v := range r.meta {
 		switch strings.ToLower(k) {
-		case metaToken, metaOwner, metaTTL:
+		case metaToken, metaOwner, metaTTL, metaValue, metaValueToken:
 		default:
 			meta[k] = v
 		}
@@ -103,6 +112,60 @@ func (r record) next(key, owner string, ttl time.Duration) (fence.Token, map[str
 	meta[metaOwner] = ptr(owner)
 	meta[metaTTL] = ptr(strconv.Itoa(int(ttl / time.Second)))
 	return t, meta, nil
+}
+
+// withValue returns the metadata of r with value published for the
+// lease of token: every other entry is kept (SetMetadata replaces all of
+// it); "" removes the value.
+func (r record) withValue(token fence.Token, value string) map[string]*string {
+	meta := make(map[string]*string, len(r.meta)+2)
+	for k, v := range r.meta {
+		switch strings.ToLower(k) {
+		case metaValue, metaValueToken:
+		default:
+			meta[k] = v
+		}
+	}
+	if value != "" {
+		meta[metaValue] = ptr(base64.StdEncoding.EncodeToString([]byte(value)))
+		meta[metaValueToken] = ptr(token.String())
+	}
+	return meta
+}
+
+// published returns the value published with the lease of r's token, ""
+// if none (or one of an earlier lease). A value token that is not a
+// token, or a value of this lease that is missing, not base64 or longer
+// than fence.MaxValueLen, gets a *fence.CorruptError naming key. Only
+// Inspect and the probes read it: a broken value never stops an Acquire,
+// whose token write drops it.
+func (r record) published(key string) (string, error) {
+	vt, ok := lookup(r.meta, metaValueToken)
+	if !ok {
+		return "", nil
+	}
+	corrupt := func(reason string, err error) (string, error) {
+		return "", &fence.CorruptError{Key: key, Reason: reason, Err: err}
+	}
+	t, err := fence.ParseToken(vt)
+	if err != nil {
+		return corrupt(metaValueToken+" is not a token: "+tokenReason(err), nil)
+	}
+	if t != r.token {
+		return "", nil
+	}
+	enc, ok := lookup(r.meta, metaValue)
+	if !ok {
+		return corrupt(fmt.Sprintf("%s %d without a %s", metaValueToken, t, metaValue), nil)
+	}
+	v, err := base64.StdEncoding.DecodeString(enc)
+	switch {
+	case err != nil:
+		return corrupt(metaValue+" is not base64", err)
+	case len(v) > fence.MaxValueLen:
+		return corrupt(fmt.Sprintf("%s has %d bytes, more than %d", metaValue, len(v), fence.MaxValueLen), nil)
+	}
+	return string(v), nil
 }
 
 // info describes r as LockInfo. A leased blob whose token is 0 is being

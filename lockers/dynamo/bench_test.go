@@ -144,3 +144,38 @@ func BenchmarkHandOff(b *testing.B) {
 	polled := newLocker(b, emulators.DynamoClient(b, nil), table, &Options{ProbeInterval: probe.Off})
 	probetest.HandOff(b, holder.Locker, probed.Locker, polled.Locker)
 }
+
+// BenchmarkLockAll compares Session.LockAll of 2 and 8 keys with as many
+// Session.Lock calls one after another, each cycle with its release, on
+// one table, each side on its own Locker and counting client,
+// alternating (see probetest.LockAll). On an endpoint with transactions
+// LockAll is one BatchGetItem and one TransactWriteItems; on dynalite,
+// which has none, it takes the keys one at a time too. Run it with
+//
+//	go test -run '^$' -bench LockAll -benchtime 100x -count 5 ./lockers/dynamo/
+func BenchmarkLockAll(b *testing.B) {
+	for _, n := range []int{2, 8} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			plain := emulators.DynamoClient(b, nil)
+			table := newTable(b, plain, nil)
+			side := func() probetest.Side {
+				f := newFaulty(b)
+				l := newLocker(b, emulators.DynamoClient(b, f), table, nil)
+				return probetest.Side{Locker: l.Locker, Requests: f.total}
+			}
+			probetest.LockAll(b, n, side(), side())
+		})
+	}
+}
+
+// BenchmarkPublishNotice measures how soon a follower's probe sees a
+// Publish (see probetest.PublishNotice):
+//
+//	go test -run '^$' -bench PublishNotice -benchtime 200x ./lockers/dynamo/
+func BenchmarkPublishNotice(b *testing.B) {
+	client := emulators.DynamoClient(b, nil)
+	table := newTable(b, client, nil)
+	holder := newLocker(b, client, table, nil)
+	follower := newLocker(b, emulators.DynamoClient(b, nil), table, nil)
+	probetest.PublishNotice(b, holder.Locker, follower.Locker, time.Hour)
+}

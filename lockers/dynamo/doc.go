@@ -16,9 +16,10 @@
 // Acquire writes nothing and reads the item once to report the holder.
 // Renew and Release are conditional on the owner and token of the lease
 // (the pair names one acquisition: every Acquire increments the token), and
-// write a new version too. Nothing uses transactions. Each method is one
-// request; a failed Acquire is two on stores that do not return the item
-// with a failed condition (ReturnValuesOnConditionCheckFailure).
+// write a new version too. Only Session.LockAll uses a transaction (see
+// "Several keys at once"). Each method is one request; a failed Acquire is
+// two on stores that do not return the item with a failed condition
+// (ReturnValuesOnConditionCheckFailure).
 //
 // An item someone edited by hand so that it breaks these rules (a token
 // that is not a whole number from 1 to 2^64-1, a missing or mistyped
@@ -124,6 +125,53 @@
 // less, or negative (off) to poll at fence.SessionOptions.PollInterval
 // instead.
 //
+// # Public values
+//
+// Locker.Publish (Handle.Publish) keeps a value of up to fence.MaxValueLen
+// bytes with a lease, for an election's followers: one UpdateItem,
+// conditional on the lease's owner and token and on held, sets the
+// attributes value (B, the bytes as given) and value_token (N, the
+// lease's token); a Publish of "" removes both. Inspect reports the value
+// only while the lease is held and only when value_token is the item's
+// token, so a later lease starts with none although Acquire, Renew,
+// Release and Break never touch the value: they cost what they cost
+// without it. A value adds its bytes to the item, and a write costs one
+// write capacity unit per KB of the larger of the item before and after
+// it: with a long key and a long value, renewals may cost two.
+//
+// A Publish writes no new version, so it is no renewal: a clock-free
+// contender that watches the item keeps counting from the last renewal,
+// and a holder that died right after publishing is taken over exactly as
+// soon as it would have been without the Publish (TestPublishIsNoRenewal);
+// in trusted-clock mode the stored expiry stays too. The probes of
+// waiting Lockers (see "Waiting") read the value and wake their waiters
+// when it changes, so followers see a new value within a probe interval.
+// DynamoDB has no schema of attributes: tables made by earlier releases
+// need nothing new, and Create adds nothing.
+//
+// # Several keys at once
+//
+// fence.Session.LockAll of up to MaxLockAllKeys (100) keys is one atomic
+// operation when the client is a TransactAPI, as a *dynamodb.Client is:
+// one consistent BatchGetItem reads every item and decides as Acquire
+// does (a key held, or not yet expired for this Locker, is a
+// *fence.HeldError and nothing is written), then one TransactWriteItems
+// writes every lease, each update conditional on the version it read (or
+// on the item's absence) and setting the next token. Two requests for
+// any number of keys, against one per key taken one at a time; each
+// item of a transaction costs two write capacity units instead of one. A
+// key that changed in between cancels the whole transaction; the
+// cancellation names it, and the Session waits for it or reports it as
+// busy. The SDK repeats a transaction whose answer was lost with the same
+// ClientRequestToken, which DynamoDB applies only once. More keys, a
+// client that is no TransactAPI, or an endpoint without transactions
+// (dynalite) make the Session take the keys one at a time in order,
+// releasing what it took when one is busy. dynalite has no
+// TransactWriteItems: the tests of the transaction
+// (TestLockAllInOneTransaction, TestLockAllTransactionRaced and the
+// conformance suite's LockAll cases) pass on DynamoDB Local 1.25.1, AWS's
+// emulator, and skip on dynalite; DynamoDB itself is untested.
+//
 // # Ambiguous outcomes
 //
 // Every write carries a fresh random version. When a write fails in a way
@@ -157,6 +205,10 @@
 //     not a DynamoDB Time to Live attribute.
 //   - held (BOOL): true from Acquire until Release or Break sets it false
 //     (with a new version), leaving the other attributes as they were.
+//   - value (B) and value_token (N): the value last published and the
+//     token of the lease it was published with (see "Public values");
+//     absent until a Publish. A value whose value_token is not the
+//     item's token belongs to an earlier lease and is ignored.
 //
 // A table made with other tools needs exactly one key, a HASH key of type
 // S named by Options.KeyAttribute, and no sort key; any billing mode
@@ -194,5 +246,8 @@
 // # Emulators
 //
 // The package is tested on dynalite; CONTRIBUTING.md lists where it
-// differs from DynamoDB.
+// differs from DynamoDB. dynalite 4.0.0 answers TransactWriteItems with
+// UnknownOperationException: there, LockAll takes the keys one at a time
+// (the Locker asks once and remembers), after one BatchGetItem that still
+// refuses a set with a busy key without writing anything.
 package dynamo

@@ -91,7 +91,7 @@ func New(api DynamoDBAPI, table string, opts *Options) (*fence.Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	return driver.NewLocker(d.driver(), &driver.LockerOptions{Clock: d.clock})
 }
 
 // newStore checks the arguments of New and returns the store they make,

@@ -38,7 +38,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 	}
 	var (
 		mu  sync.Mutex
-		api = client
+		api = suiteAPI(t, client)
 		obs = clockfree.NewObservations()
 	)
 	locker := func(t *testing.T) *testLocker {
@@ -75,7 +75,7 @@ func harness(t *testing.T, trusted bool) lockertest.Harness {
 			fresh := emulators.DynamoClient(t, nil)
 			mu.Lock()
 			defer mu.Unlock()
-			api, obs = fresh, clockfree.NewObservations()
+			api, obs = suiteAPI(t, fresh), clockfree.NewObservations()
 		},
 	}
 }

@@ -71,7 +71,7 @@ func newSeenLocker(t testing.TB, api DynamoDBAPI, table string, opts *Options, o
 	if err != nil {
 		t.Fatalf("New(%q): %v", table, err)
 	}
-	l, err := driver.NewLocker(d, &driver.LockerOptions{Clock: d.clock})
+	l, err := driver.NewLocker(d.driver(), &driver.LockerOptions{Clock: d.clock})
 	if err != nil {
 		t.Fatalf("New(%q): %v", table, err)
 	}
@@ -82,6 +82,9 @@ func newSeenLocker(t testing.TB, api DynamoDBAPI, table string, opts *Options, o
 func storeOf(t testing.TB, l *fence.Locker) *store {
 	t.Helper()
 	d, ok := driver.LockerOf(l).(*store)
+	if tx, isTx := driver.LockerOf(l).(*txStore); isTx {
+		d, ok = tx.store, true
+	}
 	if !ok {
 		t.Fatalf("the Locker's driver is a %T, not a *store", driver.LockerOf(l))
 	}

@@ -13,7 +13,8 @@ import (
 // unchanged for its lease, and ValidUntil is when that will be. In
 // trusted-clock mode Held is false once the stored expiry plus
 // MaxClockSkew has passed, and ValidUntil is the stored expiry (zero
-// within the skew allowance). An item that breaks the table's invariants
+// within the skew allowance). Value is the value published with the
+// lease while it is held. An item that breaks the table's invariants
 // gets an error matching fence.ErrCorrupt.
 func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	item, err := d.read(ctx, key)
@@ -29,5 +30,11 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 		return fence.LockInfo{Key: key}, nil
 	}
 	held, until := d.holding(key, r, now)
-	return fence.LockInfo{Key: key, Held: held, Owner: r.owner, Token: r.token, ValidUntil: until}, nil
+	info := fence.LockInfo{Key: key, Held: held, Owner: r.owner, Token: r.token, ValidUntil: until}
+	if held {
+		if info.Value, err = parseValue(key, item, r.token); err != nil {
+			return fence.LockInfo{}, err
+		}
+	}
+	return info, nil
 }

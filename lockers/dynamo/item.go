@@ -19,9 +19,15 @@ const (
 	attrLease   = "lease_ms"   // N: lease duration in milliseconds
 	attrExpires = "expires_ms" // N: writer's wall clock + lease, Unix ms
 	attrHeld    = "held"       // BOOL: false once released or broken
+	// The value published with a lease (Locker.Publish), and the token of
+	// the lease it was published with: a value whose token is not the
+	// item's token belongs to an earlier lease and is not shown. Both are
+	// absent until the first Publish, and removed by a Publish of "".
+	attrValue      = "value"       // B: the value's bytes
+	attrValueToken = "value_token" // N: the token it was published with
 )
 
-var itemAttributes = []string{attrOwner, attrToken, attrVersion, attrLease, attrExpires, attrHeld}
+var itemAttributes = []string{attrOwner, attrToken, attrVersion, attrLease, attrExpires, attrHeld, attrValue, attrValueToken}
 
 // maxMillis is the largest millisecond count a time.Duration or a
 // time.Time in Unix nanoseconds can hold.
@@ -35,6 +41,25 @@ type record struct {
 	lease   time.Duration
 	expires time.Time // on the writer's wall clock
 	held    bool
+}
+
+// parseValue returns the value published with the lease of token in
+// item, "" if none. A value published with an earlier lease (another
+// value_token) does not count and is not read. A value_token that is not a
+// token, or a value of this lease that is missing, not binary or longer
+// than fence.MaxValueLen, gets a *fence.CorruptError naming key; the
+// next Publish writes both attributes anew. Acquire, Renew and Release do
+// not read the value, so a broken one never stops them.
+func parseValue(key string, item map[string]types.AttributeValue, token fence.Token) (string, error) {
+	p := parser{key: key, item: item}
+	if _, ok := item[attrValueToken]; !ok {
+		return "", nil
+	}
+	if fence.Token(p.uint(attrValueToken, math.MaxUint64)) != token || p.err != nil {
+		return "", p.err
+	}
+	v := p.bytes(attrValue, fence.MaxValueLen)
+	return v, p.err
 }
 
 // parseItem turns a lease item into a record. ok is false when item is
@@ -118,6 +143,22 @@ func (p *parser) uint(name string, limit uint64) uint64 {
 		p.fail(name, fmt.Sprintf("is a %s, not a number", typeName(v)), nil)
 	}
 	return 0
+}
+
+// bytes reads a binary attribute of at most limit bytes.
+func (p *parser) bytes(name string, limit int) string {
+	switch v := p.attr(name).(type) {
+	case nil:
+	case *types.AttributeValueMemberB:
+		if len(v.Value) > limit {
+			p.fail(name, fmt.Sprintf("has %d bytes, more than %d", len(v.Value), limit), nil)
+			return ""
+		}
+		return string(v.Value)
+	default:
+		p.fail(name, fmt.Sprintf("is a %s, not binary", typeName(v)), nil)
+	}
+	return ""
 }
 
 func (p *parser) bool(name string) bool {

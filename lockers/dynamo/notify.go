@@ -29,15 +29,17 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 }
 
 // probeRead is the probe of key: one consistent GetItem of the lease's
-// attributes (one read unit for any lease item). In clock-free mode it
-// records what it saw, like a failed Acquire.
+// attributes and its value (one read unit for any lease item). In
+// clock-free mode it records what it saw, like a failed Acquire. A
+// Publish changes the value, not the version: the reading's Value tells
+// the Prober.
 func (d *store) probeRead(ctx context.Context, key string, _ probe.Reading) (probe.Reading, error) {
 	out, err := d.api.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                aws.String(d.table),
 		Key:                      d.itemKey(key),
 		ConsistentRead:           aws.Bool(true),
-		ProjectionExpression:     aws.String("#o, #t, #v, #l, #e, #h"),
-		ExpressionAttributeNames: d.names("#o", "#t", "#v", "#l", "#e", "#h"),
+		ProjectionExpression:     aws.String("#o, #t, #v, #l, #e, #h, #pv, #pt"),
+		ExpressionAttributeNames: d.names("#o", "#t", "#v", "#l", "#e", "#h", "#pv", "#pt"),
 	})
 	if err != nil {
 		return probe.Reading{}, sdkError("GetItem", err)
@@ -55,6 +57,9 @@ func (d *store) probeRead(ctx context.Context, key string, _ probe.Reading) (pro
 	if r.held {
 		reading.Holder = r.owner + " " + r.token.String()
 		reading.Ends = d.ends(key, r, now)
+		if reading.Value, err = parseValue(key, out.Item, r.token); err != nil {
+			return probe.Reading{}, err
+		}
 	}
 	return reading, nil
 }

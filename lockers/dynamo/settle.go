@@ -82,20 +82,42 @@ func (d *store) itemKey(key string) map[string]types.AttributeValue {
 
 // names maps the placeholders of every expression to the attributes.
 // DynamoDB rejects placeholders an expression does not use, so each
-// method passes only the ones it uses.
+// method passes only the ones it uses; none means those of the lease
+// (all but the value's).
 func (d *store) names(placeholders ...string) map[string]string {
-	all := map[string]string{
-		"#k": d.keyAttr, "#o": attrOwner, "#t": attrToken, "#v": attrVersion,
-		"#l": attrLease, "#e": attrExpires, "#h": attrHeld,
-	}
 	if len(placeholders) == 0 {
-		return all
+		placeholders = []string{"#k", "#o", "#t", "#v", "#l", "#e", "#h"}
 	}
 	out := make(map[string]string, len(placeholders))
 	for _, p := range placeholders {
-		out[p] = all[p]
+		out[p] = d.attrName(p)
 	}
 	return out
+}
+
+// attrName returns the attribute of placeholder p.
+func (d *store) attrName(p string) string {
+	switch p {
+	case "#k":
+		return d.keyAttr
+	case "#o":
+		return attrOwner
+	case "#t":
+		return attrToken
+	case "#v":
+		return attrVersion
+	case "#l":
+		return attrLease
+	case "#e":
+		return attrExpires
+	case "#h":
+		return attrHeld
+	case "#pv":
+		return attrValue
+	case "#pt":
+		return attrValueToken
+	}
+	panic("dynamo: unknown placeholder " + p)
 }
 
 // sdkError names the call that failed with err. A table that does not

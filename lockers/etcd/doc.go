@@ -22,7 +22,15 @@
 //     the transaction that creates the lock record, its mod revision is
 //     the last token issued, which Inspect reports for a free key.
 //
-// The "held/" and "last/" parts keep the two apart whatever the key:
+// A key whose holder published a value (Locker.Publish) has a third:
+//
+//   - P + "value/" + K, the value record: "fence1:", the token of the
+//     lease the value was published with, ':' and the value's bytes;
+//     attached to no lease. Inspect reports the value only while the
+//     lock record holds that token, so a value ends with its lease
+//     although the record stays until the key's next Publish.
+//
+// The "held/", "last/" and "value/" parts keep them apart whatever the key:
 // "last/x" and "x" are different lock keys with different records. Do not
 // write keys under P by hand; to free a key, do what Break does (delete
 // the lock record; never revoke its etcd lease, which holds other keys).
@@ -154,12 +162,38 @@
 // two round trips, as a concurrency.Mutex's TryLock and Unlock on a
 // long-lived session do.
 //
+// # Public values
+//
+// Publish is one transaction (a raft write): if the lock record's create
+// revision is the lease's token and its value names the lease's owner, it
+// puts the value record and puts the lock record again unchanged, keeping
+// its etcd lease, its create revision and so its token; the release
+// watches (below) see that put, so waiters and an election's followers
+// wake on a Publish as on a release. Otherwise it answers
+// fence.ErrNotHeld. A value record that does not parse is reported by
+// Inspect with fence.ErrCorrupt while its key is held. Acquire, Renew and
+// Release do not touch the value record and cost what they did without
+// it.
+//
+// # Multi-key locks
+//
+// fence.Session.LockAll takes up to MaxMultiKeys (64) keys in one
+// transaction, all or nothing: it compares every lock record's create
+// revision with 0, and puts every lock record (on the shared etcd lease)
+// and last record, or reads the lock records and writes nothing. Every key
+// of the set gets the transaction's revision as its token: above each
+// key's earlier tokens, as for one key. A busy key gets a
+// fence.HeldError naming it. A larger set, or a transaction the server
+// refuses as too large (a --max-txn-ops below 128), is taken one key at a
+// time in order by the Session.
+//
 // # Release notifications
 //
 // A fence.Session.Lock waiting for a key on this locker does not poll: the
 // store is a driver.ReleaseNotifier that watches the key's lock record
 // for deletions, which a Release, a Break and the expiry of the holder's
-// lease all are, whichever process made them. NotifyRelease returns once
+// lease all are, whichever process made them, and for the put of a
+// Publish (the put that creates the record wakes nobody). NotifyRelease returns once
 // the server confirmed the watch (etcd's created notification), so no
 // release after it returns is missed. The client resumes a watch across a
 // lost connection or a restarted member from the last revision it saw;

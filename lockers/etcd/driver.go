@@ -331,11 +331,12 @@ func (d *store) Break(ctx context.Context, key string) error {
 	return err
 }
 
-// Inspect implements driver.Locker: it reads the lock record and the
-// last record in one transaction, and, when the key is held, asks the
-// remaining time of its etcd lease.
+// Inspect implements driver.Locker: it reads the lock record, the last
+// record and the value record in one transaction, and, when the key is
+// held, asks the remaining time of its etcd lease. The value is the
+// holder's when the value record names the lock record's token.
 func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
-	resp, err := d.c.Txn(ctx).Then(clientv3.OpGet(d.held(key)), clientv3.OpGet(d.last(key))).Commit()
+	resp, err := d.c.Txn(ctx).Then(clientv3.OpGet(d.held(key)), clientv3.OpGet(d.last(key)), clientv3.OpGet(d.value(key))).Commit()
 	if err != nil {
 		return fence.LockInfo{}, err
 	}
@@ -343,6 +344,10 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 	lastKVs := resp.Responses[1].GetResponseRange().Kvs
 	if len(heldKVs) > 0 {
 		r, err := parseLock(key, heldKVs[0])
+		if err != nil {
+			return fence.LockInfo{}, err
+		}
+		value, err := heldValue(key, r, resp.Responses[2].GetResponseRange().Kvs)
 		if err != nil {
 			return fence.LockInfo{}, err
 		}
@@ -356,7 +361,7 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 				until = u
 			}
 		}
-		return fence.LockInfo{Key: key, Held: alive, Owner: r.owner, Token: r.token, ValidUntil: until}, nil
+		return fence.LockInfo{Key: key, Held: alive, Owner: r.owner, Token: r.token, ValidUntil: until, Value: value}, nil
 	}
 	if len(lastKVs) == 0 {
 		return fence.LockInfo{Key: key}, nil

@@ -15,9 +15,10 @@ import (
 const rewatchDelay = 200 * time.Millisecond
 
 // NotifyRelease implements driver.ReleaseNotifier with an etcd watch on
-// key's lock record that passes on its deletions: a Release, a Break, or
+// key's lock record that passes on its deletions (a Release, a Break, or
 // the server revoking an expired lease, so that waiters wake on expiry
-// too. It returns once the server has set up the watch (etcd's created
+// too) and its puts other than its creation (a Publish, which puts the
+// record again unchanged). It returns once the server has set up the watch (etcd's created
 // notification), so a deletion after it returns is never missed.
 //
 // The watch asks for a leader (clientv3.WithRequireLeader): a member that
@@ -45,7 +46,7 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 		for {
 			for resp := range wch {
 				for _, ev := range resp.Events {
-					if ev.Type == clientv3.EventTypeDelete {
+					if ev.Type == clientv3.EventTypeDelete || !ev.IsCreate() {
 						signal()
 						break
 					}
@@ -77,10 +78,10 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 	return c, stop, nil
 }
 
-// watch sets up a watch of key's lock record's deletions that lives as long
+// watch sets up a watch of key's lock record that lives as long
 // as wctx, and waits, as long as ctx, until the server has created it.
 func (d *store) watch(ctx, wctx context.Context, key string) (clientv3.WatchChan, error) {
-	wch := d.c.Watch(clientv3.WithRequireLeader(wctx), d.held(key), clientv3.WithCreatedNotify(), clientv3.WithFilterPut())
+	wch := d.c.Watch(clientv3.WithRequireLeader(wctx), d.held(key), clientv3.WithCreatedNotify())
 	select {
 	case resp, ok := <-wch:
 		switch {

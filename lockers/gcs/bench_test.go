@@ -85,3 +85,15 @@ func BenchmarkHandOff(b *testing.B) {
 	polled := newLocker(b, bucket, nil, &Options{ProbeInterval: probe.Off})
 	probetest.HandOff(b, holder.Locker, probed.Locker, polled.Locker)
 }
+
+// BenchmarkPublishNotice measures how soon a follower's probe sees a
+// Publish (see probetest.PublishNotice). fake-gcs-server does not limit
+// writes to one object name to about one a second, as Cloud Storage does:
+//
+//	go test -run '^$' -bench PublishNotice -benchtime 200x ./lockers/gcs/
+func BenchmarkPublishNotice(b *testing.B) {
+	bucket := newBucket(b)
+	holder := newLocker(b, bucket, nil, nil)
+	follower := newLocker(b, bucket, nil, nil)
+	probetest.PublishNotice(b, holder.Locker, follower.Locker, time.Hour)
+}

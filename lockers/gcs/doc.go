@@ -106,7 +106,8 @@
 // generation changed (ifGenerationNotMatch: Cloud Storage answers 304
 // Not Modified, without a body, when it did not), reads the record when
 // it did, and wakes the waiter when the record shows the lease released,
-// broken or taken over by another owner, whichever client did it.
+// broken or taken over by another owner, or another published value,
+// whichever client did it.
 // Waiters of one key in one Locker share one probe, which stops when the
 // last of them stops waiting; a wait starts with one read of the record,
 // before the first attempt. The waiter also wakes when the lease runs out
@@ -146,6 +147,46 @@
 // nothing is read back and the error wraps ctx.Err(): the write may still
 // have been applied, as the fence.Locker contract says.
 //
+// # Public values
+//
+// Locker.Publish (Handle.Publish) keeps a value of up to fence.MaxValueLen
+// bytes with a lease, for an election's followers, in the field "value"
+// of the record (any bytes, in base64): the record is rewritten with it
+// under the same precondition as a renewal, on the generation this Locker
+// last saw, with a new write id; a Publish of "" removes the field.
+// Renewals keep the value; Acquire, Release and Break write records
+// without it, so a later lease starts with none, and Inspect reports it
+// only while the lease is held. The lease's duration and, in
+// trusted-clock mode, its stored expiry stay as the last renewal wrote
+// them: the holder's own lease is not extended. Every write makes a new
+// generation, which a clock-free contender cannot tell from a renewal: it
+// starts its full-lease watch again from the Publish, as it would for a
+// renewal sent at that moment and never for longer. A holder that died
+// right after a Publish is taken over a full lease after it, as after a
+// renewal; a lease that ran out on its holder's clock publishes nothing. The probes of waiting Lockers (see Waiting)
+// see the new generation, read the record and wake their waiters when the
+// value changed, so followers see it within a probe interval.
+// A Publish is a write of the object like a renewal, and Cloud Storage's
+// write rate counts it (see Write rate): publish at most about once a
+// second, and not in the same second as a renewal, or it is throttled and
+// retried.
+//
+// A record without a value is written byte for byte as by earlier
+// releases, which read it as before. Earlier releases refuse a record
+// that carries a value (an unknown field: fence.ErrCorrupt) until its
+// lease ends; upgrade every process that uses a bucket before any of
+// them publishes.
+//
+// # Several keys at once
+//
+// Cloud Storage has no operation that writes several objects at once, so
+// fence.Session.LockAll takes the keys one at a time in a global order and
+// releases what it took when one is busy: the set is all or nothing for
+// the caller, but not one atomic step in the store (another process may
+// see part of it held for a moment). Measured against the same number of
+// Session.Lock calls one after another (BenchmarkLockAll in lockers/s3):
+// the same requests, and about the same time.
+//
 // # The stored object
 //
 // One object per key, named Options.Prefix + key (at most
@@ -167,6 +208,9 @@
 //     write plus the lease, in Unix nanoseconds.
 //   - "write" (string): a random id, new on every write, by which a writer
 //     finds its own lost write.
+//   - "value" (string): in held records only, and only after a Publish,
+//     the published value in standard base64, at most fence.MaxValueLen
+//     bytes once decoded.
 //
 // For example:
 //

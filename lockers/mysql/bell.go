@@ -59,6 +59,7 @@ const (
 type bellWant struct {
 	token   int64
 	until   time.Time
+	toll    bool      // free it for an instant (Publish), then take it again
 	tries   int       // failed takes so far
 	retryAt time.Time // when to try to take it again
 }
@@ -105,6 +106,17 @@ func (b *bells) extend(name string, token int64, until time.Time) {
 	defer b.mu.Unlock()
 	if w := b.want[name]; w != nil && w.token == token && until.After(w.until) {
 		w.until = until
+	}
+}
+
+// toll frees name's bell for an instant and takes it again, if the
+// lease of token wants it and it is held, which wakes its waiters.
+func (b *bells) toll(name string, token int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w := b.want[name]; w != nil && w.token == token && b.held[name] {
+		w.toll = true
+		b.wakeLocked()
 	}
 }
 
@@ -190,8 +202,11 @@ func (b *bells) run() {
 			take = append(take, name)
 		}
 		for name := range b.held {
-			if b.want[name] == nil {
-				free = append(free, name)
+			if w := b.want[name]; w == nil || w.toll {
+				free = append(free, name) // a tolled one is taken again next round
+				if w != nil {
+					w.toll, w.tries, w.retryAt = false, 0, time.Time{}
+				}
 			}
 		}
 		check := false

@@ -30,12 +30,16 @@ type store struct {
 	prep  *prepared
 	bells *bells        // nil when the wake-ups are off
 	slots chan struct{} // one per waiting connection; nil: none
+	local localWaiters  // this Locker's waiters, for Publish
 }
 
 var (
 	_ driver.Locker  = (*store)(nil)
 	_ driver.Creator = (*store)(nil)
 	_ driver.Aser    = (*store)(nil)
+
+	_ driver.Publisher     = (*store)(nil)
+	_ driver.MultiAcquirer = (*store)(nil)
 )
 
 // Info implements driver.Locker.
@@ -54,7 +58,10 @@ func (d *store) As(target any) bool {
 }
 
 // Create implements driver.Creator: it creates the lease table if it is
-// missing (fence.Locker.Create calls it).
+// missing, and adds the value columns to one made without them (by an
+// earlier version; fence.Locker.Create calls it). Replicas may run it
+// at once: the server's metadata locks serialise them, and the one that
+// finds the columns added meanwhile succeeds.
 func (d *store) Create(ctx context.Context) error {
 	if _, err := d.db.ExecContext(ctx, schemaSQL(d.table)); err != nil {
 		if me, ok := errors.AsType[*mysqldrv.MySQLError](err); ok && me.Number == erBadDB {
@@ -62,7 +69,24 @@ func (d *store) Create(ctx context.Context) error {
 		}
 		return fmt.Errorf("CREATE TABLE %s: %w", d.table, classify("create", err))
 	}
+	if _, err := d.db.ExecContext(ctx, d.q.hasValue); serverError(err) != erBadField {
+		if err != nil {
+			return fmt.Errorf("read the columns of %s: %w", d.table, classify("create", err))
+		}
+		return nil
+	}
+	if _, err := d.db.ExecContext(ctx, d.q.addValue); err != nil && serverError(err) != erDupField {
+		return fmt.Errorf("add the value columns to %s: %w", d.table, classify("create", err))
+	}
 	return nil
+}
+
+// serverError returns the server's error number in err, or 0.
+func serverError(err error) uint16 {
+	if me, ok := errors.AsType[*mysqldrv.MySQLError](err); ok {
+		return me.Number
+	}
+	return 0
 }
 
 // dialect returns whether the server has INSERT .. RETURNING, asking its
@@ -92,6 +116,9 @@ const (
 	erQueryKilled    = 1317 // ER_QUERY_INTERRUPTED
 	erConnKilled     = 1927 // ER_CONNECTION_KILLED (MariaDB)
 	erServerShutdown = 1053 // ER_SERVER_SHUTDOWN
+	erBadField       = 1054 // ER_BAD_FIELD_ERROR: unknown column
+	erDupField       = 1060 // ER_DUP_FIELDNAME: the column exists
+	erDupEntry       = 1062 // ER_DUP_ENTRY
 )
 
 // tries is how many times a statement undone by a deadlock or a lock wait

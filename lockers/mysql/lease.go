@@ -174,10 +174,21 @@ func (d *store) Break(ctx context.Context, key string) error {
 // Inspect implements driver.Locker. ValidUntil is the server's
 // remaining time added to the send time on the driver's clock. A row that
 // breaks the table's invariants gets a *fence.CorruptError.
+//
+// On a table made without the value columns (by an earlier version),
+// Inspect reads the row without them, with a second statement.
 func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
-	var cols rowCols
+	var (
+		cols  rowCols
+		value []byte
+	)
 	sent := d.clock.Now()
-	err := d.queryRow(ctx, d.q.inspect, key).Scan(cols.dest()...)
+	err := d.queryRow(ctx, d.q.inspectValue, key).Scan(append(cols.dest(), &value)...)
+	if serverError(err) == erBadField {
+		value = nil
+		sent = d.clock.Now()
+		err = d.queryRow(ctx, d.q.inspect, key).Scan(cols.dest()...)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return fence.LockInfo{Key: key}, nil
 	}
@@ -190,7 +201,10 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 	}
 	info := fence.LockInfo{Key: key, Owner: r.owner, Token: r.token}
 	if r.held() {
-		info.Held, info.ValidUntil = true, sent.Add(r.left)
+		if len(value) > fence.MaxValueLen { // the column holds 512 bytes: a table altered by hand
+			return fence.LockInfo{}, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("value holds %d bytes, more than %d", len(value), fence.MaxValueLen)}
+		}
+		info.Held, info.ValidUntil, info.Value = true, sent.Add(r.left), string(value)
 	}
 	return info, nil
 }

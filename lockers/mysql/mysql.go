@@ -21,6 +21,16 @@
 //   - expires_at DATETIME(6): when the current lease ends, in UTC on the
 //     server's clock (UTC_TIMESTAMP(6)), or NULL when the key is free
 //     (released or broken).
+//   - value VARBINARY(512) and value_token BIGINT: the value last
+//     published with a lease (Locker.Publish; NULL when empty) and that
+//     lease's token. Inspect reports the value only while the lease of
+//     that token is held, so a new lease starts with none and Acquire,
+//     Renew and Release never write these columns.
+//
+// A table made by an earlier version has no value columns: every call
+// but Publish works on it (Inspect with a second statement), and
+// Publish returns an error matching fence.ErrStoreMissing that says to
+// run Create, which adds them (or AddValueSQL, for migration tools).
 //
 // Rows are never deleted: releasing or breaking a lease clears the expiry
 // and keeps the counter, so the next token continues the sequence. Do not
@@ -72,6 +82,22 @@
 //     when the row matched.
 //   - Break is an UPDATE that clears the expiry of a held key; Inspect is
 //     one SELECT.
+//   - Publish is one conditional UPDATE, as Renew, that sets the value
+//     and value_token.
+//   - A fence.Session.LockAll of several keys is one transaction, all or
+//     nothing, at the server's default isolation level: START
+//     TRANSACTION, a SELECT .. FOR UPDATE of the keys' rows in key order
+//     (locking reads see the latest rows), then, when none is held, one
+//     INSERT of the new keys' rows and one UPDATE of the others, and
+//     COMMIT; when a key is held it rolls back, having written nothing.
+//     Four round trips for any number of keys (up to 10,000; larger sets
+//     are taken one key at a time). Rows are locked in key order, so two
+//     LockAll calls never deadlock on existing rows; on new keys,
+//     InnoDB's gap locks (REPEATABLE READ) make two transactions that
+//     create the same new key deadlock, and the server undoes one, which
+//     is sent again (see Errors). A LockAll that meets a held key holds
+//     its rows locked for one round trip, so a Renew or Acquire of those
+//     keys may wait that long.
 //   - A Session's keepalive renews all its due leases with one statement
 //     (RenewBatch; up to 10,000 leases and 4 MB of keys and owners per
 //     statement): an INSERT .. ON DUPLICATE KEY UPDATE of their rows that
@@ -140,6 +166,11 @@
 //     frees it just after the Release (or Break) that freed the row, or
 //     once the lease has run out when it was never released. The
 //     connection goes back to the pool when the Locker holds no lease.
+//   - A Publish frees its lease's bell for an instant and takes it
+//     again, which wakes the key's waiters as a release does (an
+//     election's followers see the new value at once); waiters of the
+//     same Locker are woken without the server. A Publish through a
+//     Locker that does not ring the lease's bell wakes only its own.
 //   - A waiting Lock holds a connection of its own that waits in GET_LOCK
 //     on the bell and frees it in the same statement; the holder's
 //     release (or its bell connection's end) wakes it, and Lock tries the

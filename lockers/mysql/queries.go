@@ -16,6 +16,7 @@ package mysql
 // affected rows (clientFoundRows or not).
 type queries struct {
 	acquire, acquireReturning, renew, release, brk, inspect string
+	inspectValue, publish, hasValue, addValue               string
 }
 
 // free is the condition under which Acquire takes an existing row: it is
@@ -83,5 +84,22 @@ WHERE ` + "`key`" + ` = ? AND owner = ? AND token = ? AND expires_at > UTC_TIMES
 		// inspect reads the row, judged by the server's clock.
 		// Parameter: key.
 		inspect: `SELECT ` + rowColumns + ` FROM ` + table + " WHERE `key` = ?",
+
+		// inspectValue is inspect with the value published with the
+		// row's token (NULL: none), on a table that has the value
+		// columns (see schemaSQL). Parameter: key.
+		inspectValue: `SELECT ` + rowColumns + `, IF(value_token = token, value, NULL) FROM ` + table + " WHERE `key` = ?",
+
+		// publish sets the value of the caller's own unexpired lease
+		// (NULL: none), with the lease's token beside it; LAST_INSERT_ID
+		// as renew. Parameters: value, key, owner, token.
+		publish: `UPDATE ` + table + `
+SET value = ?, value_token = token, token = LAST_INSERT_ID(token)
+WHERE ` + "`key`" + ` = ? AND owner = ? AND token = ? AND expires_at > UTC_TIMESTAMP(6)`,
+
+		// hasValue fails with ER_BAD_FIELD_ERROR on a table made
+		// without the value columns, which addValue adds.
+		hasValue: `SELECT value, value_token FROM ` + table + ` LIMIT 0`,
+		addValue: `ALTER TABLE ` + table + ` ADD COLUMN value VARBINARY(512) NULL, ADD COLUMN value_token BIGINT NULL`,
 	}
 }

@@ -45,6 +45,19 @@ func parseTable(name string) (string, error) {
 	return strings.Join(quoted, "."), nil
 }
 
+// AddValueSQL returns the statement that adds the columns of published
+// values (value and value_token, see Publish in the package doc) to a
+// lease table created without them, for users who apply migrations with
+// their own tools; Create adds them itself. An invalid name gets an
+// error matching fence.ErrInvalid.
+func AddValueSQL(table string) (string, error) {
+	quoted, err := parseTable(table)
+	if err != nil {
+		return "", err
+	}
+	return buildQueries(quoted).addValue, nil
+}
+
 // SchemaSQL returns the CREATE TABLE IF NOT EXISTS statement of the lease
 // table named table ("table" or "db.table", as Options.Table; empty means
 // DefaultTable), for users who apply migrations with their own tools. An
@@ -64,13 +77,17 @@ func SchemaSQL(table string) (string, error) {
 //   - token is the fencing token of the last acquisition, a counter that
 //     Acquire increments and nothing else changes;
 //   - expires_at is when the current lease ends, UTC on the server's
-//     clock, or NULL when the key is free (released or broken).
+//     clock, or NULL when the key is free (released or broken);
+//   - value is the value published with the lease of token value_token
+//     (Publish), NULL when none.
 func schemaSQL(table string) string {
 	return "CREATE TABLE IF NOT EXISTS " + table + ` (
-	` + "`key`" + `     VARBINARY(1024) NOT NULL,
-	owner      VARBINARY(1024) NOT NULL,
-	token      BIGINT          NOT NULL,
-	expires_at DATETIME(6)     NULL,
+	` + "`key`" + `      VARBINARY(1024) NOT NULL,
+	owner       VARBINARY(1024) NOT NULL,
+	token       BIGINT          NOT NULL,
+	expires_at  DATETIME(6)     NULL,
+	value       VARBINARY(512)  NULL,
+	value_token BIGINT          NULL,
 	PRIMARY KEY (` + "`key`" + `)
 ) ENGINE=InnoDB ROW_FORMAT=DYNAMIC`
 }

@@ -31,7 +31,7 @@ const (
 )
 
 // errNoWake is NotifyRelease's error when the Locker wakes no waiters.
-var errNoWake = errors.New("waking waiters is off (Options.WakeConns, or a bounded pool); waiters poll")
+var errNoWake = fmt.Errorf("waking waiters is off (Options.WakeConns, or a bounded pool); waiters poll: %w", errors.ErrUnsupported)
 
 // waitStatement waits up to waiterWait for the bell name and frees it at
 // once when it gets it, in the same statement, so that it holds it for no
@@ -81,8 +81,14 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 		defer func() { <-d.slots }()
 		w.run(held)
 	}()
+	unlocal := d.local.add(key, w.c)
 	var once sync.Once
-	stop := func() { once.Do(func() { close(w.stop) }) }
+	stop := func() {
+		once.Do(func() {
+			unlocal()
+			close(w.stop)
+		})
+	}
 	return w.c, stop, nil
 }
 

@@ -72,12 +72,13 @@ func (d *store) As(target any) bool {
 }
 
 // Create implements driver.Creator: it creates the lease table if it is
-// missing (fence.Locker.Create calls it), under the table's advisory lock (see internal/pgcreate), so
+// missing, or adds the value columns to one made without them
+// (fence.Locker.Create calls it), under the table's advisory lock (see internal/pgcreate), so
 // that replicas creating it at once all succeed. A missing schema gets an
 // error that says to create it.
 func (d *store) Create(ctx context.Context) error {
 	table := d.table.Sanitize()
-	_, err := d.db.exec(ctx, pgcreate.Statement([]string{table}, schemaSQL(table)))
+	_, err := d.db.exec(ctx, pgcreate.Statement([]string{table}, schemaSQL(table), addValueSQL(table)))
 	if sqlState(err) == codeUndefinedSchema {
 		if len(d.table) == 2 {
 			schema := pgx.Identifier{d.table[0]}.Sanitize()

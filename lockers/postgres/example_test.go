@@ -119,11 +119,25 @@ func ExampleSchemaSQL() {
 	fmt.Println(ddl)
 	// Output:
 	// CREATE TABLE IF NOT EXISTS "fence_locks" (
-	// 	key        text        PRIMARY KEY,
-	// 	owner      text        NOT NULL,
-	// 	token      bigint      NOT NULL,
-	// 	expires_at timestamptz
+	// 	key         text        PRIMARY KEY,
+	// 	owner       text        NOT NULL,
+	// 	token       bigint      NOT NULL,
+	// 	expires_at  timestamptz,
+	// 	value       text,
+	// 	value_token bigint
 	// )
+}
+
+// AddValueSQL gives a migration tool the statement that brings a lease
+// table made by an earlier version up to date.
+func ExampleAddValueSQL() {
+	ddl, err := postgres.AddValueSQL("fence_locks")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ddl)
+	// Output:
+	// ALTER TABLE "fence_locks" ADD COLUMN IF NOT EXISTS value text, ADD COLUMN IF NOT EXISTS value_token bigint
 }
 
 // Work done inside one transaction can be fenced by the transaction

@@ -63,17 +63,19 @@ func (d *store) Break(ctx context.Context, key string) error {
 }
 
 // Inspect implements driver.Locker. ValidUntil is the server's
-// expiry translated to the driver's clock as for HeldError. A row that
-// breaks the table's invariants gets a *fence.CorruptError.
+// expiry translated to the driver's clock as for HeldError, and Value
+// the value published with the current lease. A row that breaks the
+// table's invariants gets a *fence.CorruptError.
 func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	var (
 		owner     pgtype.Text
 		token     pgtype.Int8
 		expires   pgtype.Timestamptz
 		serverNow pgtype.Timestamptz
+		value     pgtype.Text
 	)
 	sent := d.clock.Now()
-	err := d.db.queryRow(ctx, d.q.inspect, key).Scan(&owner, &token, &expires, &serverNow)
+	err := d.db.queryRow(ctx, d.q.inspect, key).Scan(&owner, &token, &expires, &serverNow, &value)
 	if errors.Is(err, sql.ErrNoRows) { // pgx.ErrNoRows matches it too
 		return fence.LockInfo{Key: key}, nil
 	}
@@ -87,6 +89,9 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 	info := fence.LockInfo{Key: key, Owner: r.owner, Token: r.token}
 	if r.heldAt(serverNow.Time) {
 		info.Held, info.ValidUntil = true, localTime(sent, r.expires, serverNow.Time)
+		if info.Value, err = decodeValue(key, value); err != nil {
+			return fence.LockInfo{}, err
+		}
 	}
 	return info, nil
 }

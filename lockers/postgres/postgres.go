@@ -34,6 +34,16 @@
 // no row, so it takes no row lock, gets no transaction id and commits no
 // WAL. Many contenders on a held key therefore cost the server only reads.
 //
+// A fence.Session.LockAll of several keys is one statement too, all or
+// nothing (up to 1000 keys; a larger set is taken one key at a time): it
+// reads the keys' rows, and when none is held it locks them in key order
+// and takes them all, creating the rows of new keys, each with its own
+// key's next token. When a key is held it writes nothing and locks
+// nothing, and names that key in its fence.HeldError. It never waits for
+// a row lock (it skips a row another transaction has locked, and counts
+// that as a lost race, which the portable layer tries once more), so it
+// cannot take part in a deadlock; a set is taken or not in one commit.
+//
 // Holding a lease is not a safety guarantee, only its token is: pass
 // Lease.Token to a fenced resource (see package fence).
 //
@@ -87,6 +97,18 @@
 //     sets it to token + 1 (1 for a new row); nothing else changes it.
 //   - expires_at timestamptz: when the current lease ends on the server's
 //     clock, or NULL when the key is free (released or broken).
+//   - value text and value_token bigint: the value last published with a
+//     lease (Locker.Publish), in base64 (a value may hold any bytes,
+//     which text cannot; NULL when empty), and that lease's token.
+//     Inspect reports the value only while the lease of that token is
+//     held, so a new lease starts with none and Acquire, Renew and
+//     Release never write these columns.
+//
+// A table made by an earlier version has no value columns. Every call
+// but Publish works on it; Publish returns an error matching
+// fence.ErrStoreMissing that says to run Create, which adds them (or
+// AddValueSQL, for migration tools). To read a value by hand:
+// convert_from(decode(value, 'base64'), 'UTF8').
 //
 // A key is held while expires_at > statement_timestamp(). To look:
 //
@@ -105,7 +127,9 @@
 //
 // A fence.Session.Lock waiting for a key on this locker does not poll: it
 // waits for a notification (the store is a driver.ReleaseNotifier).
-// Release and Break send one, from the statement that frees the row,
+// Release and Break send one, from the statement that frees the row, and
+// Publish from the statement that sets the value (so that an election's
+// followers see a new value at once),
 // with pg_notify on the channel "fence_" followed by the md5 of the
 // quoted table name in hex (for DefaultTable, the md5 of
 // `"fence_locks"`, quotes included), with the md5 of the key's UTF-8

@@ -16,7 +16,7 @@ package postgres
 // times come back as server expiry and server time, which the caller turns
 // into its own clock's time (see localTime).
 type queries struct {
-	acquire, acquireNew, renew, renewBatch, release, brk, inspect string
+	acquire, acquireNew, acquireAll, renew, renewBatch, release, brk, inspect, publish string
 }
 
 func buildQueries(table string) queries {
@@ -105,8 +105,25 @@ RETURNING ` + notify,
 		brk: `UPDATE ` + table + ` SET expires_at = NULL WHERE key = $1 AND expires_at IS NOT NULL
 RETURNING ` + notifyExpr(names, "$2", "$3"),
 
-		// inspect reads the row and the server's time.
+		// inspect reads the row and the server's time, and the value
+		// published with the row's current lease (NULL when none). The
+		// value columns are read through to_jsonb of the row, so that the
+		// statement also runs on a table made without them (see
+		// schemaSQL), where it reads NULL.
 		// Parameter: $1 key.
-		inspect: `SELECT owner, token, expires_at, statement_timestamp() FROM ` + table + ` WHERE key = $1`,
+		inspect: `SELECT t.owner, t.token, t.expires_at, statement_timestamp(),
+	CASE WHEN r->>'value_token' = t.token::text THEN r->>'value' END
+FROM ` + table + ` AS t, to_jsonb(t) AS r WHERE t.key = $1`,
+
+		// publish sets the value of the caller's own unexpired lease
+		// (compare and set; empty clears), marking it with the lease's
+		// token, and notifies the key's waiters as release does.
+		// Parameters: $1 key, $2 owner, $3 token, $4 the value in
+		// base64, $5 the key's notification payload, $6 its probe slot.
+		publish: `UPDATE ` + table + ` SET value = NULLIF($4::text, ''), value_token = token
+WHERE key = $1 AND owner = $2 AND token = $3 AND expires_at > statement_timestamp()
+RETURNING ` + notifyExpr(names, "$5", "$6"),
+
+		acquireAll: acquireAllSQL(table),
 	}
 }

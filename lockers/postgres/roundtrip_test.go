@@ -71,6 +71,30 @@ func testRoundTrips(t *testing.T, l testLocker, rt *roundTrips, want int) {
 			return nil
 		}},
 		{"Break", func(ctx context.Context) error { return l.Break(ctx, "k") }},
+		{"Publish", func(ctx context.Context) error {
+			lease, err := l.Acquire(ctx, "k", time.Minute, nil)
+			if err == nil {
+				err = l.Publish(ctx, lease, "v")
+			}
+			if err == nil {
+				err = l.Break(ctx, "k")
+			}
+			return err
+		}},
+		{"AcquireAll new keys", func(ctx context.Context) error {
+			_, err := l.d.AcquireAll(ctx, []string{uniqueName("new-a"), uniqueName("new-b")}, []string{"o1", "o2"}, time.Minute)
+			return err
+		}},
+		{"AcquireAll", func(ctx context.Context) error {
+			_, err := l.d.AcquireAll(ctx, []string{"k", "other"}, []string{"o1", "o2"}, time.Minute)
+			return err
+		}},
+		{"AcquireAll held keys", func(ctx context.Context) error {
+			if _, err := l.d.AcquireAll(ctx, []string{"k", "other"}, []string{"o1", "o2"}, time.Minute); !errors.Is(err, fence.ErrHeld) {
+				return err
+			}
+			return errors.Join(l.Break(ctx, "k"), l.Break(ctx, "other"))
+		}},
 	}
 	for pass := range 2 { // pass 0 prepares the statements
 		for _, c := range calls {
@@ -79,8 +103,13 @@ func testRoundTrips(t *testing.T, l testLocker, rt *roundTrips, want int) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			w := want
-			if c.name == "Acquire new key" {
+			switch c.name {
+			case "Acquire new key":
 				w = 2 * want // the statement finds no row, a second creates it
+			case "Publish":
+				w = 3 * want // Acquire, Publish, Break
+			case "AcquireAll held keys":
+				w = 3 * want // AcquireAll, two Breaks
 			}
 			if n := rt.count() - before; pass == 1 && n != w {
 				t.Errorf("%s took %d round trips, want %d", c.name, n, w)

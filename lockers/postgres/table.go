@@ -61,12 +61,41 @@ func SchemaSQL(table string) (string, error) {
 //   - token is the fencing token of the last acquisition, a counter that
 //     Acquire increments and nothing else changes;
 //   - expires_at is when the current lease ends on the server's clock, or
-//     NULL when the key is free (released or broken).
+//     NULL when the key is free (released or broken);
+//   - value is the value published with the lease of token value_token,
+//     in base64 (Publish), NULL when none.
 func schemaSQL(table string) string {
 	return `CREATE TABLE IF NOT EXISTS ` + table + ` (
-	key        text        PRIMARY KEY,
-	owner      text        NOT NULL,
-	token      bigint      NOT NULL,
-	expires_at timestamptz
+	key         text        PRIMARY KEY,
+	owner       text        NOT NULL,
+	token       bigint      NOT NULL,
+	expires_at  timestamptz,
+	value       text,
+	value_token bigint
 )`
+}
+
+// addValueSQL is the PL/pgSQL statement that adds the value columns to
+// a lease table made without them (by an earlier version), and does
+// nothing when the table has them, without taking the table's lock then.
+// It runs in Create's block, after the CREATE TABLE.
+func addValueSQL(table string) string {
+	literal := "'" + strings.ReplaceAll(table, "'", "''") + "'"
+	return `IF NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = ` + literal + `::regclass
+		AND attname = 'value_token' AND NOT attisdropped) THEN
+	ALTER TABLE ` + table + ` ADD COLUMN IF NOT EXISTS value text, ADD COLUMN IF NOT EXISTS value_token bigint;
+END IF`
+}
+
+// AddValueSQL returns the statement that adds the columns of published
+// values (value and value_token, see Publish in the package doc) to a
+// lease table created without them, for users who apply migrations with
+// their own tools; Create adds them itself. An invalid name gets an
+// error matching fence.ErrInvalid.
+func AddValueSQL(table string) (string, error) {
+	id, err := parseTable(table)
+	if err != nil {
+		return "", err
+	}
+	return `ALTER TABLE ` + id.Sanitize() + ` ADD COLUMN IF NOT EXISTS value text, ADD COLUMN IF NOT EXISTS value_token bigint`, nil
 }

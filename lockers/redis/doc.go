@@ -29,7 +29,9 @@
 //     delete it; expiry removes it.
 //   - P{K}:token, a hash, without expiry, never deleted: n, the counter
 //     (every token issued is at most n); token and owner, the last token
-//     issued and its owner (which Inspect reports for a free key).
+//     issued and its owner (which Inspect reports for a free key); and,
+//     once a holder published a value (Locker.Publish), value and vtoken,
+//     the value's bytes and the token of the lease it was published with.
 //
 // Acquire, when P{K}:lock is absent, increments n, issues it as the
 // token, records it with the owner in the hash (one HSET) and sets
@@ -141,12 +143,45 @@
 // Break is reported for that handle alone. TestSessionRenewalRequests
 // counts the requests of a round at 1, 100 and 1,000 leases.
 //
+// # Public values
+//
+// Publish runs one script: if P{K}:lock still holds the lease's
+// TOKEN:OWNER, it sets the hash fields value and vtoken (HSET) and
+// PUBLISHes the key on the release channel as a release does, so that
+// waiters and an election's followers look again; otherwise it answers
+// fence.ErrNotHeld. Inspect reports value only while P{K}:lock holds
+// vtoken's token, so a value ends with its lease; the fields stay until
+// the key's next Publish. A vtoken that is not a decimal, or one without
+// a value, is reported with fence.ErrCorrupt by Inspect of a held key.
+// Acquire, Renew and Release do not read the fields and send what they
+// sent without them. Publish does not WAIT for replicas, even with
+// Options.MinReplicas: no token depends on a value, and a value lost in a
+// failover is gone with nothing worse than a follower that sees none
+// until its leader publishes again.
+//
+// # Multi-key locks
+//
+// fence.Session.LockAll takes its keys with one script that names every
+// key's two records in KEYS: it reads them all, and only when every key
+// is free it sets each lock key and counter as Acquire does, each key's
+// token from its own counter; else it writes nothing and answers the
+// first busy key's holder (a fence.HeldError). A single server (or a
+// Sentinel-managed primary) runs any such set. A Redis Cluster runs a
+// script on the keys of one hash slot only: with a *goredis.ClusterClient
+// the set's keys must share a slot, and they do when each key K starts
+// with the same "{tag}" (the hash tag of P{K}:lock is then "{tag" for
+// every K); LockAll of keys in different slots (and any LockAll on a
+// *goredis.Ring) takes the keys one at a time in order instead, which
+// the Session does by itself. With Options.MinReplicas, WAIT follows the
+// script, and a set too few replicas acknowledged is released and
+// reported as a *ReplicationError.
+//
 // # Release notifications
 //
 // A fence.Session.Lock waiting for a key on this locker does not poll: the
 // store is a driver.ReleaseNotifier. Release and Break PUBLISH the key on
 // the channel P + "released" ("fence:released" by default) from the
-// script that frees it. Each Locker keeps one Pub/Sub connection
+// script that frees it, as Publish does from its script. Each Locker keeps one Pub/Sub connection
 // subscribed to that channel while anyone waits, and NotifyRelease returns
 // once the server has confirmed the subscription. Every waiting locker of a
 // prefix receives every release of that prefix. After a lost connection

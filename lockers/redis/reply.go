@@ -102,6 +102,7 @@ func lockInfo(r redisscript.Reply, key string, sent time.Time) (fence.LockInfo, 
 			return fence.LockInfo{}, err
 		}
 		info.Held, info.Owner, info.Token, info.ValidUntil = true, o, t, sent.Add(pttl)
+		info.Value, _ = r.Str(5)
 		return info, nil
 	}
 	if _, issued := r.Str(3); !issued {

@@ -150,8 +150,11 @@ return {'ok'}
 `)
 
 // inspectScript answers {"ok", TOKEN|false, OWNER|false, PTTL|false,
-// LASTTOKEN|false, LASTOWNER|false}: the holder, if any, and the last
-// token issued with its owner, if any.
+// LASTTOKEN|false, LASTOWNER|false, VALUE|false}: the holder, if any,
+// the last token issued with its owner, if any, and the value the holder
+// published, if any: the counter's value field when its vtoken field is
+// the holder's token. It sends one command more than for a free key
+// (HMGET of the value) when the key is held.
 var inspectScript = goredis.NewScript(prelude + inspectBody + "return r\n")
 
 const inspectBody = `
@@ -159,9 +162,15 @@ local c, why = counterrec(KEYS[2])
 if why then return {'corrupt', why} end
 local l, lwhy = lockrec(KEYS[1])
 if lwhy then return {'corrupt', lwhy} end
-local r = {'ok', false, false, false, false, false}
+local r = {'ok', false, false, false, false, false, false}
 if l then r[2], r[3], r[4] = l[1], l[2], l[3] end
 if c then r[5], r[6] = c[2], c[3] end
+if l and c then
+	local v = redis.call('HMGET', KEYS[2], 'vtoken', 'value')
+	if v[1] and (not dec(v[1], maxn) or not v[2]) then return {'corrupt', 'the token counter has a vtoken that is not a decimal, or no value with it'} end
+	if not v[1] and v[2] then return {'corrupt', 'the token counter has a value without a vtoken'} end
+	if v[1] == l[1] then r[7] = v[2] end
+end
 `
 
 // inspectWrittenScript answers as inspectScript does, after writing the
@@ -172,4 +181,47 @@ if c then r[5], r[6] = c[2], c[3] end
 var inspectWrittenScript = goredis.NewScript(prelude + inspectBody + `
 if c then redis.call('HSET', KEYS[2], 'n', c[1]) end
 return r
+`)
+
+// publishScript: ARGV[1] TOKEN:OWNER of the lease, ARGV[2] the value,
+// ARGV[3] the release channel, ARGV[4] the key (the message). If the
+// lock key holds the lease, it sets the counter's fields value and
+// vtoken (the lease's token) and announces it as a release is announced.
+// Answers {"ok"} or {"notheld"}.
+var publishScript = goredis.NewScript(prelude + `
+local held, why = mine(KEYS[1], ARGV[1])
+if why then return {'corrupt', why} end
+if not held then return {'notheld'} end
+redis.call('HSET', KEYS[2], 'vtoken', string.match(ARGV[1], '^[^:]*'), 'value', ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return {'ok'}
+`)
+
+// acquireAllScript takes every key of a set or none. KEYS are the lock
+// key and counter key of each key in turn; ARGV[1] is the TTL in ms and
+// ARGV[1+i] the owner of the i-th key. It first reads every key's
+// records (HMGET, GET); when all are free it sets each lock key and
+// counter as acquireScript does and answers {"ok", TOKEN...}; otherwise
+// it writes nothing and answers {"held", I, TOKEN, OWNER, PTTL} for the
+// first busy key, or {"corruptat", I, WHY}.
+var acquireAllScript = goredis.NewScript(prelude + `
+local ns = {}
+for i = 1, #KEYS / 2 do
+	local c, why = counterrec(KEYS[2*i])
+	if why then return {'corruptat', i, why} end
+	local l, lwhy = lockrec(KEYS[2*i-1])
+	if lwhy then return {'corruptat', i, lwhy} end
+	if l then return {'held', i, l[1], l[2], l[3]} end
+	local n = '0'
+	if c then n = c[1] end
+	if n == maxn then return {'corruptat', i, 'the token counter is at its limit'} end
+	ns[i] = incr(n)
+end
+local out = {'ok'}
+for i = 1, #KEYS / 2 do
+	redis.call('SET', KEYS[2*i-1], ns[i] .. ':' .. ARGV[i+1], 'PX', ARGV[1])
+	redis.call('HSET', KEYS[2*i], 'n', ns[i], 'token', ns[i], 'owner', ARGV[i+1])
+	out[i+1] = ns[i]
+end
+return out
 `)

@@ -28,10 +28,11 @@
 // # Records
 //
 // Each key has two strings on every master (PREFIX is Options.Prefix,
-// "fence:" by default):
+// "fence:" by default), and a third once a holder published a value:
 //
 //	PREFIX lock:KEY    "TOKEN OWNER", with an expiry (PX): the lock
 //	PREFIX token:KEY   "TOKEN OWNER", no expiry, never deleted: the counter
+//	PREFIX value:KEY   "TOKEN VALUE", no expiry: the value published with the lease of TOKEN
 //
 // TOKEN is a decimal from 1 to 2^63-1 without sign or leading
 // zero, then one space, then the owner id. A master's counter is the
@@ -151,10 +152,36 @@
 // Renew counts it. A Client without Pipelined (not a go-redis client)
 // gets one script per lease.
 //
+// # Public values
+//
+// Publish works as Renew does: on every master at once, a script sets the
+// value record to "TOKEN VALUE" where the master's lock is the lease's,
+// and PUBLISHes the key on the release channel; it succeeds if a quorum
+// wrote it, answers fence.ErrNotHeld when the lease cannot be held on a
+// quorum, and otherwise returns the masters' errors. Inspect of a held
+// key reports as Value the value that a quorum of masters hold with the
+// holder's token, and no value when none has a quorum: a Publish that
+// reached only a minority (and returned an error) is not shown, and the
+// value a quorum held before it, if any, still is. Another Publish that
+// reaches a quorum settles it. The value record stays after its lease
+// ends, until the key's next Publish, but is only reported with its
+// token. A value record that does not parse is reported with
+// fence.ErrCorrupt by Inspect of a held key. Acquire, Renew and Release
+// do not touch it.
+//
+// # Multi-key locks
+//
+// The store is not a driver.MultiAcquirer: no atomic operation spans the
+// independent masters, and a set taken on a quorum of masters per key is
+// already what taking the keys one at a time does. fence.Session.LockAll
+// takes the keys one at a time in a global order and gives back what it
+// took when one is busy, so crossing sets never deadlock.
+//
 // # Release notifications
 //
 // The store is a driver.ReleaseNotifier: Release PUBLISHes the key on
-// every master where it deleted the lock, Break on every master it ran on,
+// every master where it deleted the lock, Publish on every master where
+// it wrote the value, Break on every master it ran on,
 // and a Locker that waits (fence.Session.Lock)
 // subscribes once to the channel on every master and returns from
 // NotifyRelease when a quorum of subscriptions is confirmed. A Release or

@@ -111,11 +111,13 @@ func (d *store) Break(ctx context.Context, key string) error {
 // Inspect implements driver.Locker: it reads both records on every
 // master and needs a quorum of answers. The key is held if one lock
 // record (owner and token) is on a quorum; its ValidUntil is when fewer
-// than a quorum of its copies remain. Otherwise the token is the highest
-// counter the masters reported, with its owner.
+// than a quorum of its copies remain, and its Value the one a quorum of
+// masters hold with its token (see agreedValue). Otherwise the token is
+// the highest counter the masters reported, with its owner.
 func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	start := d.o.Clock.Now()
 	keys := d.keys(key)
+	keys = append(keys, d.valueKey(key))
 	replies := d.each(ctx, key, func(ctx context.Context, _ int, c Client) *goredis.Cmd {
 		return inspectScript.Run(ctx, c, keys)
 	})
@@ -155,7 +157,11 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 			return fence.LockInfo{}, &fence.CorruptError{Key: key, Reason: "the lock record", Err: err}
 		}
 		left := time.Duration(kthLargest(pttls, d.quorum)) * time.Millisecond
-		return fence.LockInfo{Key: key, Held: true, Owner: h.owner, Token: h.token, ValidUntil: start.Add(left)}, nil
+		v, err := d.agreedValue(key, h.token, replies)
+		if err != nil {
+			return fence.LockInfo{}, err
+		}
+		return fence.LockInfo{Key: key, Held: true, Owner: h.owner, Token: h.token, ValidUntil: start.Add(left), Value: v}, nil
 	}
 	return fence.LockInfo{Key: key, Owner: last.owner, Token: last.token}, nil
 }

@@ -54,6 +54,7 @@ type reply struct {
 	lock  string // the lock record ("held", inspect), "" if none
 	pttl  int64  // the lock's remaining milliseconds ("held", inspect)
 	ctr   string // the counter record ("held", "stale", inspect), "" if none
+	val   string // the value record (inspect of a held key), "" if none
 	err   error  // the call failed (a *fence.CorruptError for a corrupt record)
 	taken bool   // for an Acquire round: this master answered "ok"
 }
@@ -86,8 +87,8 @@ func decode(key string, v any, err error) reply {
 	}
 	switch kind := str(0); kind {
 	case "ok":
-		if len(a) == 4 { // inspect
-			return reply{kind: kind, lock: str(1), pttl: num(2), ctr: str(3)}
+		if len(a) == 5 { // inspect
+			return reply{kind: kind, lock: str(1), pttl: num(2), ctr: str(3), val: str(4)}
 		}
 		return reply{kind: kind}
 	case "held":
@@ -101,4 +102,21 @@ func decode(key string, v any, err error) reply {
 	default:
 		return reply{err: fmt.Errorf("unexpected script answer %v", v)}
 	}
+}
+
+// parseValue reads a value record, "TOKEN VALUE": the token as in a
+// record, one space, and the value's bytes (possibly none).
+func parseValue(s string) (fence.Token, string, error) {
+	t, value, ok := strings.Cut(s, " ")
+	if !ok {
+		return 0, "", fmt.Errorf("%q is not \"TOKEN VALUE\"", clip(s))
+	}
+	r, err := parseRecord(t + " -")
+	if err != nil {
+		return 0, "", err
+	}
+	if len(value) > fence.MaxValueLen {
+		return 0, "", fmt.Errorf("the value record holds %d bytes, more than %d", len(value), fence.MaxValueLen)
+	}
+	return r.token, value, nil
 }

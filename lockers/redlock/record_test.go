@@ -110,3 +110,20 @@ func FuzzParseRecord(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseValue: parsing a value record never panics; a record it
+// accepts is exactly "TOKEN VALUE" of what it returns.
+func FuzzParseValue(f *testing.F) {
+	for _, s := range []string{"", "7 v", "7 ", "7", "0 v", "07 v", "9223372036854775808 v", "1 a b\x00\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		token, value, err := parseValue(s)
+		if err != nil {
+			return
+		}
+		if got := token.String() + " " + value; got != s {
+			t.Fatalf("parseValue(%q) = %d, %q, which is stored as %q", s, token, value, got)
+		}
+	})
+}

@@ -124,10 +124,27 @@ redis.call('PUBLISH', ARGV[1], ARGV[2])
 return {'ok'}
 `)
 
-// inspectScript reads both records. Replies {"ok", LOCK or "", PTTL,
-// COUNTER or ""} or {"corrupt", ...}.
+// inspectScript reads both records, and the value record KEYS[3] when
+// the key is held. Replies {"ok", LOCK or "", PTTL, COUNTER or "", VALUE
+// or ""} or {"corrupt", ...}.
 var inspectScript = goredis.NewScript(prelude + `
 local lock, lt, lo, ctr, ct, ms = live()
 if lock == nil then return lt end
-return {'ok', lock or '', ms, ctr or ''}
+local val = false
+if lock then val = redis.call('GET', KEYS[3]) end
+return {'ok', lock or '', ms, ctr or '', val or ''}
+`)
+
+// publishScript sets the value record KEYS[3] to "TOKEN VALUE" if the
+// lock is the lease's, and publishes the key on the release channel, as
+// a release does, so that waiters look again. ARGV: "TOKEN OWNER", the
+// token, the value, the channel, the key. Replies {"ok"}, {"not"} or
+// {"corrupt", ...}.
+var publishScript = goredis.NewScript(prelude + `
+local lock, lt = live()
+if lock == nil then return lt end
+if lock ~= ARGV[1] then return {'not'} end
+redis.call('SET', KEYS[3], ARGV[2] .. ' ' .. ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return {'ok'}
 `)

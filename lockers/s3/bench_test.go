@@ -33,6 +33,7 @@ import (
 //	go test -run '^$' -bench FailedTry -benchtime 200x -count 5 ./lockers/s3/
 //	go test -run '^$' -bench Requests -benchtime 50x ./lockers/s3/
 //	go test -run '^$' -bench HandOff -benchtime 200x ./lockers/s3/
+//	go test -run '^$' -bench LockAll -benchtime 50x -count 5 ./lockers/s3/
 
 // benchTTL is the lease of the acquisitions measured: long enough that
 // none runs out during a benchmark.
@@ -447,4 +448,35 @@ func BenchmarkHandOff(b *testing.B) {
 		b.ReportMetric(ratios[len(ratios)-1], "ratio_max")
 		b.Logf("s3/dynamo p50 per block of %d: %s", probetest.Block, strings.Join(blocks, " "))
 	}
+}
+
+// BenchmarkLockAll compares Session.LockAll of 2 and 8 keys with as many
+// Session.Lock calls one after another, each cycle with its release, in
+// one bucket, each side on its own Locker and counting client,
+// alternating (see probetest.LockAll). S3 has no multi-object operation,
+// so LockAll takes the keys one at a time in order: this is the ordered
+// path's cost, for reference.
+func BenchmarkLockAll(b *testing.B) {
+	for _, n := range []int{2, 8} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			bucket := newBucket(b)
+			side := func() probetest.Side {
+				c := newBenchCounter(b)
+				l := newLocker(b, bucket, c, nil)
+				return probetest.Side{Locker: l.Locker, Requests: c.total}
+			}
+			probetest.LockAll(b, n, side(), side())
+		})
+	}
+}
+
+// BenchmarkPublishNotice measures how soon a follower's probe sees a
+// Publish (see probetest.PublishNotice):
+//
+//	go test -run '^$' -bench PublishNotice -benchtime 200x ./lockers/s3/
+func BenchmarkPublishNotice(b *testing.B) {
+	bucket := newBucket(b)
+	holder := newLocker(b, bucket, nil, nil)
+	follower := newLocker(b, bucket, nil, nil)
+	probetest.PublishNotice(b, holder.Locker, follower.Locker, time.Hour)
 }

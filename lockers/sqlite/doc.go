@@ -36,7 +36,16 @@
 //   - token INTEGER: the last token issued, 1 to 2^63-1. Acquire sets it
 //     to token + 1 (1 for a new row); nothing else changes it;
 //   - expires INTEGER: when the current lease ends, in Unix nanoseconds
-//     on the host's clock, or NULL while the key is free.
+//     on the host's clock, or NULL while the key is free;
+//   - value BLOB and value_token INTEGER: the value last published with
+//     a lease (Locker.Publish; NULL when empty) and that lease's token.
+//     Inspect reports the value only while the lease of that token is
+//     held, so a new lease starts with none and Acquire never writes
+//     these columns.
+//
+// A table made by an earlier version has no value columns: the
+// Locker's first call (or its Create) adds them, in one write
+// transaction, so processes of both versions can share the file.
 //
 // Releasing or breaking a lease sets expires to NULL and keeps the row,
 // so the next token continues the sequence: do not delete rows, which
@@ -48,12 +57,17 @@
 //
 //	sqlite3 locks.db "SELECT key, token, coalesce(expires > unixepoch('subsec') * 1e9, 0) AS held FROM fence_locks"
 //
-// Every call is one SQL statement, which SQLite runs atomically and in
-// order with every other writer of the file, in any process: Acquire
+// Every call is one SQL statement (Session.LockAll: one transaction),
+// which SQLite runs atomically and in order with every other writer of
+// the file, in any process: Acquire
 // inserts or takes over the row only if it is new, free or expired, and
 // Renew and Release change it only if the owner and token still hold it
 // unexpired. A fence.Session renews all the leases due in a round with
-// one statement, one commit, however many there are. A file opened from
+// one statement, one commit, however many there are. A
+// fence.Session.LockAll of several keys is one write transaction (BEGIN
+// IMMEDIATE, a read of the keys' rows, one statement that takes them all,
+// COMMIT), all or nothing: when a key is held it writes nothing; sets of
+// more than 10,000 keys are taken one key at a time. A file opened from
 // a URL syncs each commit to disk before the call returns (WAL mode with
 // SQLite's default synchronous=FULL), so a token issued before a crash
 // or a power loss is not issued again, as long as the disk keeps what it
@@ -90,5 +104,7 @@
 // release by another process is seen by polling: while anyone waits,
 // the Locker reads the rows of the keys waited for every
 // Options.PollInterval (DefaultPollInterval, 50 ms), one indexed read of
-// a local file each.
+// a local file each. A Publish wakes the key's waiters the same way: at
+// once in its own Locker, at the next poll in the others, which wake a
+// waiter when the lease or its value changed since their last read.
 package sqlite

@@ -149,7 +149,7 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 	}
 	info := fence.LockInfo{Key: key, Owner: r.owner, Token: r.token}
 	if r.heldAt(d.now()) {
-		info.Held, info.ValidUntil = true, time.Unix(0, r.expires)
+		info.Held, info.ValidUntil, info.Value = true, time.Unix(0, r.expires), r.value
 	}
 	return info, nil
 }
@@ -158,7 +158,8 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 type row struct {
 	owner   string
 	token   fence.Token
-	expires int64 // Unix nanoseconds; 0 when free
+	expires int64  // Unix nanoseconds; 0 when free
+	value   string // published with the row's token
 }
 
 // heldAt reports whether the lease is unexpired at now.
@@ -173,9 +174,10 @@ func (d *store) read(ctx context.Context, key string) (row, bool, error) {
 		owner   string
 		token   int64
 		expires sql.NullInt64
+		value   []byte
 	)
 	err := retry(ctx, func() error {
-		return d.db.QueryRowContext(ctx, d.q.read, key).Scan(&owner, &token, &expires)
+		return d.db.QueryRowContext(ctx, d.q.read, key).Scan(&owner, &token, &expires, &value)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -188,8 +190,10 @@ func (d *store) read(ctx context.Context, key string) (row, bool, error) {
 		return row{}, true, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("token %d is not positive", token)}
 	case expires.Valid && expires.Int64 <= 0:
 		return row{}, true, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("expires %d is not a time after 1970", expires.Int64)}
+	case len(value) > fence.MaxValueLen:
+		return row{}, true, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("value holds %d bytes, more than %d", len(value), fence.MaxValueLen)}
 	}
-	return row{owner: owner, token: fence.Token(token), expires: expires.Int64}, true, nil
+	return row{owner: owner, token: fence.Token(token), expires: expires.Int64, value: string(value)}, true, nil
 }
 
 // busyBackoff is the wait between the tries of a statement that SQLite

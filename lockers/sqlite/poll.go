@@ -2,15 +2,19 @@ package sqlite
 
 import (
 	"context"
+
 	"sync"
 	"time"
+
+	"github.com/fencekit/fence"
 )
 
 // NotifyRelease implements driver.ReleaseNotifier. A release or break by
 // this Locker wakes its waiters at once; one by another process (or
 // another Locker on the file) is seen by the Locker's poller, which
 // reads the rows of the keys waited for every PollInterval while anyone
-// waits, and wakes the waiters of a key it finds free or expired.
+// waits, and wakes the waiters of a key it finds free or expired, or
+// whose lease or published value changed since its last read.
 func (d *store) NotifyRelease(_ context.Context, key string) (<-chan struct{}, func(), error) {
 	c, stop := d.hub.Subscribe(key)
 	unwatch := d.poll.watch(key)
@@ -30,6 +34,7 @@ type poller struct {
 
 	mu     sync.Mutex
 	keys   map[string]int     // waiters per key
+	seen   map[string]seen    // each key's row at the last read
 	cancel context.CancelFunc // stops the running loop; nil when none runs
 }
 
@@ -52,6 +57,7 @@ func (p *poller) watch(key string) func() {
 		defer p.mu.Unlock()
 		if p.keys[key]--; p.keys[key] <= 0 {
 			delete(p.keys, key)
+			delete(p.seen, key)
 		}
 		if len(p.keys) == 0 && p.cancel != nil {
 			p.cancel()
@@ -80,9 +86,29 @@ func (p *poller) loop(ctx context.Context) {
 		p.mu.Unlock()
 		for _, key := range keys {
 			r, found, err := p.d.read(ctx, key)
-			if err == nil && (!found || !r.heldAt(p.d.now())) {
+			if err != nil {
+				continue
+			}
+			now := seen{token: r.token, value: r.value}
+			p.mu.Lock()
+			last, known := p.seen[key]
+			if _, waited := p.keys[key]; waited {
+				if p.seen == nil {
+					p.seen = make(map[string]seen)
+				}
+				p.seen[key] = now
+			}
+			p.mu.Unlock()
+			if !found || !r.heldAt(p.d.now()) || (known && last != now) {
 				p.d.hub.Signal(key)
 			}
 		}
 	}
+}
+
+// seen is what the poller last read of a key: the lease's token and the
+// value published with it.
+type seen struct {
+	token fence.Token
+	value string
 }

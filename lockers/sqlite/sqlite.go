@@ -65,6 +65,8 @@ var (
 	_ driver.Creator         = (*store)(nil)
 	_ driver.Aser            = (*store)(nil)
 	_ driver.ReleaseNotifier = (*store)(nil)
+	_ driver.Publisher       = (*store)(nil)
+	_ driver.MultiAcquirer   = (*store)(nil)
 )
 
 // New returns a *fence.Locker that keeps its leases in the table named by
@@ -133,13 +135,34 @@ func (d *store) As(target any) bool {
 }
 
 // Create implements driver.Creator: it creates the lease table if it is
-// missing. Several processes may run it at once: each succeeds.
+// missing, and adds the value columns to one made without them (by an
+// earlier version). Several processes may run it at once: each succeeds.
 func (d *store) Create(ctx context.Context) error {
 	if err := retry(ctx, func() error {
 		_, err := d.db.ExecContext(ctx, d.q.create)
 		return err
 	}); err != nil {
 		return fmt.Errorf("create table: %w", err)
+	}
+	var n int
+	if err := retry(ctx, func() error { return d.db.QueryRowContext(ctx, d.q.hasValue).Scan(&n) }); err != nil {
+		return fmt.Errorf("read the table's columns: %w", err)
+	}
+	if n != 2 {
+		// Checked again and added in one write transaction, which
+		// serializes the processes that add them at once.
+		if err := d.tx(ctx, func(conn *sql.Conn) error {
+			if err := conn.QueryRowContext(ctx, d.q.hasValue).Scan(&n); err != nil || n == 2 {
+				return err
+			}
+			if _, err := conn.ExecContext(ctx, d.q.addValue); err != nil {
+				return err
+			}
+			_, err := conn.ExecContext(ctx, d.q.addValueToken)
+			return err
+		}); err != nil {
+			return fmt.Errorf("add the value columns: %w", err)
+		}
 	}
 	d.created.Store(true)
 	return nil

@@ -27,7 +27,8 @@
 //     children are the lock nodes: ephemeral sequential nodes named as
 //     Curator's protected nodes, "_c_" UUID "-lock-" and the server's
 //     ten-digit sequence number. Their data is "fence/1 owner " and the
-//     owner id. The first child in Curator's order (by what follows the
+//     owner id, followed, once the holder published a value
+//     (Locker.Publish), by a NUL byte and the value's bytes. The first child in Curator's order (by what follows the
 //     last "lock-" in the name) holds the key; the others are contenders
 //     about to delete their node, or Curator clients waiting in line.
 //   - R/.last/E(K), the last record, persistent and
@@ -167,14 +168,44 @@
 // create was answered by a dropped connection is found by its UUID and
 // deleted once the client reconnects.
 //
+// # Public values
+//
+// Publish sets the data of the lease's own lock node to "fence/1 owner ",
+// the owner id, a NUL byte and the value (the owner id alone for an empty
+// value), with the data version of this Locker's latest write to it (a
+// version that moved on after a lost answer is read again, with the
+// node's czxid and session). The value lives in the lease's ephemeral
+// node, so it ends with the lease, and Inspect reports it with the
+// holder. A Locker of an earlier release of this package reads such a
+// node's owner id with the NUL and the value appended (or, for a value
+// that is not UTF-8, reports the node corrupt): upgrade every process of
+// a root before publishing. Acquire, Renew and Release do not touch the
+// data.
+//
+// # Multi-key locks
+//
+// fence.Session.LockAll takes its keys in one multi-operation, the
+// one-write Acquire above for every key at once: for each key, delete its
+// lock path (refused unless it has no child), create it again with the
+// new lock node under it, and write the last record (a lock path or last
+// record this Locker has not seen is looked at first, one round trip for
+// all of them, and created in the same multi-operation when missing). The
+// servers apply all or none, and every lock node of the set has the
+// transaction's zxid as its czxid: each key's token, above its earlier
+// ones. Refused because a lock path has nodes (a holder, a contender or a
+// Curator client in line), LockAll reports that key's holder in a
+// fence.HeldError and nothing was written. A Locker that may not delete
+// lock paths (an ACL) takes the keys one at a time instead.
+//
 // # Notifications
 //
 // A fence.Session's Lock waiting for a key watches the first lock node
 // (the store is a driver.ReleaseNotifier), as Curator's waiters watch
 // their predecessor, and is woken when it is deleted: a release, a
 // Break, a lease this package let run out, or the end of the holder's
-// session, whoever's node it was. So a Lock waiting behind a Curator
-// holder is woken by its release without polling.
+// session, whoever's node it was; and when its data changes (a Publish).
+// So a Lock waiting behind a Curator holder is woken by its release
+// without polling.
 //
 // # Guarantees and what breaks them
 //

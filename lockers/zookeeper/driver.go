@@ -25,8 +25,8 @@ type store struct {
 	acl    []zk.ACL
 
 	mu   sync.Mutex
-	held map[fence.Token]*holding // the leases this store gave out, by token
-	seen map[string]fence.Token   // tokens of valid last records read or written, by key
+	held map[heldKey]*holding   // the leases this store gave out
+	seen map[string]fence.Token // tokens of valid last records read or written, by key
 
 	noFree atomic.Bool // acquireFree was refused for want of a permission
 }
@@ -52,6 +52,13 @@ func (d *store) As(target any) bool {
 	return false
 }
 
+// heldKey names a lease this store gave out: AcquireAll gives the same
+// token to every key of a set.
+type heldKey struct {
+	token fence.Token
+	key   string
+}
+
 // holding is a lease this store gave out: its lock node, and when the
 // store deletes the node unless it is renewed.
 type holding struct {
@@ -63,10 +70,11 @@ type holding struct {
 	timer    *time.Timer
 	gone     bool   // the node was deleted or found missing
 	why      string // why it is gone
+	version  int32  // the node's data version after this store's latest write
 }
 
 func newDriver(c *zk.Conn, root string, maxTTL time.Duration, acl []zk.ACL) *store {
-	return &store{c: c, root: root, maxTTL: maxTTL, acl: acl, held: map[fence.Token]*holding{}, seen: map[string]fence.Token{}}
+	return &store{c: c, root: root, maxTTL: maxTTL, acl: acl, held: map[heldKey]*holding{}, seen: map[string]fence.Token{}}
 }
 
 // Info implements driver.Locker.
@@ -175,7 +183,7 @@ func (d *store) hold(key, owner, path string, ttl time.Duration, sent time.Time,
 	h.timer = time.AfterFunc(time.Until(h.deadline), func() { d.expire(token, h) })
 	h.mu.Unlock()
 	d.mu.Lock()
-	d.held[token] = h
+	d.held[heldKey{token, key}] = h
 	d.mu.Unlock()
 	return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}
 }
@@ -377,20 +385,20 @@ func (d *store) expire(token fence.Token, h *holding) {
 	}
 	h.gone, h.why = true, "it was not renewed in time, and this Locker deleted its node"
 	h.mu.Unlock()
-	d.forget(token)
+	d.forget(token, h.key)
 	d.deleteNode(h.path)
 }
 
-func (d *store) forget(token fence.Token) {
+func (d *store) forget(token fence.Token, key string) {
 	d.mu.Lock()
-	delete(d.held, token)
+	delete(d.held, heldKey{token, key})
 	d.mu.Unlock()
 }
 
 // lookup returns the holding of lease, locked, or a *fence.NotHeldError.
 func (d *store) lookup(lease fence.Lease) (*holding, error) {
 	d.mu.Lock()
-	h := d.held[lease.Token]
+	h := d.held[heldKey{lease.Token, lease.Key}]
 	d.mu.Unlock()
 	if h == nil || h.key != lease.Key || h.owner != lease.Owner {
 		return nil, &fence.NotHeldError{Key: lease.Key, Reason: "no lock node of this Locker's session holds it: released, broken, expired, or never acquired here"}
@@ -400,7 +408,7 @@ func (d *store) lookup(lease fence.Lease) (*holding, error) {
 		// Its timer is late: do what expire does.
 		h.gone, h.why = true, "it was not renewed in time, and this Locker deleted its node"
 		h.timer.Stop()
-		d.forget(lease.Token)
+		d.forget(lease.Token, lease.Key)
 		go d.deleteNode(h.path)
 	}
 	if h.gone {
@@ -414,7 +422,7 @@ func (d *store) lookup(lease fence.Lease) (*holding, error) {
 func (d *store) lost(token fence.Token, h *holding, why string) error {
 	h.gone, h.why = true, why
 	h.timer.Stop()
-	d.forget(token)
+	d.forget(token, h.key)
 	return &fence.NotHeldError{Key: h.key, Reason: why}
 }
 
@@ -698,11 +706,11 @@ func (d *store) inspect(key string) (fence.LockInfo, error) {
 			if err != nil {
 				return fence.LockInfo{}, fmt.Errorf("read the lock node: %w", err)
 			}
-			owner, err := nodeOwner(key, children[0], data, st.EphemeralOwner)
+			owner, value, err := parseNode(key, children[0], data, st.EphemeralOwner)
 			if err != nil {
 				return fence.LockInfo{}, err
 			}
-			return fence.LockInfo{Key: key, Held: true, Owner: owner, Token: fence.Token(st.Czxid)}, nil
+			return fence.LockInfo{Key: key, Held: true, Owner: owner, Token: fence.Token(st.Czxid), Value: value}, nil
 		}
 		if errors.Is(lerr, zk.ErrNoNode) {
 			return fence.LockInfo{Key: key}, nil

@@ -97,3 +97,31 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseNode: parsing a lock node's data never panics; data of this
+// package that it accepts is exactly the encoding of the owner and value
+// it returns.
+func FuzzParseNode(f *testing.F) {
+	for _, s := range []string{"", nodeMagic, string(encodeNode("owner")), string(encodeNodeValue("owner", "v\x00\xff")), nodeMagic + "\x00v", nodeMagic + "\xff", "10.0.0.1", "fence/9 x"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		owner, value, err := parseNode("k", "n", data, 5)
+		if err != nil {
+			if _, ok := errors.AsType[*fence.CorruptError](err); !ok {
+				t.Fatalf("parseNode(%q): %v is not a *fence.CorruptError", data, err)
+			}
+			return
+		}
+		if owner == "" {
+			t.Fatalf("parseNode(%q) gave no owner", data)
+		}
+		if strings.HasPrefix(string(data), magic) {
+			if got := string(encodeNodeValue(owner, value)); got != string(data) && !(value == "" && got+"\x00" == string(data)) {
+				t.Fatalf("parseNode(%q) = %q, %q, which encodes as %q", data, owner, value, got)
+			}
+		} else if value != "" {
+			t.Fatalf("parseNode(%q) of another client's node gave value %q", data, value)
+		}
+	})
+}

@@ -87,18 +87,37 @@ func encodeLast(owner string, token fence.Token) []byte {
 // otherwise, so that a holder always has an owner. Data that starts as
 // this package's but does not parse is a *fence.CorruptError.
 func nodeOwner(key, name string, data []byte, session int64) (string, error) {
+	owner, _, err := parseNode(key, name, data, session)
+	return owner, err
+}
+
+// parseNode returns the owner a lock node's data names (see nodeOwner)
+// and the value published with its lease: what follows the owner id and a
+// NUL byte (see encodeNodeValue), "" when nothing follows it.
+func parseNode(key, name string, data []byte, session int64) (owner, value string, err error) {
 	s := string(data)
 	if strings.HasPrefix(s, magic) {
-		owner, ok := strings.CutPrefix(s, nodeMagic)
-		if !ok || owner == "" || !utf8.ValidString(owner) {
-			return "", &fence.CorruptError{Key: key, Reason: fmt.Sprintf("lock node %s holds %q, not %q and an owner id", name, clip(s), nodeMagic)}
+		rest, ok := strings.CutPrefix(s, nodeMagic)
+		owner, value, _ := strings.Cut(rest, "\x00")
+		if !ok || owner == "" || !utf8.ValidString(owner) || len(value) > fence.MaxValueLen {
+			return "", "", &fence.CorruptError{Key: key, Reason: fmt.Sprintf("lock node %s holds %q, not %q, an owner id and a value of at most %d bytes", name, clip(s), nodeMagic, fence.MaxValueLen)}
 		}
-		return owner, nil
+		return owner, value, nil
 	}
 	if printable(s) && s != "" {
-		return fmt.Sprintf("zookeeper node %s of session 0x%x, data %q", name, session, s), nil
+		return fmt.Sprintf("zookeeper node %s of session 0x%x, data %q", name, session, s), "", nil
 	}
-	return fmt.Sprintf("zookeeper node %s of session 0x%x", name, session), nil
+	return fmt.Sprintf("zookeeper node %s of session 0x%x", name, session), "", nil
+}
+
+// encodeNodeValue is the data of owner's lock node with value published:
+// encodeNode's, then a NUL byte (no owner id holds one) and the value's
+// bytes; encodeNode's alone for an empty value.
+func encodeNodeValue(owner, value string) []byte {
+	if value == "" {
+		return encodeNode(owner)
+	}
+	return []byte(nodeMagic + owner + "\x00" + value)
 }
 
 // encodeLastHere is the data of a last record written in the

@@ -16,7 +16,8 @@ const rewatchDelay = 200 * time.Millisecond
 // NotifyRelease implements driver.ReleaseNotifier as Curator's waiters do:
 // it watches the first node under key's lock path (the holder) and
 // signals when that node is deleted (a release, a Break, a lease this
-// store let expire, or the end of the holder's session), then watches
+// store let expire, or the end of the holder's session) or its data
+// changes (a Publish), then watches
 // the next holder. While the key has no lock node it signals (the key is
 // free) and watches the lock path's children for the next holder. A
 // watch lost with the connection or the session signals too, since a
@@ -48,7 +49,7 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 			case <-quit:
 				return
 			case ev := <-w:
-				if ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNotWatching || ev.Err != nil {
+				if ev.Type == zk.EventNodeDeleted || ev.Type == zk.EventNodeDataChanged || ev.Type == zk.EventNotWatching || ev.Err != nil {
 					signal()
 				}
 			}

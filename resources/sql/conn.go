@@ -43,10 +43,18 @@ type conn[Tx any] interface {
 	// statement of its own, which reads one snapshot and, in SQLite, does
 	// not wait for a writer), again after a conflict.
 	read(ctx context.Context, fn func(ctx context.Context, q rowQuerier) error) error
-	// attempt is one attempt of Run (see Fences.Run): BEGIN at iso and
-	// the fence of name with token, sent with work; fn with work; and,
-	// after a last look at work, the COMMIT, sent with ctx.
-	attempt(ctx, work context.Context, row *fenceRow, name string, token fence.Token, iso sql.IsolationLevel, fn func(context.Context, Tx) error) error
+	// attempt is one attempt of Run or RunAll (see Fences.Run): BEGIN at
+	// iso and the fences of checks, in their order, sent with work; fn
+	// with work; and, after a last look at work, the COMMIT, sent with
+	// ctx.
+	attempt(ctx, work context.Context, row *fenceRow, checks []fenceCheck, iso sql.IsolationLevel, fn func(context.Context, Tx) error) error
+}
+
+// fenceCheck is one fence a fenced transaction passes first: the fence
+// row of name, with token.
+type fenceCheck struct {
+	name  string
+	token fence.Token
 }
 
 // stdConn is database/sql.
@@ -112,16 +120,18 @@ func (c stdConn) runTx(ctx context.Context, iso sql.IsolationLevel, fn func(cont
 
 // attempt begins the transaction with work, as database/sql ties a
 // transaction to the context it was begun with: work ending rolls it
-// back. The fence is a statement of its own (two in MySQL).
-func (c stdConn) attempt(_, work context.Context, row *fenceRow, name string, token fence.Token, iso sql.IsolationLevel, fn func(context.Context, *sql.Tx) error) error {
+// back. Each fence is a statement of its own (two in MySQL).
+func (c stdConn) attempt(_, work context.Context, row *fenceRow, checks []fenceCheck, iso sql.IsolationLevel, fn func(context.Context, *sql.Tx) error) error {
 	tx, err := c.db.BeginTx(work, stdTxOptions(iso))
 	if err != nil {
 		return &beginError{err}
 	}
 	rollback := func() { _ = tx.Rollback() }
-	if err := opError("check", name, row.check(work, sqlTx{tx}, name, token)); err != nil {
-		rollback()
-		return err
+	for _, ch := range checks {
+		if err := opError("check", ch.name, row.check(work, sqlTx{tx}, ch.name, ch.token)); err != nil {
+			rollback()
+			return err
+		}
 	}
 	if err := callRollingBack(work, tx, fn, rollback); err != nil {
 		return err
@@ -218,11 +228,11 @@ func rollbackPgx(ctx context.Context, tx pgx.Tx) {
 	_ = tx.Rollback(rctx)
 }
 
-// attempt sends BEGIN and the fence in one batch (pgx.Batch.BeginTx and
-// the raising form of the fence statement), so the fence costs no round
-// trip of its own. The COMMIT is sent with ctx: a lease lost while it is
-// in flight does not cut it off, as the fence has admitted the write.
-func (c pgxConn) attempt(ctx, work context.Context, row *fenceRow, name string, token fence.Token, iso sql.IsolationLevel, fn func(context.Context, pgx.Tx) error) error {
+// attempt sends BEGIN and the fences in one batch (pgx.Batch.BeginTx and
+// the raising form of the fence statement), so the fences cost no round
+// trip of their own. The COMMIT is sent with ctx: a lease lost while it is
+// in flight does not cut it off, as the fences have admitted the write.
+func (c pgxConn) attempt(ctx, work context.Context, row *fenceRow, checks []fenceCheck, iso sql.IsolationLevel, fn func(context.Context, pgx.Tx) error) error {
 	opts, err := pgxTxOptions(iso)
 	if err != nil {
 		return err
@@ -230,10 +240,12 @@ func (c pgxConn) attempt(ctx, work context.Context, row *fenceRow, name string, 
 	b := &pgx.Batch{}
 	b.BeginTx(opts)
 	var checked bool
-	b.Queue(row.raise, name, int64(token)).QueryRow(func(r pgx.Row) error {
-		checked = true
-		return opError("check", name, row.raised(r, name, token))
-	})
+	for _, ch := range checks {
+		b.Queue(row.raise, ch.name, int64(ch.token)).QueryRow(func(r pgx.Row) error {
+			checked = true
+			return opError("check", ch.name, row.raised(r, ch.name, ch.token))
+		})
+	}
 	br := c.db.SendBatch(work, b)
 	tx := br.Tx()
 	rollback := func() {

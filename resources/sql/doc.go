@@ -42,6 +42,18 @@
 // own error (rolled back), nil (committed). Serialization failures,
 // deadlocks and SQLITE_BUSY run the whole transaction again.
 //
+// Fences.RunAll does the same under several locks taken together with
+// Session.LockAll: one transaction passes each key's fence with its own
+// lock's token, in key order, and then runs the function, so a transfer
+// between two accounts commits both writes or neither, and is refused as
+// a whole when a newer holder of either account has passed its fence:
+//
+//	hs, err := sess.LockAll(ctx, []string{"account:alice", "account:bob"}, nil)
+//	...
+//	err = fences.RunAll(ctx, hs, func(ctx context.Context, tx pgx.Tx) error {
+//		... debit alice, credit bob ...
+//	})
+//
 // # In your own transaction
 //
 // A fence table holds one row per resource key with the highest token

@@ -79,21 +79,29 @@ func (f *Fences[Tx]) Run(ctx context.Context, h *fence.Handle, fn func(ctx conte
 	if err != nil {
 		return err
 	}
-	return underLease(ctx, h, name, func(work context.Context) error {
-		return f.conn.attempt(ctx, work, f.row, name, h.Token(), o.Isolation, fn)
+	checks := []fenceCheck{{name, h.Token()}}
+	return underLeases(ctx, []*fence.Handle{h}, name, func(work context.Context) error {
+		return f.conn.attempt(ctx, work, f.row, checks, o.Isolation, fn)
 	})
 }
 
-// underLease runs attempt, retried on conflicts (see retry), with work: a
-// context of ctx cancelled when h's lease is lost; a handle that holds no
-// lease any more gets its Err and no attempt.
-func underLease(ctx context.Context, h *fence.Handle, name string, attempt func(work context.Context) error) error {
-	if err := h.Err(); err != nil {
-		return err
+// underLeases runs attempt, retried on conflicts (see retry), with work:
+// a context of ctx cancelled when any lease of hs is lost; when a handle
+// holds no lease any more, the first such gets its Err and no attempt is
+// made. name names the transaction in its errors.
+func underLeases(ctx context.Context, hs []*fence.Handle, name string, attempt func(work context.Context) error) error {
+	for _, h := range hs {
+		if err := h.Err(); err != nil {
+			return err
+		}
 	}
-	work, cancel := h.Context(ctx)
-	defer cancel()
-	return runResult(work, h, name, retry(work, func() error { return attempt(work) }))
+	work := ctx
+	for _, h := range hs {
+		var cancel context.CancelFunc
+		work, cancel = h.Context(work)
+		defer cancel()
+	}
+	return runResult(work, hs, name, retry(work, func() error { return attempt(work) }))
 }
 
 // runArgs checks the arguments of Run and returns the options and the
@@ -127,15 +135,22 @@ func (f *Fences[Tx]) runArgs(h *fence.Handle, opts *RunOptions, nilFn bool) (Run
 	return o, name, nil
 }
 
-// runResult turns the outcome of a fenced transaction into the result
-// Run documents.
-func runResult(work context.Context, h *fence.Handle, name string, err error) error {
+// runResult turns the outcome of a fenced transaction under hs (the
+// first one's token named with name in an unknown outcome) into the
+// result Run and RunAll document.
+func runResult(work context.Context, hs []*fence.Handle, name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	lost, isLost := errors.AsType[*fence.LeaseLostError](h.Err())
+	var lost *fence.LeaseLostError
+	var isLost bool
+	for _, h := range hs {
+		if lost, isLost = errors.AsType[*fence.LeaseLostError](h.Err()); isLost {
+			break
+		}
+	}
 	if ce, ok := errors.AsType[*commitError](err); ok && ce.maybeApplied() {
-		ue := &fence.UnknownOutcomeError{Key: name, Token: h.Token(), Err: err}
+		ue := &fence.UnknownOutcomeError{Key: name, Token: hs[0].Token(), Err: err}
 		if isLost {
 			// Said, not wrapped: the outcome is unknown, and matching
 			// ErrLeaseLost would tell the caller nothing was committed.

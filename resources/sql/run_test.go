@@ -38,8 +38,10 @@ type lockedEnv struct {
 	tables   fencesql.Options
 	fences   fences
 	accounts string // quoted
-	// run runs fn through Run on the env's database.
-	run runFunc
+	// run runs fn through Run on the env's database; runAll through
+	// RunAll.
+	run    runFunc
+	runAll runAllFunc
 	// lossyRun is run on connections of their own whose first COMMIT is
 	// applied but loses its answer.
 	lossyRun func(t *testing.T) runFunc
@@ -172,6 +174,31 @@ func pgxRun(f *fencesql.Fences[pgx.Tx]) runFunc {
 	}
 }
 
+// runAllFunc runs fn in a fenced transaction under hs, through RunAll on
+// one database and driver family; a nil fn is passed on as nil.
+type runAllFunc func(ctx context.Context, hs []*fence.Handle, fn txFunc) error
+
+// pgxRunAll returns runAll for pgx on the tables of f.
+func pgxRunAll(f *fencesql.Fences[pgx.Tx]) runAllFunc {
+	return func(ctx context.Context, hs []*fence.Handle, fn txFunc) error {
+		if fn == nil {
+			return f.RunAll(ctx, hs, nil)
+		}
+		return f.RunAll(ctx, hs, func(ctx context.Context, tx pgx.Tx) error { return fn(ctx, pgxTxn{ctx, tx}) })
+	}
+}
+
+// stdRunAll returns runAll for database/sql on the tables of f; wrap
+// makes the transaction a txn.
+func stdRunAll(f *fencesql.Fences[*sql.Tx], wrap func(stdTxn) txn) runAllFunc {
+	return func(ctx context.Context, hs []*fence.Handle, fn txFunc) error {
+		if fn == nil {
+			return f.RunAll(ctx, hs, nil)
+		}
+		return f.RunAll(ctx, hs, func(ctx context.Context, tx *sql.Tx) error { return fn(ctx, wrap(stdTxn{ctx, tx})) })
+	}
+}
+
 // stdRun returns run for database/sql on the tables of f; wrap makes the
 // transaction a txn.
 func stdRun(f *fencesql.Fences[*sql.Tx], wrap func(stdTxn) txn) runFunc {
@@ -211,6 +238,7 @@ func openPgxEnv(t *testing.T) *lockedEnv {
 		return err
 	}, true)
 	e.run = pgxRun(mustPgx(t, pool, e.tables))
+	e.runAll = pgxRunAll(mustPgx(t, pool, e.tables))
 	e.lossyRun = func(t *testing.T) runFunc {
 		cfg, err := pgxpool.ParseConfig(testenv.PostgresURL(t))
 		if err != nil {
@@ -235,6 +263,7 @@ func openPgxEnv(t *testing.T) *lockedEnv {
 // database through database/sql.
 func openStd(t *testing.T, e *lockedEnv, db *sql.DB, d fencesql.Dialect) {
 	e.run = stdRun(mustStd(t, db, d, e.tables), asStd)
+	e.runAll = stdRunAll(mustStd(t, db, d, e.tables), asStd)
 	e.balance = func(ctx context.Context) (b int64, err error) {
 		err = db.QueryRowContext(ctx, `SELECT balance FROM `+e.accounts+` WHERE id = 'alice'`).Scan(&b)
 		return b, err
@@ -683,6 +712,7 @@ func openMySQLEnv(t *testing.T) *lockedEnv {
 	}
 	newAccounts(t, e, stdFences(db, fencesql.MySQL), exec, true)
 	e.run = stdRun(mustStd(t, db, fencesql.MySQL, e.tables), asMySQL)
+	e.runAll = stdRunAll(mustStd(t, db, fencesql.MySQL, e.tables), asMySQL)
 	e.balance = func(ctx context.Context) (b int64, err error) {
 		q, _ := mysqlize(`SELECT balance FROM `+e.accounts+` WHERE id = 'alice'`, nil)
 		err = db.QueryRowContext(ctx, q).Scan(&b)

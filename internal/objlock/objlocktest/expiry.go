@@ -21,6 +21,8 @@ func RunExpiry(t *testing.T, h Harness) {
 		{"StaleWatchDoesNotTakeOverARenewedLease", expiryStaleWatchDoesNotTakeOverARenewedLease},
 		{"TrustedClockTakesOverAfterExpiryPlusSkew", expiryTrustedClockTakesOverAfterExpiryPlusSkew},
 		{"TrustedClockWatchesRecordsWithoutExpiry", expiryTrustedClockWatchesRecordsWithoutExpiry},
+		{"PublishIsWatchedNoLongerThanARenewal", expiryPublishIsWatchedNoLongerThanARenewal},
+		{"TrustedClockPublishKeepsTheExpiry", expiryTrustedClockPublishKeepsTheExpiry},
 	})
 }
 
@@ -184,4 +186,76 @@ func expiryTrustedClockWatchesRecordsWithoutExpiry(t *testing.T, h Harness) {
 	wantHeld(t, h, contender, "k", lease, clock.Now().Add(h.MinTTL))
 	clock.Advance(h.MinTTL)
 	Acquire(t, contender, "k", h.MinTTL)
+}
+
+// A Publish rewrites the record, so a clock-free watcher sees a new
+// version and watches it for a full lease, as it would a renewal sent at
+// that moment, and no longer. The holder's own lease is not extended: it
+// still ends a TTL after its last renewal's send time. The value stays
+// through a renewal and is gone with a takeover.
+func expiryPublishIsWatchedNoLongerThanARenewal(t *testing.T, h Harness) {
+	bucket := h.NewBucket(t)
+	clock := clocktest.New(time.Now())
+	holder := h.NewLocker(t, bucket, nil, fakeOptions(clock))
+	contender := h.NewLocker(t, bucket, nil, fakeOptions(clock))
+	lease := Acquire(t, holder, "k", h.MinTTL)
+	Inspect(t, contender, "k")
+	clock.Advance(h.MinTTL / 4)
+	renewed, err := holder.Renew(t.Context(), lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(h.MinTTL / 4)
+	if err := holder.Publish(t.Context(), renewed, "v"); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	published := clock.Now()
+	if info := Inspect(t, contender, "k"); !info.Held || info.Value != "v" || !info.ValidUntil.Equal(published.Add(h.MinTTL)) {
+		t.Fatalf("Inspect after Publish = %+v; want held with value %q until a lease after the Publish, %v", info, "v", published.Add(h.MinTTL))
+	}
+	// The holder's lease still ends a TTL after the renewal.
+	clock.Advance(renewed.ValidUntil.Sub(clock.Now()))
+	if err := holder.Publish(t.Context(), renewed, "late"); !errors.Is(err, fence.ErrNotHeld) {
+		t.Fatalf("Publish at the renewal's ValidUntil returned %v; want ErrNotHeld", err)
+	}
+	clock.Advance(published.Add(h.MinTTL).Sub(clock.Now()) - time.Nanosecond)
+	wantHeld(t, h, contender, "k", renewed, published.Add(h.MinTTL))
+	clock.Advance(time.Nanosecond)
+	next := Acquire(t, contender, "k", h.MinTTL)
+	if info := Inspect(t, holder, "k"); info.Token != next.Token || info.Value != "" {
+		t.Fatalf("after the takeover Inspect = %+v; want token %d and no value", info, next.Token)
+	}
+	if err := contender.Publish(t.Context(), next, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if next, err = contender.Renew(t.Context(), next); err != nil {
+		t.Fatal(err)
+	}
+	if info := Inspect(t, holder, "k"); info.Value != "w" {
+		t.Fatalf("after a renewal the value is %q; want %q", info.Value, "w")
+	}
+}
+
+// In trusted-clock mode a Publish keeps the stored expiry: a Locker that
+// never looked takes the key over at the last renewal's expiry plus the
+// skew, however late the Publish.
+func expiryTrustedClockPublishKeepsTheExpiry(t *testing.T, h Harness) {
+	bucket := h.NewBucket(t)
+	clock := clocktest.New(time.Now())
+	trusted := func() *Locker {
+		o := fakeOptions(clock)
+		o.TrustedClock = true
+		return h.NewLocker(t, bucket, nil, o)
+	}
+	holder := trusted()
+	lease := Acquire(t, holder, "k", h.MinTTL)
+	clock.Advance(h.MinTTL - time.Millisecond)
+	if err := holder.Publish(t.Context(), lease, "v"); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	clock.Advance(time.Millisecond)
+	next := Acquire(t, trusted(), "k", h.MinTTL)
+	if next.Token != lease.Token+1 {
+		t.Fatalf("takeover token %d; want %d", next.Token, lease.Token+1)
+	}
 }

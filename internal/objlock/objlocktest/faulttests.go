@@ -205,6 +205,7 @@ func faultsHangingStoreReturnsWithTheContext(t *testing.T, h Harness) {
 		"Break":   func(ctx context.Context) error { return l.Break(ctx, "k") },
 		"Renew":   func(ctx context.Context) error { _, err := l.Renew(ctx, lease); return err },
 		"Release": func(ctx context.Context) error { return l.Release(ctx, lease) },
+		"Publish": func(ctx context.Context) error { return l.Publish(ctx, lease, "v") },
 	}
 	if h.Creates {
 		calls["Create"] = func(ctx context.Context) error { return l.Create(ctx) }

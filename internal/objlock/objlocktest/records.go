@@ -3,6 +3,8 @@
 // that the backend's tests give it.
 package objlocktest
 
+import "strings"
+
 // BadRecords are objects no Locker wrote: each must be refused as
 // corrupt.
 var BadRecords = []struct{ Name, Data string }{
@@ -34,4 +36,10 @@ var BadRecords = []struct{ Name, Data string }{
 	{"empty write id", `{"v":1,"state":"held","owner":"o","token":"3","ttl_ns":3000000000,"write":""}`},
 	{"negative expiry", `{"v":1,"state":"held","owner":"o","token":"3","ttl_ns":3000000000,"write":"w","expires_unix_ns":-1}`},
 	{"free with an expiry", `{"v":1,"state":"free","owner":"o","token":"3","ttl_ns":3000000000,"write":"w","expires_unix_ns":5}`},
+	{"value not base64", `{"v":1,"state":"held","owner":"o","token":"3","ttl_ns":3000000000,"write":"w","value":"not base64!"}`},
+	{"value as a number", `{"v":1,"state":"held","owner":"o","token":"3","ttl_ns":3000000000,"write":"w","value":5}`},
+	// 171 × "eHh4" is the base64 of 513 bytes, one more than
+	// fence.MaxValueLen.
+	{"value over the limit", `{"v":1,"state":"held","owner":"o","token":"3","ttl_ns":3000000000,"write":"w","value":"` + strings.Repeat("eHh4", 171) + `"}`},
+	{"free with a value", `{"v":1,"state":"free","owner":"o","token":"3","ttl_ns":3000000000,"write":"w","value":"eA=="}`},
 }

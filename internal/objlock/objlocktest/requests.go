@@ -46,6 +46,8 @@ func RequestsPerCall(t *testing.T, h Harness) {
 		{"Acquire of a new key, the Locker's first", func() (err error) { lease, err = l.Acquire(t.Context(), "k", ttl, nil); return err }, h.FirstReads, 1},
 		{"Acquire of another new key", func() error { _, err := l.Acquire(t.Context(), "k2", ttl, nil); return err }, 1, 1},
 		{"Renew", func() (err error) { lease, err = l.Renew(t.Context(), lease); return err }, 0, 1},
+		{"Publish", func() error { return l.Publish(t.Context(), lease, "10.0.0.7:8080") }, 0, 1},
+		{"Renew after a Publish", func() (err error) { lease, err = l.Renew(t.Context(), lease); return err }, 0, 1},
 		{"Acquire of a held key, remembered held", func() error { return heldErr(sibling.Acquire(t.Context(), "k", ttl, nil)) }, 1, 0},
 		{"Acquire of a held key, never seen", func() error { return heldErr(stranger.Acquire(t.Context(), "k", ttl, nil)) }, 1, 0},
 		{"Release", func() error { return l.Release(t.Context(), lease) }, 0, 1},

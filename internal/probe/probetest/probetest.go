@@ -1,5 +1,6 @@
-// Package probetest holds the hand-off benchmark that the lockers whose
-// waiters probe (lockers/dynamo, lockers/gcs, lockers/azblob) share.
+// Package probetest holds the benchmarks that the cloud lockers share:
+// the hand-off of the lockers whose waiters probe (lockers/dynamo,
+// lockers/gcs, lockers/azblob), and LockAll against one key at a time.
 package probetest
 
 import (

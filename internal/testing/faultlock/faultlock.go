@@ -100,8 +100,11 @@ func (p *Locker) gate(ctx context.Context) error {
 
 // gated is the driver behind the gate. It has every optional capability,
 // passing each on to d where d has it: RenewBatch renews one by one over a
-// driver without batches, and NotifyRelease answers errors.ErrUnsupported
-// (the session then polls) over one without notifications.
+// driver without batches, NotifyRelease answers errors.ErrUnsupported
+// (the session then polls) over one without notifications, AcquireAll
+// answers it (the session then takes the keys one at a time) over one
+// without multi-key acquisitions, and Publish (fence.Locker.Publish then
+// reports it) over one that keeps no values.
 type gated struct {
 	d driver.Locker
 	p *Locker
@@ -110,6 +113,8 @@ type gated struct {
 var (
 	_ driver.BatchRenewer    = (*gated)(nil)
 	_ driver.ReleaseNotifier = (*gated)(nil)
+	_ driver.Publisher       = (*gated)(nil)
+	_ driver.MultiAcquirer   = (*gated)(nil)
 	_ driver.Creator         = (*gated)(nil)
 	_ driver.Aser            = (*gated)(nil)
 )
@@ -156,6 +161,28 @@ func (g *gated) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 		return nil, nil, err
 	}
 	return n.NotifyRelease(ctx, key)
+}
+
+func (g *gated) AcquireAll(ctx context.Context, keys, owners []string, ttl time.Duration) ([]fence.Lease, error) {
+	m, ok := g.d.(driver.MultiAcquirer)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	if err := g.p.gate(ctx); err != nil {
+		return nil, err
+	}
+	return m.AcquireAll(ctx, keys, owners, ttl)
+}
+
+func (g *gated) Publish(ctx context.Context, lease fence.Lease, value string) error {
+	p, ok := g.d.(driver.Publisher)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	if err := g.p.gate(ctx); err != nil {
+		return err
+	}
+	return p.Publish(ctx, lease, value)
 }
 
 func (g *gated) Release(ctx context.Context, lease fence.Lease) error {

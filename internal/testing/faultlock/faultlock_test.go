@@ -3,18 +3,23 @@ package faultlock_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/faultlock"
 	"github.com/fencekit/fence/lockers/memory"
 )
 
 const ttl = time.Minute
 
-// calls are the five Locker methods, each on key k of p, with held the
-// lease that holds k (for Renew and Release).
+// calls are the Locker methods, each on key k of p (or, for AcquireAll,
+// keys "other" and "other2"), with held the lease that holds k (for
+// Renew, Release and Publish). AcquireAll is called on the driver, as the
+// session's LockAll calls it.
 var calls = []struct {
 	name string
 	call func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error
@@ -35,6 +40,17 @@ var calls = []struct {
 	}},
 	{"Inspect", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
 		_, err := p.Locker().Inspect(ctx, held.Key)
+		return err
+	}},
+	{"Publish", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
+		return p.Locker().Publish(ctx, held, "10.0.0.7:8080")
+	}},
+	{"AcquireAll", func(ctx context.Context, p *faultlock.Locker, held fence.Lease) error {
+		m, ok := driver.LockerOf(p.Locker()).(driver.MultiAcquirer)
+		if !ok {
+			return errors.New("the gated driver is no driver.MultiAcquirer")
+		}
+		_, err := m.AcquireAll(ctx, []string{"other", "other2"}, []string{fence.NewOwnerID(), fence.NewOwnerID()}, ttl)
 		return err
 	}},
 }
@@ -146,6 +162,46 @@ func TestHealthyAndHealed(t *testing.T) {
 				t.Fatalf("after Break the store shows %+v, %v; want k free", info, err)
 			}
 		})
+	}
+}
+
+// The gated Locker keeps the memory driver's Publish and AcquireAll: a
+// published value reaches the store, and a session's LockAll takes its
+// keys in one AcquireAll call of the driver.
+func TestCapabilitiesPassed(t *testing.T) {
+	t.Parallel()
+	store, p, held := setup(t, faultlock.Healthy)
+	if err := p.Locker().Publish(t.Context(), held, "10.0.0.7:8080"); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if info, err := store.Inspect(t.Context(), "k"); err != nil || info.Value != "10.0.0.7:8080" {
+		t.Fatalf("after Publish the store shows %+v, %v; want the value", info, err)
+	}
+	var mu sync.Mutex
+	var ops []string
+	gated := p.Locker()
+	gated.SetObserver(&fence.Observer{Call: func(ctx context.Context, c fence.Call) (context.Context, func(fence.Token, error)) {
+		mu.Lock()
+		ops = append(ops, c.Op)
+		mu.Unlock()
+		return ctx, nil
+	}})
+	s, err := fence.NewSession(gated, &fence.SessionOptions{TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.WithoutCancel(t.Context()))
+	hs, err := s.LockAll(t.Context(), []string{"b", "a"}, nil)
+	if err != nil {
+		t.Fatalf("LockAll: %v", err)
+	}
+	if len(hs) != 2 || hs[0].Key() != "b" || hs[1].Key() != "a" {
+		t.Fatalf("LockAll gave %v, want handles of b and a", hs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(ops, "acquire-all") || slices.Contains(ops, "acquire") {
+		t.Fatalf("the store saw %v; want one acquire-all and no single acquire", ops)
 	}
 }
 

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync/atomic"
@@ -58,6 +59,29 @@ func (c counter) Break(ctx context.Context, key string) error {
 func (c counter) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
 	c.n.inspect.Add(1)
 	return c.d.Inspect(ctx, key)
+}
+
+// AcquireAll counts as one acquisition, the one call it makes to the
+// store; over a driver without it, it answers errors.ErrUnsupported (the
+// session then takes the keys one at a time) and counts nothing.
+func (c counter) AcquireAll(ctx context.Context, keys, owners []string, ttl time.Duration) ([]fence.Lease, error) {
+	m, ok := c.d.(driver.MultiAcquirer)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	c.n.acquire.Add(1)
+	return m.AcquireAll(ctx, keys, owners, ttl)
+}
+
+// Publish counts as another call; over a driver without it, it answers
+// errors.ErrUnsupported and counts nothing.
+func (c counter) Publish(ctx context.Context, lease fence.Lease, value string) error {
+	p, ok := c.d.(driver.Publisher)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	c.n.other.Add(1)
+	return p.Publish(ctx, lease, value)
 }
 
 func (c counter) renewBatch(ctx context.Context, leases []fence.Lease) []error {
