@@ -28,8 +28,9 @@ import (
 // never deadlock, and a waiter makes progress as keys come free.
 //
 // It waits as Lock does (opts nil: try once; Wait: up to that long in
-// all). When it gives up on a busy key the error matches ErrHeld and
-// names that key. keys must be distinct and not empty (ErrInvalid).
+// all, for the whole set). When it gives up on a busy key the error
+// matches ErrHeld and names that key. Closing the session ends a waiting
+// LockAll with an error matching ErrSessionClosed, holding nothing. keys must be distinct and not empty (ErrInvalid).
 func (s *Session) LockAll(ctx context.Context, keys []string, opts *LockOptions) ([]*Handle, error) {
 	var wait time.Duration
 	if opts != nil {
@@ -62,6 +63,11 @@ func (s *Session) LockAll(ctx context.Context, keys []string, opts *LockOptions)
 	if wait > 0 && wait != WaitForever {
 		giveUp = s.s.clock.Now().Add(wait)
 	}
+	if wait > 0 {
+		var stop func()
+		ctx, stop = s.untilClosed(ctx)
+		defer stop()
+	}
 	var got []*Handle
 	var err error
 	if len(sorted) > 1 && s.locker.multi != nil {
@@ -74,6 +80,12 @@ func (s *Session) LockAll(ctx context.Context, keys []string, opts *LockOptions)
 	}
 	if err != nil {
 		return nil, err
+	}
+	select {
+	case <-s.done: // closed while the last key was taken: Close missed these
+		s.releaseAll(ctx, got)
+		return nil, fmt.Errorf("fence: lock %q: %w", keys[0], ErrSessionClosed)
+	default:
 	}
 	byKey := make(map[string]*Handle, len(got))
 	for _, h := range got {
@@ -287,4 +299,19 @@ func (s *Session) reconcileAll(ctx context.Context, sorted, owners []string, sin
 		_ = s.releaseLease(ctx, l)
 	}
 	return nil
+}
+
+// untilClosed returns a context derived from ctx that also ends, with
+// ErrSessionClosed as its cause, when the session is closed, so that a
+// waiting call returns at Close; stop releases its goroutine.
+func (s *Session) untilClosed(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-s.done:
+			cancel(ErrSessionClosed)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }

@@ -41,7 +41,8 @@ func SlotKey(name string, i int) string { return name + "#" + strconv.Itoa(i) }
 // name: a process that uses fewer reaches fewer slots.
 //
 // permits must be in [1, MaxPermits], and every slot key valid for the
-// Locker (ErrInvalid).
+// Locker (ErrInvalid). Closing the session ends a waiting LockSemaphore
+// with an error matching ErrSessionClosed.
 func (s *Session) LockSemaphore(ctx context.Context, name string, permits int, opts *LockOptions) (*Handle, error) {
 	var wait time.Duration
 	if opts != nil {
@@ -62,6 +63,11 @@ func (s *Session) LockSemaphore(ctx context.Context, name string, permits int, o
 	var giveUp time.Time
 	if wait > 0 && wait != WaitForever {
 		giveUp = clock.Now().Add(wait)
+	}
+	if wait > 0 {
+		var stopClosed func()
+		ctx, stopClosed = s.untilClosed(ctx)
+		defer stopClosed()
 	}
 	var (
 		wake    chan int // the slot a notification named

@@ -22,6 +22,14 @@
 // waiting for one key on one Locker get it in arrival order, and an
 // attempt whose outcome is unknown is reconciled by reading the record.
 //
+// # Several keys
+//
+// RunAll runs work under several keys at once, all or nothing (a
+// transfer between two accounts), through fence.Session.LockAll: one
+// handle per key, each with its own key's token for the writes to that
+// key's resource. Its work is cancelled as soon as any one lease is
+// lost, with that lease's *fence.LeaseLostError as the cause.
+//
 // # An efficiency device, not a safety guarantee
 //
 // A guard keeps two workers from doing the same job most of the time. It

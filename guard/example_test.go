@@ -133,3 +133,26 @@ func ExampleRun_fencedWrite() {
 	// late write refused: true
 	// run 2 (token 2)
 }
+
+// A transfer between two accounts runs under both accounts' locks, taken
+// all or nothing; each account is written with its own lock's token.
+func ExampleRunAll() {
+	ctx := context.Background()
+	sess, err := fence.NewSession(memory.New(nil), nil)
+	if err != nil {
+		panic(err)
+	}
+	accounts := memres.New(nil)
+	err = guard.RunAll(ctx, sess, []string{"acct/bob", "acct/alice"}, func(ctx context.Context, hs []*fence.Handle) error {
+		bob, alice := hs[0], hs[1]
+		if err := accounts.Put(ctx, bob.Key(), bob.Token(), []byte("70")); err != nil {
+			return err
+		}
+		fmt.Printf("bob written with token %d, alice with token %d\n", bob.Token(), alice.Token())
+		return accounts.Put(ctx, alice.Key(), alice.Token(), []byte("130"))
+	}, nil)
+	fmt.Println("err:", err)
+	// Output:
+	// bob written with token 1, alice with token 1
+	// err: <nil>
+}
