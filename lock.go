@@ -63,7 +63,21 @@ func (s *Session) Lock(ctx context.Context, key string, opts *LockOptions) (*Han
 	if wait == WaitForever {
 		timeout = 0
 	}
-	return s.acquire(ctx, key, wait > 0, timeout)
+	if wait > 0 {
+		var stop func()
+		ctx, stop = s.untilClosed(ctx)
+		defer stop()
+	}
+	h, err := s.acquire(ctx, key, wait > 0, timeout)
+	if err == nil {
+		select {
+		case <-s.done: // closed while the key was taken: Close missed it
+			_ = h.Release(ctx)
+			return nil, fmt.Errorf("fence: lock %q: %w", key, ErrSessionClosed)
+		default:
+		}
+	}
+	return h, err
 }
 
 // releaseLease frees lease with a context bounded by ReleaseTimeout that
