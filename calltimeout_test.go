@@ -47,6 +47,15 @@ func (hungStore) Inspect(ctx context.Context, _ string) (fence.LockInfo, error) 
 	return fence.LockInfo{}, ctx.Err()
 }
 
+// hungMulti is hungStore taking sets of keys in one operation, which
+// never answers either.
+type hungMulti struct{ hungStore }
+
+func (hungMulti) AcquireAll(ctx context.Context, _, _ []string, _ time.Duration) ([]fence.Lease, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
 // Lock and LockAll on a store that never answers return once their
 // context is done, although the read that settles an attempt whose answer
 // was lost has a CallTimeout of its own: the read goes on without them.
@@ -56,10 +65,16 @@ func TestLockReturnsWithItsContextOnAHungStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSession(t, l, &fence.SessionOptions{TTL: time.Hour, CallTimeout: 20 * time.Minute})
+	m, err := driver.Wrap(memory.New(nil), func(d driver.Locker) driver.Locker { return hungMulti{hungStore{d}} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &fence.SessionOptions{TTL: time.Hour, CallTimeout: 20 * time.Minute}
+	s, sm := newSession(t, l, opts), newSession(t, m, opts)
 	for name, lock := range map[string]func(ctx context.Context) error{
-		"Lock":    func(ctx context.Context) error { _, err := s.Lock(ctx, "k", nil); return err },
-		"LockAll": func(ctx context.Context) error { _, err := s.LockAll(ctx, []string{"a", "b"}, nil); return err },
+		"Lock":            func(ctx context.Context) error { _, err := s.Lock(ctx, "k", nil); return err },
+		"LockAll":         func(ctx context.Context) error { _, err := s.LockAll(ctx, []string{"a", "b"}, nil); return err },
+		"LockAll at once": func(ctx context.Context) error { _, err := sm.LockAll(ctx, []string{"a", "b"}, nil); return err },
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		done := make(chan error, 1)

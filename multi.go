@@ -275,7 +275,7 @@ func (s *Session) reconcileAll(ctx context.Context, sorted, owners []string, sin
 	leases := make([]Lease, 0, len(sorted))
 	all := true
 	for i, k := range sorted {
-		lease, found, _ := s.reconcileAcquire(ctx, k, owners[i], since)
+		lease, found, _ := s.reconcileWithin(ctx, k, owners[i], since)
 		if found == foundOurs {
 			leases = append(leases, lease)
 		} else {
