@@ -23,6 +23,7 @@ type Handle struct {
 	token      Token
 	acquiredAt time.Time // on the session's Clock
 
+	slot      bool        // a semaphore's slot (Session.LockSemaphore)
 	releasing atomic.Bool // Release was called: the keepalive lets go
 	relOnce   sync.Once
 	relErr    error
@@ -256,5 +257,8 @@ func (s *Session) release(ctx context.Context, h *Handle) error {
 	}
 	h.end(ErrReleased)
 	s.locker.lines.kick(h.key)
+	if h.slot {
+		s.slots.released(h.key, s.s.clock.Now())
+	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	mathrand "math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fencekit/fence/internal/backoff"
@@ -37,8 +38,14 @@ func SlotKey(name string, i int) string { return name + "#" + strconv.Itoa(i) }
 // first. Waiters of several processes race for a freed slot; none holds a
 // place in a queue, so none can block the others, and the random start
 // and the wake-ups spread the permits evenly (the guarantees doc gives
-// the measured fairness). Every process must use the same permits for a
-// name: a process that uses fewer reaches fewer slots.
+// the measured fairness). A waiting call does not take back, for a
+// moment (PollInterval, at most 100 ms), a slot that its own session
+// released: a process that releases a permit and asks again at once
+// leaves it to the waiters of other processes first, which learn of the
+// release later than it could ask again (at once on the same store, or by
+// a 50–100 ms poll or probe); with no waiter, it takes it after that
+// moment, or another free slot at once. Every process must use the same
+// permits for a name: a process that uses fewer reaches fewer slots.
 //
 // permits must be in [1, MaxPermits], and every slot key valid for the
 // Locker (ErrInvalid). Closing the session ends a waiting LockSemaphore
@@ -80,6 +87,7 @@ func (s *Session) LockSemaphore(ctx context.Context, name string, permits int, o
 		}
 	}()
 	first := -1 // a slot to try before the others
+	grace := min(s.s.poll, maxSlotGrace)
 	for round := 1; ; round++ {
 		var until time.Time // the soonest end of a busy slot's lease
 		failed := false
@@ -94,8 +102,18 @@ func (s *Session) LockSemaphore(ctx context.Context, name string, permits int, o
 			} else if i == first {
 				continue
 			}
-			h, err := s.acquire(ctx, SlotKey(name, i), false, 0)
+			key := SlotKey(name, i)
+			if wait > 0 {
+				if end, ok := s.slots.leftTo(key, clock.Now(), grace); ok {
+					if until.IsZero() || end.Before(until) {
+						until = end // try it again once its moment is over
+					}
+					continue
+				}
+			}
+			h, err := s.acquire(ctx, key, false, 0)
 			if err == nil {
+				h.slot = true
 				return h, nil
 			}
 			lastErr = err
@@ -152,6 +170,44 @@ func (s *Session) LockSemaphore(ctx context.Context, name string, permits int, o
 			return nil, s.acquireStopped(ctx, name, nil, lastErr)
 		}
 	}
+}
+
+// maxSlotGrace bounds how long a waiting LockSemaphore leaves a slot its
+// session released to the waiters of other processes.
+const maxSlotGrace = 100 * time.Millisecond
+
+// slotReleases are the times a session released its semaphore slots, by
+// key, for the grace of LockSemaphore.
+type slotReleases struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// released records that the session released slot key at now.
+func (r *slotReleases) released(key string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.at == nil {
+		r.at = make(map[string]time.Time)
+	}
+	for k, t := range r.at { // forget what is long over
+		if now.Sub(t) > maxSlotGrace {
+			delete(r.at, k)
+		}
+	}
+	r.at[key] = now
+}
+
+// leftTo reports whether slot key was released by the session less than
+// grace before now, and when that grace ends.
+func (r *slotReleases) leftTo(key string, now time.Time, grace time.Duration) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.at[key]
+	if !ok || now.Sub(t) >= grace {
+		return time.Time{}, false
+	}
+	return t.Add(grace), true
 }
 
 // watchSlots subscribes to the release notifications of every slot of

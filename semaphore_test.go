@@ -235,3 +235,60 @@ func TestLockSemaphoreStaleSlotHolderIsFenced(t *testing.T) {
 		t.Errorf("resource after the stale write: %q token %d, %v; want the new holder's value", v, tok, err)
 	}
 }
+
+// A session that releases a permit and at once asks again, waiting,
+// leaves the permit to a waiter of another session first: with one
+// permit, the waiter gets it, and the re-asking session gets it back
+// only when the waiter lets go.
+func TestSemaphoreReleaserLetsAWaiterGoFirst(t *testing.T) {
+	t.Parallel()
+	l := memory.New(nil)
+	newSess := func() *fence.Session {
+		s, err := fence.NewSession(l, &fence.SessionOptions{TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close(context.Background()) })
+		return s
+	}
+	a, b := newSess(), newSess()
+	wait := &fence.LockOptions{Wait: time.Minute}
+	for round := range 20 {
+		held, err := a.LockSemaphore(t.Context(), "sem", 1, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan *fence.Handle, 1)
+		go func() {
+			h, err := b.LockSemaphore(t.Context(), "sem", 1, wait)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- h
+		}()
+		time.Sleep(5 * time.Millisecond) // b waits
+		if err := held.Release(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		again := make(chan *fence.Handle, 1)
+		go func() {
+			h, err := a.LockSemaphore(t.Context(), "sem", 1, wait)
+			if err != nil {
+				t.Error(err)
+			}
+			again <- h
+		}()
+		var hb *fence.Handle
+		select {
+		case hb = <-got:
+		case h := <-again:
+			t.Fatalf("round %d: the releasing session took the permit back (token %d) before the waiter", round, h.Token())
+		}
+		if err := hb.Release(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := (<-again).Release(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -214,6 +214,7 @@ type Session struct {
 	starter *time.Timer
 	startAt time.Time
 	hs      map[*Handle]*hstate
+	slots   slotReleases // semaphore slots this session released lately
 	// what the keepalive's timers wait for
 	armedRenew, armedDeadline time.Time
 }
