@@ -171,8 +171,9 @@
 //     election's followers see the new value at once); waiters of the
 //     same Locker are woken without the server. A Publish made before
 //     the bell was taken (just after the Acquire) tolls it once it is
-//     taken. A Publish through a Locker that does not ring the lease's
-//     bell wakes only its own.
+//     taken (not tested: the race is too narrow to provoke). A Publish
+//     through a Locker that does not ring the lease's bell wakes only
+//     its own.
 //   - A waiter that found nobody holding the bell is woken when a later
 //     look finds it held: a new lease on the key, whose value may have
 //     been published before its bell was taken (an election's followers
