@@ -121,32 +121,73 @@ var publishCases = []testCase{
 		}
 	}},
 	{"WakesWaiters", func(t *testing.T, s *suite) {
-		l := s.publisher(t)
-		var n driver.ReleaseNotifier
-		if _, err := driver.Wrap(l, func(d driver.Locker) driver.Locker {
-			n, _ = d.(driver.ReleaseNotifier)
-			return d
-		}); err != nil {
-			t.Fatal(err)
+		// A Publish wakes the key's waiters of every Locker: those of
+		// the Locker that publishes, and those of another (another
+		// process), also right after the lease was taken and when the
+		// key was free when they subscribed.
+		l, other := s.publisher(t), s.locker(t)
+		type waiter struct {
+			name string
+			c    <-chan struct{}
 		}
-		if n == nil {
-			t.Skip("the driver notifies nothing (no driver.ReleaseNotifier)")
+		var waiters []waiter
+		for _, c := range []struct {
+			name    string
+			watcher *fence.Locker
+			free    bool // subscribe before the lease is taken
+		}{
+			{"a waiter of the publishing Locker", l, false},
+			{"a waiter of another Locker", other, false},
+			{"a waiter of another Locker that subscribed while the key was free", other, true},
+		} {
+			n := notifier(t, c.watcher)
+			key := s.key(t)
+			var lease fence.Lease
+			if !c.free {
+				lease = s.acquire(t, l, key, s.h.TTL, nil)
+			}
+			ch, stop, err := n.NotifyRelease(t.Context(), key)
+			if errors.Is(err, errors.ErrUnsupported) {
+				t.Skipf("this Locker cannot notify (its waiters poll): %v", err)
+			}
+			if err != nil {
+				t.Fatalf("%s: NotifyRelease: %v", c.name, err)
+			}
+			t.Cleanup(stop)
+			if c.free {
+				lease = s.acquire(t, l, key, s.h.TTL, nil)
+			}
+			drain(ch)
+			publish(t, l, lease, "hello")
+			waiters = append(waiters, waiter{c.name, ch})
 		}
-		lease := s.acquire(t, l, s.key(t), s.h.TTL, nil)
-		c, stop, err := n.NotifyRelease(t.Context(), lease.Key)
-		if errors.Is(err, errors.ErrUnsupported) {
-			t.Skipf("this Locker cannot notify (its waiters poll): %v", err)
+		woken := make([]bool, len(waiters))
+		// wait waits up to d for every waiter not woken yet, and
+		// returns the name of one still not woken, or "".
+		wait := func(d time.Duration) string {
+			timer := time.NewTimer(d)
+			defer timer.Stop()
+			for i, w := range waiters {
+				if woken[i] {
+					continue
+				}
+				select {
+				case <-w.c:
+					woken[i] = true
+				case <-timer.C:
+					return w.name
+				}
+			}
+			return ""
 		}
-		if err != nil {
-			t.Fatalf("NotifyRelease: %v", err)
+		if wait(time.Second) == "" {
+			return
 		}
-		defer stop()
-		drain(c)
-		publish(t, l, lease, "hello")
-		select {
-		case <-c:
-		case <-time.After(patience):
-			t.Fatalf("no notification %v after a Publish", patience)
+		// A notifier that reads the store on a timer of the harness's
+		// fake clock reads only as that clock moves.
+		s.h.Expire(t)
+		if name := wait(patience); name != "" {
+			t.Fatalf("%s: no notification %v after a Publish", name, patience)
 		}
 	}},
 }
@@ -163,6 +204,23 @@ func drain(c <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// notifier returns the driver under l as a driver.ReleaseNotifier, and
+// skips the test when it is none.
+func notifier(t *testing.T, l *fence.Locker) driver.ReleaseNotifier {
+	t.Helper()
+	var n driver.ReleaseNotifier
+	if _, err := driver.Wrap(l, func(d driver.Locker) driver.Locker {
+		n, _ = d.(driver.ReleaseNotifier)
+		return d
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n == nil {
+		t.Skip("the driver notifies nothing (no driver.ReleaseNotifier)")
+	}
+	return n
 }
 
 // publish sets lease's value with l.

@@ -110,13 +110,16 @@ func (b *bells) extend(name string, token int64, until time.Time) {
 }
 
 // toll frees name's bell for an instant and takes it again, if the
-// lease of token wants it and it is held, which wakes its waiters.
+// lease of token wants it, which wakes its waiters. A bell not taken yet
+// (a take in flight, or to be retried) is tolled once it is taken.
 func (b *bells) toll(name string, token int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w := b.want[name]; w != nil && w.token == token && b.held[name] {
+	if w := b.want[name]; w != nil && w.token == token {
 		w.toll = true
-		b.wakeLocked()
+		if b.held[name] {
+			b.wakeLocked()
+		}
 	}
 }
 

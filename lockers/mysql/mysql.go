@@ -169,8 +169,16 @@
 //   - A Publish frees its lease's bell for an instant and takes it
 //     again, which wakes the key's waiters as a release does (an
 //     election's followers see the new value at once); waiters of the
-//     same Locker are woken without the server. A Publish through a
-//     Locker that does not ring the lease's bell wakes only its own.
+//     same Locker are woken without the server. A Publish made before
+//     the bell was taken (just after the Acquire) tolls it once it is
+//     taken (not tested: the race is too narrow to provoke). A Publish
+//     through a Locker that does not ring the lease's bell wakes only
+//     its own.
+//   - A waiter that found nobody holding the bell is woken when a later
+//     look finds it held: a new lease on the key, whose value may have
+//     been published before its bell was taken (an election's followers
+//     see a new term and its value at once; tested: lockertest's
+//     Publish/WakesWaiters).
 //   - A waiting Lock holds a connection of its own that waits in GET_LOCK
 //     on the bell and frees it in the same statement; the holder's
 //     release (or its bell connection's end) wakes it, and Lock tries the

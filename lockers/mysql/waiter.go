@@ -49,8 +49,11 @@ func waitStatement(name string) string {
 // nobody holds the bell, the key is free, or its holder rings no bell (a
 // Locker of another process with the wake-ups off, or one that found the
 // bell taken), and the waiter looks again after a pause (eight of 1 ms,
-// eight of 2 ms, and so on up to 250 ms). It returns after the first look, so a release after it
-// returns wakes the waiter when the bell was held at that look.
+// eight of 2 ms, and so on up to 250 ms); when a later look finds the
+// bell held (a new lease rings it), it sends on the channel, so that a
+// new lease and the value published right after it are seen. It returns
+// after the first look, so a release or Publish after it returns wakes
+// the waiter when the bell was held at that look.
 //
 // At most WakeConns-1 waiters of one Locker wait at once; beyond that,
 // and when the wake-ups are off, it returns an error and the caller polls.
@@ -157,6 +160,10 @@ func (w *waiter) run(held bool) {
 			held, err = w.look(ctx)
 			looks++
 			if held {
+				// A holder took the bell since the last look: a new
+				// lease, whose Publish may have come before its bell
+				// was taken and tolled nothing.
+				w.signal()
 				looks = 0
 			}
 		}

@@ -106,5 +106,8 @@
 // Options.PollInterval (DefaultPollInterval, 50 ms), one indexed read of
 // a local file each. A Publish wakes the key's waiters the same way: at
 // once in its own Locker, at the next poll in the others, which wake a
-// waiter when the lease or its value changed since their last read.
+// waiter when the lease or its value changed since their last read. A
+// waiter's first read is made when it subscribes, so a change made by
+// another process just after is seen at the next poll too (tested:
+// lockertest's Publish/WakesWaiters).
 package sqlite
