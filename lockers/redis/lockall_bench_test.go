@@ -5,10 +5,7 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/fencekit/fence/internal/testing/lockallbench"
-	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // BenchmarkLockAll compares Session.LockAll of n keys (one script) with n
@@ -22,19 +19,14 @@ import (
 func BenchmarkLockAll(b *testing.B) {
 	for _, n := range []int{2, 8} {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
-			o, err := goredis.ParseURL(testenv.RedisURL(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			c := goredis.NewClient(o)
-			b.Cleanup(func() { _ = c.Close() })
-			var cmds commands
-			c.AddHook(&cmds)
+			c := newClient(b)
+			var rt roundTrips
+			c.AddHook(&rt)
 			prefix := uniquePrefix("bench-lockall")
 			all := newLocker(b, c, &Options{Prefix: prefix})
 			one := newLocker(b, newClient(b), &Options{Prefix: prefix})
 			lockallbench.Run(b, n,
-				lockallbench.Side{Locker: all, Requests: cmds.n.Load},
+				lockallbench.Side{Locker: all, Requests: rt.n.Load},
 				lockallbench.Side{Locker: one},
 				10*time.Second)
 		})

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/netfault"
-	"github.com/fencekit/fence/internal/testing/testenv"
 )
 
 // TestCorruptValueFields: value fields of the counter hash that the
@@ -63,43 +60,14 @@ func TestCorruptValueFields(t *testing.T) {
 	}
 }
 
-// commands is a go-redis hook that counts the commands a client sends
-// (a pipeline as one), but not a new connection's set-up.
-type commands struct{ n atomic.Int64 }
-
-func (r *commands) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-
-func (r *commands) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() != "hello" {
-			r.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (r *commands) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		if slices.ContainsFunc(cmds, func(c goredis.Cmder) bool { return c.Name() != "client" }) {
-			r.n.Add(1)
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // TestAcquireAllOneScript: AcquireAll of 2, 8 and 64 keys sends one
 // command (EVALSHA of its script), taken or refused, and a refused one
 // changes no counter.
 func TestAcquireAllOneScript(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	o, err := goredis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := goredis.NewClient(o)
-	t.Cleanup(func() { _ = c.Close() })
-	var n commands
+	c := newClient(t)
+	var n roundTrips
 	c.AddHook(&n)
 	l, d := newStoreLocker(t, c, nil)
 	for _, size := range []int{2, 8, 64} {
