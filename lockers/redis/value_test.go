@@ -12,6 +12,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/netfault"
+	"github.com/fencekit/fence/internal/testing/valuetest"
 )
 
 // TestCorruptValueFields: value fields of the counter hash that the
@@ -40,22 +41,7 @@ func TestCorruptValueFields(t *testing.T) {
 			if err := c.HSet(ctx, d.counterKey("k"), tt.fields...).Err(); err != nil {
 				t.Fatal(err)
 			}
-			_, err = l.Inspect(ctx, "k")
-			if _, ok := errors.AsType[*fence.CorruptError](err); !ok {
-				t.Fatalf("Inspect with %v: %v; want a *fence.CorruptError", tt.fields, err)
-			}
-			if _, err := l.Renew(ctx, lease); err != nil {
-				t.Fatalf("Renew: %v", err)
-			}
-			if err := l.Publish(ctx, lease, "v"); err != nil {
-				t.Fatalf("Publish: %v", err)
-			}
-			if info, err := l.Inspect(ctx, "k"); err != nil || info.Value != "v" {
-				t.Fatalf("Inspect after Publish = %+v, %v; want value v", info, err)
-			}
-			if err := l.Release(ctx, lease); err != nil {
-				t.Fatal(err)
-			}
+			valuetest.CorruptValue(t, l, lease)
 		})
 	}
 }
