@@ -239,16 +239,7 @@ func TestWaitEndsWithAllowance(t *testing.T) {
 // nothing more.
 func TestMissedInWindow(t *testing.T) {
 	t.Parallel()
-	clock := clocktest.New(window)
-	store := memory.New(&memory.Options{Clock: clock})
-	f := newFarm(t, sameStore(store, 3), clock, nil, interval, fence.SessionOptions{TTL: atMost}, schedule.Options{RetryWithin: retry},
-		func(f *farm, r *replica, ctx context.Context, _ *fence.Handle) error {
-			if r.id == 0 {
-				return f.block(ctx)
-			}
-			return nil
-		})
-	stopRun(t, f, clock)
+	f, clock := stoppedWindow(t, 3, schedule.Options{RetryWithin: retry})
 	clock.Advance(retry + time.Second)
 	b, c := f.reps[1].job, f.reps[2].job
 	if out, err := b.Attempt(t.Context()); out != schedule.Missed || err != nil {
@@ -274,16 +265,7 @@ func TestMissedInWindow(t *testing.T) {
 // before that window's run; once, and not again by the others.
 func TestMissedReportedByNextWindow(t *testing.T) {
 	t.Parallel()
-	clock := clocktest.New(window)
-	store := memory.New(&memory.Options{Clock: clock})
-	f := newFarm(t, sameStore(store, 3), clock, nil, interval, fence.SessionOptions{TTL: atMost}, schedule.Options{RetryWithin: retry},
-		func(f *farm, r *replica, ctx context.Context, _ *fence.Handle) error {
-			if r.id == 0 {
-				return f.block(ctx)
-			}
-			return nil
-		})
-	stopRun(t, f, clock)
+	f, clock := stoppedWindow(t, 3, schedule.Options{RetryWithin: retry})
 	clock.Advance(interval)
 	next := window.Add(interval)
 	for id, want := range []schedule.Outcome{schedule.Ran, schedule.Done} {
@@ -307,16 +289,7 @@ func TestMissedReportedByNextWindow(t *testing.T) {
 // the next window finds the stopped window as it was before the option.
 func TestNoMissedWithoutRetry(t *testing.T) {
 	t.Parallel()
-	clock := clocktest.New(window)
-	store := memory.New(&memory.Options{Clock: clock})
-	f := newFarm(t, sameStore(store, 2), clock, nil, interval, fence.SessionOptions{TTL: atMost}, schedule.Options{},
-		func(f *farm, r *replica, ctx context.Context, _ *fence.Handle) error {
-			if r.id == 0 {
-				return f.block(ctx)
-			}
-			return nil
-		})
-	stopRun(t, f, clock)
+	f, clock := stoppedWindow(t, 2, schedule.Options{})
 	clock.Advance(interval)
 	if out, err := f.reps[1].job.Attempt(t.Context()); out != schedule.Ran || err != nil {
 		t.Fatalf("the next window's attempt: %v, %v; want ran", out, err)
@@ -342,9 +315,21 @@ func TestLateFirstRun(t *testing.T) {
 	}
 }
 
-// stopRun runs replica 0's job for window and stops it mid-run.
-func stopRun(t *testing.T, f *farm, clock *clocktest.Fake) {
+// stoppedWindow returns a farm of n replicas with opts on one memory
+// store, and its fake clock at the start of window: replica 0 has run the
+// window's job, which blocks until stopped, and was stopped mid-run; the
+// other replicas' jobs return at once.
+func stoppedWindow(t *testing.T, n int, opts schedule.Options) (*farm, *clocktest.Fake) {
 	t.Helper()
+	clock := clocktest.New(window)
+	store := memory.New(&memory.Options{Clock: clock})
+	f := newFarm(t, sameStore(store, n), clock, nil, interval, fence.SessionOptions{TTL: atMost}, opts,
+		func(f *farm, r *replica, ctx context.Context, _ *fence.Handle) error {
+			if r.id == 0 {
+				return f.block(ctx)
+			}
+			return nil
+		})
 	stop, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	first := attemptAsync(stop, f.reps[0].job)
@@ -353,6 +338,7 @@ func stopRun(t *testing.T, f *farm, clock *clocktest.Fake) {
 	if r := await(t, first, "the stopped run"); r.out != schedule.Ran || !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("the stopped run: %v, %v; want ran, cancelled", r.out, r.err)
 	}
+	return f, clock
 }
 
 // A replica stopped while it waits for the lock returns at once, with

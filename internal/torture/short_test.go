@@ -2,7 +2,6 @@ package torture_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -39,72 +38,18 @@ func TestShortRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the short run takes about a minute")
 	}
-	type job struct {
-		pair    torture.Pair
-		control bool
-		res     *torture.Result
-		err     error
-	}
-	var jobs []*job
-	for _, p := range torture.Pairs() {
-		for _, control := range []bool{false, true} {
-			jobs = append(jobs, &job{pair: p, control: control})
-		}
-	}
+	jobs := jobsOf(torture.Pairs())
 	for _, wave := range torture.Waves(torture.Pairs()) {
-		var specs []torture.Spec
-		var running []*job
-		for _, j := range jobs {
-			if missing(j.pair) != "" || !slices.ContainsFunc(wave, func(p torture.Pair) bool { return p.Name() == j.pair.Name() }) {
-				continue
-			}
-			specs = append(specs, torture.Spec{Pair: j.pair, Config: torture.Config{
-				Duration: shortDuration(j.pair), Workers: 3, Control: j.control, Processes: processPairs[j.pair.Name()], Logf: t.Logf}})
-			running = append(running, j)
-		}
-		for i, o := range torture.RunAll(context.WithoutCancel(t.Context()), specs) {
-			running[i].res, running[i].err = o.Result, o.Err
-		}
+		runJobs(context.WithoutCancel(t.Context()), jobs, func(j *job) (torture.Config, bool) {
+			inWave := slices.ContainsFunc(wave, func(p torture.Pair) bool { return p.Name() == j.pair.Name() })
+			return torture.Config{Duration: shortDuration(j.pair), Workers: 3, Processes: processPairs[j.pair.Name()], Logf: t.Logf}, inWave
+		})
 	}
-
-	var results []*torture.Result
-	for _, j := range jobs {
-		if j.res != nil {
-			results = append(results, j.res)
-		}
-	}
-	var table strings.Builder
-	if err := torture.WriteTable(&table, results); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("short run:\n%s", table.String())
+	results := logResults(t, "short run", jobs)
 	if testenv.Strict() {
 		checkCoverage(t, results)
 	}
-
-	for _, j := range jobs {
-		mode := "fenced"
-		if j.control {
-			mode = "control"
-		}
-		t.Run(j.pair.Name()+"/"+mode, func(t *testing.T) {
-			if env := missing(j.pair); env != "" {
-				testenv.Endpoint(t, env, j.pair.Name()) // skips, or fails under scripts/test.sh
-			}
-			if j.err != nil {
-				if errors.Is(j.err, torture.ErrUnavailable) && !testenv.Strict() {
-					t.Skip(j.err)
-				}
-				t.Fatal(j.err)
-			}
-			if j.res.Writes == 0 {
-				t.Fatalf("no write was attempted")
-			}
-			if err := j.res.Err(); err != nil {
-				t.Error(err)
-			}
-		})
-	}
+	checkJobs(t, jobs, "write")
 }
 
 // processPairs are the pairs whose workers run as processes in the short

@@ -14,6 +14,7 @@ import (
 	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/probe/probetest"
 	"github.com/fencekit/fence/internal/testing/emulators"
+	"github.com/fencekit/fence/internal/testing/lockallbench"
 )
 
 // The benchmarks run on the emulator (dynalite), so their times measure
@@ -148,7 +149,7 @@ func BenchmarkHandOff(b *testing.B) {
 // BenchmarkLockAll compares Session.LockAll of 2 and 8 keys with as many
 // Session.Lock calls one after another, each cycle with its release, on
 // one table, each side on its own Locker and counting client,
-// alternating (see probetest.LockAll). On an endpoint with transactions
+// alternating (see lockallbench.Run). On an endpoint with transactions
 // LockAll is one BatchGetItem and one TransactWriteItems; on dynalite,
 // which has none, it takes the keys one at a time too. Run it with
 //
@@ -158,12 +159,12 @@ func BenchmarkLockAll(b *testing.B) {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
 			plain := emulators.DynamoClient(b, nil)
 			table := newTable(b, plain, nil)
-			side := func() probetest.Side {
+			side := func() lockallbench.Side {
 				f := newFaulty(b)
 				l := newLocker(b, emulators.DynamoClient(b, f), table, nil)
-				return probetest.Side{Locker: l.Locker, Requests: f.total}
+				return lockallbench.Side{Locker: l.Locker, Requests: func() int64 { return int64(f.total()) }}
 			}
-			probetest.LockAll(b, n, side(), side())
+			lockallbench.Run(b, n, side(), side(), time.Minute)
 		})
 	}
 }

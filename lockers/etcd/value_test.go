@@ -12,6 +12,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/netfault"
+	"github.com/fencekit/fence/internal/testing/valuetest"
 )
 
 // TestCorruptValueRecord: a value record this package did not write is
@@ -39,20 +40,7 @@ func TestCorruptValueRecord(t *testing.T) {
 			if _, err := c.Put(ctx, l.d.value("k"), tt.value); err != nil {
 				t.Fatal(err)
 			}
-			_, err = l.Inspect(ctx, "k")
-			wantCorrupt(t, err, "Inspect")
-			if _, err := l.Renew(ctx, lease); err != nil {
-				t.Fatalf("Renew with a corrupt value record: %v", err)
-			}
-			if err := l.Publish(ctx, lease, "v"); err != nil {
-				t.Fatalf("Publish over a corrupt value record: %v", err)
-			}
-			if info, err := l.Inspect(ctx, "k"); err != nil || info.Value != "v" {
-				t.Fatalf("Inspect after Publish = %+v, %v; want value v", info, err)
-			}
-			if err := l.Release(ctx, lease); err != nil {
-				t.Fatal(err)
-			}
+			valuetest.CorruptValue(t, l.Locker, lease)
 		})
 	}
 }

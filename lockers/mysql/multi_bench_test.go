@@ -1,114 +1,36 @@
 package mysql
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testing/lockallbench"
 )
 
 // BenchmarkLockAll compares, for 2 and 8 keys, a Session.LockAll of
-// the keys and the release of its handles (multi: one transaction for
-// the keys, then one statement per release) with as many Session.Lock
-// calls one after another and their releases (single), on one lease
-// table, each side on a Locker and a pool of one connection of its own
-// (so the wake-ups are off), alternating which goes first at each
-// iteration. It reports each side's time per cycle, their ratio
-// (multi/single) and each side's statements per cycle (queries and
-// executions of prepared statements, each one round trip).
+// the keys and the release of its handles (one transaction for the keys,
+// then one statement per release) with as many Session.Lock calls one
+// after another and their releases, on one lease table, each side on a
+// Locker and a pool of one connection of its own (so the wake-ups are
+// off), alternating (see lockallbench.Run). Both sides count their
+// statements (queries and executions of prepared statements, each one
+// round trip). Run it with
+//
+//	go test -run '^$' -bench LockAll -benchtime 300x -count 5 ./lockers/mysql/
 func BenchmarkLockAll(b *testing.B) {
 	for _, n := range []int{2, 8} {
 		b.Run("keys="+strconv.Itoa(n), func(b *testing.B) {
 			table := newTable(b, newDB(b, 1))
 			name := strings.Trim(table.quotedTable(), "`")
-			var sm, ss statements
-			multi := newTestLocker(b, sm.pool(b, 1), &Options{Table: name})
-			single := newTestLocker(b, ss.pool(b, 1), &Options{Table: name})
-			b.Cleanup(func() { _ = multi.Close(); _ = single.Close() })
-			count := func(s *statements) func() int { return func() int { return int(s.count()) } }
-			benchLockAll(b, n, multi.Locker, single.Locker, count(&sm), count(&ss))
+			side := func() lockallbench.Side {
+				var s statements
+				l := newTestLocker(b, s.pool(b, 1), &Options{Table: name})
+				b.Cleanup(func() { _ = l.Close() })
+				return lockallbench.Side{Locker: l.Locker, Requests: s.count}
+			}
+			lockallbench.Run(b, n, side(), side(), time.Minute)
 		})
-	}
-}
-
-// benchLockAll runs BenchmarkLockAll's loop on the Lockers multi and
-// single; requests, when not nil, count each side's requests.
-func benchLockAll(b *testing.B, n int, multi, single *fence.Locker, reqMulti, reqSingle func() int) {
-	ctx := b.Context()
-	newSession := func(l *fence.Locker) *fence.Session {
-		s, err := fence.NewSession(l, &fence.SessionOptions{TTL: time.Minute})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = s.Close(ctx) })
-		return s
-	}
-	sm, ss := newSession(multi), newSession(single)
-	mkeys, skeys := make([]string, n), make([]string, n)
-	for i := range n {
-		mkeys[i], skeys[i] = fmt.Sprintf("multi-%d", i), fmt.Sprintf("single-%d", i)
-	}
-	release := func(hs []*fence.Handle) {
-		for _, h := range hs {
-			if err := h.Release(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	var tMulti, tSingle time.Duration
-	var nMulti, nSingle int
-	counting := reqMulti != nil
-	if !counting {
-		reqMulti, reqSingle = func() int { return 0 }, func() int { return 0 }
-	}
-	runMulti := func() {
-		before := reqMulti()
-		start := time.Now()
-		hs, err := sm.LockAll(ctx, mkeys, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		release(hs)
-		tMulti += time.Since(start)
-		nMulti += reqMulti() - before
-	}
-	runSingle := func() {
-		before := reqSingle()
-		start := time.Now()
-		hs := make([]*fence.Handle, n)
-		for i, k := range skeys {
-			h, err := ss.Lock(ctx, k, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			hs[i] = h
-		}
-		release(hs)
-		tSingle += time.Since(start)
-		nSingle += reqSingle() - before
-	}
-	runMulti() // the first of each prepares its statements
-	runSingle()
-	tMulti, tSingle, nMulti, nSingle = 0, 0, 0, 0
-	iters := 0
-	for i := 0; b.Loop(); i++ {
-		if i%2 == 0 {
-			runMulti()
-			runSingle()
-		} else {
-			runSingle()
-			runMulti()
-		}
-		iters++
-	}
-	b.ReportMetric(float64(tMulti.Nanoseconds())/float64(iters), "multi-ns/op")
-	b.ReportMetric(float64(tSingle.Nanoseconds())/float64(iters), "single-ns/op")
-	b.ReportMetric(float64(tMulti)/float64(tSingle), "multi/single")
-	if counting {
-		b.ReportMetric(float64(nMulti)/float64(iters), "multi-req/op")
-		b.ReportMetric(float64(nSingle)/float64(iters), "single-req/op")
 	}
 }

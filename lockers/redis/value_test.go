@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +12,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/netfault"
-	"github.com/fencekit/fence/internal/testing/testenv"
+	"github.com/fencekit/fence/internal/testing/valuetest"
 )
 
 // TestCorruptValueFields: value fields of the counter hash that the
@@ -43,47 +41,8 @@ func TestCorruptValueFields(t *testing.T) {
 			if err := c.HSet(ctx, d.counterKey("k"), tt.fields...).Err(); err != nil {
 				t.Fatal(err)
 			}
-			_, err = l.Inspect(ctx, "k")
-			if _, ok := errors.AsType[*fence.CorruptError](err); !ok {
-				t.Fatalf("Inspect with %v: %v; want a *fence.CorruptError", tt.fields, err)
-			}
-			if _, err := l.Renew(ctx, lease); err != nil {
-				t.Fatalf("Renew: %v", err)
-			}
-			if err := l.Publish(ctx, lease, "v"); err != nil {
-				t.Fatalf("Publish: %v", err)
-			}
-			if info, err := l.Inspect(ctx, "k"); err != nil || info.Value != "v" {
-				t.Fatalf("Inspect after Publish = %+v, %v; want value v", info, err)
-			}
-			if err := l.Release(ctx, lease); err != nil {
-				t.Fatal(err)
-			}
+			valuetest.CorruptValue(t, l, lease)
 		})
-	}
-}
-
-// commands is a go-redis hook that counts the commands a client sends
-// (a pipeline as one), but not a new connection's set-up.
-type commands struct{ n atomic.Int64 }
-
-func (r *commands) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-
-func (r *commands) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() != "hello" {
-			r.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (r *commands) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		if slices.ContainsFunc(cmds, func(c goredis.Cmder) bool { return c.Name() != "client" }) {
-			r.n.Add(1)
-		}
-		return next(ctx, cmds)
 	}
 }
 
@@ -93,13 +52,8 @@ func (r *commands) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis
 func TestAcquireAllOneScript(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	o, err := goredis.ParseURL(testenv.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := goredis.NewClient(o)
-	t.Cleanup(func() { _ = c.Close() })
-	var n commands
+	c := newClient(t)
+	var n roundTrips
 	c.AddHook(&n)
 	l, d := newStoreLocker(t, c, nil)
 	for _, size := range []int{2, 8, 64} {

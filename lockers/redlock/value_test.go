@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testing/valuetest"
 )
 
 // TestValueOfAQuorum: Inspect reports the value a quorum of masters hold
@@ -89,21 +90,6 @@ func TestCorruptValueRecord(t *testing.T) {
 		if err := ms[1].client.Set(ctx, d.valueKey("k"), v, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		_, err = l.Inspect(ctx, "k")
-		if _, ok := errors.AsType[*fence.CorruptError](err); !ok {
-			t.Fatalf("Inspect with value record %q: %v; want a *fence.CorruptError", v, err)
-		}
-		if _, err := l.Renew(ctx, lease); err != nil {
-			t.Fatalf("Renew: %v", err)
-		}
-		if err := l.Publish(ctx, lease, "ok"); err != nil {
-			t.Fatalf("Publish: %v", err)
-		}
-		if info, err := l.Inspect(ctx, "k"); err != nil || info.Value != "ok" {
-			t.Fatalf("Inspect after Publish = %+v, %v; want value ok", info, err)
-		}
-		if err := l.Release(ctx, lease); err != nil {
-			t.Fatal(err)
-		}
+		t.Run(v, func(t *testing.T) { valuetest.CorruptValue(t, l, lease) })
 	}
 }

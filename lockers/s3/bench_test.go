@@ -14,6 +14,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/probe/probetest"
+	"github.com/fencekit/fence/internal/testing/lockallbench"
 	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
@@ -453,19 +454,19 @@ func BenchmarkHandOff(b *testing.B) {
 // BenchmarkLockAll compares Session.LockAll of 2 and 8 keys with as many
 // Session.Lock calls one after another, each cycle with its release, in
 // one bucket, each side on its own Locker and counting client,
-// alternating (see probetest.LockAll). S3 has no multi-object operation,
+// alternating (see lockallbench.Run). S3 has no multi-object operation,
 // so LockAll takes the keys one at a time in order: this is the ordered
 // path's cost, for reference.
 func BenchmarkLockAll(b *testing.B) {
 	for _, n := range []int{2, 8} {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
 			bucket := newBucket(b)
-			side := func() probetest.Side {
+			side := func() lockallbench.Side {
 				c := newBenchCounter(b)
 				l := newLocker(b, bucket, c, nil)
-				return probetest.Side{Locker: l.Locker, Requests: c.total}
+				return lockallbench.Side{Locker: l.Locker, Requests: func() int64 { return int64(c.total()) }}
 			}
-			probetest.LockAll(b, n, side(), side())
+			lockallbench.Run(b, n, side(), side(), benchTTL)
 		})
 	}
 }

@@ -12,15 +12,21 @@ import (
 	"github.com/fencekit/fence"
 )
 
-// firstNode returns the path of the first lock node of key.
-func firstNode(t *testing.T, l testLocker, key string) string {
+// heldNode returns a Locker of its own on the shared servers that holds
+// key "k" with lease, and the path of that lease's lock node.
+func heldNode(t *testing.T) (l testLocker, lease fence.Lease, path string) {
 	t.Helper()
-	children, _, err := l.d.c.Children(l.d.lockPath(key))
+	l = newTestLocker(t, connect(t, sharedServers(t), testSessionTimeout), nil)
+	lease, err := l.Acquire(t.Context(), "k", 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	children, _, err := l.d.c.Children(l.d.lockPath("k"))
 	if err != nil || len(children) == 0 {
-		t.Fatalf("Children(%s) = %v, %v; want a lock node", l.d.lockPath(key), children, err)
+		t.Fatalf("Children(%s) = %v, %v; want a lock node", l.d.lockPath("k"), children, err)
 	}
 	sortChildren(children)
-	return l.d.lockPath(key) + "/" + children[0]
+	return l, lease, l.d.lockPath("k") + "/" + children[0]
 }
 
 // TestCorruptNodeValue: a lock node whose data carries a value longer
@@ -29,16 +35,12 @@ func firstNode(t *testing.T, l testLocker, key string) string {
 func TestCorruptNodeValue(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	l := newTestLocker(t, connect(t, sharedServers(t), testSessionTimeout), nil)
-	lease, err := l.Acquire(ctx, "k", 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, lease, path := heldNode(t)
 	long := string(encodeNode(lease.Owner)) + "\x00" + strings.Repeat("v", fence.MaxValueLen+1)
-	if _, err := l.d.c.Set(firstNode(t, l, "k"), []byte(long), -1); err != nil {
+	if _, err := l.d.c.Set(path, []byte(long), -1); err != nil {
 		t.Fatal(err)
 	}
-	_, err = l.Inspect(ctx, "k")
+	_, err := l.Inspect(ctx, "k")
 	if _, ok := errors.AsType[*fence.CorruptError](err); !ok {
 		t.Fatalf("Inspect of a node with %d bytes of value: %v; want a *fence.CorruptError", fence.MaxValueLen+1, err)
 	}
@@ -57,12 +59,7 @@ func TestCorruptNodeValue(t *testing.T) {
 func TestPublishAfterVersionMoved(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	l := newTestLocker(t, connect(t, sharedServers(t), testSessionTimeout), nil)
-	lease, err := l.Acquire(ctx, "k", 5*time.Second, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := firstNode(t, l, "k")
+	l, lease, path := heldNode(t)
 	if _, err := l.d.c.Set(path, encodeNodeValue(lease.Owner, "lost"), -1); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package probetest holds the benchmarks that the cloud lockers share:
 // the hand-off of the lockers whose waiters probe (lockers/dynamo,
-// lockers/gcs, lockers/azblob), and LockAll against one key at a time.
+// lockers/gcs, lockers/azblob), and how soon a follower sees a Publish.
 package probetest
 
 import (

@@ -3,14 +3,13 @@ package faultlock_test
 import (
 	"context"
 	"errors"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
 	"github.com/fencekit/fence/internal/testing/faultlock"
+	"github.com/fencekit/fence/internal/testing/wraptest"
 	"github.com/fencekit/fence/lockers/memory"
 )
 
@@ -165,44 +164,12 @@ func TestHealthyAndHealed(t *testing.T) {
 	}
 }
 
-// The gated Locker keeps the memory driver's Publish and AcquireAll: a
-// published value reaches the store, and a session's LockAll takes its
-// keys in one AcquireAll call of the driver.
+// The gated Locker keeps the memory driver's Publish and AcquireAll.
 func TestCapabilitiesPassed(t *testing.T) {
 	t.Parallel()
-	store, p, held := setup(t, faultlock.Healthy)
-	if err := p.Locker().Publish(t.Context(), held, "10.0.0.7:8080"); err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
-	if info, err := store.Inspect(t.Context(), "k"); err != nil || info.Value != "10.0.0.7:8080" {
-		t.Fatalf("after Publish the store shows %+v, %v; want the value", info, err)
-	}
-	var mu sync.Mutex
-	var ops []string
-	gated := p.Locker()
-	gated.SetObserver(&fence.Observer{Call: func(ctx context.Context, c fence.Call) (context.Context, func(fence.Token, error)) {
-		mu.Lock()
-		ops = append(ops, c.Op)
-		mu.Unlock()
-		return ctx, nil
-	}})
-	s, err := fence.NewSession(gated, &fence.SessionOptions{TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(context.WithoutCancel(t.Context()))
-	hs, err := s.LockAll(t.Context(), []string{"b", "a"}, nil)
-	if err != nil {
-		t.Fatalf("LockAll: %v", err)
-	}
-	if len(hs) != 2 || hs[0].Key() != "b" || hs[1].Key() != "a" {
-		t.Fatalf("LockAll gave %v, want handles of b and a", hs)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Contains(ops, "acquire-all") || slices.Contains(ops, "acquire") {
-		t.Fatalf("the store saw %v; want one acquire-all and no single acquire", ops)
-	}
+	wraptest.KeepsCapabilities(t, func(store *fence.Locker) (*fence.Locker, error) {
+		return faultlock.New(store).Locker(), nil
+	})
 }
 
 func TestModeString(t *testing.T) {
