@@ -22,7 +22,12 @@ import (
 func TestFollowerOnStores(t *testing.T) {
 	t.Parallel()
 	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
-		testFollower(t, b.Lockers(t, 4, nil), ttl, &election.ObserveOptions{PollInterval: time.Hour})
+		// MySQL wakes waiters through the holder's named lock, and a
+		// release within a moment of the holder taking it can go unseen
+		// (lockers/mysql, "Waking waiters"): a follower that never polls
+		// then learns of that term's end only at its expiry.
+		missesQuickRelease := b.Name == "mysql"
+		testFollower(t, b.Lockers(t, 4, nil), ttl, &election.ObserveOptions{PollInterval: time.Hour}, missesQuickRelease)
 	})
 }
 
@@ -33,14 +38,18 @@ func TestFollowerPollsWithoutNotificationsOnStores(t *testing.T) {
 	testlockers.Run(t, func(t *testing.T, b testlockers.Backend, ttl time.Duration) {
 		lockers := b.Lockers(t, 4, nil)
 		lockers[0] = withBrokenNotifier(t, lockers[0])
-		testFollower(t, lockers, ttl, &election.ObserveOptions{PollInterval: max(ttl, 3*time.Second) / 10})
+		testFollower(t, lockers, ttl, &election.ObserveOptions{PollInterval: max(ttl, 3*time.Second) / 10}, false)
 	})
 }
 
 // testFollower runs the scenario of TestFollowerOnStores with leases of
 // ttl, but at least 3 s: the leader must keep its term through two TTLs
 // of renewals under the race detector on a busy machine.
-func testFollower(t *testing.T, lockers []*fence.Locker, ttl time.Duration, opts *election.ObserveOptions) {
+//
+// With missesQuickRelease, the store may not signal a release that comes
+// soon after the holder took the key: the stopped term may then end as
+// expired.
+func testFollower(t *testing.T, lockers []*fence.Locker, ttl time.Duration, opts *election.ObserveOptions, missesQuickRelease bool) {
 	requirePublisher(t, lockers[1])
 	key := "leader-" + t.Name()
 	ttl = max(ttl, 3*time.Second)
@@ -112,7 +121,7 @@ func testFollower(t *testing.T, lockers []*fence.Locker, ttl time.Duration, opts
 	}
 	b.stop()
 	w.waitFor("nobody leading after the campaigns stopped", func(l election.Leader) bool { return l.Term == 0 })
-	if c, _ := w.endOf(hb.Token()); c.Ended != released {
+	if c, _ := w.endOf(hb.Token()); c.Ended != released && !(missesQuickRelease && c.Ended == expired) {
 		t.Fatalf("the stopped term ended as %v, want %v\n%s", c.Ended, released, w.history())
 	}
 
