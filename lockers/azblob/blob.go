@@ -40,7 +40,10 @@ func (d *store) read(ctx context.Context, key, leaseID string) (record, error) {
 	if resp.ETag != nil {
 		r.etag = *resp.ETag
 	}
-	r.leased = resp.LeaseState != nil && (*resp.LeaseState == lease.StateTypeLeased || *resp.LeaseState == lease.StateTypeBreaking)
+	if resp.LeaseState != nil {
+		r.state = string(*resp.LeaseState)
+	}
+	r.leased = r.state == string(lease.StateTypeLeased) || r.state == string(lease.StateTypeBreaking)
 	return r, nil
 }
 

@@ -27,8 +27,12 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 
 // probeRead is the probe of key: one Get Blob Properties (a HEAD
 // request). It is not conditioned on the ETag: lease operations do not
-// change the ETag, only the lease state that the answer's headers carry.
-// A Publish changes the metadata, which the reading's Value shows.
+// change the ETag, only the lease state that the answer's headers carry,
+// so the reading's Version is the ETag and the lease state. A Break goes
+// through three states (broken, leased under a fresh id, available): the
+// last one must read as a change from the first, or a waiter that tried
+// the key while the fresh id held it would not be woken again. A Publish
+// changes the metadata, which the reading's Value shows.
 func (d *store) probeRead(ctx context.Context, key string, _ probe.Reading) (probe.Reading, error) {
 	r, err := d.read(ctx, key, "")
 	switch {
@@ -37,9 +41,8 @@ func (d *store) probeRead(ctx context.Context, key string, _ probe.Reading) (pro
 	case err != nil:
 		return probe.Reading{}, err
 	}
-	reading := probe.Reading{Version: string(r.etag)}
+	reading := probe.Reading{Version: string(r.etag) + " " + r.state}
 	if r.leased {
-		reading.Version += " leased"
 		reading.Holder = r.owner + " " + r.token.String()
 		if reading.Value, err = r.published(key); err != nil {
 			return probe.Reading{}, err

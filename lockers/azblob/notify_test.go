@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/azblobconn/azuritetest"
+	"github.com/fencekit/fence/internal/probe"
 	"github.com/fencekit/fence/internal/testing/waittest"
 )
 
@@ -81,5 +82,48 @@ func TestProbeIntervalTooShort(t *testing.T) {
 	_, err := New(azuritetest.Client(t, "locks", nil, false), &Options{ProbeInterval: time.Millisecond})
 	if !errors.Is(err, fence.ErrInvalid) {
 		t.Errorf("New with ProbeInterval 1ms: %v; want an error matching fence.ErrInvalid", err)
+	}
+}
+
+// TestProbeSeesEachStepOfBreak: Break goes through three lease states
+// (broken, leased under a fresh id, available). A probe that read the
+// broken state and then the available one must see a change there, with
+// no holder: a waiter it woke at the broken state may have found the
+// fresh id's lease, and only that change wakes it again. The same holds
+// for a lease acquired by a new holder between two reads and released.
+func TestProbeSeesEachStepOfBreak(t *testing.T) {
+	t.Parallel()
+	l := newLocker(t, azuritetest.NewContainer(t, nil, true), nil)
+	ctx := t.Context()
+	mustAcquire(t, l, "k", time.Minute, nil)
+	if err := l.d.breakLease(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	broken, err := l.d.probeRead(ctx, "k", probe.Reading{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fence.NewOwnerID()
+	if _, err := l.d.acquireLease(ctx, "k", id, MinTTL, ""); err != nil {
+		t.Fatal(err)
+	}
+	retiring, err := l.d.probeRead(ctx, "k", broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.d.releaseLease(ctx, "k", id); err != nil {
+		t.Fatal(err)
+	}
+	free, err := l.d.probeRead(ctx, "k", retiring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case broken.Holder != "" || free.Holder != "":
+		t.Errorf("holders %q when broken, %q when released; want none", broken.Holder, free.Holder)
+	case free.Version == broken.Version:
+		t.Errorf("the probe reads %q both when broken and after the fresh lease's release: a waiter that found the fresh lease is never woken", free.Version)
+	case retiring.Version == broken.Version || retiring.Version == free.Version:
+		t.Errorf("versions %q broken, %q leased, %q released; want three", broken.Version, retiring.Version, free.Version)
 	}
 }

@@ -43,6 +43,7 @@ type record struct {
 	owner  string
 	ttl    time.Duration // 0 when token is 0
 	leased bool          // a lease is active (leased or breaking)
+	state  string        // the lease state as read ("" when not read)
 	etag   azcore.ETag
 	meta   map[string]*string // all metadata, kept on rewrite
 }
