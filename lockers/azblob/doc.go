@@ -211,7 +211,9 @@
 //
 // Acquire: 3 on a known key (read, lease, increment), 4 the first time;
 // a lost Acquire: 2 or 3, and it writes nothing. Renew and Release: 1.
-// Inspect: 1. Break: 3 on a held key, 1 on a free one. Publish: 2.
+// Inspect: 1 on a free key, 2 on a held one (the second tells whether
+// the active lease is the recorded holder's; up to 8 while an acquirer
+// writes its token). Break: 3 on a held key, 1 on a free one. Publish: 2.
 //
 // # Ambiguous outcomes
 //

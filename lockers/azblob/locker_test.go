@@ -149,7 +149,7 @@ func TestRoundTrips(t *testing.T) {
 			t.Fatalf("Renew: %v", err)
 		}
 	})
-	count("Inspect", 1, func() {
+	count("Inspect of a held key", 2, func() {
 		if _, err := l.Inspect(t.Context(), k); err != nil {
 			t.Fatalf("Inspect: %v", err)
 		}
@@ -164,6 +164,11 @@ func TestRoundTrips(t *testing.T) {
 	count("Release", 1, func() {
 		if err := l.Release(t.Context(), lease); err != nil {
 			t.Fatalf("Release: %v", err)
+		}
+	})
+	count("Inspect of a free key", 1, func() {
+		if _, err := l.Inspect(t.Context(), k); err != nil {
+			t.Fatalf("Inspect: %v", err)
 		}
 	})
 	count("Break of a free key", 1, func() {
