@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -27,8 +28,29 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 		return nil, nil, err
 	}
 	name := keyName(key)
-	w, err := kv.Watch(ctx, name)
+	// nats.go ends a watch when the context it was made with ends, but a
+	// notification lasts until stop: the watch gets a context of its own,
+	// which ctx cancels only while the watch is being made.
+	wctx, cancelWatch := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	made := false
+	unguard := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !made {
+			cancelWatch()
+		}
+	})
+	w, err := kv.Watch(wctx, name)
+	mu.Lock()
+	made = true
+	mu.Unlock()
+	unguard()
 	if err != nil {
+		cancelWatch()
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("watch %q: %w (%w)", name, ctx.Err(), err)
+		}
 		return nil, nil, d.fail(ctx, "watch", name, err)
 	}
 	c := make(chan struct{}, 1)
@@ -43,6 +65,7 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 		once.Do(func() {
 			close(done)
 			_ = w.Stop()
+			cancelWatch()
 			<-finished
 		})
 	}
@@ -53,9 +76,10 @@ func (d *store) NotifyRelease(ctx context.Context, key string) (<-chan struct{},
 // as NotifyRelease says.
 func (d *store) follow(key, name string, w jetstream.KeyWatcher, c chan<- struct{}, done <-chan struct{}) {
 	var (
-		last   *record // the last record delivered; nil before the first
-		timer  fence.Timer
-		expiry <-chan time.Time
+		last    *record // the last record delivered; nil before the first
+		initial = true  // before the end of the latest revision's delivery
+		timer   fence.Timer
+		expiry  <-chan time.Time
 	)
 	stopTimer := func() {
 		if timer != nil {
@@ -83,7 +107,8 @@ func (d *store) follow(key, name string, w jetstream.KeyWatcher, c chan<- struct
 				return
 			}
 			if e == nil {
-				continue // the end of the initial entries
+				initial = false // the end of the entry's latest revision
+				continue
 			}
 			stopTimer()
 			if e.Operation() != jetstream.KeyValuePut {
@@ -104,9 +129,11 @@ func (d *store) follow(key, name string, w jetstream.KeyWatcher, c chan<- struct
 				expiry = timer.C()
 			}
 			same := last != nil && last.held && r.held && last.token == r.token && last.owner == r.owner && last.value == r.value
-			first := last == nil
+			// The revision the key had when the watch began is no news
+			// while held: the waiter just found it held.
+			start := last == nil && initial
 			last = &r
-			if !same && !(first && r.held) {
+			if !same && !(start && r.held) {
 				wake(c)
 			}
 		}

@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -82,4 +83,41 @@ func TestNotifyRelease(t *testing.T) {
 		t.Fatalf("Acquire after the watch saw the lease run out: %v", err)
 	}
 	woken("a takeover")
+}
+
+// TestNotifyReleaseOutlivesItsContext: the watch lasts until stop, not
+// until the context NotifyRelease was called with ends (nats.go ends a
+// watch with the context it was made with), and it wakes its waiter when
+// a key that had no entry when it began is taken.
+func TestNotifyReleaseOutlivesItsContext(t *testing.T) {
+	t.Parallel()
+	_, js := connect(t, sharedURL(t))
+	bucket := newBucket(t, js, "notify-ctx", 1)
+	holder := newTestLocker(t, js, bucket, nil, nil)
+	watcher := newTestLocker(t, js, bucket, nil, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	c, stop, err := watcher.d.NotifyRelease(ctx, "k")
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	time.Sleep(100 * time.Millisecond) // nats.go's unsubscribe on the context's end, were it to come
+	woken := func(what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no notification 10 s after %s", what)
+		}
+	}
+	lease, err := holder.Acquire(t.Context(), "k", time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	woken("the first Acquire of a key that had no entry")
+	if err := holder.Release(t.Context(), lease); err != nil {
+		t.Fatal(err)
+	}
+	woken("a Release after the context of NotifyRelease ended")
 }
