@@ -202,3 +202,28 @@ func BenchmarkHandoff(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSyncCost measures what sync_interval: always costs: one
+// Acquire and one Release of a free key on a server of the benchmark's
+// own configured so, against the same on a server left at the default
+// (syncs every two minutes), side by side in one loop:
+//
+//	go test -run '^$' -bench SyncCost -benchtime 300x -count 5 ./lockers/nats
+func BenchmarkSyncCost(b *testing.B) {
+	ctx := b.Context()
+	cycle := func(cfg serverConfig, name string) func(int) {
+		s := startServer(b, name, cfg)
+		_, js := connect(b, s.url)
+		l := newTestLocker(b, js, newBucket(b, js, "sync", 1), nil, nil)
+		return func(int) {
+			lease, err := l.Acquire(ctx, "bench", time.Minute, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := l.Release(ctx, lease); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	paired(b, "synced", "unsynced", cycle(serverConfig{}, "synced"), cycle(serverConfig{unsynced: true}, "unsynced"))
+}
