@@ -27,7 +27,7 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 		return fence.Lease{}, err
 	}
 	name := keyName(key)
-	st, err := d.remembered(ctx, kv, key, name)
+	st, err := d.remembered(ctx, key, name)
 	if err != nil {
 		return fence.Lease{}, err
 	}
@@ -36,7 +36,7 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 		if held, until := d.holding(st, now); held {
 			if st.cached {
 				// The holder may have let go since: look again.
-				if st, err = d.look(ctx, kv, key, name); err != nil {
+				if st, err = d.look(ctx, key, name); err != nil {
 					return fence.Lease{}, err
 				}
 				continue
@@ -60,7 +60,7 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 		// Another write came first. Read what it left: a decision made on
 		// a stale memory is made again; a lost race is reported.
 		wasCached := st.cached
-		if st, err = d.look(ctx, kv, key, name); err != nil {
+		if st, err = d.look(ctx, key, name); err != nil {
 			return fence.Lease{}, err
 		}
 		if wasCached {
@@ -129,12 +129,12 @@ func (d *store) rewrite(ctx context.Context, lease fence.Lease, next func(state)
 		return err
 	}
 	name := keyName(lease.Key)
-	st, err := d.remembered(ctx, kv, lease.Key, name)
+	st, err := d.remembered(ctx, lease.Key, name)
 	if err != nil {
 		return err
 	}
 	if !ours(st, lease) && st.cached {
-		if st, err = d.look(ctx, kv, lease.Key, name); err != nil {
+		if st, err = d.look(ctx, lease.Key, name); err != nil {
 			return err
 		}
 	}
@@ -153,7 +153,7 @@ func (d *store) rewrite(ctx context.Context, lease fence.Lease, next func(state)
 		if !errors.Is(err, errConflict) {
 			return err
 		}
-		if st, err = d.look(ctx, kv, lease.Key, name); err != nil {
+		if st, err = d.look(ctx, lease.Key, name); err != nil {
 			return err
 		}
 	}
@@ -177,7 +177,7 @@ func (d *store) Break(ctx context.Context, key string) error {
 	}
 	name := keyName(key)
 	for {
-		st, err := d.look(ctx, kv, key, name)
+		st, err := d.look(ctx, key, name)
 		if err != nil {
 			return err
 		}
@@ -204,11 +204,10 @@ func (d *store) Break(ctx context.Context, key string) error {
 // expired: a full lease after d first saw its revision. Value is the
 // value published with the lease while it is held.
 func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error) {
-	kv, err := d.bind(ctx)
-	if err != nil {
+	if _, err := d.bind(ctx); err != nil {
 		return fence.LockInfo{}, err
 	}
-	st, err := d.look(ctx, kv, key, keyName(key))
+	st, err := d.look(ctx, key, keyName(key))
 	if err != nil {
 		return fence.LockInfo{}, err
 	}

@@ -178,7 +178,7 @@ func sighting(r record) clockfree.Sighting {
 }
 
 // look reads key's entry and records what it saw.
-func (d *store) look(ctx context.Context, kv jetstream.KeyValue, key, name string) (state, error) {
+func (d *store) look(ctx context.Context, key, name string) (state, error) {
 	data, rev, found, err := d.get(ctx, name)
 	if err != nil {
 		return state{}, err
@@ -199,13 +199,13 @@ func (d *store) look(ctx context.Context, kv jetstream.KeyValue, key, name strin
 
 // remembered returns the last state the Observations hold for name, or
 // reads it when they hold none.
-func (d *store) remembered(ctx context.Context, kv jetstream.KeyValue, key, name string) (state, error) {
+func (d *store) remembered(ctx context.Context, key, name string) (state, error) {
 	if s, since, ok := d.obs.Last(d.bucket, name); ok {
 		if r, ok := s.Record.(record); ok {
 			return state{found: true, rec: r, since: since, cached: true}, nil
 		}
 	}
-	return d.look(ctx, kv, key, name)
+	return d.look(ctx, key, name)
 }
 
 // wrote records r, which d wrote with a request sent at sent.

@@ -2,9 +2,13 @@ package nats
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/clocktest"
@@ -124,4 +128,31 @@ func TestConformanceServerRestart(t *testing.T) {
 			t.Fatalf("JetStream after the restart: %v", err)
 		}
 	}))
+}
+
+// TestNewRefusesBadSettings: New checks its arguments with
+// fence.ErrInvalid, before any call.
+func TestNewRefusesBadSettings(t *testing.T) {
+	t.Parallel()
+	_, js := connect(t, sharedURL(t))
+	for _, c := range []struct {
+		name   string
+		js     jetstream.JetStream
+		bucket string
+		opts   *Options
+	}{
+		{"nil JetStream", nil, "locks", nil},
+		{"empty bucket", js, "", nil},
+		{"bucket with a dot", js, "a.b", nil},
+		{"bucket of 65 bytes", js, strings.Repeat("b", 65), nil},
+		{"no replicas", js, "locks", &Options{Replicas: -1}},
+		{"six replicas", js, "locks", &Options{Replicas: 6}},
+	} {
+		if _, err := New(c.js, c.bucket, c.opts); !errors.Is(err, fence.ErrInvalid) {
+			t.Errorf("%s: New = %v; want an error matching fence.ErrInvalid", c.name, err)
+		}
+	}
+	if err := CreateBucket(t.Context(), js, "locks", 0); !errors.Is(err, fence.ErrInvalid) {
+		t.Errorf("CreateBucket with 0 replicas = %v; want an error matching fence.ErrInvalid", err)
+	}
 }
