@@ -15,6 +15,7 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/internal/testing/testproc"
+	"github.com/fencekit/fence/lockers/lockertest"
 )
 
 // cluster is three nats-servers of a test's own, routed together, each
@@ -79,6 +80,41 @@ func streamLeader(t *testing.T, js jetstream.JetStream, bucket, not string) stri
 		t.Fatalf("the leader of bucket %q's stream: %v", bucket, err)
 	}
 	return leader
+}
+
+// TestConformanceCluster runs the suite on a bucket of three replicas on
+// a cluster of its own (compare-and-set conflicts there answer 10164, not
+// 10071), whose Restart kills the server leading the bucket's stream with
+// SIGKILL, waits for another to lead and starts the killed one again:
+// tokens keep increasing across the failover.
+func TestConformanceCluster(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t)
+	urls := c.urls()
+	h := harness(t, urls, 3, nil)
+	restart := h.Restart
+	h.Restart = func(t *testing.T) {
+		_, admin := connect(t, urls)
+		var bucket string
+		if err := retry(30*time.Second, func(ctx context.Context) error {
+			names := admin.KeyValueStoreNames(ctx)
+			for n := range names.Name() {
+				if strings.HasPrefix(n, "fence-suite-") {
+					bucket = n
+				}
+			}
+			return names.Error()
+		}); err != nil || bucket == "" {
+			t.Fatalf("the suite's bucket: %q, %v", bucket, err)
+		}
+		old := streamLeader(t, admin, bucket, "")
+		c.byName(t, old).Kill()
+		now := streamLeader(t, admin, bucket, old)
+		c.byName(t, old).restart(t)
+		t.Logf("killed the stream leader %s; %s leads; %s restarted", old, now, old)
+		restart(t)
+	}
+	lockertest.Run(t, h)
 }
 
 // issued is a token a holder got, and when its Acquire started and ended.

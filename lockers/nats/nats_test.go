@@ -30,10 +30,21 @@ const (
 // what one saw counts for all, as in one process. restart, when set,
 // restarts the server; Restart always reconnects and forgets what was
 // seen, as a restarted process would.
-func harness(t *testing.T, url string, restart func(t *testing.T)) lockertest.Harness {
+func harness(t *testing.T, url string, replicas int, restart func(t *testing.T)) lockertest.Harness {
 	top := t
 	_, js := connect(t, url)
-	bucket := newBucket(t, js, "suite", 1)
+	var bucket string
+	if err := retry(60*time.Second, func(ctx context.Context) error {
+		bucket = uniqueBucket("suite")
+		return CreateBucket(ctx, js, bucket, replicas)
+	}); err != nil {
+		t.Fatalf("create a bucket of %d replicas: %v", replicas, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = js.DeleteKeyValue(ctx, bucket)
+	})
 	clock := clocktest.New(time.Now())
 	var (
 		mu  sync.Mutex
@@ -110,7 +121,7 @@ func heldKeys(t *testing.T, d *store, max time.Duration) []string {
 // reconnects (the shared server must not be restarted).
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	lockertest.Run(t, harness(t, sharedURL(t), nil))
+	lockertest.Run(t, harness(t, sharedURL(t), 1, nil))
 }
 
 // TestConformanceServerRestart runs the suite on a server of its own
@@ -119,7 +130,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceServerRestart(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "restart", serverConfig{})
-	lockertest.Run(t, harness(t, s.url, func(t *testing.T) {
+	lockertest.Run(t, harness(t, s.url, 1, func(t *testing.T) {
 		s.Kill()
 		s.restart(t)
 		// JetStream recovers the streams before it answers for them.
