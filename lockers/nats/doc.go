@@ -138,9 +138,11 @@
 // and only a replica with every acknowledged write can become the
 // stream's leader, so a leader's death loses no acquisition that was
 // answered and the next leader's sequence continues from the last one:
-// tokens keep increasing across a failover, as the cluster test shows (it
-// kills the stream leader of three servers with SIGKILL while holders
-// acquire, renew and release, and restarts it). Requests in flight when
+// tokens keep increasing across a failover, as the cluster tests show:
+// one kills the stream leader of three servers with SIGKILL while
+// holders acquire, renew and release, and restarts it; another runs the
+// conformance suite on a bucket of three replicas, its store restart a
+// leader kill. Requests in flight when
 // the leader dies can time out after they were applied: see Ambiguous
 // outcomes. While no leader is elected (a few seconds), calls fail; a
 // fence.Session keeps its leases while its renewals fail, until their TTL
