@@ -85,7 +85,8 @@
 //
 // JetStream's own expiry does not fit a lease: a bucket TTL deletes every
 // record after a fixed time whatever its writes, and a per-key TTL is set
-// only when a key is created (an Update does not extend it). So the
+// only when a key is created: an Update writes a revision without one,
+// after which the key never expires (TestPerKeyTTLIsNoLease). So the
 // server never ends a lease; each contender judges on its own clock, as
 // lockers/dynamo does: a held record whose revision a Locker has seen
 // unchanged for the lease duration stored in it, on its own monotonic
