@@ -202,9 +202,12 @@ func (urlOpener) OpenLockerURL(ctx context.Context, u *url.URL, opts *fence.Open
 // dial connects to c's servers, giving up when ctx ends: a connection
 // made after that is closed.
 func dial(ctx context.Context, c urlConfig) (*natsgo.Conn, error) {
+	// A dial that outlives ctx is abandoned; the dial timeout ends it a
+	// little after ctx's deadline (not before: the caller is told that
+	// ctx ended), so that its goroutine does not linger.
 	timeout := c.dialTimeout
 	if dl, ok := ctx.Deadline(); ok {
-		timeout = max(min(timeout, time.Until(dl)), time.Millisecond)
+		timeout = max(min(timeout, time.Until(dl)+250*time.Millisecond), time.Millisecond)
 	}
 	type result struct {
 		nc  *natsgo.Conn
@@ -219,7 +222,6 @@ func dial(ctx context.Context, c urlConfig) (*natsgo.Conn, error) {
 	case r := <-done:
 		switch {
 		case r.err != nil && ctx.Err() != nil:
-			// The dial timeout was cut to the context's deadline.
 			return nil, fmt.Errorf("connect to %s: %w (%w)", strings.Join(c.servers, ","), ctx.Err(), r.err)
 		case r.err != nil:
 			return nil, fmt.Errorf("connect to %s: %w", strings.Join(c.servers, ","), r.err)
