@@ -194,6 +194,16 @@ func (d *store) look(ctx context.Context, key, name string) (state, error) {
 		return state{}, err
 	}
 	since := d.obs.Note(d.bucket, name, sighting(r), seen)
+	if last, lastSince, ok := d.obs.Last(d.bucket, name); ok && last.Seq > int64(r.revision) {
+		// A later revision was seen already (by a watch, a write or a
+		// read of this process): the read was answered before it was
+		// applied, as a read right after a lost compare-and-set can be
+		// on a replicated stream, where the winning write may still be
+		// in flight. The later one is the key's state.
+		if lr, ok := last.Record.(record); ok {
+			return state{found: true, rec: lr, since: lastSince}, nil
+		}
+	}
 	return state{found: true, rec: r, since: since}, nil
 }
 
