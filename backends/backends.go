@@ -14,7 +14,7 @@
 // gs (lockers/gcs), etcd and etcds (lockers/etcd), redis, rediss and
 // redis+sentinel (lockers/redis), redlock (lockers/redlock), mysql
 // (lockers/mysql), s3 (lockers/s3), sqlite (lockers/sqlite), zk
-// (lockers/zookeeper). Resource
+// (lockers/zookeeper), nats (lockers/nats). Resource
 // schemes: mem (resources/memory), postgres and postgresql
 // (resources/sql), sqlite (resources/sql/sqlite), mysql
 // (resources/sql/mysql), dynamodb (resources/dynamo), s3 (resources/s3),
@@ -41,6 +41,7 @@ import (
 	_ "github.com/fencekit/fence/lockers/gcs"          // gs://
 	_ "github.com/fencekit/fence/lockers/memory"       // mem://
 	_ "github.com/fencekit/fence/lockers/mysql"        // mysql://
+	_ "github.com/fencekit/fence/lockers/nats"         // nats://
 	_ "github.com/fencekit/fence/lockers/postgres"     // postgres://, postgresql://
 	_ "github.com/fencekit/fence/lockers/redis"        // redis://, rediss://, redis+sentinel://
 	_ "github.com/fencekit/fence/lockers/redlock"      // redlock://

@@ -45,6 +45,7 @@ var lockerSchemes = []scheme{
 	{name: "redlock", url: func(a []string) string { return "redlock://" + strings.Join(a, ",") + "/?prefix=hung:&timeout=10s" }},
 	{name: "mysql", url: func(a []string) string { return "mysql://fence:secret@" + a[0] + "/fence?table=fence_hung" }},
 	{name: "zk", url: func(a []string) string { return "zk://" + a[0] + "/hung" }},
+	{name: "nats", url: func(a []string) string { return "nats://" + a[0] + "?bucket=fence-hung" }},
 	{name: "s3", url: func(a []string) string {
 		return "s3://fence-hung?region=us-east-1&path-style=true&endpoint=" + httpAt(a[0])
 	}},

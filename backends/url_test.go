@@ -39,6 +39,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 		"gs":             "gs://b?endpoint=http://" + addr + "&prefix=" + bad,
 		"mem":            "mem://app?prefix=" + bad,
 		"mysql":          "mysql://app:secretpw@" + addr + "/app?timeout=" + bad,
+		"nats":           "nats://app:secretpw@" + addr + "?bucket=" + bad,
 		"postgres":       "postgres://app:secretpw@" + addr + "/app?table=" + bad,
 		"postgresql":     "postgresql://app:secretpw@" + addr + "/app?table=" + bad,
 		"redis":          "redis://:secretpw@" + addr + "/0?prefix=" + bad,

@@ -244,7 +244,7 @@ func TestCrashedHolderClockFree(t *testing.T) {
 		}
 		wantCode(t, h.finish(t), 0)
 	})
-	for _, name := range []string{"dynamo-clock-free", "gcs-clock-free", "s3-clock-free"} {
+	for _, name := range []string{"dynamo-clock-free", "gcs-clock-free", "s3-clock-free", "nats"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := backendNamed(t, name)

@@ -85,7 +85,7 @@ type LockerKind struct {
 	// Wave is the half of the pairs its pairs run with when the machine
 	// cannot run them all at once (see Waves): 1 for the lockers reached
 	// over TCP through the run's proxies (PostgreSQL, etcd, Redis,
-	// Redlock, MariaDB, ZooKeeper), 0 for the others.
+	// Redlock, MariaDB, ZooKeeper, NATS), 0 for the others.
 	Wave int
 }
 
@@ -183,6 +183,7 @@ func Pairs() []Pair {
 		{ZooKeeperLocker, SQLiteResource},
 		{RedisSentinelLocker, SQLiteResource},
 		{RedisSentinelWaitLocker, SQLiteResource},
+		{NATSLocker, SQLiteResource},
 	}
 }
 

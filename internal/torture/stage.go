@@ -43,6 +43,7 @@ type Stage struct {
 	mysql    *mysqlPath
 	zk       *zkPath
 	etcd     *etcdPath
+	nats     *natsPath
 	sentinel *sentinelPath
 	emus     map[string]*emulator // by emulatorSpec.name
 	proxies  map[string]*Proxy    // by upstream: see proxied

@@ -19,6 +19,8 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/api/option"
 
 	"github.com/fencekit/fence"
@@ -31,13 +33,14 @@ import (
 	"github.com/fencekit/fence/lockers/etcd"
 	"github.com/fencekit/fence/lockers/gcs"
 	"github.com/fencekit/fence/lockers/memory"
-	_ "github.com/fencekit/fence/lockers/mysql"     // mysql://
-	"github.com/fencekit/fence/lockers/postgres"    // postgres://
-	_ "github.com/fencekit/fence/lockers/redis"     // redis://
-	_ "github.com/fencekit/fence/lockers/redlock"   // redlock://
-	fences3 "github.com/fencekit/fence/lockers/s3"  // s3://
-	_ "github.com/fencekit/fence/lockers/sqlite"    // sqlite://
-	_ "github.com/fencekit/fence/lockers/zookeeper" // zk://
+	_ "github.com/fencekit/fence/lockers/mysql"        // mysql://
+	fencenats "github.com/fencekit/fence/lockers/nats" // nats://
+	"github.com/fencekit/fence/lockers/postgres"       // postgres://
+	_ "github.com/fencekit/fence/lockers/redis"        // redis://
+	_ "github.com/fencekit/fence/lockers/redlock"      // redlock://
+	fences3 "github.com/fencekit/fence/lockers/s3"     // s3://
+	_ "github.com/fencekit/fence/lockers/sqlite"       // sqlite://
+	_ "github.com/fencekit/fence/lockers/zookeeper"    // zk://
 )
 
 // Backend is one lock store, in one expiry mode, that the layers above the
@@ -120,7 +123,7 @@ func (b Backend) OpenLocker(t testing.TB, url string, clock fence.Clock) *fence.
 // Run runs test on every store of Backends, as parallel subtests, with
 // ttl the store's shortest lease but at least a second (so that renewals
 // every TTL/3 keep up under the race detector on a busy machine): 1 s on
-// memory, PostgreSQL, DynamoDB, Redis, Redlock and SQLite, 2 s on etcd,
+// memory, PostgreSQL, DynamoDB, Redis, Redlock, SQLite and NATS, 2 s on etcd,
 // 3 s on Cloud Storage, 15 s on Azure.
 // Real-time tests scale every duration from ttl.
 //
@@ -171,6 +174,9 @@ var Backends = []Backend{
 	// let the tests' leases of up to 40 s fit. Its lock nodes live under
 	// a root of their own.
 	{Name: "zookeeper", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: zookeeperURL},
+	// NATS JetStream KV: clock-free, leases of 1 s and more, a bucket of
+	// one replica per test on the shared server (sync_interval: always).
+	{Name: "nats", MinTTL: fencenats.MinTTL, URL: natsURL},
 	// PostgreSQL through database/sql with pgx's driver (postgres.NewSQL).
 	{Name: "postgres-sql", MinTTL: time.Second, ServerTimed: true, URL: postgresURL, Open: openPostgresSQL},
 }
@@ -191,6 +197,33 @@ func etcdURL(t testing.TB) string {
 
 func zookeeperURL(t testing.TB) string {
 	return "zk://" + testenv.ZooKeeperServers(t) + "/" + UniqueName("backend-") + "?session-timeout=60s"
+}
+
+// natsURL names a fresh bucket on the shared NATS server, deleted when
+// the test ends.
+func natsURL(t testing.TB) string {
+	t.Helper()
+	base := testenv.Endpoint(t, "FENCE_NATS_URL", "nats-server (JetStream)")
+	bucket := UniqueName("fence-backend-")
+	t.Cleanup(func() {
+		nc, err := natsgo.Connect(base)
+		if err != nil {
+			t.Errorf("delete bucket %s: %v", bucket, err)
+			return
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Errorf("delete bucket %s: %v", bucket, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := js.DeleteKeyValue(ctx, bucket); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+			t.Errorf("delete bucket %s: %v", bucket, err)
+		}
+	})
+	return WithQuery(base, "bucket="+bucket)
 }
 
 func redisURL(t testing.TB) string {
