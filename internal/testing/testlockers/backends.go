@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,11 +26,13 @@ import (
 	"github.com/fencekit/fence/internal/gcsbucket"
 	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/emulators"
+	"github.com/fencekit/fence/internal/testing/kubetest"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/dynamo"
 	"github.com/fencekit/fence/lockers/etcd"
 	"github.com/fencekit/fence/lockers/gcs"
+	"github.com/fencekit/fence/lockers/kubernetes"
 	"github.com/fencekit/fence/lockers/memory"
 	_ "github.com/fencekit/fence/lockers/mysql"     // mysql://
 	"github.com/fencekit/fence/lockers/postgres"    // postgres://
@@ -171,6 +174,10 @@ var Backends = []Backend{
 	// let the tests' leases of up to 40 s fit. Its lock nodes live under
 	// a root of their own.
 	{Name: "zookeeper", Keyspace: true, MinTTL: time.Second, ServerTimed: true, URL: zookeeperURL},
+	// Kubernetes keeps leases in Lease objects of a fresh namespace of the
+	// test's API server, in whole seconds; contenders time a Lease's
+	// resourceVersion on their own clock (clock-free).
+	{Name: "kubernetes", Keyspace: true, MinTTL: kubernetes.MinTTL, URL: kubernetesURL},
 	// PostgreSQL through database/sql with pgx's driver (postgres.NewSQL).
 	{Name: "postgres-sql", MinTTL: time.Second, ServerTimed: true, URL: postgresURL, Open: openPostgresSQL},
 }
@@ -191,6 +198,13 @@ func etcdURL(t testing.TB) string {
 
 func zookeeperURL(t testing.TB) string {
 	return "zk://" + testenv.ZooKeeperServers(t) + "/" + UniqueName("backend-") + "?session-timeout=60s"
+}
+
+// kubernetesURL names a fresh namespace of the test's API server,
+// deleted when the test ends, through the administrator's kubeconfig.
+func kubernetesURL(t testing.TB) string {
+	ns := kubetest.Namespace(t, kubetest.Config(t))
+	return "kubernetes://" + ns + "?kubeconfig=" + url.QueryEscape(os.Getenv("FENCE_KUBECONFIG"))
 }
 
 func redisURL(t testing.TB) string {
