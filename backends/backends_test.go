@@ -10,12 +10,12 @@ import (
 
 func TestEveryBackendRegistersItsSchemes(t *testing.T) {
 	t.Parallel()
-	for _, want := range []string{"azblob", "dynamodb", "etcd", "etcds", "gs", "mem", "mysql", "postgres", "postgresql", "redis", "redis+sentinel", "rediss", "redlock", "s3", "zk"} {
+	for _, want := range []string{"azblob", "dynamodb", "etcd", "etcds", "gs", "kubernetes", "mem", "mysql", "postgres", "postgresql", "redis", "redis+sentinel", "rediss", "redlock", "s3", "zk"} {
 		if !slices.Contains(registeredLockers(), want) {
 			t.Errorf("locker scheme %q not registered; have %v", want, registeredLockers())
 		}
 	}
-	for _, want := range []string{"dynamodb", "etcd", "etcds", "gs", "mem", "mysql", "postgres", "postgresql", "redis", "rediss", "s3", "sqlite"} {
+	for _, want := range []string{"dynamodb", "etcd", "etcds", "gs", "kubernetes", "mem", "mysql", "postgres", "postgresql", "redis", "rediss", "s3", "sqlite"} {
 		if !slices.Contains(registeredResources(), want) {
 			t.Errorf("resource scheme %q not registered; have %v", want, registeredResources())
 		}
