@@ -2,9 +2,13 @@ package torture
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/gcs"
@@ -78,7 +82,62 @@ var (
 		Name: "azblob", Env: azblobEnv, TTL: azblob.MinTTL,
 		URL: azblobURL("locks"),
 	}
+
+	// KubernetesLocker is lockers/kubernetes on the Leases of namespace
+	// default of the API server of FENCE_KUBECONFIG (the run's keys are
+	// its own), the workers' requests going through the run's proxy.
+	KubernetesLocker = LockerKind{
+		Name: "kubernetes", Env: []string{EnvKubeconfig}, TTL: 2 * time.Second, Wave: 1,
+		URL: kubernetesURL,
+	}
 )
+
+// EnvKubeconfig names the kubeconfig file of the administrator of the
+// API server scripts/kube.sh starts.
+const EnvKubeconfig = "FENCE_KUBECONFIG"
+
+// kubernetesURL returns the URLs of namespace default: clean with the
+// kubeconfig of EnvKubeconfig, faulty with a copy of it, written in the
+// run's directory, whose server is reached through the run's proxy
+// (TLS still checks the server's own name).
+func kubernetesURL(_ context.Context, s *Stage) (faulty, clean string, err error) {
+	env, err := need(EnvKubeconfig)
+	if err != nil {
+		return "", "", err
+	}
+	path := env[0]
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
+		return "", "", err
+	}
+	c, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok || cfg.Clusters[c.Cluster] == nil {
+		return "", "", fmt.Errorf("kubeconfig %s: no cluster for its current context %q", path, cfg.CurrentContext)
+	}
+	cluster := cfg.Clusters[c.Cluster]
+	u, err := url.Parse(cluster.Server)
+	if err != nil {
+		return "", "", err
+	}
+	proxied, err := s.proxied(u.Host)
+	if err != nil {
+		return "", "", err
+	}
+	if cluster.TLSServerName == "" {
+		cluster.TLSServerName = u.Hostname()
+	}
+	u.Host = proxied
+	cluster.Server = u.String()
+	file := filepath.Join(s.Dir, "kubeconfig-faulty")
+	if err := clientcmd.WriteToFile(*cfg, file); err != nil {
+		return "", "", err
+	}
+	build := func(p string) string { return "kubernetes://default?kubeconfig=" + url.QueryEscape(p) }
+	return build(file), build(path), nil
+}
 
 // trustedClock returns the URL parameters of package clockfree's
 // trusted-clock mode, tolerating skew.
