@@ -172,13 +172,15 @@
 // Importing this package registers the URL scheme kubernetes with
 // fence.OpenLocker:
 //
-//	kubernetes://NAMESPACE[?kubeconfig=PATH&context=NAME]
+//	kubernetes://NAMESPACE[?kubeconfig=PATH&context=NAME&server=URL]
 //
 // Without kubeconfig= and context=, the Locker uses the in-cluster
 // configuration (the pod's service account) when it runs in a pod, and
 // otherwise the kubeconfig files of KUBECONFIG, or ~/.kube/config, as
 // kubectl does; kubeconfig= names a file, and context= a context in it
-// instead of its current one. fence.OpenOptions' Clock is Options.Clock;
+// instead of its current one. server= replaces the configuration's API
+// server address (an https:// or http:// URL, as kubectl's --server),
+// keeping its credentials and TLS settings. fence.OpenOptions' Clock is Options.Clock;
 // its HTTPClient is not used (the configuration's TLS settings and
 // credentials make the transport). Where the configuration sets no
 // client-side rate limit, the opener allows 50 requests a second in

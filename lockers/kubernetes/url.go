@@ -22,7 +22,7 @@ type urlOpener struct{}
 
 // URLForm implements driver.LockerOpener.
 func (urlOpener) URLForm() string {
-	return "kubernetes://NAMESPACE[?kubeconfig=PATH&context=NAME]"
+	return "kubernetes://NAMESPACE[?kubeconfig=PATH&context=NAME&server=URL]"
 }
 
 // urlConfig is what a kubernetes:// URL says.
@@ -30,6 +30,7 @@ type urlConfig struct {
 	namespace  string
 	kubeconfig string // "" for in-cluster, else the default loading rules
 	context    string // "" for the kubeconfig's current context
+	server     string // "" for the configuration's API server
 }
 
 // parseURL reads a kubernetes:// URL. Every error matches
@@ -40,6 +41,16 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		namespace:  p.Name("namespace"),
 		kubeconfig: p.String("kubeconfig"),
 		context:    p.String("context"),
+		server:     p.String("server"),
+	}
+	if c.server != "" {
+		s, err := url.Parse(c.server)
+		switch {
+		case err != nil || (s.Scheme != "https" && s.Scheme != "http") || s.Host == "":
+			p.Fail("server %q is not an https:// or http:// URL", c.server)
+		case s.User != nil:
+			p.Fail("the server URL carries user information; credentials come from the configuration")
+		}
 	}
 	if err := p.Done(); err != nil {
 		return urlConfig{}, err
@@ -54,8 +65,19 @@ func parseURL(u *url.URL) (urlConfig, error) {
 // file and context it names; without a kubeconfig, the in-cluster
 // configuration (the pod's service account) when there is one and no
 // context is named, else the default loading rules (KUBECONFIG, then
-// ~/.kube/config).
+// ~/.kube/config). A server replaces the configuration's.
 func (c urlConfig) restConfig() (*rest.Config, error) {
+	cfg, err := c.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	if c.server != "" {
+		cfg.Host = c.server
+	}
+	return cfg, nil
+}
+
+func (c urlConfig) loadConfig() (*rest.Config, error) {
 	if c.kubeconfig == "" && c.context == "" {
 		cfg, err := rest.InClusterConfig()
 		if err == nil {

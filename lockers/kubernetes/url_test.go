@@ -1,11 +1,14 @@
 package kubernetes
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/fencekit/fence"
 )
@@ -19,6 +22,7 @@ func TestParseURL(t *testing.T) {
 		{"kubernetes://team-a", urlConfig{namespace: "team-a"}},
 		{"kubernetes://team-a?kubeconfig=/etc/kube/config&context=prod", urlConfig{namespace: "team-a", kubeconfig: "/etc/kube/config", context: "prod"}},
 		{"kubernetes://default/", urlConfig{namespace: "default"}},
+		{"kubernetes://ns?server=https%3A%2F%2F127.0.0.1%3A6443", urlConfig{namespace: "ns", server: "https://127.0.0.1:6443"}},
 	} {
 		u, err := url.Parse(c.url)
 		if err != nil {
@@ -39,6 +43,9 @@ func TestParseURL(t *testing.T) {
 		"kubernetes://ns?kubeconfig=",
 		"kubernetes://ns?context=a&context=b",
 		"kubernetes://ns?namespace=x",
+		"kubernetes://ns?server=127.0.0.1:6443",
+		"kubernetes://ns?server=ftp%3A%2F%2Fh",
+		"kubernetes://ns?server=https%3A%2F%2Fu%3Ap%40h",
 	} {
 		u, err := url.Parse(bad)
 		if err != nil {
@@ -67,6 +74,18 @@ func TestOpenFromKubeconfig(t *testing.T) {
 	defer l.Close()
 	if _, err := l.Inspect(ctx, "url-opened"); err != nil {
 		t.Fatalf("Inspect: %v", err)
+	}
+	// server= sends the requests elsewhere, with the same credentials.
+	hung := hungServer(t)
+	other, err := fence.OpenLocker(ctx, "kubernetes://default?kubeconfig="+url.QueryEscape(path)+"&server="+url.QueryEscape("http://"+hung), nil)
+	if err != nil {
+		t.Fatalf("OpenLocker with server=: %v", err)
+	}
+	defer other.Close()
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := other.Inspect(short, "url-opened"); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), hung) {
+		t.Fatalf("Inspect through server=http://%s: %v; want the hung server's timeout", hung, err)
 	}
 	_, err = fence.OpenLocker(ctx, "kubernetes://default?kubeconfig="+url.QueryEscape(path)+"&context=no-such-context", nil)
 	if err == nil {
