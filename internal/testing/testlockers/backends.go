@@ -201,10 +201,13 @@ func zookeeperURL(t testing.TB) string {
 }
 
 // kubernetesURL names a fresh namespace of the test's API server,
-// deleted when the test ends, through the administrator's kubeconfig.
+// deleted when the test ends, through the administrator's kubeconfig,
+// with the server's address in the URL (server=), where tests that
+// redirect a store's address find it.
 func kubernetesURL(t testing.TB) string {
-	ns := kubetest.Namespace(t, kubetest.Config(t))
-	return "kubernetes://" + ns + "?kubeconfig=" + url.QueryEscape(os.Getenv("FENCE_KUBECONFIG"))
+	cfg := kubetest.Config(t)
+	ns := kubetest.Namespace(t, cfg)
+	return "kubernetes://" + ns + "?kubeconfig=" + url.QueryEscape(os.Getenv("FENCE_KUBECONFIG")) + "&server=" + url.QueryEscape(cfg.Host)
 }
 
 func redisURL(t testing.TB) string {
