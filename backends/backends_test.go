@@ -15,7 +15,7 @@ func TestEveryBackendRegistersItsSchemes(t *testing.T) {
 			t.Errorf("locker scheme %q not registered; have %v", want, registeredLockers())
 		}
 	}
-	for _, want := range []string{"dynamodb", "etcd", "etcds", "gs", "kubernetes", "mem", "mysql", "postgres", "postgresql", "redis", "rediss", "s3", "sqlite"} {
+	for _, want := range []string{"dynamodb", "etcd", "etcds", "gs", "mem", "mysql", "postgres", "postgresql", "redis", "rediss", "s3", "sqlite"} {
 		if !slices.Contains(registeredResources(), want) {
 			t.Errorf("resource scheme %q not registered; have %v", want, registeredResources())
 		}
