@@ -2,9 +2,7 @@ package torture
 
 import (
 	"context"
-	"fmt"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -96,29 +94,21 @@ var (
 // API server scripts/kube.sh starts.
 const EnvKubeconfig = "FENCE_KUBECONFIG"
 
-// kubernetesURL returns the URLs of namespace default: clean with the
-// kubeconfig of EnvKubeconfig, faulty with a copy of it, written in the
-// run's directory, whose server is reached through the run's proxy
-// (TLS still checks the server's own name).
+// kubernetesURL returns the URLs of namespace default with the
+// kubeconfig of EnvKubeconfig: clean as it is, faulty with its server
+// reached through the run's proxy (server=; TLS still checks the
+// server's certificate, made for the same loopback address).
 func kubernetesURL(_ context.Context, s *Stage) (faulty, clean string, err error) {
 	env, err := need(EnvKubeconfig)
 	if err != nil {
 		return "", "", err
 	}
 	path := env[0]
-	cfg, err := clientcmd.LoadFromFile(path)
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return "", "", err
 	}
-	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
-		return "", "", err
-	}
-	c, ok := cfg.Contexts[cfg.CurrentContext]
-	if !ok || cfg.Clusters[c.Cluster] == nil {
-		return "", "", fmt.Errorf("kubeconfig %s: no cluster for its current context %q", path, cfg.CurrentContext)
-	}
-	cluster := cfg.Clusters[c.Cluster]
-	u, err := url.Parse(cluster.Server)
+	u, err := url.Parse(cfg.Host)
 	if err != nil {
 		return "", "", err
 	}
@@ -126,17 +116,9 @@ func kubernetesURL(_ context.Context, s *Stage) (faulty, clean string, err error
 	if err != nil {
 		return "", "", err
 	}
-	if cluster.TLSServerName == "" {
-		cluster.TLSServerName = u.Hostname()
-	}
+	clean = "kubernetes://default?kubeconfig=" + url.QueryEscape(path)
 	u.Host = proxied
-	cluster.Server = u.String()
-	file := filepath.Join(s.Dir, "kubeconfig-faulty")
-	if err := clientcmd.WriteToFile(*cfg, file); err != nil {
-		return "", "", err
-	}
-	build := func(p string) string { return "kubernetes://default?kubeconfig=" + url.QueryEscape(p) }
-	return build(file), build(path), nil
+	return clean + "&server=" + url.QueryEscape(u.String()), clean, nil
 }
 
 // trustedClock returns the URL parameters of package clockfree's
