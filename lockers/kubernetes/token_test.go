@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -101,5 +102,20 @@ func TestTTLRoundsUp(t *testing.T) {
 	}
 	if lease.ValidUntil.After(time.Now().Add(2500*time.Millisecond)) || lease.ValidUntil.Before(sent.Add(2500*time.Millisecond)) {
 		t.Errorf("ValidUntil %v is not 2.5 s after the request", lease.ValidUntil)
+	}
+}
+
+// TestNamespaceMissing: an Acquire in a namespace that does not exist
+// gets an error matching fence.ErrStoreMissing; Inspect shows the key
+// free (the API server answers a read there as for any missing Lease).
+func TestNamespaceMissing(t *testing.T) {
+	t.Parallel()
+	client, _ := adminClient(t)
+	l := newLocker(t, client, "fence-no-such-namespace", nil, nil)
+	if _, err := l.Acquire(t.Context(), "k", time.Minute, nil); !errors.Is(err, fence.ErrStoreMissing) {
+		t.Fatalf("Acquire in a missing namespace: %v; want fence.ErrStoreMissing", err)
+	}
+	if info, err := l.Inspect(t.Context(), "k"); err != nil || info.Held {
+		t.Fatalf("Inspect in a missing namespace = %+v, %v; want a free key", info, err)
 	}
 }
