@@ -95,7 +95,9 @@
 // Acquire takes the key over; a process that starts afresh waits a full
 // lease from its first look, even if the holder died long ago, and a
 // contender that tries once and exits never takes a held key over (the
-// Locker's driver.Info says ClockFree).
+// Locker's driver.Info says ClockFree). TestForeignHolder shows a Lease
+// whose renewTime is an hour old taken over only after a full lease of
+// watching, and the wait restarted by a renewal.
 //
 // A holder counts its lease from the time it sent the request, on its
 // own clock (Lease.ValidUntil), and stops at that time; a contender
@@ -103,7 +105,19 @@
 // stops leading once its renewals have failed for its RenewDeadline, a
 // RetryPeriod after its last successful renewal; keep RetryPeriod plus
 // RenewDeadline below LeaseDuration, as client-go requires, and a
-// Locker's contender never takes a Lease it still leads.
+// Locker's contender does not take a Lease it still leads.
+// TestInteropWithClientGo runs three electors of each kind on one Lease
+// for 30 s (client-go: LeaseDuration 3 s, RenewDeadline 2 s, RetryPeriod
+// 0.5 s, ReleaseOnCancel; fence: TTL 2.5 s), leaders resigning, crashing
+// and cut off from the server, and finds no two leading intervals
+// overlapping and leadership moving both ways. Two client-go properties
+// remain the user's: with ReleaseOnCancel, client-go releases the Lease
+// before it cancels its leader's context, so stop the leader's work
+// before cancelling Run (as client-go's documentation asks); and its
+// release on cancel is bounded by RenewDeadline, so against a server
+// that hangs rather than refuses, its leader's context may end later
+// than LeaseDuration after the last renewal (read from client-go's code,
+// untested here).
 //
 // # Keys and Lease names
 //
