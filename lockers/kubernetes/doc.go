@@ -194,7 +194,8 @@
 // kubectl does; kubeconfig= names a file, and context= a context in it
 // instead of its current one. server= replaces the configuration's API
 // server address (an https:// or http:// URL, as kubectl's --server),
-// keeping its credentials and TLS settings. fence.OpenOptions' Clock is Options.Clock;
+// keeping its credentials and TLS settings; with no kubeconfig to be
+// found, it names an API server to reach without credentials. fence.OpenOptions' Clock is Options.Clock;
 // its HTTPClient is not used (the configuration's TLS settings and
 // credentials make the transport). Where the configuration sets no
 // client-side rate limit, the opener allows 50 requests a second in

@@ -92,6 +92,7 @@ func (c urlConfig) loadConfig() (*rest.Config, error) {
 		rules = &clientcmd.ClientConfigLoadingRules{ExplicitPath: c.kubeconfig}
 	}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: c.context}
+	overrides.ClusterInfo.Server = c.server
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 }
 
