@@ -3,7 +3,6 @@ package backends_test
 import (
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -50,27 +49,9 @@ var lockerSchemes = []scheme{
 		return "s3://fence-hung?region=us-east-1&path-style=true&endpoint=" + httpAt(a[0])
 	}},
 	{name: "sqlite", inProcess: "SQLite is a file the process opens: it has no server to hang"},
-	{name: "kubernetes", url: func(a []string) string {
-		return "kubernetes://hung?kubeconfig=" + url.QueryEscape(kubeconfigAt(a[0]))
-	}},
-}
-
-// kubeconfigAt writes a kubeconfig file naming an API server at addr
-// (plain HTTP, a token of no account) and returns its path.
-func kubeconfigAt(addr string) string {
-	dir, err := os.MkdirTemp("", "fence-kubeconfig-")
-	if err != nil {
-		panic(err)
-	}
-	path := filepath.Join(dir, "config")
-	config := "apiVersion: v1\nkind: Config\ncurrent-context: hung\n" +
-		"clusters: [{name: hung, cluster: {server: \"http://" + addr + "\"}}]\n" +
-		"users: [{name: hung, user: {token: fence}}]\n" +
-		"contexts: [{name: hung, context: {cluster: hung, user: hung}}]\n"
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		panic(err)
-	}
-	return path
+	// The kubeconfig is empty (KUBECONFIG, in deadEnv): server= alone
+	// names the API server, reached without credentials.
+	{name: "kubernetes", url: func(a []string) string { return "kubernetes://hung?server=" + httpAt(a[0]) }},
 }
 
 var resourceSchemes = []scheme{
@@ -142,6 +123,7 @@ func deadEnv(dead string) map[string]string {
 		"AWS_ENDPOINT_URL_DYNAMODB":          "",
 		"AWS_ENDPOINT_URL_S3":                "",
 		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "",
+		"KUBECONFIG":                         os.DevNull,
 	}
 }
 
