@@ -11,7 +11,8 @@
 //
 // Locker schemes: mem (lockers/memory), postgres and postgresql
 // (lockers/postgres), dynamodb (lockers/dynamo), azblob (lockers/azblob),
-// gs (lockers/gcs), etcd and etcds (lockers/etcd), redis, rediss and
+// gs (lockers/gcs), etcd and etcds (lockers/etcd), kubernetes
+// (lockers/kubernetes), redis, rediss and
 // redis+sentinel (lockers/redis), redlock (lockers/redlock), mysql
 // (lockers/mysql), s3 (lockers/s3), sqlite (lockers/sqlite), zk
 // (lockers/zookeeper), nats (lockers/nats). Resource
@@ -27,7 +28,9 @@
 // and a backend's errors reach the program through the calls that met
 // them. The SDKs that log through a logger of their own client (etcd,
 // the AWS SDK, the MySQL driver, ZooKeeper) are given one that discards
-// everything; Azure's and Cloud Storage's log nothing unless given a
+// everything; client-go (Kubernetes) logs through klog, one logger for
+// the whole process, on standard error unless the program sets another
+// with klog.SetLogger; Azure's and Cloud Storage's log nothing unless given a
 // listener. go-redis logs through one logger for the whole process, on
 // standard error unless the program sets another with goredis.SetLogger;
 // no fence package changes it (the fence command sets one that discards
@@ -39,6 +42,7 @@ import (
 	_ "github.com/fencekit/fence/lockers/dynamo"       // dynamodb://
 	_ "github.com/fencekit/fence/lockers/etcd"         // etcd://, etcds://
 	_ "github.com/fencekit/fence/lockers/gcs"          // gs://
+	_ "github.com/fencekit/fence/lockers/kubernetes"   // kubernetes://
 	_ "github.com/fencekit/fence/lockers/memory"       // mem://
 	_ "github.com/fencekit/fence/lockers/mysql"        // mysql://
 	_ "github.com/fencekit/fence/lockers/nats"         // nats://

@@ -10,7 +10,7 @@ import (
 
 func TestEveryBackendRegistersItsSchemes(t *testing.T) {
 	t.Parallel()
-	for _, want := range []string{"azblob", "dynamodb", "etcd", "etcds", "gs", "mem", "mysql", "nats", "postgres", "postgresql", "redis", "redis+sentinel", "rediss", "redlock", "s3", "zk"} {
+	for _, want := range []string{"azblob", "dynamodb", "etcd", "etcds", "gs", "kubernetes", "mem", "mysql", "nats", "postgres", "postgresql", "redis", "redis+sentinel", "rediss", "redlock", "s3", "zk"} {
 		if !slices.Contains(registeredLockers(), want) {
 			t.Errorf("locker scheme %q not registered; have %v", want, registeredLockers())
 		}

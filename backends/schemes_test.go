@@ -50,6 +50,9 @@ var lockerSchemes = []scheme{
 		return "s3://fence-hung?region=us-east-1&path-style=true&endpoint=" + httpAt(a[0])
 	}},
 	{name: "sqlite", inProcess: "SQLite is a file the process opens: it has no server to hang"},
+	// The kubeconfig is empty (KUBECONFIG, in deadEnv): server= alone
+	// names the API server, reached without credentials.
+	{name: "kubernetes", url: func(a []string) string { return "kubernetes://hung?server=" + httpAt(a[0]) }},
 }
 
 var resourceSchemes = []scheme{
@@ -121,6 +124,7 @@ func deadEnv(dead string) map[string]string {
 		"AWS_ENDPOINT_URL_DYNAMODB":          "",
 		"AWS_ENDPOINT_URL_S3":                "",
 		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "",
+		"KUBECONFIG":                         os.DevNull,
 	}
 }
 

@@ -37,6 +37,7 @@ func TestEveryOpenerRefusesAnUnparseableQuery(t *testing.T) {
 		"etcd":           "etcd://" + addr + "/app/?dial-timeout=2s" + bad,
 		"etcds":          "etcds://" + addr + "/app/?dial-timeout=2s" + bad,
 		"gs":             "gs://b?endpoint=http://" + addr + "&prefix=" + bad,
+		"kubernetes":     "kubernetes://app?kubeconfig=/nonexistent&context=" + bad,
 		"mem":            "mem://app?prefix=" + bad,
 		"mysql":          "mysql://app:secretpw@" + addr + "/app?timeout=" + bad,
 		"nats":           "nats://app:secretpw@" + addr + "?bucket=" + bad,

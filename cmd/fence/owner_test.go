@@ -108,7 +108,7 @@ var bearerOwner = map[string]bool{
 	"postgres": true, "dynamo-clock-free": true, "dynamo-trusted-clock": true, "azblob": true,
 	"gcs-clock-free": true, "gcs-trusted-clock": true, "etcd": true, "redis": true,
 	"redlock": true, "mysql": true, "zookeeper": false, "sqlite": true,
-	"s3-clock-free": true, "s3-trusted-clock": true, "nats": true,
+	"s3-clock-free": true, "s3-trusted-clock": true, "nats": true, "kubernetes": true,
 }
 
 // forgedRenewals fails t if a lease made from any word of outputs as its

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/gcs"
 	locks3 "github.com/fencekit/fence/lockers/s3"
@@ -78,7 +80,46 @@ var (
 		Name: "azblob", Env: azblobEnv, TTL: azblob.MinTTL,
 		URL: azblobURL("locks"),
 	}
+
+	// KubernetesLocker is lockers/kubernetes on the Leases of namespace
+	// default of the API server of FENCE_KUBECONFIG (the run's keys are
+	// its own), the workers' requests going through the run's proxy.
+	KubernetesLocker = LockerKind{
+		Name: "kubernetes", Env: []string{EnvKubeconfig}, TTL: 2 * time.Second, Wave: 1,
+		URL: kubernetesURL,
+	}
 )
+
+// EnvKubeconfig names the kubeconfig file of the administrator of the
+// API server scripts/kube.sh starts.
+const EnvKubeconfig = "FENCE_KUBECONFIG"
+
+// kubernetesURL returns the URLs of namespace default with the
+// kubeconfig of EnvKubeconfig: clean as it is, faulty with its server
+// reached through the run's proxy (server=; TLS still checks the
+// server's certificate, made for the same loopback address).
+func kubernetesURL(_ context.Context, s *Stage) (faulty, clean string, err error) {
+	env, err := need(EnvKubeconfig)
+	if err != nil {
+		return "", "", err
+	}
+	path := env[0]
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return "", "", err
+	}
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		return "", "", err
+	}
+	proxied, err := s.proxied(u.Host)
+	if err != nil {
+		return "", "", err
+	}
+	clean = "kubernetes://default?kubeconfig=" + url.QueryEscape(path)
+	u.Host = proxied
+	return clean + "&server=" + url.QueryEscape(u.String()), clean, nil
+}
 
 // trustedClock returns the URL parameters of package clockfree's
 // trusted-clock mode, tolerating skew.

@@ -181,6 +181,7 @@ func Pairs() []Pair {
 		{RedlockLocker, SQLiteResource},
 		{MySQLLocker, SQLMySQLResource},
 		{ZooKeeperLocker, SQLiteResource},
+		{KubernetesLocker, SQLiteResource},
 		{RedisSentinelLocker, SQLiteResource},
 		{RedisSentinelWaitLocker, SQLiteResource},
 		{NATSLocker, SQLiteResource},

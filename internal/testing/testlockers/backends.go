@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,11 +28,13 @@ import (
 	"github.com/fencekit/fence/internal/gcsbucket"
 	"github.com/fencekit/fence/internal/redact"
 	"github.com/fencekit/fence/internal/testing/emulators"
+	"github.com/fencekit/fence/internal/testing/kubetest"
 	"github.com/fencekit/fence/internal/testing/testenv"
 	"github.com/fencekit/fence/lockers/azblob"
 	"github.com/fencekit/fence/lockers/dynamo"
 	"github.com/fencekit/fence/lockers/etcd"
 	"github.com/fencekit/fence/lockers/gcs"
+	"github.com/fencekit/fence/lockers/kubernetes"
 	"github.com/fencekit/fence/lockers/memory"
 	_ "github.com/fencekit/fence/lockers/mysql"        // mysql://
 	fencenats "github.com/fencekit/fence/lockers/nats" // nats://
@@ -177,6 +180,10 @@ var Backends = []Backend{
 	// NATS JetStream KV: clock-free, leases of 1 s and more, a bucket of
 	// one replica per test on the shared server (sync_interval: always).
 	{Name: "nats", MinTTL: fencenats.MinTTL, URL: natsURL},
+	// Kubernetes keeps leases in Lease objects of a fresh namespace of the
+	// test's API server, in whole seconds; contenders time a Lease's
+	// resourceVersion on their own clock (clock-free).
+	{Name: "kubernetes", Keyspace: true, MinTTL: kubernetes.MinTTL, URL: kubernetesURL},
 	// PostgreSQL through database/sql with pgx's driver (postgres.NewSQL).
 	{Name: "postgres-sql", MinTTL: time.Second, ServerTimed: true, URL: postgresURL, Open: openPostgresSQL},
 }
@@ -224,6 +231,16 @@ func natsURL(t testing.TB) string {
 		}
 	})
 	return WithQuery(base, "bucket="+bucket)
+}
+
+// kubernetesURL names a fresh namespace of the test's API server,
+// deleted when the test ends, through the administrator's kubeconfig,
+// with the server's address in the URL (server=), where tests that
+// redirect a store's address find it.
+func kubernetesURL(t testing.TB) string {
+	cfg := kubetest.Config(t)
+	ns := kubetest.Namespace(t, cfg)
+	return "kubernetes://" + ns + "?kubeconfig=" + url.QueryEscape(os.Getenv("FENCE_KUBECONFIG")) + "&server=" + url.QueryEscape(cfg.Host)
 }
 
 func redisURL(t testing.TB) string {

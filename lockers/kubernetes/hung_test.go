@@ -1,0 +1,94 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/driver"
+)
+
+// hungServer is a TCP listener that accepts connections and never
+// answers: an API server that hangs. It closes when the test ends.
+func hungServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestHungServerCallsReturnWithTheirContext calls every method against
+// a server that never answers: each returns once its ctx ends, with an
+// error that says so.
+func TestHungServerCallsReturnWithTheirContext(t *testing.T) {
+	t.Parallel()
+	addr := hungServer(t)
+	client := clientFor(t, &rest.Config{Host: "http://" + addr})
+	l := newLocker(t, client, "hung", nil, nil)
+	lease := fence.Lease{Key: "k", Owner: fence.NewOwnerID(), Token: 7, TTL: time.Minute, ValidUntil: time.Now().Add(time.Minute)}
+	calls := map[string]func(ctx context.Context) error{
+		"Acquire": func(ctx context.Context) error { _, err := l.Acquire(ctx, "k", time.Minute, nil); return err },
+		"Renew":   func(ctx context.Context) error { _, err := l.Renew(ctx, lease); return err },
+		"Release": func(ctx context.Context) error { return l.Release(ctx, lease) },
+		"Publish": func(ctx context.Context) error { return l.Publish(ctx, lease, "v") },
+		"Break":   func(ctx context.Context) error { return l.Break(ctx, "k") },
+		"Inspect": func(ctx context.Context) error { _, err := l.Inspect(ctx, "k"); return err },
+		"NotifyRelease": func(ctx context.Context) error {
+			_, stop, err := driver.LockerOf(l.Locker).(driver.ReleaseNotifier).NotifyRelease(ctx, "k")
+			if err == nil {
+				stop()
+			}
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- call(ctx) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("%s against a hung server: %v; want an error wrapping context.DeadlineExceeded", name, err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("%s against a hung server did not return a minute after its ctx ended", name)
+			}
+		})
+	}
+}
