@@ -28,13 +28,11 @@
 // and a backend's errors reach the program through the calls that met
 // them. The SDKs that log through a logger of their own client (etcd,
 // the AWS SDK, the MySQL driver, ZooKeeper) are given one that discards
-// everything; client-go (Kubernetes) logs through klog, one logger for
-// the whole process, on standard error unless the program sets another
-// with klog.SetLogger; Azure's and Cloud Storage's log nothing unless given a
-// listener. go-redis logs through one logger for the whole process, on
-// standard error unless the program sets another with goredis.SetLogger;
-// no fence package changes it (the fence command sets one that discards
-// everything).
+// everything; Azure's and Cloud Storage's log nothing unless given a
+// listener. go-redis and client-go (Kubernetes) each log through one
+// logger for the whole process, on standard error unless the program sets
+// another (goredis.SetLogger, klog.SetLogger); no fence package changes
+// them (the fence command sets loggers that discard everything).
 package backends
 
 import (

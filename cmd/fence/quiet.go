@@ -1,7 +1,16 @@
 package main
 
-import "github.com/fencekit/fence/internal/redisclient"
+import (
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
 
-// The command prints its own errors: go-redis's process-wide logger, which
-// would write its dial failures on standard error, discards them.
-func init() { redisclient.Quiet() }
+	"github.com/fencekit/fence/internal/redisclient"
+)
+
+// The command prints its own errors: go-redis's and client-go's
+// process-wide loggers, which would write dial failures and cut responses
+// on standard error, discard them.
+func init() {
+	redisclient.Quiet()
+	klog.SetLogger(logr.Discard())
+}
