@@ -7,6 +7,9 @@
 //
 // The fence command and the torture run import it; a program that uses one
 // backend imports that backend's package instead and links no other SDK.
+// Every SDK is compiled in: Kubernetes' client-go alone adds about 390
+// packages and 30 MB to a binary (the fence command grows from 104 to
+// 156 MB with the Kubernetes and NATS lockers).
 // A new backend joins the command and the torture run by one import here.
 //
 // Locker schemes: mem (lockers/memory), postgres and postgresql
