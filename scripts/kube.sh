@@ -18,7 +18,7 @@
 # There is no controller manager: nothing runs the namespace controller, so
 # a deleted namespace stays Terminating with its objects until the server
 # stops; there is no garbage collector and no service-account token
-# controller either. Priority and fairness is off.
+# controller either.
 #
 # Installs what is missing: kube-apiserver is built from the module in
 # scripts/kube-apiserver (Kubernetes' own server command at the release its
@@ -154,9 +154,10 @@ kube_up() {
 		--initial-cluster "kube=http://127.0.0.1:$peer" || return 1
 	etcd_url=http://127.0.0.1:$emu_port
 	t1=$(emu_ms)
-	# --endpoint-reconciler-type=none: no rewrite of the kubernetes
-	# service's endpoints every 10 s; the server still renews its identity
-	# Lease in kube-system.
+	# --endpoint-reconciler-type=none: the default reconciler refuses an
+	# advertise address on loopback (the server exits), and no endpoints of
+	# the kubernetes service are needed. Priority and fairness stays on, as
+	# on a real cluster: turning it off did not start the server faster.
 	emu_start_checked kube-apiserver "$(free_port)" "kube_ready $dir/ca.crt %s" \
 		"$bin" --etcd-servers="$etcd_url" \
 		--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port=%s \
@@ -164,8 +165,7 @@ kube_up() {
 		--token-auth-file="$dir/tokens.csv" --authorization-mode=Node,RBAC \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$dir/sa.pub" --service-account-signing-key-file="$dir/sa.key" \
-		--service-cluster-ip-range=10.96.0.0/16 --endpoint-reconciler-type=none \
-		--enable-priority-and-fairness=false --profiling=false || return 1
+		--service-cluster-ip-range=10.96.0.0/16 --endpoint-reconciler-type=none || return 1
 	server=https://127.0.0.1:$emu_port
 	kube_kubeconfig "$dir/admin.kubeconfig" "$server" "$dir/ca.crt" fence-admin "$admin"
 	kube_kubeconfig "$dir/user.kubeconfig" "$server" "$dir/ca.crt" fence-user "$user"
