@@ -69,7 +69,9 @@ kube_build() {
 # when the binary is cached), its output in $FENCE_RUN_DIR/emulators/
 # kube-build.log; kube_build_wait waits for it and shows that output. Both
 # run in the caller's shell, not in a $(...) subshell, which could not wait
-# for the job.
+# for the job. When the shell exits before kube_build_wait (a server that
+# services_up starts after it failed), the build goes on and finishes
+# filling the cache.
 kube_build_start() {
 	svc_run_dir
 	[ -n "${kube_build_pid:-}" ] && return 0
