@@ -2,7 +2,7 @@
 # Starts the servers the tests need on loopback and exports their endpoints:
 # PostgreSQL here, the storage emulators in scripts/emulators.sh, etcd and
 # Redis in scripts/kvstores.sh, MariaDB and ZooKeeper in scripts/sqlzk.sh,
-# NATS in scripts/nats.sh.
+# NATS in scripts/nats.sh, a Kubernetes API server in scripts/kube.sh.
 # Sourced by scripts/test.sh, and usable by hand. Installs what is missing.
 #
 #	source scripts/services.sh
@@ -24,6 +24,9 @@
 #	mariadb_up                   FENCE_MYSQL_DSN, FENCE_MYSQL_URL
 #	zookeeper_up                 FENCE_ZK_SERVERS
 #	nats_up                      FENCE_NATS_URL, FENCE_NATS_SERVER, FENCE_NATS_BIN
+#	kube_up                      FENCE_KUBECONFIG, FENCE_KUBECONFIG_USER, FENCE_KUBE_SERVER
+#	  (kube_build_start, which returns at once, builds kube-apiserver in
+#	  the background on a cold machine; kube_up waits for it)
 #	emulators_up, kvstores_up, sqlzk_up: the groups of the files above
 #	  (emulators_up starts DynamoDB Local without waiting for it)
 #
@@ -168,13 +171,20 @@ source "$(dirname "${BASH_SOURCE[0]}")/kvstores.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/sqlzk.sh"
 # shellcheck source=scripts/nats.sh
 source "$(dirname "${BASH_SOURCE[0]}")/nats.sh"
+# shellcheck source=scripts/kube.sh
+source "$(dirname "${BASH_SOURCE[0]}")/kube.sh"
 
-services_up() { svc_run_dir && postgres_up && emulators_up && kvstores_up && sqlzk_up && nats_up; }
+# The kube-apiserver build (about 10 minutes cold) starts first, in the
+# background, and kube_up waits for it last.
+services_up() {
+	svc_run_dir && kube_build_start && postgres_up && emulators_up && kvstores_up && sqlzk_up && nats_up && kube_up
+}
 
 # emulators_down finds the emulators' process groups under $FENCE_RUN_DIR, so
 # it runs before the directory goes. A directory from the environment is
 # left in place. Then every variable the scripts changed is put back.
 services_down() {
+	kube_down
 	nats_down
 	sqlzk_down
 	kvstores_down

@@ -72,7 +72,7 @@ after=$(export -p; declare -p MINE)
 func TestServicesScriptsExportThroughSvc(t *testing.T) {
 	t.Parallel()
 	bare := regexp.MustCompile(`^\s*(export|unset)\s`)
-	for _, name := range []string{"services.sh", "emulators.sh", "kvstores.sh", "sqlzk.sh", "nats.sh"} {
+	for _, name := range []string{"services.sh", "emulators.sh", "kvstores.sh", "sqlzk.sh", "nats.sh", "kube.sh"} {
 		data, err := os.ReadFile(filepath.Join(repoScripts(t), name))
 		if err != nil {
 			t.Fatal(err)
