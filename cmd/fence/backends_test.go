@@ -125,10 +125,10 @@ func TestKnowsNoBackend(t *testing.T) {
 		"github.com/fencekit/fence/backends": true,
 		// the registry's schemes and a Locker's driver.Info, not a backend
 		"github.com/fencekit/fence/driver": true,
-		// password redaction, and go-redis's process-wide logger, which
-		// is the program's to set (redisclient.Quiet)
-		"github.com/fencekit/fence/internal/redact":      true,
-		"github.com/fencekit/fence/internal/redisclient": true,
+		// password redaction, and the SDKs' process-wide loggers, which
+		// are the program's to set (sdklog.Quiet)
+		"github.com/fencekit/fence/internal/redact": true,
+		"github.com/fencekit/fence/internal/sdklog": true,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
