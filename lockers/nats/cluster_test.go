@@ -153,15 +153,7 @@ func TestClusterLeaderKill(t *testing.T) {
 	}
 
 	long := newLocker()
-	ls, err := fence.NewSession(long.Locker, &fence.SessionOptions{TTL: longTTL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ls.Close(context.Background()) })
-	held, err := ls.Lock(t.Context(), "long", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := clustertest.HoldLong(t, long.Locker, "long", longTTL)
 
 	var lockers []*fence.Locker
 	for range holders {

@@ -1,7 +1,6 @@
 package zookeeper
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -33,15 +32,7 @@ func TestClusterLeaderKill(t *testing.T) {
 	const holders = 4
 
 	long := newTestLocker(t, connect(t, servers, session), opts)
-	ls, err := fence.NewSession(long.Locker, &fence.SessionOptions{TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ls.Close(context.Background()) })
-	held, err := ls.Lock(t.Context(), "long", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := clustertest.HoldLong(t, long.Locker, "long", ttl)
 
 	var lockers []*fence.Locker
 	for range holders {

@@ -190,6 +190,23 @@ func (r *Run) Check(t *testing.T) map[string][]Issued {
 	return r.got
 }
 
+// HoldLong takes key with a fence.Session of its own on l, of lease
+// duration ttl, renewing in the background until the test ends: the long
+// holder that CheckLong checks.
+func HoldLong(t *testing.T, l *fence.Locker, key string, ttl time.Duration) *fence.Handle {
+	t.Helper()
+	s, err := fence.NewSession(l, &fence.SessionOptions{TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	held, err := s.Lock(t.Context(), key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return held
+}
+
 // CheckLong checks, after Stop, the long holder's handle held of
 // Options.Long: no holder got the key before the handle's lease had run
 // out (the last ValidUntil its renewals gave it), and while the handle
