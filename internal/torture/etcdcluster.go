@@ -82,26 +82,19 @@ func etcdURL(suffix string) URLs {
 // etcdCluster is a private cluster of etcd members in a directory of the
 // run.
 type etcdCluster struct {
-	bin, dir string
-	members  []*etcdMember
-	client   *clientv3.Client // of every member, for Status
-}
-
-type etcdMember struct {
-	name         string
-	client, peer string // host:port
-	dir          string
-	args         []string
-	proc         *serverProc // nil while killed
+	serverCluster
+	dir    string
+	client *clientv3.Client // of every member, for Status
 }
 
 func startEtcdCluster(ctx context.Context, bin, dir string, n int) (*etcdCluster, error) {
-	c := &etcdCluster{bin: bin, dir: dir}
-	var initial []string
+	c := &etcdCluster{serverCluster: serverCluster{bin: bin}, dir: dir}
+	var initial, peers []string
 	token := fmt.Sprintf("fence-torture-%d", time.Now().UnixNano()) // one per cluster
 	for i := range n {
-		m := &etcdMember{name: fmt.Sprintf("m%d", i), dir: filepath.Join(dir, fmt.Sprint(i))}
-		for _, a := range []*string{&m.client, &m.peer} {
+		m := &clusterMember{name: fmt.Sprintf("m%d", i), dir: filepath.Join(dir, fmt.Sprint(i))}
+		var peer string
+		for _, a := range []*string{&m.client, &peer} {
 			port, err := freePort()
 			if err != nil {
 				return nil, err
@@ -109,9 +102,10 @@ func startEtcdCluster(ctx context.Context, bin, dir string, n int) (*etcdCluster
 			*a = fmt.Sprintf("127.0.0.1:%d", port)
 		}
 		c.members = append(c.members, m)
-		initial = append(initial, m.name+"=http://"+m.peer)
+		peers = append(peers, peer)
+		initial = append(initial, m.name+"=http://"+peer)
 	}
-	for _, m := range c.members {
+	for i, m := range c.members {
 		if err := os.MkdirAll(m.dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -120,7 +114,7 @@ func startEtcdCluster(ctx context.Context, bin, dir string, n int) (*etcdCluster
 		m.args = []string{
 			"--name", m.name, "--data-dir", filepath.Join(m.dir, "data"), "--log-level", "warn",
 			"--listen-client-urls", "http://" + m.client, "--advertise-client-urls", "http://" + m.client,
-			"--listen-peer-urls", "http://" + m.peer, "--initial-advertise-peer-urls", "http://" + m.peer,
+			"--listen-peer-urls", "http://" + peers[i], "--initial-advertise-peer-urls", "http://" + peers[i],
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
 			"--initial-cluster-token", token,
 			"--heartbeat-interval", "100", "--election-timeout", "1000",
@@ -143,33 +137,17 @@ func startEtcdCluster(ctx context.Context, bin, dir string, n int) (*etcdCluster
 	return c, nil
 }
 
-func (c *etcdCluster) endpoints() string {
-	var eps []string
-	for _, m := range c.members {
-		eps = append(eps, m.client)
-	}
-	return strings.Join(eps, ",")
-}
-
-func (c *etcdCluster) start(m *etcdMember) error {
-	proc, err := startServerProc(filepath.Join(m.dir, "server.log"), c.bin, m.args...)
-	m.proc = proc
-	return err
-}
-
+// stop closes the client and kills every member that runs.
 func (c *etcdCluster) stop() {
 	if c.client != nil {
 		_ = c.client.Close()
 	}
-	for _, m := range c.members {
-		m.proc.kill()
-		m.proc = nil
-	}
+	c.serverCluster.stop()
 }
 
 // status asks member m, with the maintenance Status API, for its member
 // ID and the ID of the leader it follows (0: none).
-func (c *etcdCluster) status(ctx context.Context, m *etcdMember) (self, leader uint64, err error) {
+func (c *etcdCluster) status(ctx context.Context, m *clusterMember) (self, leader uint64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	st, err := c.client.Status(ctx, m.client)
@@ -185,9 +163,9 @@ func (c *etcdCluster) status(ctx context.Context, m *etcdMember) (self, leader u
 // waitLeader waits until a member other than the one at index not (-1:
 // any) says it leads, and returns its index.
 func (c *etcdCluster) waitLeader(ctx context.Context, not int) (int, error) {
-	deadline := time.Now().Add(60 * time.Second)
 	var last error
-	for time.Now().Before(deadline) {
+	found := -1
+	err := poll(ctx, 60*time.Second, 100*time.Millisecond, func() bool {
 		for i, m := range c.members {
 			if i == not || m.proc == nil {
 				continue
@@ -198,16 +176,16 @@ func (c *etcdCluster) waitLeader(ctx context.Context, not int) (int, error) {
 				continue
 			}
 			if leader != 0 && leader == self {
-				return i, nil
+				found = i
+				return true
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return -1, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+		return false
+	})
+	if errors.Is(err, errPollTimeout) {
+		return -1, fmt.Errorf("torture: no etcd leader within 60 s (last error %v)%s", last, c.logTails())
 	}
-	return -1, fmt.Errorf("torture: no etcd leader within 60 s (last error %v)%s", last, c.logTails())
+	return found, err
 }
 
 // logTails returns the end of each member's log, for an error: the run's
@@ -226,22 +204,17 @@ func (c *etcdCluster) logTails() string {
 
 // waitFollower waits until member m answers Status and follows a leader
 // other than itself: it has rejoined the cluster.
-func (c *etcdCluster) waitFollower(ctx context.Context, m *etcdMember) error {
-	deadline := time.Now().Add(60 * time.Second)
+func (c *etcdCluster) waitFollower(ctx context.Context, m *clusterMember) error {
 	var last error
-	for time.Now().Before(deadline) {
+	err := poll(ctx, 60*time.Second, 100*time.Millisecond, func() bool {
 		self, leader, err := c.status(ctx, m)
-		if err == nil && leader != 0 && leader != self {
-			return nil
-		}
 		last = err
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+		return err == nil && leader != 0 && leader != self
+	})
+	if errors.Is(err, errPollTimeout) {
+		return fmt.Errorf("torture: etcd member %s did not rejoin within 60 s (last error %v; log %s)", m.name, last, filepath.Join(m.dir, "server.log"))
 	}
-	return fmt.Errorf("torture: etcd member %s did not rejoin within 60 s (last error %v; log %s)", m.name, last, filepath.Join(m.dir, "server.log"))
+	return err
 }
 
 // killLeader kills the leader (SIGKILL), waits for another member to be

@@ -100,20 +100,10 @@ func natsURL(suffix string) URLs {
 
 // natsCluster is a private cluster of nats-servers in a directory of the
 // run.
-type natsCluster struct {
-	bin     string
-	servers []*natsServer
-}
-
-type natsServer struct {
-	name   string
-	client string // host:port
-	dir    string
-	proc   *serverProc // nil while killed
-}
+type natsCluster struct{ serverCluster }
 
 func startNATSCluster(ctx context.Context, bin, dir string, n int) (*natsCluster, error) {
-	c := &natsCluster{bin: bin}
+	c := &natsCluster{serverCluster{bin: bin}}
 	var routes []string
 	var clusterPorts []int
 	for i := range n {
@@ -125,11 +115,13 @@ func startNATSCluster(ctx context.Context, bin, dir string, n int) (*natsCluster
 		if err != nil {
 			return nil, err
 		}
-		c.servers = append(c.servers, &natsServer{name: fmt.Sprintf("n%d", i), client: fmt.Sprintf("127.0.0.1:%d", port), dir: filepath.Join(dir, fmt.Sprint(i))})
+		m := &clusterMember{name: fmt.Sprintf("n%d", i), client: fmt.Sprintf("127.0.0.1:%d", port), dir: filepath.Join(dir, fmt.Sprint(i))}
+		m.args = []string{"-c", filepath.Join(m.dir, "nats.conf")}
+		c.members = append(c.members, m)
 		clusterPorts = append(clusterPorts, rport)
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", rport))
 	}
-	for i, m := range c.servers {
+	for i, m := range c.members {
 		if err := os.MkdirAll(m.dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -167,40 +159,18 @@ cluster {
 	return c, nil
 }
 
-func (c *natsCluster) endpoints() string {
-	var eps []string
-	for _, m := range c.servers {
-		eps = append(eps, m.client)
-	}
-	return strings.Join(eps, ",")
-}
-
-func (c *natsCluster) start(m *natsServer) error {
-	proc, err := startServerProc(filepath.Join(m.dir, "server.log"), c.bin, "-c", filepath.Join(m.dir, "nats.conf"))
-	m.proc = proc
-	return err
-}
-
-func (c *natsCluster) stop() {
-	for _, m := range c.servers {
-		m.proc.kill()
-		m.proc = nil
-	}
-}
-
 // wait calls check with a JetStream of the running servers until it
 // succeeds, for at most 60 s.
 func (c *natsCluster) wait(ctx context.Context, check func(ctx context.Context, js jetstream.JetStream) error) error {
 	var urls []string
-	for _, m := range c.servers {
+	for _, m := range c.members {
 		if m.proc != nil {
 			urls = append(urls, "nats://"+m.client)
 		}
 	}
-	deadline := time.Now().Add(60 * time.Second)
 	var last error
-	for time.Now().Before(deadline) {
-		err := func() error {
+	err := poll(ctx, 60*time.Second, 200*time.Millisecond, func() bool {
+		last = func() error {
 			nc, err := natsgo.Connect(strings.Join(urls, ","), natsgo.Timeout(time.Second))
 			if err != nil {
 				return err
@@ -214,17 +184,12 @@ func (c *natsCluster) wait(ctx context.Context, check func(ctx context.Context, 
 			defer cancel()
 			return check(cctx, js)
 		}()
-		if err == nil {
-			return nil
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		return last == nil
+	})
+	if errors.Is(err, errPollTimeout) {
+		return fmt.Errorf("torture: NATS cluster not ready within 60 s: %v", last)
 	}
-	return fmt.Errorf("torture: NATS cluster not ready within 60 s: %v", last)
+	return err
 }
 
 // leaderOf returns the name of the server leading stream, and its other
@@ -260,8 +225,8 @@ func (c *natsCluster) killLeader(ctx context.Context, stream string) error {
 	}); err != nil || old == "" {
 		return err
 	}
-	var m *natsServer
-	for _, s := range c.servers {
+	var m *clusterMember
+	for _, s := range c.members {
 		if s.name == old {
 			m = s
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testing/handoffbench"
 )
 
 // BenchmarkAcquireRelease measures one Acquire and one Release of a free
@@ -77,15 +78,6 @@ func paired(b *testing.B, aName, zName string, a, z func(i int)) {
 	b.ReportMetric(median(ratios), aName+"/"+zName)
 }
 
-// handoffPeer is one way to hand a key from a holder to a waiter in
-// another connection: take makes the holder hold the key, wait blocks
-// until the waiter holds it, release frees the holder's lock, and done
-// frees the waiter's.
-type handoffPeer struct {
-	name                      string
-	take, release, wait, done func(ctx context.Context) error
-}
-
 // BenchmarkHandoff measures hand-offs: a waiter blocked in another
 // connection, the holder releases, the time until the waiter's lock
 // returns. Each iteration hands off once with each peer, in rotating
@@ -112,17 +104,6 @@ func BenchmarkHandoff(b *testing.B) {
 		b.Cleanup(func() { _ = s.Close(context.Background()) })
 		return s
 	}
-	holder, waiter := open(), open()
-	var held, got *fence.Handle
-	fencePeer := handoffPeer{name: "fence",
-		take: func(ctx context.Context) (err error) { held, err = holder.Lock(ctx, "k", nil); return err },
-		wait: func(ctx context.Context) (err error) {
-			got, err = waiter.Lock(ctx, "k", &fence.LockOptions{Wait: fence.WaitForever})
-			return err
-		},
-		release: func(ctx context.Context) error { return held.Release(ctx) },
-		done:    func(ctx context.Context) error { return got.Release(ctx) },
-	}
 	kvOf := func() jetstream.KeyValue {
 		_, js := connect(b, url)
 		kv, err := js.KeyValue(ctx, bucket)
@@ -131,11 +112,12 @@ func BenchmarkHandoff(b *testing.B) {
 		}
 		return kv
 	}
+	holder, waiter := open(), open()
 	hkv, wkv := kvOf(), kvOf()
 	const floorKey = "floor"
-	floorPeer := handoffPeer{name: "kv-floor",
-		take: func(ctx context.Context) error { _, err := hkv.Create(ctx, floorKey, []byte("h")); return err },
-		wait: func(ctx context.Context) error {
+	floorPeer := handoffbench.Peer{Name: "kv-floor",
+		Take: func(ctx context.Context) error { _, err := hkv.Create(ctx, floorKey, []byte("h")); return err },
+		Wait: func(ctx context.Context) error {
 			w, err := wkv.Watch(ctx, floorKey)
 			if err != nil {
 				return err
@@ -150,57 +132,10 @@ func BenchmarkHandoff(b *testing.B) {
 			}
 			return errors.New("the watch ended")
 		},
-		release: func(ctx context.Context) error { return hkv.Delete(ctx, floorKey) },
-		done:    func(ctx context.Context) error { return wkv.Delete(ctx, floorKey) },
+		Release: func(ctx context.Context) error { return hkv.Delete(ctx, floorKey) },
+		Done:    func(ctx context.Context) error { return wkv.Delete(ctx, floorKey) },
 	}
-	peers := []handoffPeer{fencePeer, floorPeer}
-	lat := make([][]time.Duration, len(peers))
-	handoff := func(p handoffPeer) time.Duration {
-		if err := p.take(ctx); err != nil {
-			b.Fatalf("%s: take: %v", p.name, err)
-		}
-		woke := make(chan time.Time, 1)
-		errc := make(chan error, 1)
-		go func() {
-			err := p.wait(ctx)
-			woke <- time.Now()
-			errc <- err
-		}()
-		time.Sleep(20 * time.Millisecond) // the waiter is waiting
-		start := time.Now()
-		if err := p.release(ctx); err != nil {
-			b.Fatalf("%s: release: %v", p.name, err)
-		}
-		end := <-woke
-		if err := <-errc; err != nil {
-			b.Fatalf("%s: wait: %v", p.name, err)
-		}
-		if err := p.done(ctx); err != nil {
-			b.Fatalf("%s: release by the waiter: %v", p.name, err)
-		}
-		return end.Sub(start)
-	}
-	for i := range peers { // warm: connections, buckets, consumers
-		handoff(peers[i])
-	}
-	for i := 0; b.Loop(); i++ {
-		for j := range peers {
-			k := (i + j) % len(peers)
-			lat[k] = append(lat[k], handoff(peers[k]))
-		}
-	}
-	pct := func(d []time.Duration, p float64) time.Duration {
-		s := slices.Clone(d)
-		slices.Sort(s)
-		return s[min(len(s)-1, int(p*float64(len(s))))]
-	}
-	for j, p := range peers {
-		b.ReportMetric(float64(pct(lat[j], 0.5).Microseconds()), p.name+"-p50-µs")
-		b.ReportMetric(float64(pct(lat[j], 0.99).Microseconds()), p.name+"-p99-µs")
-		if j > 0 {
-			b.ReportMetric(float64(pct(lat[0], 0.5))/float64(pct(lat[j], 0.5)), "fence/"+p.name+"-p50")
-		}
-	}
+	handoffbench.Run(b, handoffbench.Fence(holder, waiter, "k"), floorPeer)
 }
 
 // BenchmarkSyncCost measures what sync_interval: always costs: one

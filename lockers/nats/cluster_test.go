@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testing/clustertest"
 	"github.com/fencekit/fence/internal/testing/testproc"
 	"github.com/fencekit/fence/lockers/lockertest"
 )
@@ -117,13 +116,6 @@ func TestConformanceCluster(t *testing.T) {
 	lockertest.Run(t, h)
 }
 
-// issued is a token a holder got, and when its Acquire started and ended.
-type issued struct {
-	token      fence.Token
-	start, end time.Time
-	holder     int
-}
-
 // TestClusterLeaderKill runs holders that acquire, renew and release two
 // keys in a loop, each through a connection of its own to all three
 // members, on a bucket of three replicas, while the test kills the
@@ -161,84 +153,13 @@ func TestClusterLeaderKill(t *testing.T) {
 	}
 
 	long := newLocker()
-	ls, err := fence.NewSession(long.Locker, &fence.SessionOptions{TTL: longTTL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ls.Close(context.Background()) })
-	held, err := ls.Lock(t.Context(), "long", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := clustertest.HoldLong(t, long.Locker, "long", longTTL)
 
-	var mu sync.Mutex
-	got := map[string][]issued{}
-	var phase atomic.Int32 // 0 before the kill, 1 after it, 2 after the restart
-	var wins [3]atomic.Int32
-	var stopped atomic.Bool
-	var wg sync.WaitGroup
-	var longWins []time.Time // contenders' wins of "long", when their Acquire returned
-	for h := range holders {
-		l := newLocker()
-		wg.Go(func() {
-			for i := 0; !stopped.Load(); i++ {
-				if i%4 == 3 {
-					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-					lease, err := l.Acquire(ctx, "long", ttl, nil)
-					cancel()
-					if err == nil {
-						mu.Lock()
-						longWins = append(longWins, time.Now())
-						mu.Unlock()
-						_ = l.Release(context.Background(), lease)
-					}
-					continue
-				}
-				key := keys[(h+i)%len(keys)]
-				owner := fence.NewOwnerID()
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-				start := time.Now()
-				lease, err := l.Acquire(ctx, key, ttl, &fence.AcquireOptions{Owner: owner})
-				end := time.Now()
-				cancel()
-				if err != nil && !errors.Is(err, fence.ErrHeld) {
-					// The answer may have been lost: a lease won by this
-					// attempt shows its owner.
-					ictx, icancel := context.WithTimeout(context.Background(), 2*time.Second)
-					info, ierr := l.Inspect(ictx, key)
-					icancel()
-					if ierr == nil && info.Owner == owner {
-						mu.Lock()
-						got[key] = append(got[key], issued{info.Token, start, time.Now(), h})
-						mu.Unlock()
-					}
-					time.Sleep(20 * time.Millisecond)
-					continue
-				}
-				if err != nil {
-					time.Sleep(5 * time.Millisecond)
-					continue
-				}
-				mu.Lock()
-				got[key] = append(got[key], issued{lease.Token, start, end, h})
-				mu.Unlock()
-				wins[phase.Load()].Add(1)
-				for range 2 {
-					rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
-					lease, err = l.Renew(rctx, lease)
-					rcancel()
-					if err != nil {
-						break
-					}
-				}
-				if err == nil {
-					rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
-					_ = l.Release(rctx, lease)
-					rcancel()
-				}
-			}
-		})
+	var lockers []*fence.Locker
+	for range holders {
+		lockers = append(lockers, newLocker().Locker)
 	}
+	r := clustertest.Start(t, lockers, clustertest.Options{Keys: keys, TTL: ttl, Long: "long"})
 	time.Sleep(2 * time.Second)
 	// Leases acknowledged just before the kill, never renewed.
 	pinner := newLocker()
@@ -252,46 +173,17 @@ func TestClusterLeaderKill(t *testing.T) {
 	}
 	old := streamLeader(t, admin, bucket, "")
 	c.byName(t, old).Kill()
-	phase.Store(1)
+	r.Killed()
 	t.Logf("killed the stream leader, %s", old)
 	now := streamLeader(t, admin, bucket, old)
 	t.Logf("the new stream leader is %s", now)
 	time.Sleep(3 * ttl)
 	c.byName(t, old).restart(t)
-	phase.Store(2)
+	r.Restarted()
 	t.Logf("restarted %s", old)
 	time.Sleep(3 * ttl)
-	stopped.Store(true)
-	wg.Wait()
-
-	for p, what := range []string{"before the kill", "after the kill", "after the restart"} {
-		t.Logf("%s: %d acquisitions", what, wins[p].Load())
-		if wins[p].Load() == 0 {
-			t.Errorf("no acquisition succeeded %s", what)
-		}
-	}
-	for _, key := range keys {
-		tokens := got[key]
-		if len(tokens) < 10 {
-			t.Errorf("key %q: only %d tokens issued", key, len(tokens))
-		}
-		seen := map[fence.Token]issued{}
-		for _, a := range tokens {
-			if b, dup := seen[a.token]; dup {
-				t.Errorf("key %q: token %d issued twice (to holders %d and %d)", key, a.token, b.holder, a.holder)
-			}
-			seen[a.token] = a
-		}
-		slices.SortFunc(tokens, func(a, b issued) int { return a.start.Compare(b.start) })
-		for i, b := range tokens {
-			for _, a := range tokens[:i] {
-				if a.end.Before(b.start) && a.token >= b.token {
-					t.Errorf("key %q: token %d issued after token %d had been", key, b.token, a.token)
-				}
-			}
-		}
-		t.Logf("key %q: %d tokens", key, len(tokens))
-	}
+	r.Stop()
+	r.Check(t)
 
 	// The pinned leases: acknowledged before the kill, still held with
 	// their tokens after it, and renewable.
@@ -306,25 +198,7 @@ func TestClusterLeaderKill(t *testing.T) {
 		}
 	}
 
-	// The long holder: kept across the failover, or lost, and then only
-	// after its last renewal ran out.
-	until := held.Lease().ValidUntil
-	lost := held.Err()
-	t.Logf("long holder: error %v, valid until %v; %d contender wins", lost, until.Format(time.StampMilli), len(longWins))
-	for _, w := range longWins {
-		if w.Before(until) {
-			t.Errorf("a contender got the long holder's key at %v, before its lease ran out at %v", w.Format(time.StampMilli), until.Format(time.StampMilli))
-		}
-	}
-	if lost != nil {
-		t.Errorf("the long holder lost its lease across the failover: %v", lost)
-	} else {
-		if len(longWins) > 0 {
-			t.Errorf("contenders got the key %d times while the long holder still held it", len(longWins))
-		}
-		info, err := long.Inspect(t.Context(), "long")
-		if err != nil || !info.Held || info.Token != held.Token() {
-			t.Errorf("Inspect of the long holder's key = %+v, %v; want held with token %d", info, err, held.Token())
-		}
-	}
+	// The long holder: kept across the failover, and no contender got
+	// its key before its last renewal ran out.
+	r.CheckLong(t, held, long.Locker, true)
 }
