@@ -7,6 +7,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/backoff"
 )
 
 // Inspect implements driver.Locker. It reads the blob's properties;
@@ -44,7 +45,7 @@ func (d *store) Inspect(ctx context.Context, key string) (fence.LockInfo, error)
 				return fence.LockInfo{}, err
 			}
 			if he.Owner == "" {
-				if err := pause(ctx, time.Duration(attempt)*inspectPause); err != nil {
+				if err := backoff.Sleep(ctx, time.Duration(attempt)*inspectPause); err != nil {
 					return fence.LockInfo{}, wrap("read", err)
 				}
 				continue
@@ -64,15 +65,3 @@ const (
 	inspectReads = 4
 	inspectPause = 10 * time.Millisecond
 )
-
-// pause waits d, or until ctx is done (returning its cause).
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
