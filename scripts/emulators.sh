@@ -91,6 +91,34 @@ go_tool() {
 	echo "$dir/$name"
 }
 
+# repo_tool NAME VERSION SRC [LDFLAGS [HOW_LONG]] prints the path of the
+# binary NAME built from the module in the repo folder SRC (a server's own
+# command at the release its go.mod pins), building it into the cache
+# first when it is not there: $FENCE_CACHE_DIR/bin/NAME-VERSION-<hash>/,
+# where the hash covers SRC's go.mod, go.sum and main.go and LDFLAGS, so
+# that a change to any of them builds again. HOW_LONG, when given, goes
+# into the log line of a build ("about 10 minutes").
+repo_tool() {
+	local name=$1 version=$2 src=$3 ldflags=${4:-} how=${5:-} sum dir t0
+	sum=$({ cat "$src/go.mod" "$src/go.sum" "$src/main.go" && if [ -n "$ldflags" ]; then echo "$ldflags"; fi; } | sha256sum | cut -c1-12)
+	dir=$FENCE_CACHE_DIR/bin/$name-$version-$sum
+	if [ ! -x "$dir/$name" ]; then
+		mkdir -p "$FENCE_CACHE_DIR/bin"
+		# One build at a time per machine; the binary appears only when whole.
+		(
+			flock 9
+			[ -x "$dir/$name" ] && exit 0
+			emu_log "building $name $version into $dir (once per machine${how:+, $how})"
+			t0=$(emu_ms)
+			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+			(cd "$src" && GOFLAGS="-buildvcs=false -mod=readonly" emu_go build -ldflags "$ldflags" -o "$dir.tmp/$name" .) >&2 || exit 1
+			rm -rf "$dir" && mv "$dir.tmp" "$dir"
+			emu_log "built $name in $(($(emu_ms) - t0)) ms"
+		) 9>"$FENCE_CACHE_DIR/bin/.$name.lock" || { emu_log "could not build $name"; return 1; }
+	fi
+	echo "$dir/$name"
+}
+
 emu_dir() { echo "$FENCE_RUN_DIR/emulators"; }
 
 # emu_start NAME COMMAND... runs COMMAND in a new process group with its

@@ -45,24 +45,7 @@ kube_ldflags() {
 # kube_build prints the path of the kube-apiserver binary, building it into
 # the cache first when it is not there.
 kube_build() {
-	local src=$FENCE_REPO_DIR/scripts/kube-apiserver ldflags sum dir t0
-	ldflags=$(kube_ldflags)
-	sum=$({ cat "$src/go.mod" "$src/go.sum" "$src/main.go" && echo "$ldflags"; } | sha256sum | cut -c1-12)
-	dir=$FENCE_CACHE_DIR/bin/kube-apiserver-$FENCE_KUBE_VERSION-$sum
-	if [ ! -x "$dir/kube-apiserver" ]; then
-		mkdir -p "$FENCE_CACHE_DIR/bin"
-		(
-			flock 9
-			[ -x "$dir/kube-apiserver" ] && exit 0
-			emu_log "building kube-apiserver $FENCE_KUBE_VERSION into $dir (once per machine, about 10 minutes)"
-			t0=$(emu_ms)
-			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
-			(cd "$src" && GOFLAGS="-buildvcs=false -mod=readonly" emu_go build -ldflags "$ldflags" -o "$dir.tmp/kube-apiserver" .) >&2 || exit 1
-			rm -rf "$dir" && mv "$dir.tmp" "$dir"
-			emu_log "built kube-apiserver in $(($(emu_ms) - t0)) ms"
-		) 9>"$FENCE_CACHE_DIR/bin/.kube-apiserver.lock" || { emu_log "could not build kube-apiserver"; return 1; }
-	fi
-	echo "$dir/kube-apiserver"
+	repo_tool kube-apiserver "$FENCE_KUBE_VERSION" "$FENCE_REPO_DIR/scripts/kube-apiserver" "$(kube_ldflags)" "about 10 minutes"
 }
 
 # kube_build_start runs kube_build in the background (it returns at once

@@ -30,23 +30,7 @@ redis_install() {
 # etcd_build prints the path of the etcd server binary, building it into
 # the cache first when it is not there.
 etcd_build() {
-	local src=$FENCE_REPO_DIR/scripts/etcd-server sum dir t0
-	sum=$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-12)
-	dir=$FENCE_CACHE_DIR/bin/etcd-$FENCE_ETCD_VERSION-$sum
-	if [ ! -x "$dir/etcd" ]; then
-		mkdir -p "$FENCE_CACHE_DIR/bin"
-		(
-			flock 9
-			[ -x "$dir/etcd" ] && exit 0
-			emu_log "building etcd $FENCE_ETCD_VERSION into $dir (once per machine)"
-			t0=$(emu_ms)
-			rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
-			(cd "$src" && GOFLAGS="-buildvcs=false -mod=readonly" emu_go build -o "$dir.tmp/etcd" .) >&2 || exit 1
-			rm -rf "$dir" && mv "$dir.tmp" "$dir"
-			emu_log "built etcd in $(($(emu_ms) - t0)) ms"
-		) 9>"$FENCE_CACHE_DIR/bin/.etcd.lock" || { emu_log "could not build etcd"; return 1; }
-	fi
-	echo "$dir/etcd"
+	repo_tool etcd "$FENCE_ETCD_VERSION" "$FENCE_REPO_DIR/scripts/etcd-server"
 }
 
 redis_ping() { redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null | grep -q PONG; }
