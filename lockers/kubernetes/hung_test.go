@@ -3,8 +3,6 @@ package kubernetes
 import (
 	"context"
 	"errors"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,51 +10,15 @@ import (
 
 	"github.com/fencekit/fence"
 	"github.com/fencekit/fence/driver"
+	"github.com/fencekit/fence/internal/testing/netfault"
 )
-
-// hungServer is a TCP listener that accepts connections and never
-// answers: an API server that hangs. It closes when the test ends.
-func hungServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
 
 // TestHungServerCallsReturnWithTheirContext calls every method against
 // a server that never answers: each returns once its ctx ends, with an
 // error that says so.
 func TestHungServerCallsReturnWithTheirContext(t *testing.T) {
 	t.Parallel()
-	addr := hungServer(t)
-	client := clientFor(t, &rest.Config{Host: "http://" + addr})
+	client := clientFor(t, &rest.Config{Host: "http://" + netfault.Hung(t).Addr})
 	l := newLocker(t, client, "hung", nil, nil)
 	lease := fence.Lease{Key: "k", Owner: fence.NewOwnerID(), Token: 7, TTL: time.Minute, ValidUntil: time.Now().Add(time.Minute)}
 	calls := map[string]func(ctx context.Context) error{

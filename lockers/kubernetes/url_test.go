@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
 func TestParseURL(t *testing.T) {
@@ -76,7 +77,7 @@ func TestOpenFromKubeconfig(t *testing.T) {
 		t.Fatalf("Inspect: %v", err)
 	}
 	// server= sends the requests elsewhere, with the same credentials.
-	hung := hungServer(t)
+	hung := netfault.Hung(t).Addr
 	other, err := fence.OpenLocker(ctx, "kubernetes://default?kubeconfig="+url.QueryEscape(path)+"&server="+url.QueryEscape("http://"+hung), nil)
 	if err != nil {
 		t.Fatalf("OpenLocker with server=: %v", err)
