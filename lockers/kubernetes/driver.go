@@ -39,26 +39,30 @@ func (d *store) holding(key string, r record, now time.Time) (held bool, until t
 // the owner, leaseDurationSeconds the TTL in whole seconds (rounded up),
 // acquireTime and renewTime now, leaseTransitions one more, and the
 // annotations of the token (the resourceVersion replaced) and the owner.
-// A Lease that does not exist is created free first. A failed Acquire
-// writes nothing; a conflict (another writer came first) is reported
+// A Lease that does not exist is created free first. A read that shows
+// a lease this process has since seen replaced (it raced another
+// Locker's acquisition) is made again before Acquire reports a holder.
+// A failed Acquire writes nothing; a conflict (another writer came first) is reported
 // as the holder the Lease then shows, or as driver.ErrAcquireRaced.
 func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (fence.Lease, error) {
 	name, hashed := leaseName(key)
-	l, err := d.get(ctx, name)
-	if err != nil {
-		return fence.Lease{}, err
-	}
-	if l == nil {
-		if l, err = d.create(ctx, key, name, hashed); err != nil {
-			return fence.Lease{}, err
-		}
-	}
-	r, err := parseLease(key, l)
+	l, r, err := d.read(ctx, key, name, hashed)
 	if err != nil {
 		return fence.Lease{}, err
 	}
 	if held, until := d.holding(key, r, d.clock.Now()); held {
-		return fence.Lease{}, d.heldError(key, r, until)
+		if !d.superseded(key, r) {
+			return fence.Lease{}, d.heldError(key, r, until)
+		}
+		// The read raced a later write that this process made or saw (a
+		// contender's acquisition): it shows a lease that is no longer
+		// there. Decide on a read made after it.
+		if l, r, err = d.read(ctx, key, name, hashed); err != nil {
+			return fence.Lease{}, err
+		}
+		if held, until := d.holding(key, r, d.clock.Now()); held {
+			return fence.Lease{}, d.heldError(key, r, until)
+		}
 	}
 	token := fence.Token(r.seq)
 	if token <= r.token {
@@ -66,7 +70,8 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 		// the one its last acquisition replaced.
 		return fence.Lease{}, &fence.CorruptError{Key: key, Reason: fmt.Sprintf("Lease %s: resourceVersion %s is not above its token %d", name, r.rv, r.token)}
 	}
-	now := metav1.NewMicroTime(d.clock.Now())
+	sent := d.clock.Now()
+	now := metav1.NewMicroTime(sent)
 	next := l.DeepCopy()
 	setAnnotation(next, annToken, token.String())
 	setAnnotation(next, annOwner, owner)
@@ -82,9 +87,9 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 	next.Spec.RenewTime = &now
 	transitions := nextTransitions(r.transitions)
 	next.Spec.LeaseTransitions = &transitions
-	_, err = d.leases().Update(ctx, next, metav1.UpdateOptions{})
+	updated, err := d.leases().Update(ctx, next, metav1.UpdateOptions{})
 	if err == nil {
-		d.obs.Forget(d.namespace, key)
+		d.wrote(key, updated, sent)
 		return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}, nil
 	}
 	if !apierrors.IsConflict(err) && (answered(err) || ctx.Err() != nil) {
@@ -104,7 +109,7 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 	}
 	if ar.fenced() && ar.owner == owner && ar.token == token {
 		// The update was applied; its answer was lost.
-		d.obs.Forget(d.namespace, key)
+		d.wrote(key, after, sent)
 		return fence.Lease{Key: key, Owner: owner, Token: token, TTL: ttl}, nil
 	}
 	if !apierrors.IsConflict(err) {
@@ -114,6 +119,42 @@ func (d *store) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 		return fence.Lease{}, d.heldError(key, ar, until)
 	}
 	return fence.Lease{}, driver.ErrAcquireRaced
+}
+
+// read returns the Lease name of key and its record, creating it free
+// first when it does not exist.
+func (d *store) read(ctx context.Context, key, name string, hashed bool) (*coordv1.Lease, record, error) {
+	l, err := d.get(ctx, name)
+	if err != nil {
+		return nil, record{}, err
+	}
+	if l == nil {
+		if l, err = d.create(ctx, key, name, hashed); err != nil {
+			return nil, record{}, err
+		}
+	}
+	r, err := parseLease(key, l)
+	return l, r, err
+}
+
+// superseded reports whether d has noted a later resourceVersion of key's
+// Lease than r's: r was read before a write that d has seen since.
+func (d *store) superseded(key string, r record) bool {
+	last, _, ok := d.obs.Last(d.namespace, key)
+	return ok && last.Seq > int64(r.seq)
+}
+
+// wrote notes l, the Lease as an acquisition sent at sent left it, as
+// seen since sent: a contender of this process whose read raced the
+// write then knows that read is stale (superseded), and times the new
+// lease from when its write was sent, which no later sighting precedes.
+func (d *store) wrote(key string, l *coordv1.Lease, sent time.Time) {
+	r, err := parseLease(key, l)
+	if err != nil {
+		d.obs.Forget(d.namespace, key)
+		return
+	}
+	d.holding(key, r, sent)
 }
 
 // create creates the Lease name of key, free, and returns it; if another
