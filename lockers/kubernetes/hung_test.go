@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -36,21 +35,5 @@ func TestHungServerCallsReturnWithTheirContext(t *testing.T) {
 			return err
 		},
 	}
-	for name, call := range calls {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- call(ctx) }()
-			select {
-			case err := <-done:
-				if !errors.Is(err, context.DeadlineExceeded) {
-					t.Fatalf("%s against a hung server: %v; want an error wrapping context.DeadlineExceeded", name, err)
-				}
-			case <-time.After(time.Minute):
-				t.Fatalf("%s against a hung server did not return a minute after its ctx ended", name)
-			}
-		})
-	}
+	netfault.ReturnWithContext(t, 200*time.Millisecond, calls)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/fencekit/fence"
+	"github.com/fencekit/fence/internal/testing/netfault"
 )
 
 // A write whose answer is lost after Azurite applied it is reconciled by
@@ -114,42 +114,11 @@ func TestLostAnswerOvertakenIsUnknown(t *testing.T) {
 	}
 }
 
-// hungStore returns the URL of a server that accepts connections and
-// never answers.
-func hungStore(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var conns []net.Conn
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, conn) // held open, never answered
-			select {
-			case <-done:
-				return
-			default:
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		close(done)
-		ln.Close()
-	})
-	return "http://" + ln.Addr().String() + "/devstoreaccount1/hung"
-}
-
 // Every call returns once its ctx ends, also against a store that
 // accepts and never answers, with an error wrapping ctx.Err().
 func TestHungStoreReturnsWithCtx(t *testing.T) {
 	t.Parallel()
-	c, err := containerClientAt(hungStore(t))
+	c, err := containerClientAt("http://" + netfault.Hung(t).Addr + "/devstoreaccount1/hung")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,23 +135,7 @@ func TestHungStoreReturnsWithCtx(t *testing.T) {
 		},
 		"GetBlob": func(ctx context.Context) error { _, err := GetBlob(ctx, r, "k"); return err },
 	}
-	for name, call := range calls {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- call(ctx) }()
-			select {
-			case err := <-done:
-				if !errors.Is(err, context.DeadlineExceeded) {
-					t.Fatalf("%s on a hung store: %v; want an error wrapping context.DeadlineExceeded", name, err)
-				}
-			case <-time.After(time.Minute):
-				t.Fatalf("%s on a hung store did not return a minute after its ctx ended", name)
-			}
-		})
-	}
+	netfault.ReturnWithContext(t, 300*time.Millisecond, calls)
 }
 
 // Azurite's well-known account; the key is its published one.

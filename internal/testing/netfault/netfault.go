@@ -5,11 +5,14 @@
 package netfault
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Closed returns an address on which nothing listens: a stopped server.
@@ -79,6 +82,32 @@ func Hung(tb testing.TB) *HungServer {
 		}
 	})
 	return s
+}
+
+// ReturnWithContext runs each of calls in a parallel subtest of its name,
+// with a context that ends after timeout, and fails the subtest unless the
+// call returns an error matching context.DeadlineExceeded, or as soon as
+// it has not returned a minute after its context ended: the check that a
+// call against a hung store returns once its context is done.
+func ReturnWithContext(t *testing.T, timeout time.Duration, calls map[string]func(ctx context.Context) error) {
+	t.Helper()
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(t.Context(), timeout)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- call(ctx) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("%s = %v; want an error matching context.DeadlineExceeded", name, err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("%s did not return a minute after its context ended", name)
+			}
+		})
+	}
 }
 
 func listen(tb testing.TB) net.Listener {
